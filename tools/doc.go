@@ -1,0 +1,16 @@
+// Package tools is the agent-tool framework of TGP: one definition per tool
+// serves the Go API, `tgp call`, the MCP server and the OpenAI / Anthropic
+// tool-JSON exports.
+//
+// A tool is declared with [Define] from a Go struct of arguments. The input
+// JSON Schema is generated from that struct (github.com/google/jsonschema-go,
+// additionalProperties false) and extended from struct tags (default, enum,
+// minimum, maximum) that jsonschema-go does not read itself. Every call goes
+// through [Set.Call], which validates the raw JSON against the schema (an
+// unknown field, a wrong type or a broken rule is a bad_args error that names
+// the field), fills in defaults, asks the approval policy, emits events, caps
+// the output and turns any error or panic into a typed [*Error].
+//
+// The file tools (list_files, list_dir, read_file, write_file, patch_file,
+// apply_patch, grep_files, delete_file) also live here, on the jailed vfs.
+package tools

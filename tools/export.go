@@ -1,0 +1,56 @@
+package tools
+
+import "github.com/google/jsonschema-go/jsonschema"
+
+// OpenAITool is the Chat Completions / Responses function-tool JSON.
+type OpenAITool struct {
+	Type     string         `json:"type"`
+	Function OpenAIFunction `json:"function"`
+}
+
+// OpenAIFunction is the function part of an OpenAI tool.
+type OpenAIFunction struct {
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	Parameters  *jsonschema.Schema `json:"parameters"`
+	Strict      bool               `json:"strict,omitempty"`
+}
+
+// AnthropicTool is the Messages API tool JSON.
+type AnthropicTool struct {
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	InputSchema *jsonschema.Schema `json:"input_schema"`
+}
+
+// Definition is the neutral JSON form `tgp tools --json` prints.
+type Definition struct {
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	InputSchema *jsonschema.Schema `json:"input_schema"`
+	Annotations Annotations        `json:"annotations"`
+}
+
+// Definition returns the neutral definition of t.
+func (t *Tool) Definition() Definition {
+	return Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
+}
+
+// OpenAI exports tools as OpenAI function tools.
+func OpenAI(ts []*Tool) []OpenAITool {
+	out := make([]OpenAITool, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
+			Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
+	}
+	return out
+}
+
+// Anthropic exports tools as Anthropic tool definitions.
+func Anthropic(ts []*Tool) []AnthropicTool {
+	out := make([]AnthropicTool, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+type sampleArgs struct {
+	Path   string `json:"path" jsonschema:"file to read"`
+	Limit  int    `json:"limit,omitempty" default:"2000" minimum:"1"`
+	Mode   string `json:"mode,omitempty" default:"\"fast\"" enum:"fast,slow"`
+	Strict bool   `json:"strict,omitempty"`
+}
+
+func sampleTool(t *testing.T, seen *sampleArgs) *Tool {
+	t.Helper()
+	return Define(Spec[sampleArgs]{
+		Name:        "sample",
+		Description: "a sample",
+		Annotations: Annotations{ReadOnly: true, Risk: RiskLow},
+		Aliases:     map[string]string{"file": "path"},
+		Summary:     func(a sampleArgs) string { return "read " + a.Path },
+		Validate: func(a sampleArgs) error {
+			if strings.HasPrefix(a.Path, "-") {
+				return BadArg("path", "path must not start with '-'")
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a sampleArgs) (Result, error) {
+			*seen = a
+			return Result{Value: strings.Repeat("é", a.Limit)}, nil
+		},
+	})
+}
+
+func TestDecodeValidation(t *testing.T) {
+	var seen sampleArgs
+	set := NewSet()
+	if err := set.Add(sampleTool(t, &seen)); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, args, field string
+		kind              Kind
+	}{
+		{"unknown field", `{"path":"a","bogus":1}`, "bogus", KindBadArgs},
+		{"wrong type", `{"path":3}`, "path", KindBadArgs},
+		{"missing required", `{}`, "path", KindBadArgs},
+		{"below minimum", `{"path":"a","limit":0}`, "limit", KindBadArgs},
+		{"not in enum", `{"path":"a","mode":"warp"}`, "mode", KindBadArgs},
+		{"not an object", `[1]`, "", KindBadArgs},
+		{"broken json", `{"path":`, "", KindBadArgs},
+		{"custom rule", `{"path":"-rf"}`, "path", KindBadArgs},
+		{"alias and real", `{"path":"a","file":"b"}`, "file", KindBadArgs},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := set.Call(context.Background(), "sample", json.RawMessage(c.args))
+			var te *Error
+			if !errors.As(err, &te) {
+				t.Fatalf("want *Error, got %v", err)
+			}
+			if te.Kind != c.kind || te.Field != c.field {
+				t.Fatalf("got kind %s field %q (%s), want %s %q", te.Kind, te.Field, te.Message, c.kind, c.field)
+			}
+			if c.field != "" && !strings.Contains(te.Message, c.field) {
+				t.Fatalf("message %q does not name field %q", te.Message, c.field)
+			}
+		})
+	}
+}
+
+func TestDefaultsAndAliases(t *testing.T) {
+	var seen sampleArgs
+	set := NewSet()
+	_ = set.Add(sampleTool(t, &seen))
+	if _, err := set.Call(context.Background(), "sample", json.RawMessage(`{"file":"x.ts"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if seen.Path != "x.ts" || seen.Limit != 2000 || seen.Mode != "fast" {
+		t.Fatalf("defaults/aliases not applied: %+v", seen)
+	}
+	raw, _ := json.Marshal(set.List()[0].InputSchema)
+	for _, want := range []string{`"additionalProperties":false`, `"default":2000`, `"enum":["fast","slow"]`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("schema %s lacks %s", raw, want)
+		}
+	}
+}
+
+func TestOutputCapUTF8(t *testing.T) {
+	var seen sampleArgs
+	set := NewSet(WithMaxOutputBytes(101))
+	_ = set.Add(sampleTool(t, &seen))
+	res, err := set.Call(context.Background(), "sample", json.RawMessage(`{"path":"a","limit":500}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Value.(string)
+	if !res.Truncated || !strings.HasSuffix(s, TruncationMarker) || len(s) > 101 {
+		t.Fatalf("not truncated properly: %d bytes, truncated=%v", len(s), res.Truncated)
+	}
+	if !json.Valid([]byte(`"` + strings.TrimSuffix(s, TruncationMarker) + `"`)) || strings.ContainsRune(s, '\uFFFD') {
+		t.Fatal("cut inside a UTF-8 sequence")
+	}
+}
+
+func TestApprovalPolicy(t *testing.T) {
+	risky := Define(Spec[struct {
+		Name string `json:"name"`
+	}]{
+		Name: "nuke", Annotations: Annotations{Destructive: true, Risk: RiskHigh},
+		Summary: func(a struct {
+			Name string `json:"name"`
+		}) string {
+			return "delete " + a.Name
+		},
+		Run: func(ctx context.Context, a struct {
+			Name string `json:"name"`
+		}) (Result, error) {
+			return Result{Value: "gone"}, nil
+		},
+	})
+	for _, c := range []struct {
+		policy  Policy
+		approve *bool
+		want    Kind
+	}{
+		{PolicyNever, nil, ""},
+		{PolicyOnRisk, nil, KindApprovalRequired},
+		{PolicyOnRisk, ptr(false), KindApprovalRequired},
+		{PolicyOnRisk, ptr(true), ""},
+		{PolicyAlways, ptr(true), ""},
+	} {
+		var asked []ApprovalRequest
+		opts := []SetOption{WithPolicy(c.policy)}
+		if c.approve != nil {
+			v := *c.approve
+			opts = append(opts, WithApprover(func(ctx context.Context, r ApprovalRequest) (bool, error) {
+				asked = append(asked, r)
+				return v, nil
+			}))
+		}
+		set := NewSet(opts...)
+		_ = set.Add(risky)
+		_, err := set.Call(context.Background(), "nuke", json.RawMessage(`{"name":"db"}`))
+		if KindOrEmpty(err) != c.want {
+			t.Fatalf("policy %s approve %v: got %v want %s", c.policy, c.approve, err, c.want)
+		}
+		if c.want == KindApprovalRequired && !strings.Contains(err.Error(), "delete db") {
+			t.Fatalf("refusal lacks the summary: %v", err)
+		}
+		if c.approve != nil && c.policy != PolicyNever && (len(asked) != 1 || asked[0].Summary != "delete db") {
+			t.Fatalf("approver asked %+v", asked)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func KindOrEmpty(err error) Kind {
+	if err == nil {
+		return ""
+	}
+	return KindOf(err)
+}
+
+func TestPanicAndEvents(t *testing.T) {
+	boom := Define(Spec[struct{}]{Name: "boom", Run: func(ctx context.Context, _ struct{}) (Result, error) {
+		var m map[string]int
+		m["x"] = 1
+		return Result{}, nil
+	}})
+	var events []EventType
+	set := NewSet(WithEventHook(func(e Event) { events = append(events, e.Type) }))
+	_ = set.Add(boom)
+	_, err := set.Call(context.Background(), "boom", nil)
+	if KindOf(err) != KindInternal {
+		t.Fatalf("panic not turned into internal error: %v", err)
+	}
+	if len(events) != 2 || events[0] != EventStart || events[1] != EventError {
+		t.Fatalf("events %v", events)
+	}
+	_, err = set.Call(context.Background(), "nope", nil)
+	if KindOf(err) != KindNotFound {
+		t.Fatalf("unknown tool: %v", err)
+	}
+}

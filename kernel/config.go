@@ -1,0 +1,423 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// Config is the kernel configuration. Field tags name the keys of
+// tgp.config.yaml; the environment form of a key is TGP_ + the key upper-cased
+// with dots as underscores (git.retry.max_attempts → TGP_GIT_RETRY_MAX_ATTEMPTS).
+type Config struct {
+	RootDir  string         `koanf:"root_dir"`
+	Git      GitConfig      `koanf:"git"`
+	FS       FSConfig       `koanf:"fs"`
+	Sandbox  SandboxConfig  `koanf:"sandbox"`
+	SQL      SQLConfig      `koanf:"sql"`
+	Tools    ToolsConfig    `koanf:"tools"`
+	Approval ApprovalConfig `koanf:"approval"`
+}
+
+// GitConfig configures the remote and how changes are persisted.
+type GitConfig struct {
+	Remote        string      `koanf:"remote"`
+	Branch        string      `koanf:"branch"`
+	Provider      string      `koanf:"provider"`
+	Repo          string      `koanf:"repo"`
+	Depth         int         `koanf:"depth"`
+	WriteStrategy string      `koanf:"write_strategy"`
+	Author        Identity    `koanf:"author"`
+	TokenEnv      string      `koanf:"token_env"`
+	Retry         RetryConfig `koanf:"retry"`
+	PR            PRConfig    `koanf:"pr"`
+	APIURL        string      `koanf:"api_url"`
+}
+
+// Identity is a commit author or committer.
+type Identity struct {
+	Name  string `koanf:"name"`
+	Email string `koanf:"email"`
+}
+
+// RetryConfig bounds the push-replay loop.
+type RetryConfig struct {
+	MaxAttempts int           `koanf:"max_attempts"`
+	BaseDelay   time.Duration `koanf:"base_delay"`
+}
+
+// PRConfig configures pull-request mode.
+type PRConfig struct {
+	// Per is "session" (one branch and PR per kernel session) or "tool".
+	Per string `koanf:"per"`
+}
+
+// FSConfig configures the jail.
+type FSConfig struct {
+	AllowedDirs          []string `koanf:"allowed_dirs"`
+	BlockUpwardTraversal bool     `koanf:"block_upward_traversal"`
+}
+
+// SandboxConfig configures the goja sandbox.
+type SandboxConfig struct {
+	Timeout          time.Duration `koanf:"timeout"`
+	MemoryMB         int           `koanf:"memory_mb"`
+	AllowedImports   []string      `koanf:"allowed_imports"`
+	AllowedFetchURLs []string      `koanf:"allowed_fetch_urls"`
+	Check            CheckConfig   `koanf:"check"`
+}
+
+// CheckConfig configures check_tool's static rules.
+type CheckConfig struct {
+	// Rules maps a rule id to off | warning | error.
+	Rules map[string]string `koanf:"rules"`
+}
+
+// SQLConfig configures exec_sql.
+type SQLConfig struct {
+	Driver   string `koanf:"driver"`
+	DSNEnv   string `koanf:"dsn_env"`
+	ReadOnly bool   `koanf:"read_only"`
+}
+
+// ToolsConfig configures tool families.
+type ToolsConfig struct {
+	Git GitToolsConfig `koanf:"git"`
+}
+
+// GitToolsConfig configures the eleven git tools.
+type GitToolsConfig struct {
+	Enabled   bool `koanf:"enabled"`
+	TimeoutMS int  `koanf:"timeout_ms"`
+	MaxBytes  int  `koanf:"max_bytes"`
+}
+
+// ApprovalConfig configures the approval policy.
+type ApprovalConfig struct {
+	Policy string `koanf:"policy"`
+}
+
+// Defaults are the built-in configuration values, the lowest layer.
+func Defaults() map[string]any {
+	return map[string]any{
+		"root_dir":                   ".tgp",
+		"git.remote":                 "",
+		"git.branch":                 "main",
+		"git.provider":               "local",
+		"git.repo":                   "",
+		"git.depth":                  0,
+		"git.write_strategy":         "direct",
+		"git.author.name":            "",
+		"git.author.email":           "",
+		"git.token_env":              "TGP_GIT_TOKEN",
+		"git.retry.max_attempts":     8,
+		"git.retry.base_delay":       "20ms",
+		"git.pr.per":                 "session",
+		"git.api_url":                "",
+		"fs.allowed_dirs":            []any{"tools", "data"},
+		"fs.block_upward_traversal":  true,
+		"sandbox.timeout":            "5s",
+		"sandbox.memory_mb":          128,
+		"sandbox.allowed_imports":    []any{"@tgp/std"},
+		"sandbox.allowed_fetch_urls": []any{},
+		"sandbox.check.rules":        map[string]any{},
+		"sql.driver":                 "",
+		"sql.dsn_env":                "TGP_SQL_DSN",
+		"sql.read_only":              false,
+		"tools.git.enabled":          true,
+		"tools.git.timeout_ms":       30000,
+		"tools.git.max_bytes":        1048576,
+		"approval.policy":            "never",
+	}
+}
+
+// ConfigError reports a configuration key with a bad value.
+type ConfigError struct {
+	Key     string
+	Source  string // file path, "environment" or "options"
+	Problem string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Source != "" {
+		return fmt.Sprintf("config %s (%s): %s", e.Key, e.Source, e.Problem)
+	}
+	return fmt.Sprintf("config %s: %s", e.Key, e.Problem)
+}
+
+// ErrConfig matches every *ConfigError with errors.Is.
+var ErrConfig = errors.New("invalid configuration")
+
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// LoadOptions says where configuration comes from.
+type LoadOptions struct {
+	// File is a YAML file; "" means none. A missing file is an error only
+	// when Required is set.
+	File     string
+	Required bool
+	// Environ is the environment to read TGP_* from (os.Environ() if nil).
+	Environ []string
+	// Overrides are Go options, the highest layer, by dotted key.
+	Overrides map[string]any
+}
+
+// LoadConfig merges defaults < file < TGP_* environment < overrides and
+// validates the result.
+func LoadConfig(lo LoadOptions) (*Config, error) {
+	k := koanf.New(".")
+	if err := k.Load(confmap.Provider(Defaults(), "."), nil); err != nil {
+		return nil, fmt.Errorf("config defaults: %w", err)
+	}
+	known := knownKeys()
+	if lo.File != "" {
+		if _, err := os.Stat(lo.File); err == nil || lo.Required {
+			fk := koanf.New(".")
+			if err := fk.Load(file.Provider(lo.File), yaml.Parser()); err != nil {
+				return nil, fmt.Errorf("config file %s: %w", lo.File, err)
+			}
+			if err := checkKeys(fk, known, lo.File); err != nil {
+				return nil, err
+			}
+			if err := k.Merge(fk); err != nil {
+				return nil, err
+			}
+		}
+	}
+	environ := lo.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	secrets := map[string]bool{k.String("git.token_env"): true, k.String("sql.dsn_env"): true}
+	for _, key := range []string{"git.token_env", "sql.dsn_env"} {
+		if v, ok := lo.Overrides[key].(string); ok {
+			secrets[v] = true
+		}
+	}
+	envMap, err := envLayer(environ, known, secrets)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Load(confmap.Provider(envMap, "."), nil); err != nil {
+		return nil, err
+	}
+	if len(lo.Overrides) > 0 {
+		ok := koanf.New(".")
+		if err := ok.Load(confmap.Provider(lo.Overrides, "."), nil); err != nil {
+			return nil, err
+		}
+		if err := checkKeys(ok, known, "options"); err != nil {
+			return nil, err
+		}
+		if err := k.Merge(ok); err != nil {
+			return nil, err
+		}
+	}
+	var c Config
+	err = k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(","),
+		),
+		WeaklyTypedInput: true,
+		ErrorUnused:      true,
+		Result:           &c,
+		TagName:          "koanf",
+	}})
+	if err != nil {
+		return nil, decodeConfigError(err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// knownKeys lists every leaf key; maps (sandbox.check.rules) are leaves.
+func knownKeys() map[string]bool {
+	out := map[string]bool{}
+	for k := range Defaults() {
+		out[k] = true
+	}
+	return out
+}
+
+func checkKeys(k *koanf.Koanf, known map[string]bool, source string) error {
+	for _, key := range k.Keys() {
+		if known[key] {
+			continue
+		}
+		if strings.HasPrefix(key, "sandbox.check.rules.") {
+			continue
+		}
+		// A parent given a scalar (git: 3) shows up as a known prefix.
+		return &ConfigError{Key: key, Source: source, Problem: "unknown key; known keys: " + strings.Join(sortedKeys(known), ", ")}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// envLayer maps TGP_GIT_RETRY_MAX_ATTEMPTS to git.retry.max_attempts. The
+// variable names that hold secrets (the values of token_env and dsn_env) are
+// not configuration and are skipped.
+func envLayer(environ []string, known, secrets map[string]bool) (map[string]any, error) {
+	byEnv := map[string]string{}
+	for k := range known {
+		byEnv["TGP_"+strings.ToUpper(strings.NewReplacer(".", "_").Replace(k))] = k
+	}
+	sections := map[string]bool{}
+	for k := range known {
+		sections["TGP_"+strings.ToUpper(strings.Split(k, ".")[0])+"_"] = true
+	}
+	out := map[string]any{}
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, "TGP_") {
+			continue
+		}
+		key, ok := byEnv[name]
+		if !ok {
+			// A secret named by token_env/dsn_env, or a variable outside our
+			// sections, is not configuration; a typo inside a section is.
+			if secrets[name] {
+				continue
+			}
+			for prefix := range sections {
+				if strings.HasPrefix(name, prefix) {
+					return nil, &ConfigError{Key: name, Source: "environment", Problem: "unknown TGP_ variable; known: " + strings.Join(sortedEnvNames(byEnv), ", ")}
+				}
+			}
+			continue
+		}
+		if key == "sandbox.check.rules" {
+			rules := map[string]any{}
+			for _, part := range strings.Split(val, ",") {
+				if part = strings.TrimSpace(part); part == "" {
+					continue
+				}
+				id, sev, ok := strings.Cut(part, "=")
+				if !ok {
+					return nil, &ConfigError{Key: key, Source: "environment " + name, Problem: "want rule=severity pairs separated by commas"}
+				}
+				rules[strings.TrimSpace(id)] = strings.TrimSpace(sev)
+			}
+			out[key] = rules
+			continue
+		}
+		out[key] = val
+	}
+	return out, nil
+}
+
+func sortedEnvNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func decodeConfigError(err error) error {
+	msg := err.Error()
+	// mapstructure reports "'git.depth' cannot parse 'x' as int" or
+	// "expected type 'int', got unconvertible type ...": pull the key out.
+	key := ""
+	if i := strings.Index(msg, "'"); i >= 0 {
+		if j := strings.Index(msg[i+1:], "'"); j >= 0 {
+			key = msg[i+1 : i+1+j]
+		}
+	}
+	return &ConfigError{Key: key, Problem: "wrong type: " + msg}
+}
+
+// Validate checks ranges and enumerations; the error names the key and what
+// is allowed.
+func (c *Config) Validate() error {
+	oneOf := func(key, v string, allowed ...string) error {
+		for _, a := range allowed {
+			if v == a {
+				return nil
+			}
+		}
+		return &ConfigError{Key: key, Problem: fmt.Sprintf("%q is not allowed; use one of: %s", v, strings.Join(allowed, ", "))}
+	}
+	atLeast := func(key string, v, min int) error {
+		if v < min {
+			return &ConfigError{Key: key, Problem: fmt.Sprintf("%d is out of range; must be >= %d", v, min)}
+		}
+		return nil
+	}
+	checks := []error{
+		oneOf("git.provider", c.Git.Provider, "github", "local", "generic"),
+		oneOf("git.write_strategy", c.Git.WriteStrategy, "direct", "pr"),
+		oneOf("git.pr.per", c.Git.PR.Per, "session", "tool"),
+		oneOf("approval.policy", c.Approval.Policy, "never", "on_risk", "always"),
+		oneOf("sql.driver", c.SQL.Driver, "", "sqlite", "postgres"),
+		atLeast("git.depth", c.Git.Depth, 0),
+		atLeast("git.retry.max_attempts", c.Git.Retry.MaxAttempts, 1),
+		atLeast("sandbox.memory_mb", c.Sandbox.MemoryMB, 1),
+		atLeast("tools.git.timeout_ms", c.Tools.Git.TimeoutMS, 1),
+		atLeast("tools.git.max_bytes", c.Tools.Git.MaxBytes, 1),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	if c.RootDir == "" {
+		return &ConfigError{Key: "root_dir", Problem: "must not be empty"}
+	}
+	if c.Git.Branch == "" {
+		return &ConfigError{Key: "git.branch", Problem: "must not be empty"}
+	}
+	if c.Git.Retry.BaseDelay < 0 {
+		return &ConfigError{Key: "git.retry.base_delay", Problem: "must be a non-negative duration such as 50ms"}
+	}
+	if c.Sandbox.Timeout <= 0 {
+		return &ConfigError{Key: "sandbox.timeout", Problem: "must be a positive duration such as 5s"}
+	}
+	if c.Git.WriteStrategy == "pr" && c.Git.Provider == "github" && c.Git.Repo == "" && c.Git.Remote == "" {
+		return &ConfigError{Key: "git.repo", Problem: "required for write_strategy pr with provider github (owner/name)"}
+	}
+	for id, sev := range c.Sandbox.Check.Rules {
+		if err := oneOf("sandbox.check.rules."+id, sev, "off", "warning", "error"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Secret reads a secret from the environment by the name the configuration
+// gives; secrets never come from files and are never logged.
+func Secret(environ []string, name string) string {
+	if name == "" {
+		return ""
+	}
+	if environ == nil {
+		return os.Getenv(name)
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,5 +97,27 @@ func TestSecretsOnlyFromEnvironment(t *testing.T) {
 		t.Fatal("an unknown TGP_GIT_ variable that is no configured secret must be refused")
 	} else if strings.Contains(err.Error(), "abc") {
 		t.Fatalf("error leaks the value: %v", err)
+	}
+}
+
+func TestConfigTemplateMatchesDefaults(t *testing.T) {
+	f := writeYAML(t, ConfigTemplate)
+	fromFile, err := LoadConfig(LoadOptions{File: f, Required: true, Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtIn, err := LoadConfig(LoadOptions{Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := fmt.Sprintf("%+v", *fromFile), fmt.Sprintf("%+v", *builtIn)
+	if a != b {
+		t.Fatalf("template differs from defaults:\n%s\n%s", a, b)
+	}
+	for key := range Defaults() {
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		if !strings.Contains(ConfigTemplate, leaf+":") {
+			t.Errorf("template lacks key %s", key)
+		}
 	}
 }

@@ -1,0 +1,77 @@
+package kernel
+
+// ConfigTemplate is the commented tgp.config.yaml `tgp init` writes: every
+// key with its default. A test keeps it in step with Defaults.
+const ConfigTemplate = `# TGP configuration. Precedence: built-in defaults < this file < TGP_* environment
+# variables (TGP_ + the key upper-cased, dots as underscores: TGP_GIT_REMOTE) < Go options.
+# Secrets (tokens, DSNs) are never written here: name the environment variable instead.
+
+# Where the kernel keeps its working copy (worktree and .git), relative to this file.
+root_dir: .tgp
+
+git:
+  # The shared toolbox: a local path, file://, https:// or git:// URL. Empty: work on root_dir as it is.
+  remote: ""
+  branch: main
+  # github | local | generic (local and generic have no pull-request API).
+  provider: local
+  # owner/name on GitHub (for write_strategy: pr); derived from the remote when empty.
+  repo: ""
+  # Shallow clone depth; 0 clones the full history.
+  depth: 0
+  # direct: commit and push every change; pr: push to a branch and open a pull request.
+  write_strategy: direct
+  # Commit identity; empty falls back to GIT_AUTHOR_*/GIT_COMMITTER_* and then the repository's user.name/email.
+  author:
+    name: ""
+    email: ""
+  # Environment variable holding the token for HTTPS remotes and the GitHub API.
+  token_env: TGP_GIT_TOKEN
+  retry:
+    # Push attempts when another agent pushed first (replay on the new head).
+    max_attempts: 8
+    # First backoff delay; doubles with jitter.
+    base_delay: 20ms
+  pr:
+    # session: one branch and PR per kernel session; tool: one per changed tool.
+    per: session
+  # GitHub Enterprise API base URL (e.g. https://github.example.com/api/v3/); empty for github.com.
+  api_url: ""
+
+fs:
+  # Directories sandboxed tools may write to with tgp.write_file.
+  allowed_dirs: [tools, data]
+  # Refuse any ".." in agent paths, even one that stays inside the root.
+  block_upward_traversal: true
+
+sandbox:
+  # Wall-clock limit for one exec_tool run.
+  timeout: 5s
+  # Heap growth limit for one run, in MiB.
+  memory_mb: 128
+  # Bare module names tools may require.
+  allowed_imports: ["@tgp/std"]
+  # URL prefixes tgp.fetch may reach; empty disables network access.
+  allowed_fetch_urls: []
+  check:
+    # Rule id -> off | warning | error, e.g. no-magic-numbers: warning
+    rules: {}
+
+sql:
+  # sqlite | postgres; empty disables exec_sql.
+  driver: ""
+  # Environment variable holding the DSN (for sqlite: a file path; default under root_dir).
+  dsn_env: TGP_SQL_DSN
+  # Run every tool's transaction read-only.
+  read_only: false
+
+tools:
+  git:
+    enabled: true
+    timeout_ms: 30000
+    max_bytes: 1048576
+
+approval:
+  # never | on_risk (ask for high-risk calls) | always (ask for every call that writes)
+  policy: never
+`

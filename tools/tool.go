@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,7 +178,7 @@ func asType[T error](err error, target *T) bool {
 }
 
 // applyTags reads the struct tags jsonschema-go ignores: default (a JSON
-// literal), enum (comma separated), minimum, maximum and minLength.
+// literal), enum (comma separated), pattern, minimum, maximum and minLength.
 func applyTags(t reflect.Type, schema *jsonschema.Schema, defaults map[string]any) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -215,6 +216,12 @@ func applyTags(t reflect.Type, schema *jsonschema.Schema, defaults map[string]an
 				ps.Enum = append(ps.Enum, v)
 			}
 		}
+		if p, ok := f.Tag.Lookup("pattern"); ok {
+			if _, err := regexp.Compile(p); err != nil {
+				return fmt.Errorf("field %s: pattern %q: %w", name, p, err)
+			}
+			ps.Pattern = p
+		}
 		for _, key := range []string{"minimum", "maximum", "minLength"} {
 			v, ok := f.Tag.Lookup(key)
 			if !ok {
@@ -248,7 +255,7 @@ func (t *Tool) Decode(raw json.RawMessage) (any, error) {
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, BadArg("", "arguments are not valid JSON: %v", err)
+			return nil, BadArg("", "Invalid arguments: %v", err)
 		}
 		if dec.More() {
 			return nil, BadArg("", "arguments must be a single JSON object")
@@ -283,7 +290,7 @@ func (t *Tool) Decode(raw json.RawMessage) (any, error) {
 		if !ok {
 			if t.required[name] {
 				if _, hasDefault := t.defaults[name]; !hasDefault {
-					return nil, BadArg(name, "missing required argument %q", name)
+					return nil, BadArg(name, "%s is required", name)
 				}
 			}
 			continue

@@ -13,6 +13,7 @@ type sampleArgs struct {
 	Limit  int    `json:"limit,omitempty" default:"2000" minimum:"1"`
 	Mode   string `json:"mode,omitempty" default:"\"fast\"" enum:"fast,slow"`
 	Strict bool   `json:"strict,omitempty"`
+	Kind   string `json:"kind,omitempty" pattern:"^[a-z]+$"`
 }
 
 func sampleTool(t *testing.T, seen *sampleArgs) *Tool {
@@ -52,6 +53,7 @@ func TestDecodeValidation(t *testing.T) {
 		{"below minimum", `{"path":"a","limit":0}`, "limit", KindBadArgs},
 		{"not in enum", `{"path":"a","mode":"warp"}`, "mode", KindBadArgs},
 		{"not an object", `[1]`, "", KindBadArgs},
+		{"pattern", `{"path":"a","kind":"Feat"}`, "kind", KindBadArgs},
 		{"broken json", `{"path":`, "", KindBadArgs},
 		{"custom rule", `{"path":"-rf"}`, "path", KindBadArgs},
 		{"alias and real", `{"path":"a","file":"b"}`, "file", KindBadArgs},

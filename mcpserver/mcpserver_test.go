@@ -1,0 +1,150 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tgp-go/tgp/tools"
+)
+
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+func testSet(t *testing.T) *tools.Set {
+	t.Helper()
+	set := tools.NewSet()
+	err := set.Add(
+		tools.Define(tools.Spec[echoArgs]{Name: "echo", Description: "echo text",
+			Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
+			Run: func(ctx context.Context, a echoArgs) (tools.Result, error) {
+				return tools.Result{Value: map[string]any{"echo": a.Text}}, nil
+			}}),
+		tools.Define(tools.Spec[echoArgs]{Name: "wipe", Description: "destroy",
+			Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
+			Run: func(ctx context.Context, a echoArgs) (tools.Result, error) {
+				return tools.Result{Value: "wiped " + a.Text}, nil
+			}}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func connect(t *testing.T, s *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := s.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestToolsAnnotationsAndCalls(t *testing.T) {
+	set := testSet(t)
+	s, err := New(set.List(), set, Options{SystemPrompt: "be good"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, s)
+	ctx := context.Background()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lt.Tools) != 2 {
+		t.Fatalf("tools %d", len(lt.Tools))
+	}
+	for _, tl := range lt.Tools {
+		if tl.Name == "wipe" && (tl.Annotations == nil || tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint || tl.Annotations.ReadOnlyHint) {
+			t.Fatalf("wipe annotations %+v", tl.Annotations)
+		}
+		if tl.Name == "echo" && (!tl.Annotations.ReadOnlyHint || !tl.Annotations.IdempotentHint) {
+			t.Fatalf("echo annotations %+v", tl.Annotations)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || res.Content[0].(*mcp.TextContent).Text != `{"echo":"hi"}` {
+		t.Fatalf("call result %+v", res)
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	if string(sc) != `{"result":{"echo":"hi"},"truncated":false}` {
+		t.Fatalf("structured %s", sc)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"bogus": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"kind":"bad_args"`) {
+		t.Fatalf("bad args not an isError result: %+v", res.Content[0])
+	}
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: PromptName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Messages[0].Content.(*mcp.TextContent).Text != "be good" {
+		t.Fatal("prompt text")
+	}
+}
+
+func TestFilters(t *testing.T) {
+	set := testSet(t)
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{ReadOnly: true}, "echo"},
+		{Options{Include: []string{"w*"}}, "wipe"},
+		{Options{Exclude: []string{"echo"}}, "wipe"},
+		{Options{}, "echo,wipe"},
+	} {
+		var names []string
+		for _, tl := range Select(set.List(), c.o) {
+			names = append(names, tl.Name)
+		}
+		if strings.Join(names, ",") != c.want {
+			t.Fatalf("%+v: %v", c.o, names)
+		}
+	}
+	if _, err := New(set.List(), set, Options{Include: []string{"["}}); err == nil {
+		t.Fatal("bad glob accepted")
+	}
+}
+
+func TestStreamableHTTPStateless(t *testing.T) {
+	set := testSet(t)
+	s, err := New(set.List(), set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(HTTPHandler(s, true))
+	defer srv.Close()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wipe", Arguments: map[string]any{"text": "db"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content[0].(*mcp.TextContent).Text != "wiped db" {
+		t.Fatalf("%+v", res.Content[0])
+	}
+}

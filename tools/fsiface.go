@@ -1,0 +1,110 @@
+package tools
+
+import (
+	"context"
+	"io/fs"
+	"path"
+	"strings"
+)
+
+// FileSystem is what the file tools need from the jail. *vfs.FS implements
+// it; every path an agent gives goes through it.
+type FileSystem interface {
+	Resolve(p string) (string, error)
+	ReadFile(p string) ([]byte, error)
+	WriteFile(p string, data []byte, perm fs.FileMode) error
+	MkdirAll(p string, perm fs.FileMode) error
+	Remove(p string) error
+	Rename(oldp, newp string) error
+	Stat(p string) (fs.FileInfo, error)
+	Lstat(p string) (fs.FileInfo, error)
+	ReadDir(p string) ([]fs.FileInfo, error)
+	Walk(p string, fn func(rel string, info fs.FileInfo, err error) error) error
+}
+
+// Change is one mutation to persist: the paths it touched (relative to the
+// root, deletions included) and a commit message.
+type Change struct {
+	Tool    string
+	Paths   []string
+	Message string
+}
+
+// Persisted reports what became of a change. Persisted is true only once
+// the remote accepted the push (or the PR branch was pushed).
+type Persisted struct {
+	Persisted bool   `json:"persisted"`
+	Commit    string `json:"commit,omitempty"`
+	Branch    string `json:"branch,omitempty"`
+	PRURL     string `json:"pr_url,omitempty"`
+	Attempts  int    `json:"attempts,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
+// Persister commits and pushes changes; the kernel implements it on the
+// git backend. A nil Persister means changes stay local.
+type Persister interface {
+	Persist(ctx context.Context, ch Change) (*Persisted, error)
+}
+
+// FileToolsConfig configures the file tools.
+type FileToolsConfig struct {
+	// BlockUpwardTraversal refuses any ".." component, even one that would
+	// stay inside the root (fs.block_upward_traversal).
+	BlockUpwardTraversal bool
+	// MaxReadBytes caps what read_file loads (default 10 MiB).
+	MaxReadBytes int64
+}
+
+type fileTools struct {
+	fs      FileSystem
+	persist Persister
+	cfg     FileToolsConfig
+}
+
+// agentPath checks an agent-supplied path and returns the jail's relative
+// path. `.git` is never reachable through the file tools: the git tools own it.
+func (ft *fileTools) agentPath(field, p string) (string, error) {
+	if ft.cfg.BlockUpwardTraversal {
+		for _, part := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+			if part == ".." {
+				return "", &Error{Kind: KindSandboxViolation, Field: field,
+					Message: "path " + quote(p) + " climbs with '..'; use a path inside the root"}
+			}
+		}
+	}
+	rel, err := ft.fs.Resolve(p)
+	if err != nil {
+		return "", err
+	}
+	if isGitPath(rel) {
+		return "", &Error{Kind: KindSandboxViolation, Field: field,
+			Message: "path " + quote(p) + " is inside .git; use the git tools instead"}
+	}
+	return rel, nil
+}
+
+func isGitPath(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if part == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+func (ft *fileTools) commit(ctx context.Context, tool string, paths []string, msg string) (*Persisted, error) {
+	if ft.persist == nil {
+		return &Persisted{Persisted: false, Note: "no persistence configured; the change is local only"}, nil
+	}
+	return ft.persist.Persist(ctx, Change{Tool: tool, Paths: paths, Message: msg})
+}
+
+func defaultMessage(tool string, paths []string) string {
+	if len(paths) == 1 {
+		return "forge: " + paths[0]
+	}
+	return "forge: " + tool + " " + path.Base(paths[0]) + " and " + itoa(len(paths)-1) + " more"
+}

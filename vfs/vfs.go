@@ -1,0 +1,535 @@
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/afero"
+)
+
+// ErrViolation matches (errors.Is) every refusal of the jail.
+var ErrViolation = errors.New("sandbox violation")
+
+// ViolationError says which path was refused and why.
+type ViolationError struct {
+	Op     string
+	Path   string
+	Reason string
+}
+
+func (e *ViolationError) Error() string {
+	return fmt.Sprintf("Path outside sandbox: %q (%s: %s)", e.Path, e.Op, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrViolation) true.
+func (e *ViolationError) Is(target error) bool { return target == ErrViolation }
+
+// maxLinkHops bounds symlink chains, like the kernel's ELOOP limit.
+const maxLinkHops = 40
+
+// FS is a jailed filesystem. It is safe for concurrent use as far as the
+// underlying storage is.
+type FS struct {
+	store afero.Fs
+	// base is the storage path of the root: the absolute OS root, or "/"
+	// for memory.
+	base string
+	mem  bool
+	perm fs.FileMode
+}
+
+// Option configures an FS.
+type Option func(*FS)
+
+// WithDirMode sets the mode of directories created on demand (default 0755).
+func WithDirMode(m fs.FileMode) Option { return func(f *FS) { f.perm = m } }
+
+// NewOS returns a jail rooted at root on the OS filesystem, creating the
+// root if it is missing. Symlinks in the root's own path are resolved first.
+func NewOS(root string, opts ...Option) (*FS, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("vfs: root %s: %w", root, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("vfs: root %s: %w", root, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("vfs: root %s: %w", root, err)
+	}
+	f := &FS{store: afero.NewOsFs(), base: real, perm: 0o755}
+	for _, o := range opts {
+		o(f)
+	}
+	return f, nil
+}
+
+// NewMemory returns a jail whose storage is in memory only.
+func NewMemory(opts ...Option) *FS {
+	f := &FS{store: afero.NewMemMapFs(), base: "/", mem: true, perm: 0o755}
+	for _, o := range opts {
+		o(f)
+	}
+	return f
+}
+
+// Root is the absolute OS root, or "" for memory.
+func (f *FS) Root() string {
+	if f.mem {
+		return ""
+	}
+	return f.base
+}
+
+// InMemory reports whether the storage is in memory.
+func (f *FS) InMemory() bool { return f.mem }
+
+// storage maps a resolved relative path to the storage's path.
+func (f *FS) storage(rel string) string {
+	if f.mem {
+		if rel == "." {
+			return "/"
+		}
+		return "/" + rel
+	}
+	if rel == "." {
+		return f.base
+	}
+	return f.base + string(filepath.Separator) + filepath.FromSlash(rel)
+}
+
+func violation(op, p, reason string) error {
+	return &ViolationError{Op: op, Path: p, Reason: reason}
+}
+
+// clean checks and cleans a path lexically, returning it relative to the
+// root ("." for the root itself).
+func (f *FS) clean(op, p string) (string, error) {
+	if p == "" {
+		return "", violation(op, p, "empty path")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", violation(op, p, "NUL byte in path")
+	}
+	s := p
+	if strings.HasPrefix(s, "/") {
+		if f.mem {
+			return "", violation(op, p, "absolute path")
+		}
+		rel, ok := f.inside(filepath.Clean(s))
+		if !ok {
+			return "", violation(op, p, "absolute path outside the root")
+		}
+		s = rel
+	}
+	c := path.Clean(s)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", violation(op, p, "climbs out of the root")
+	}
+	return c, nil
+}
+
+// inside reports whether an absolute OS path is within the root and returns
+// it relative to the root.
+func (f *FS) inside(abs string) (string, bool) {
+	if abs == f.base {
+		return ".", true
+	}
+	prefix := f.base
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	if !strings.HasPrefix(abs, prefix) {
+		return "", false
+	}
+	return filepath.ToSlash(abs[len(prefix):]), true
+}
+
+// Resolve returns p as a clean slash-separated path relative to the root,
+// with every symbolic link inside the root followed; it refuses any path
+// that is empty, holds a NUL, climbs out, is absolute outside the root, or
+// passes through a link that leads outside.
+func (f *FS) Resolve(p string) (string, error) { return f.resolve("resolve", p, true) }
+
+// resolve walks rel component by component. With followLast false the last
+// component is not followed if it is a link (Lstat, Readlink, Remove,
+// Rename act on the link itself), but it is still checked to stay inside.
+func (f *FS) resolve(op, p string, followLast bool) (string, error) {
+	rel, err := f.clean(op, p)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return rel, nil
+	}
+	lst, canLstat := f.store.(afero.Lstater)
+	rdr, canReadlink := f.store.(afero.LinkReader)
+	if !canLstat || !canReadlink {
+		return rel, nil // no symlinks in this storage
+	}
+	parts := strings.Split(rel, "/")
+	done := []string{}
+	hops := 0
+	for i := 0; i < len(parts); i++ {
+		part := parts[i]
+		switch part {
+		case ".", "":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", violation(op, p, "a symbolic link climbs out of the root")
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		cur := append(append([]string{}, done...), part)
+		curRel := strings.Join(cur, "/")
+		info, _, err := lst.LstatIfPossible(f.storage(curRel))
+		if err != nil {
+			// Missing components are fine (a file about to be created);
+			// nothing below them can be a link.
+			done = append(done, parts[i:]...)
+			break
+		}
+		if info.Mode()&fs.ModeSymlink == 0 || (!followLast && i == len(parts)-1) {
+			if info.Mode()&fs.ModeSymlink != 0 {
+				// The link itself is the target: check it does not point out.
+				if _, err := f.linkTarget(op, p, rdr, cur, &hops); err != nil {
+					return "", err
+				}
+			}
+			done = cur
+			continue
+		}
+		target, err := f.linkTarget(op, p, rdr, cur, &hops)
+		if err != nil {
+			return "", err
+		}
+		// Continue from the link's target, then the rest of the path.
+		rest := append(strings.Split(target, "/"), parts[i+1:]...)
+		parts = rest
+		done = []string{}
+		i = -1
+	}
+	if len(done) == 0 {
+		return ".", nil
+	}
+	return strings.Join(done, "/"), nil
+}
+
+// linkTarget reads the link at cur and returns its target relative to the
+// root, refusing one that leads outside.
+func (f *FS) linkTarget(op, p string, rdr afero.LinkReader, cur []string, hops *int) (string, error) {
+	*hops++
+	if *hops > maxLinkHops {
+		return "", violation(op, p, "too many levels of symbolic links")
+	}
+	t, err := rdr.ReadlinkIfPossible(f.storage(strings.Join(cur, "/")))
+	if err != nil {
+		return "", fmt.Errorf("vfs %s %s: %w", op, p, err)
+	}
+	t = filepath.ToSlash(t)
+	var joined string
+	if strings.HasPrefix(t, "/") {
+		if f.mem {
+			return "", violation(op, p, "a symbolic link points to an absolute path")
+		}
+		rel, ok := f.inside(filepath.Clean(t))
+		if !ok {
+			return "", violation(op, p, "a symbolic link points outside the root")
+		}
+		joined = rel
+	} else {
+		joined = path.Join(append(append([]string{}, cur[:len(cur)-1]...), t)...)
+	}
+	c := path.Clean(joined)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", violation(op, p, "a symbolic link points outside the root")
+	}
+	return c, nil
+}
+
+func (f *FS) pathErr(op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: op, Path: p, Err: pe.Err}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &fs.PathError{Op: op, Path: p, Err: le.Err}
+	}
+	return &fs.PathError{Op: op, Path: p, Err: err}
+}
+
+// ReadFile reads a whole file.
+func (f *FS) ReadFile(p string) ([]byte, error) {
+	rel, err := f.resolve("read", p, true)
+	if err != nil {
+		return nil, err
+	}
+	b, err := afero.ReadFile(f.store, f.storage(rel))
+	return b, f.pathErr("read", p, err)
+}
+
+// WriteFile writes data atomically: a temporary file in the same
+// directory, then a rename over the target. Parent directories are created.
+func (f *FS) WriteFile(p string, data []byte, perm fs.FileMode) error {
+	rel, err := f.resolve("write", p, true)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return violation("write", p, "cannot write the root itself")
+	}
+	dir := path.Dir(rel)
+	if err := f.store.MkdirAll(f.storage(dir), f.perm); err != nil {
+		return f.pathErr("write", p, err)
+	}
+	if info, err := f.store.Stat(f.storage(rel)); err == nil && info.IsDir() {
+		return f.pathErr("write", p, fmt.Errorf("is a directory"))
+	}
+	tmp, err := afero.TempFile(f.store, f.storage(dir), ".tgp-tmp-")
+	if err != nil {
+		return f.pathErr("write", p, err)
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	if werr == nil && !f.mem {
+		werr = tmp.Sync()
+	}
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = f.store.Chmod(name, perm)
+	}
+	if werr == nil {
+		werr = f.store.Rename(name, f.storage(rel))
+	}
+	if werr != nil {
+		_ = f.store.Remove(name)
+		return f.pathErr("write", p, werr)
+	}
+	return nil
+}
+
+// MkdirAll creates a directory and its parents.
+func (f *FS) MkdirAll(p string, perm fs.FileMode) error {
+	rel, err := f.resolve("mkdir", p, true)
+	if err != nil {
+		return err
+	}
+	return f.pathErr("mkdir", p, f.store.MkdirAll(f.storage(rel), perm))
+}
+
+// Remove removes a file, a link or an empty directory.
+func (f *FS) Remove(p string) error {
+	rel, err := f.resolve("remove", p, false)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return violation("remove", p, "cannot remove the root")
+	}
+	return f.pathErr("remove", p, f.store.Remove(f.storage(rel)))
+}
+
+// RemoveAll removes a path and everything below it; never the root.
+func (f *FS) RemoveAll(p string) error {
+	rel, err := f.resolve("remove", p, false)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return violation("remove", p, "cannot remove the root")
+	}
+	return f.pathErr("remove", p, f.store.RemoveAll(f.storage(rel)))
+}
+
+// Rename moves a file or directory inside the root; parents of the new
+// path are created.
+func (f *FS) Rename(oldp, newp string) error {
+	o, err := f.resolve("rename", oldp, false)
+	if err != nil {
+		return err
+	}
+	n, err := f.resolve("rename", newp, false)
+	if err != nil {
+		return err
+	}
+	if o == "." || n == "." {
+		return violation("rename", oldp, "cannot rename the root")
+	}
+	if err := f.store.MkdirAll(f.storage(path.Dir(n)), f.perm); err != nil {
+		return f.pathErr("rename", newp, err)
+	}
+	return f.pathErr("rename", oldp, f.store.Rename(f.storage(o), f.storage(n)))
+}
+
+// Stat follows links (inside the root).
+func (f *FS) Stat(p string) (fs.FileInfo, error) {
+	rel, err := f.resolve("stat", p, true)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.store.Stat(f.storage(rel))
+	return info, f.pathErr("stat", p, err)
+}
+
+// Lstat does not follow a link at the last component.
+func (f *FS) Lstat(p string) (fs.FileInfo, error) {
+	rel, err := f.resolve("lstat", p, false)
+	if err != nil {
+		return nil, err
+	}
+	return f.lstatRel(p, rel)
+}
+
+func (f *FS) lstatRel(p, rel string) (fs.FileInfo, error) {
+	if l, ok := f.store.(afero.Lstater); ok {
+		info, _, err := l.LstatIfPossible(f.storage(rel))
+		return info, f.pathErr("lstat", p, err)
+	}
+	info, err := f.store.Stat(f.storage(rel))
+	return info, f.pathErr("lstat", p, err)
+}
+
+// ReadDir lists a directory sorted by name; entries are Lstat'ed.
+func (f *FS) ReadDir(p string) ([]fs.FileInfo, error) {
+	rel, err := f.resolve("readdir", p, true)
+	if err != nil {
+		return nil, err
+	}
+	return f.readDirRel(p, rel)
+}
+
+func (f *FS) readDirRel(p, rel string) ([]fs.FileInfo, error) {
+	d, err := f.store.Open(f.storage(rel))
+	if err != nil {
+		return nil, f.pathErr("readdir", p, err)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, f.pathErr("readdir", p, err)
+	}
+	sort.Strings(names)
+	out := make([]fs.FileInfo, 0, len(names))
+	for _, n := range names {
+		info, err := f.lstatRel(p, path.Join(rel, n))
+		if err != nil {
+			continue // vanished between list and stat
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Readlink returns a link's target as stored.
+func (f *FS) Readlink(p string) (string, error) {
+	rel, err := f.resolve("readlink", p, false)
+	if err != nil {
+		return "", err
+	}
+	r, ok := f.store.(afero.LinkReader)
+	if !ok {
+		return "", f.pathErr("readlink", p, errors.ErrUnsupported)
+	}
+	t, err := r.ReadlinkIfPossible(f.storage(rel))
+	return t, f.pathErr("readlink", p, err)
+}
+
+// Symlink creates a link at newp; a target leading outside the root is
+// refused.
+func (f *FS) Symlink(target, newp string) error {
+	rel, err := f.resolve("symlink", newp, false)
+	if err != nil {
+		return err
+	}
+	l, ok := f.store.(afero.Linker)
+	if !ok {
+		return f.pathErr("symlink", newp, errors.ErrUnsupported)
+	}
+	t := filepath.ToSlash(target)
+	var j string
+	if strings.HasPrefix(t, "/") {
+		if f.mem {
+			return violation("symlink", newp, "absolute link target")
+		}
+		r, ok := f.inside(filepath.Clean(t))
+		if !ok {
+			return violation("symlink", newp, "link target outside the root")
+		}
+		j = r
+	} else {
+		j = path.Join(path.Dir(rel), t)
+	}
+	if c := path.Clean(j); c == ".." || strings.HasPrefix(c, "../") {
+		return violation("symlink", newp, "link target outside the root")
+	}
+	if err := f.store.MkdirAll(f.storage(path.Dir(rel)), f.perm); err != nil {
+		return f.pathErr("symlink", newp, err)
+	}
+	return f.pathErr("symlink", newp, l.SymlinkIfPossible(filepath.FromSlash(target), f.storage(rel)))
+}
+
+// Walk visits p and everything below it in lexical order without following
+// links; rel is the slash path from the root. fn may return fs.SkipDir.
+func (f *FS) Walk(p string, fn func(rel string, info fs.FileInfo, err error) error) error {
+	rel, err := f.resolve("walk", p, true)
+	if err != nil {
+		return err
+	}
+	info, err := f.lstatRel(p, rel)
+	if err != nil {
+		return fn(rel, nil, err)
+	}
+	err = f.walk(rel, info, fn)
+	if errors.Is(err, fs.SkipDir) || errors.Is(err, fs.SkipAll) {
+		return nil
+	}
+	return err
+}
+
+func (f *FS) walk(rel string, info fs.FileInfo, fn func(string, fs.FileInfo, error) error) error {
+	if err := fn(rel, info, nil); err != nil {
+		if info.IsDir() && errors.Is(err, fs.SkipDir) {
+			return nil
+		}
+		return err
+	}
+	if !info.IsDir() {
+		return nil
+	}
+	entries, err := f.readDirRel(rel, rel)
+	if err != nil {
+		return fn(rel, info, err)
+	}
+	for _, e := range entries {
+		child := e.Name()
+		if rel != "." {
+			child = rel + "/" + e.Name()
+		}
+		if err := f.walk(child, e, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// open opens a resolved path in the storage (used by the views).
+func (f *FS) open(rel string, flag int, perm fs.FileMode) (afero.File, error) {
+	return f.store.OpenFile(f.storage(rel), flag, perm)
+}
+

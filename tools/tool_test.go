@@ -105,7 +105,7 @@ func TestOutputCapUTF8(t *testing.T) {
 	if !res.Truncated || !strings.HasSuffix(s, TruncationMarker) || len(s) > 101 {
 		t.Fatalf("not truncated properly: %d bytes, truncated=%v", len(s), res.Truncated)
 	}
-	if !json.Valid([]byte(`"` + strings.TrimSuffix(s, TruncationMarker) + `"`)) || strings.ContainsRune(s, '\uFFFD') {
+	if !json.Valid([]byte(`"`+strings.TrimSuffix(s, TruncationMarker)+`"`)) || strings.ContainsRune(s, '\uFFFD') {
 		t.Fatal("cut inside a UTF-8 sequence")
 	}
 }

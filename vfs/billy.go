@@ -158,5 +158,3 @@ func (f *billyFile) Name() string { return f.name }
 // mutex per repository and a file lock across processes.
 func (f *billyFile) Lock() error   { return nil }
 func (f *billyFile) Unlock() error { return nil }
-
-

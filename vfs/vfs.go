@@ -532,4 +532,3 @@ func (f *FS) walk(rel string, info fs.FileInfo, fn func(string, fs.FileInfo, err
 func (f *FS) open(rel string, flag int, perm fs.FileMode) (afero.File, error) {
 	return f.store.OpenFile(f.storage(rel), flag, perm)
 }
-

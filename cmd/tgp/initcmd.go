@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tgp-go/tgp/kernel"
+)
+
+func newInitCmd(a *app) *cobra.Command {
+	var remote, branch string
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Bootstrap a TGP project in the current directory",
+		Long: "Create tgp.config.yaml (commented, every key with its default), the root directory (.tgp/)\n" +
+			"with tools/ and meta.json, and a .gitignore entry for the root. Idempotent: a second run\n" +
+			"changes nothing and says so. With --remote, boots once to check the remote.",
+		Example: "  tgp init\n  tgp init --remote https://github.com/acme/toolbox.git --branch main",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var changed []string
+			cfgPath := a.config
+			if cfgPath == "" {
+				cfgPath = "tgp.config.yaml"
+			}
+			if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
+				body := kernel.ConfigTemplate
+				if remote != "" {
+					body = strings.Replace(body, "  remote: \"\"\n", fmt.Sprintf("  remote: %q\n", remote), 1)
+				}
+				if branch != "" {
+					body = strings.Replace(body, "  branch: main\n", fmt.Sprintf("  branch: %q\n", branch), 1)
+				}
+				if err := os.WriteFile(cfgPath, []byte(body), 0o644); err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				changed = append(changed, "created "+cfgPath)
+			} else if err != nil {
+				return &exitError{code: 1, err: err}
+			} else if remote != "" || branch != "" {
+				fmt.Fprintf(a.stdout, "%s exists; --remote/--branch not applied (edit the file to change them)\n", cfgPath)
+			}
+			k, err := a.openKernel(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			if k.Config().Git.Remote != "" {
+				fmt.Fprintf(a.stdout, "checking remote %s ...\n", k.Config().Git.Remote)
+				if err := k.Boot(cmd.Context()); err != nil {
+					_ = k.Shutdown(cmd.Context())
+					return &exitError{code: 1, err: fmt.Errorf("boot: %w\nhint: check git.remote, git.branch and the token in $%s", err, k.Config().Git.TokenEnv)}
+				}
+			}
+			created, err := k.Scaffold()
+			if err != nil {
+				_ = k.Shutdown(cmd.Context())
+				return &exitError{code: 1, err: err}
+			}
+			for _, c := range created {
+				changed = append(changed, "created "+strings.TrimSuffix(filepath.ToSlash(k.Config().RootDir), "/")+"/"+c)
+			}
+			if err := k.Shutdown(cmd.Context()); err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			if ok, err := ensureIgnored(".gitignore", k.Config().RootDir); err != nil {
+				return &exitError{code: 1, err: err}
+			} else if ok {
+				changed = append(changed, "added /"+strings.Trim(filepath.ToSlash(k.Config().RootDir), "/")+"/ to .gitignore")
+			}
+			if len(changed) == 0 {
+				fmt.Fprintln(a.stdout, "already initialised; nothing changed")
+				return nil
+			}
+			for _, c := range changed {
+				fmt.Fprintln(a.stdout, c)
+			}
+			fmt.Fprintln(a.stdout, "next: tgp tools, tgp call write_file '{\"path\":\"tools/hello.ts\",\"content\":\"...\"}', tgp check")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&remote, "remote", "", "git remote holding the shared toolbox")
+	cmd.Flags().StringVar(&branch, "branch", "", "branch of the remote (default main)")
+	return cmd
+}
+
+// ensureIgnored adds the root to .gitignore unless an entry covers it.
+func ensureIgnored(path, root string) (bool, error) {
+	if filepath.IsAbs(root) {
+		return false, nil
+	}
+	entry := "/" + strings.Trim(filepath.ToSlash(root), "/") + "/"
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	bare := strings.Trim(entry, "/")
+	for _, line := range strings.Split(string(data), "\n") {
+		l := strings.TrimSpace(line)
+		if strings.Trim(l, "/") == bare {
+			return false, nil
+		}
+	}
+	var b bytes.Buffer
+	b.Write(data)
+	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+		b.WriteByte('\n')
+	}
+	b.WriteString("# TGP working copy\n" + entry + "\n")
+	return true, os.WriteFile(path, b.Bytes(), 0o644)
+}

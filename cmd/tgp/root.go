@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tgp-go/tgp/kernel"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// app holds what every command shares: streams, environment and the global
+// flags.
+type app struct {
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	environ []string
+
+	root   string
+	config string
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tgp",
+		Short: "TGP: a GitOps tool-persistence kernel for AI agents",
+		Long: "tgp runs the TGP kernel from the shell: every agent tool with `tgp call`, the tool list,\n" +
+			"project bootstrap, and an MCP server. Configuration: tgp.config.yaml < TGP_* environment < flags.",
+		Example: "  tgp call read_file '{\"path\":\"tools/hello.ts\"}'\n  tgp tools --json",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.PersistentFlags().StringVar(&a.root, "root", "", "root directory (overrides root_dir)")
+	cmd.PersistentFlags().StringVar(&a.config, "config", "", "configuration file (default ./tgp.config.yaml if present)")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath()) })
+	cmd.AddCommand(newCallCmd(a), newToolsCmd(a), newVersionCmd(a), newAgentCmd(a), newServeCmd(a), newSchemaCmd(a), newInitCmd(a))
+	return cmd
+}
+
+// kernelOptions turns the global flags into kernel options.
+func (a *app) kernelOptions() []kernel.Option {
+	opts := []kernel.Option{kernel.WithEnviron(a.environ)}
+	cfg := a.config
+	if cfg == "" {
+		opts = append(opts, kernel.WithOptionalConfigFile("tgp.config.yaml"))
+	} else {
+		opts = append(opts, kernel.WithConfigFile(cfg), kernel.WithBaseDir(filepath.Dir(cfg)))
+	}
+	if a.root != "" {
+		opts = append(opts, kernel.WithRoot(a.root))
+	}
+	return opts
+}
+
+// openKernel builds and boots a kernel for one command.
+func (a *app) openKernel(ctx context.Context, boot bool) (*kernel.Kernel, error) {
+	k, err := kernel.New(ctx, a.kernelOptions()...)
+	if err != nil {
+		return nil, &exitError{code: 1, err: fmt.Errorf("%w\nhint: check tgp.config.yaml and TGP_* variables; `tgp init` writes a commented default", err)}
+	}
+	if boot {
+		if err := k.Boot(ctx); err != nil {
+			return nil, &exitError{code: 1, err: fmt.Errorf("boot: %w", err)}
+		}
+	}
+	return k, nil
+}
+
+// callOutput is the `tgp call` JSON contract (DESIGN §2.1).
+type callOutput struct {
+	OK        bool         `json:"ok"`
+	Tool      string       `json:"tool"`
+	Result    any          `json:"result,omitempty"`
+	Truncated *bool        `json:"truncated,omitempty"`
+	Error     *tools.Error `json:"error,omitempty"`
+}
+
+func newCallCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "call TOOL [JSON-ARGS]",
+		Short: "Run one agent tool and print one JSON object",
+		Long: "Run one agent tool. Prints {\"ok\":true,\"tool\":...,\"result\":...,\"truncated\":false} and exits 0,\n" +
+			"or {\"ok\":false,\"tool\":...,\"error\":{\"kind\":...,\"message\":...}} and exits 1.\n" +
+			"Error kinds: bad_args, not_found, sandbox_violation, conflict, timeout, cancelled,\n" +
+			"approval_required, execution_failed, internal. JSON-ARGS defaults to {}; '-' reads stdin.",
+		Example: "  tgp call list_dir '{}'\n  tgp call write_file '{\"path\":\"tools/a.ts\",\"content\":\"export default () => 1\"}'\n  echo '{}' | tgp call git_status -",
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			raw := "{}"
+			if len(args) == 2 {
+				raw = args[1]
+			}
+			if raw == "-" {
+				b, err := io.ReadAll(a.stdin)
+				if err != nil {
+					return &exitError{code: 1, err: err}
+				}
+				raw = string(b)
+			}
+			ctx := cmd.Context()
+			k, err := a.openKernel(ctx, true)
+			if err != nil {
+				return writeCallError(a.stdout, name, tools.Classify(err, nil))
+			}
+			res, callErr := k.Call(ctx, name, json.RawMessage(raw))
+			if err := k.Shutdown(ctx); err != nil && callErr == nil {
+				callErr = tools.Wrap(tools.KindExecutionFailed, err, "shutdown")
+			}
+			if callErr != nil {
+				return writeCallError(a.stdout, name, tools.Classify(callErr, nil))
+			}
+			tr := res.Truncated
+			return writeJSON(a.stdout, callOutput{OK: true, Tool: name, Result: res.Value, Truncated: &tr})
+		},
+	}
+}
+
+func writeCallError(w io.Writer, name string, te *tools.Error) error {
+	out := callOutput{OK: false, Tool: name, Error: te}
+	if err := writeJSON(w, out); err != nil {
+		return err
+	}
+	return &exitError{code: 1}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func newToolsCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "tools",
+		Short:   "List every tool with its description, schema and annotations",
+		Example: "  tgp tools\n  tgp tools --json | jq '.[].name'",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, err := a.openKernel(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer k.Shutdown(cmd.Context())
+			list := k.Tools()
+			if asJSON {
+				defs := make([]tools.Definition, len(list))
+				for i, t := range list {
+					defs[i] = t.Definition()
+				}
+				return writeJSON(a.stdout, defs)
+			}
+			for _, t := range list {
+				mode := "write"
+				if t.Annotations.ReadOnly {
+					mode = "read"
+				}
+				fmt.Fprintf(a.stdout, "%-14s %-5s %-6s %s\n", t.Name, mode, t.Annotations.Risk, firstLine(t.Description))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print definitions as JSON")
+	return cmd
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(a.stdout, "tgp %s\n", version())
+			return nil
+		},
+	}
+}
+

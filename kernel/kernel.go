@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"io/fs"
+	"net/http"
 	"path/filepath"
 	"sync"
 
@@ -176,7 +176,6 @@ func (k *Kernel) Shutdown(ctx context.Context) error {
 
 // persister returns the Persister the mutating tools call.
 func (k *Kernel) persister() tools.Persister { return nil }
-
 
 // Scaffold creates tools/ and meta.json in the root if they are missing
 // (`tgp init`) and returns what it created, relative to the root.

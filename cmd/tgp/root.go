@@ -32,13 +32,15 @@ func newRootCmd(a *app) *cobra.Command {
 		Short: "TGP: a GitOps tool-persistence kernel for AI agents",
 		Long: "tgp runs the TGP kernel from the shell: every agent tool with `tgp call`, the tool list,\n" +
 			"project bootstrap, and an MCP server. Configuration: tgp.config.yaml < TGP_* environment < flags.",
-		Example: "  tgp call read_file '{\"path\":\"tools/hello.ts\"}'\n  tgp tools --json",
+		Example:       "  tgp call read_file '{\"path\":\"tools/hello.ts\"}'\n  tgp tools --json",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	cmd.PersistentFlags().StringVar(&a.root, "root", "", "root directory (overrides root_dir)")
 	cmd.PersistentFlags().StringVar(&a.config, "config", "", "configuration file (default ./tgp.config.yaml if present)")
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath()) })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+	})
 	cmd.AddCommand(newCallCmd(a), newToolsCmd(a), newVersionCmd(a), newAgentCmd(a), newServeCmd(a), newSchemaCmd(a), newInitCmd(a))
 	return cmd
 }
@@ -198,4 +200,3 @@ func newVersionCmd(a *app) *cobra.Command {
 		},
 	}
 }
-

@@ -1,0 +1,336 @@
+// Package registry is TGP's tool index, meta.json: each agent tool under
+// tools/ with its name, the description from its leading JSDoc and its git
+// blob hash. It is derived data: rebuilt from the tree whenever it is
+// missing or stale, and regenerated (never merged textually) after a merge.
+//
+// Find ranks tools with BM25 over name, path and description tokens so an
+// agent can reuse before forging. It is hand-written (about a hundred lines)
+// because the corpus is a few thousand short documents held in memory and
+// the Go full-text libraries (bleve, etc.) bring an index on disk and many
+// dependencies for no gain here.
+package registry
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// FileName is the registry's path at the repository root.
+const FileName = "meta.json"
+
+// ToolsDir holds the agent tools.
+const ToolsDir = "tools"
+
+// NoDescription is used when a tool has no leading JSDoc (as in TGP).
+const NoDescription = "No description provided."
+
+// Entry describes one tool.
+type Entry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Path        string `json:"path"`
+	Hash        string `json:"hash"`
+}
+
+// file is meta.json's shape, TGP's {"tools": {...}} plus hashes.
+type file struct {
+	Tools map[string]Entry `json:"tools"`
+}
+
+// Source is what the registry reads: the jailed VFS implements it.
+type Source interface {
+	ReadFile(path string) ([]byte, error)
+	Walk(p string, fn func(rel string, info fs.FileInfo, err error) error) error
+}
+
+// Registry is the in-memory index. It is safe for concurrent use.
+type Registry struct {
+	mu      sync.RWMutex
+	entries map[string]Entry
+	index   *bm25 // rebuilt lazily after changes
+}
+
+// New returns an empty registry.
+func New() *Registry { return &Registry{entries: map[string]Entry{}} }
+
+// IsTool reports whether a path (relative to the root) is an agent tool.
+func IsTool(p string) bool {
+	if !strings.HasPrefix(p, ToolsDir+"/") || strings.Contains(p, "/node_modules/") {
+		return false
+	}
+	base := path.Base(p)
+	if strings.HasSuffix(base, ".d.ts") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") {
+		return false
+	}
+	return strings.HasSuffix(base, ".ts") || strings.HasSuffix(base, ".js")
+}
+
+// BlobHash is the git blob SHA-1 of content (`git hash-object`).
+func BlobHash(content []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(content))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// EntryFor computes a tool's entry from its content.
+func EntryFor(p string, content []byte) Entry {
+	base := path.Base(p)
+	name := strings.TrimSuffix(base, path.Ext(base))
+	return Entry{Name: name, Description: ExtractDescription(content), Path: p, Hash: BlobHash(content)}
+}
+
+// ToolPaths lists the tool files in src, sorted.
+func ToolPaths(src Source) ([]string, error) {
+	var out []string
+	err := src.Walk(ToolsDir, func(rel string, info fs.FileInfo, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if info.IsDir() {
+			if info.Name() == "node_modules" || info.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if info.Mode().IsRegular() && IsTool(rel) {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	sort.Strings(out)
+	return out, err
+}
+
+// Build indexes every tool in src.
+func Build(src Source) (*Registry, error) {
+	paths, err := ToolPaths(src)
+	if err != nil {
+		return nil, fmt.Errorf("registry: list tools: %w", err)
+	}
+	r := New()
+	for _, p := range paths {
+		b, err := src.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("registry: read %s: %w", p, err)
+		}
+		r.entries[p] = EntryFor(p, b)
+	}
+	return r, nil
+}
+
+// Load reads meta.json and checks it against the tree. hashes, when not
+// nil, maps each tool path to its blob hash as git knows it (the kernel
+// takes it from the index, so boot reads no tool file); when nil the files
+// are hashed. A missing, corrupt or stale registry is rebuilt in memory and
+// stale is true: the caller writes it with the next change, never at boot.
+func Load(src Source, hashes map[string]string) (reg *Registry, stale bool, err error) {
+	data, rerr := src.ReadFile(FileName)
+	var f file
+	if rerr == nil {
+		if jerr := json.Unmarshal(data, &f); jerr != nil {
+			f.Tools = nil
+		}
+	}
+	paths, err := ToolPaths(src)
+	if err != nil {
+		return nil, false, fmt.Errorf("registry: list tools: %w", err)
+	}
+	if rerr != nil || f.Tools == nil || len(f.Tools) != len(paths) {
+		r, err := Build(src)
+		return r, true, err
+	}
+	r := New()
+	for _, p := range paths {
+		e, ok := f.Tools[p]
+		if !ok {
+			r, err := Build(src)
+			return r, true, err
+		}
+		h, known := hashes[p]
+		if !known {
+			b, err := src.ReadFile(p)
+			if err != nil {
+				return nil, false, fmt.Errorf("registry: read %s: %w", p, err)
+			}
+			h = BlobHash(b)
+		}
+		if h != e.Hash {
+			b, err := src.ReadFile(p)
+			if err != nil {
+				return nil, false, fmt.Errorf("registry: read %s: %w", p, err)
+			}
+			e, stale = EntryFor(p, b), true
+		}
+		e.Path = p
+		r.entries[p] = e
+	}
+	return r, stale, nil
+}
+
+// Update records a tool's new content; non-tool paths are ignored. It
+// reports whether the registry changed.
+func (r *Registry) Update(p string, content []byte) bool {
+	if !IsTool(p) {
+		return false
+	}
+	e := EntryFor(p, content)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.entries[p]; ok && old == e {
+		return false
+	}
+	r.entries[p] = e
+	r.index = nil
+	return true
+}
+
+// Remove forgets a deleted tool and reports whether it was known.
+func (r *Registry) Remove(p string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.entries[p]; !ok {
+		return false
+	}
+	delete(r.entries, p)
+	r.index = nil
+	return true
+}
+
+// Len is the number of tools.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.entries)
+}
+
+// Entries returns the tools sorted by path.
+func (r *Registry) Entries() []Entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Entry, 0, len(r.entries))
+	for _, e := range r.entries {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Get returns one tool's entry.
+func (r *Registry) Get(p string) (Entry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.entries[p]
+	return e, ok
+}
+
+// Marshal is meta.json's content: deterministic (sorted keys, two-space
+// indent, trailing newline) so that equal registries are equal bytes.
+func (r *Registry) Marshal() []byte {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	f := file{Tools: r.entries}
+	if f.Tools == nil {
+		f.Tools = map[string]Entry{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(f) // a map of strings cannot fail to encode
+	return b.Bytes()
+}
+
+// ExtractDescription returns the leading JSDoc of a tool, cleaned like
+// TGP does: the /** */ markers and leading asterisks removed, @tag lines
+// dropped, lines joined with spaces. It looks at the top of the file
+// (skipping other comments and a shebang), then at the comment right before
+// the default export. NoDescription when there is none.
+func ExtractDescription(src []byte) string {
+	s := string(src)
+	if d, ok := leadingJSDoc(s); ok {
+		return d
+	}
+	for _, marker := range []string{"export default", "module.exports"} {
+		i := strings.Index(s, marker)
+		if i <= 0 {
+			continue
+		}
+		before := strings.TrimRight(s[:i], " \t\r\n")
+		if strings.HasSuffix(before, "*/") {
+			if j := strings.LastIndex(before, "/**"); j >= 0 && !strings.Contains(before[j+3:len(before)-2], "*/") {
+				if d := cleanJSDoc(before[j:]); d != "" {
+					return d
+				}
+			}
+		}
+	}
+	return NoDescription
+}
+
+func leadingJSDoc(s string) (string, bool) {
+	if strings.HasPrefix(s, "#!") {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		} else {
+			return "", false
+		}
+	}
+	found := ""
+	for {
+		s = strings.TrimLeft(s, " \t\r\n\ufeff")
+		switch {
+		case strings.HasPrefix(s, "//"):
+			i := strings.IndexByte(s, '\n')
+			if i < 0 {
+				return found, found != ""
+			}
+			s = s[i+1:]
+		case strings.HasPrefix(s, "/*"):
+			end := strings.Index(s[2:], "*/")
+			if end < 0 {
+				return found, found != ""
+			}
+			block := s[:end+4]
+			if strings.HasPrefix(block, "/**") && len(block) > 4 {
+				if d := cleanJSDoc(block); d != "" {
+					found = d // the closest JSDoc to the code wins
+				}
+			}
+			s = s[end+4:]
+		default:
+			return found, found != ""
+		}
+	}
+}
+
+func cleanJSDoc(c string) string {
+	c = strings.TrimPrefix(c, "/**")
+	c = strings.TrimSuffix(c, "*/")
+	var parts []string
+	for _, line := range strings.Split(c, "\n") {
+		l := strings.TrimSpace(line)
+		l = strings.TrimPrefix(l, "*")
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "@") {
+			continue
+		}
+		parts = append(parts, l)
+	}
+	return strings.Join(parts, " ")
+}

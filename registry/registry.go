@@ -273,7 +273,8 @@ func ExtractDescription(src []byte) string {
 		}
 		before := strings.TrimRight(s[:i], " \t\r\n")
 		if strings.HasSuffix(before, "*/") {
-			if j := strings.LastIndex(before, "/**"); j >= 0 && !strings.Contains(before[j+3:len(before)-2], "*/") {
+			// "/**/" is an empty plain comment, not a JSDoc: need room for both markers.
+			if j := strings.LastIndex(before, "/**"); j >= 0 && len(before)-j >= 5 && !strings.Contains(before[j+3:len(before)-2], "*/") {
 				if d := cleanJSDoc(before[j:]); d != "" {
 					return d
 				}

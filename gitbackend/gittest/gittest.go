@@ -1,0 +1,205 @@
+// Package gittest provides real git remotes for tests: bare repositories
+// made with the git CLI, a smart-HTTP server (git-http-backend behind
+// net/http/cgi) with basic auth and injectable failures, and git daemon.
+package gittest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Env is a pinned environment for the git CLI: no system or user config,
+// UTC, C locale, a fixed identity.
+func Env(home string) []string {
+	return []string{
+		"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TZ=UTC", "LANG=C", "LC_ALL=C",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + filepath.Join(home, ".gitconfig"),
+		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
+		"GIT_TERMINAL_PROMPT=0",
+	}
+}
+
+// Git runs the git CLI in dir and returns its stdout; a failure fails the test.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := GitErr(dir, args...)
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// GitErr runs the git CLI and returns stdout (stderr too on failure).
+func GitErr(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	home := filepath.Join(os.TempDir(), "tgp-gittest-home")
+	_ = os.MkdirAll(home, 0o755)
+	cmd.Env = Env(home)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		return stdout.String() + stderr.String(), err
+	}
+	return stdout.String(), nil
+}
+
+// RequireGit skips the test when the git CLI is missing (it is installed
+// by `make test`; CI has it).
+func RequireGit(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("git CLI missing: run `make test`, which installs it")
+		}
+		t.Skip("git CLI not installed")
+	}
+}
+
+// BareRemote makes an empty bare repository whose HEAD is refs/heads/main.
+func BareRemote(t testing.TB) string {
+	t.Helper()
+	RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "remote.git")
+	Git(t, "", "init", "-q", "--bare", "-b", "main", dir)
+	Git(t, dir, "config", "http.receivepack", "true")
+	return dir
+}
+
+// SeedRemote makes a bare remote with one commit holding files.
+func SeedRemote(t testing.TB, files map[string]string) string {
+	t.Helper()
+	remote := BareRemote(t)
+	work := filepath.Join(t.TempDir(), "seed")
+	Git(t, "", "init", "-q", "-b", "main", work)
+	for p, c := range files {
+		full := filepath.Join(work, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Git(t, work, "add", "-A")
+	Git(t, work, "commit", "-q", "-m", "seed")
+	Git(t, work, "push", "-q", remote, "main")
+	return remote
+}
+
+// Clone clones a remote's main branch with the git CLI into a temp dir.
+func Clone(t testing.TB, remote string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "clone")
+	Git(t, "", "clone", "-q", "-b", "main", remote, dir)
+	return dir
+}
+
+// HTTPServer serves the repositories under a root over smart HTTP.
+type HTTPServer struct {
+	*httptest.Server
+	Root string
+	// FailReceivePacks makes the next N receive-pack POSTs answer 503.
+	FailReceivePacks atomic.Int32
+	// ReceivePacks counts receive-pack POSTs that reached git.
+	ReceivePacks atomic.Int32
+	user, pass   string
+}
+
+// NewHTTPServer serves root (a directory of bare repositories); with a
+// password, basic auth is required (any user name).
+func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
+	t.Helper()
+	RequireGit(t)
+	backend := "/usr/lib/git-core/git-http-backend"
+	if out, err := exec.Command("git", "--exec-path").Output(); err == nil {
+		backend = filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	}
+	s := &HTTPServer{Root: root, pass: password}
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}, Stderr: io.Discard}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.pass != "" {
+			_, p, ok := r.BasicAuth()
+			if !ok || p != s.pass {
+				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+		}
+		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") && r.Method == http.MethodPost {
+			if s.FailReceivePacks.Load() > 0 {
+				s.FailReceivePacks.Add(-1)
+				http.Error(w, "try again", http.StatusServiceUnavailable)
+				return
+			}
+			s.ReceivePacks.Add(1)
+		}
+		// net/http/cgi refuses chunked bodies: buffer and set the length.
+		if r.Body != nil {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			r.TransferEncoding = nil
+		}
+		r2 := r.Clone(r.Context())
+		r2.Header.Del("Authorization")
+		env := append([]string{}, h.Env...)
+		env = append(env, "REMOTE_USER=tgp")
+		hh := *h
+		hh.Env = env
+		hh.ServeHTTP(w, r2)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// URL is the HTTP URL of a repository under the server's root.
+func (s *HTTPServer) URL(name string) string { return s.Server.URL + "/" + name }
+
+// Daemon runs `git daemon --enable=receive-pack` over root on a free port
+// and returns the git:// base URL.
+func Daemon(t testing.TB, root string) string {
+	t.Helper()
+	RequireGit(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+		"--base-path="+root, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), root)
+	cmd.Env = Env(t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for i := 0; i < 200; i++ {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			return fmt.Sprintf("git://127.0.0.1:%d", port)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("git daemon did not start")
+	return ""
+}

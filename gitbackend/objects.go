@@ -1,0 +1,412 @@
+package gitbackend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage"
+)
+
+// fileChange is one path's new state in a tree: a blob with a mode, or a
+// deletion.
+type fileChange struct {
+	Path   string
+	Mode   filemode.FileMode
+	Hash   plumbing.Hash
+	Delete bool
+}
+
+type treeNode struct {
+	leaf *fileChange
+	kids map[string]*treeNode
+}
+
+// writeTree returns the tree that is base with changes applied. Only the
+// trees on changed paths are re-encoded; the rest are shared with base.
+func writeTree(s storer.EncodedObjectStorer, base plumbing.Hash, changes []fileChange) (plumbing.Hash, error) {
+	root := &treeNode{kids: map[string]*treeNode{}}
+	for i := range changes {
+		c := &changes[i]
+		parts := strings.Split(c.Path, "/")
+		n := root
+		for _, p := range parts[:len(parts)-1] {
+			k := n.kids[p]
+			if k == nil || k.kids == nil {
+				k = &treeNode{kids: map[string]*treeNode{}}
+				n.kids[p] = k
+			}
+			n = k
+		}
+		last := parts[len(parts)-1]
+		if k := n.kids[last]; k != nil && k.kids != nil && c.Delete {
+			continue // deleting a file that is now a directory: nothing to do
+		}
+		n.kids[last] = &treeNode{leaf: c}
+	}
+	h, _, err := buildTree(s, base, root)
+	return h, err
+}
+
+func buildTree(s storer.EncodedObjectStorer, base plumbing.Hash, n *treeNode) (plumbing.Hash, bool, error) {
+	entries := map[string]object.TreeEntry{}
+	if !base.IsZero() {
+		t, err := object.GetTree(s, base)
+		if err != nil {
+			return plumbing.ZeroHash, false, fmt.Errorf("read tree %s: %w", base, err)
+		}
+		for _, e := range t.Entries {
+			entries[e.Name] = e
+		}
+	}
+	for name, k := range n.kids {
+		if k.leaf != nil {
+			if k.leaf.Delete {
+				delete(entries, name)
+			} else {
+				entries[name] = object.TreeEntry{Name: name, Mode: k.leaf.Mode, Hash: k.leaf.Hash}
+			}
+			continue
+		}
+		sub := plumbing.ZeroHash
+		if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
+			sub = e.Hash
+		}
+		h, empty, err := buildTree(s, sub, k)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		if empty {
+			delete(entries, name)
+		} else {
+			entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+		}
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, true, nil
+	}
+	t := &object.Tree{}
+	for _, e := range entries {
+		t.Entries = append(t.Entries, e)
+	}
+	sort.Slice(t.Entries, func(i, j int) bool { return treeKey(t.Entries[i]) < treeKey(t.Entries[j]) })
+	obj := s.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	h, err := s.SetEncodedObject(obj)
+	return h, false, err
+}
+
+// treeKey orders tree entries the way git does: directories sort as if
+// their name ended in "/".
+func treeKey(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+// emptyTree is git's well-known empty tree; it need not be stored to be
+// referenced by a commit, but we store it anyway so every reader finds it.
+func storeEmptyTree(s storer.EncodedObjectStorer) (plumbing.Hash, error) {
+	obj := s.NewEncodedObject()
+	if err := (&object.Tree{}).Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.SetEncodedObject(obj)
+}
+
+// storeBlob writes content as a blob.
+func storeBlob(s storer.EncodedObjectStorer, content []byte) (plumbing.Hash, error) {
+	obj := s.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(content)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(content); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.SetEncodedObject(obj)
+}
+
+func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(s, h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// stagePath reads a worktree path into the object store and returns its
+// change; a missing path is a deletion.
+func stagePath(s storer.EncodedObjectStorer, wt billy.Filesystem, p string) (fileChange, error) {
+	info, err := wt.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
+		return fileChange{Path: p, Delete: true}, nil
+	}
+	if err != nil {
+		return fileChange{}, err
+	}
+	var content []byte
+	mode := filemode.Regular
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		t, err := wt.Readlink(p)
+		if err != nil {
+			return fileChange{}, err
+		}
+		content, mode = []byte(t), filemode.Symlink
+	case info.IsDir():
+		return fileChange{}, fmt.Errorf("%s is a directory", p)
+	default:
+		f, err := wt.Open(p)
+		if err != nil {
+			return fileChange{}, err
+		}
+		content, err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return fileChange{}, err
+		}
+		if info.Mode()&0o111 != 0 {
+			mode = filemode.Executable
+		}
+	}
+	h, err := storeBlob(s, content)
+	if err != nil {
+		return fileChange{}, err
+	}
+	return fileChange{Path: p, Mode: mode, Hash: h}, nil
+}
+
+// treeEntry finds a path in a tree; ok is false when it is absent.
+func treeEntry(s storer.EncodedObjectStorer, tree plumbing.Hash, p string) (object.TreeEntry, bool, error) {
+	if tree.IsZero() {
+		return object.TreeEntry{}, false, nil
+	}
+	t, err := object.GetTree(s, tree)
+	if err != nil {
+		return object.TreeEntry{}, false, err
+	}
+	e, err := t.FindEntry(p)
+	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return object.TreeEntry{}, false, nil
+	}
+	if err != nil {
+		return object.TreeEntry{}, false, err
+	}
+	return *e, true, nil
+}
+
+// treeDiff lists the file-level differences between two trees (zero hash =
+// empty tree) as changes that turn a into b.
+func treeDiff(ctx context.Context, s storer.EncodedObjectStorer, a, b plumbing.Hash) ([]fileChange, error) {
+	ta, err := getTreeOrNil(s, a)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := getTreeOrNil(s, b)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := object.DiffTreeWithOptions(ctx, ta, tb, &object.DiffTreeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []fileChange
+	for _, c := range changes {
+		if c.To.Name == "" {
+			out = append(out, fileChange{Path: c.From.Name, Delete: true})
+			continue
+		}
+		if c.From.Name != "" && c.From.Name != c.To.Name {
+			out = append(out, fileChange{Path: c.From.Name, Delete: true})
+		}
+		out = append(out, fileChange{Path: c.To.Name, Mode: c.To.TreeEntry.Mode, Hash: c.To.TreeEntry.Hash})
+	}
+	return out, nil
+}
+
+func getTreeOrNil(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, error) {
+	if h.IsZero() {
+		return &object.Tree{}, nil
+	}
+	return object.GetTree(s, h)
+}
+
+// applyToWorktree writes the changes to the worktree and the index:
+// deletions first (a file may be replaced by a directory), then writes.
+func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange) error {
+	idx, err := s.Index()
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Delete && !changes[j].Delete })
+	for _, c := range changes {
+		if c.Delete {
+			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("remove %s: %w", c.Path, err)
+			}
+			pruneEmptyDirs(wt, path.Dir(c.Path))
+			_, _ = idx.Remove(c.Path)
+			continue
+		}
+		if err := writeWorktreeFile(s, wt, c); err != nil {
+			return err
+		}
+		if err := setIndexEntry(idx, wt, c); err != nil {
+			return err
+		}
+	}
+	return s.SetIndex(idx)
+}
+
+// stageInIndex records already-written worktree files in the index.
+func stageInIndex(s storage.Storer, wt billy.Filesystem, changes []fileChange) error {
+	idx, err := s.Index()
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	for _, c := range changes {
+		if c.Delete {
+			_, _ = idx.Remove(c.Path)
+			continue
+		}
+		if err := setIndexEntry(idx, wt, c); err != nil {
+			return err
+		}
+	}
+	return s.SetIndex(idx)
+}
+
+func setIndexEntry(idx *index.Index, wt billy.Filesystem, c fileChange) error {
+	e, err := idx.Entry(c.Path)
+	if err != nil {
+		e = idx.Add(c.Path)
+	}
+	e.Hash, e.Mode = c.Hash, c.Mode
+	if info, err := wt.Lstat(c.Path); err == nil {
+		e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
+		e.Size = uint32(info.Size())
+		fillStat(e, info)
+	}
+	return nil
+}
+
+func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c fileChange) error {
+	content, err := readBlob(s, c.Hash)
+	if err != nil {
+		return err
+	}
+	// A file where a directory must go (or the other way round) goes first.
+	dir := path.Dir(c.Path)
+	if dir != "." {
+		clearFileAncestors(wt, dir)
+		if err := wt.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("mkdir %s: %w", dir, err)
+		}
+	}
+	if info, err := wt.Lstat(c.Path); err == nil && (info.IsDir() || info.Mode()&fs.ModeSymlink != 0) {
+		if info.IsDir() {
+			if err := removeAll(wt, c.Path); err != nil {
+				return err
+			}
+		} else if err := wt.Remove(c.Path); err != nil {
+			return err
+		}
+	}
+	if c.Mode == filemode.Symlink {
+		return wt.Symlink(string(content), c.Path)
+	}
+	perm := os.FileMode(0o644)
+	if c.Mode == filemode.Executable {
+		perm = 0o755
+	}
+	f, err := wt.OpenFile(c.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", c.Path, err)
+	}
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", c.Path, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if ch, ok := wt.(billy.Change); ok {
+		_ = ch.Chmod(c.Path, perm)
+	}
+	return nil
+}
+
+func clearFileAncestors(wt billy.Filesystem, dir string) {
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		if info, err := wt.Lstat(p); err == nil && !info.IsDir() {
+			_ = wt.Remove(p)
+			return
+		}
+	}
+}
+
+func removeAll(wt billy.Filesystem, p string) error {
+	entries, err := wt.ReadDir(p)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		c := path.Join(p, e.Name())
+		if e.IsDir() {
+			if err := removeAll(wt, c); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := wt.Remove(c); err != nil {
+			return err
+		}
+	}
+	return wt.Remove(p)
+}
+
+func pruneEmptyDirs(wt billy.Filesystem, dir string) {
+	for dir != "." && dir != "/" && dir != "" {
+		entries, err := wt.ReadDir(dir)
+		if err != nil || len(entries) > 0 {
+			return
+		}
+		if wt.Remove(dir) != nil {
+			return
+		}
+		dir = path.Dir(dir)
+	}
+}
+
+// sameContent reports whether two byte slices are equal (for clarity at
+// call sites that compare blobs).
+func sameContent(a, b []byte) bool { return bytes.Equal(a, b) }

@@ -1,0 +1,555 @@
+package gitbackend
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend/merge"
+)
+
+// DerivedFile is never merged textually: the Hook regenerates it.
+const DerivedFile = "meta.json"
+
+// Change is a set of worktree paths to commit (deletions included) with a
+// message. A Change with no paths pushes what is already committed.
+type Change struct {
+	Paths   []string
+	Message string
+}
+
+// PersistResult is reported once the remote accepted the push.
+type PersistResult struct {
+	Commit   string
+	Branch   string
+	Attempts int
+	// Replayed is true when the change was recreated on a newer remote head.
+	Replayed bool
+	// NoChange is true when the paths already matched HEAD: nothing was
+	// committed.
+	NoChange bool
+	// Local is true when there is no remote: the commit stays local.
+	Local bool
+}
+
+// ErrConflict matches *ConflictError.
+var ErrConflict = errors.New("conflict")
+
+// ConflictError: another agent changed the same lines. The agent's version
+// is kept on Branch, pushed to the remote; the root is at the remote head.
+type ConflictError struct {
+	Paths  []string
+	Branch string
+	Commit string
+	// Pushed is false when even the conflict branch could not be pushed;
+	// it then exists only locally.
+	Pushed bool
+}
+
+func (e *ConflictError) Error() string {
+	where := "pushed to the remote"
+	if !e.Pushed {
+		where = "kept locally (pushing it failed)"
+	}
+	return fmt.Sprintf("conflict: another agent changed the same lines of %s; your version is on branch %s (%s); the root now has the remote's version: re-read and redo your edit",
+		strings.Join(e.Paths, ", "), e.Branch, where)
+}
+
+func (e *ConflictError) Is(t error) bool { return t == ErrConflict }
+
+// Persist commits the change and pushes it, replaying it on the remote
+// head as often as needed (bounded by Retry.MaxAttempts).
+func (r *Repo) Persist(ctx context.Context, ch Change) (*PersistResult, error) {
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.unlock()
+	branch, err := r.branch()
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.head()
+	if err != nil {
+		return nil, err
+	}
+	res := &PersistResult{Branch: branch}
+	if len(ch.Paths) > 0 {
+		newHead, changed, err := r.commitPaths(ctx, branch, head, ch)
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			res.NoChange = true
+		}
+		head = newHead
+	}
+	res.Commit = head.String()
+	if r.remote == nil {
+		res.Local = true
+		return res, nil
+	}
+	if head.IsZero() {
+		return res, nil
+	}
+	if head == r.trackingTip(branch) {
+		res.Attempts = 0
+		return res, nil
+	}
+	n, final, err := r.pushLocked(ctx, branch, plumbing.ZeroHash)
+	if err != nil {
+		return nil, err
+	}
+	res.Commit, res.Attempts, res.Replayed = final.String(), n, final != head
+	return res, nil
+}
+
+// commitPaths stages the paths and commits them on top of head.
+func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Hash, ch Change) (plumbing.Hash, bool, error) {
+	var changes []fileChange
+	seen := map[string]bool{}
+	for _, p := range ch.Paths {
+		if seen[p] || p == "" {
+			continue
+		}
+		seen[p] = true
+		c, err := stagePath(r.store, r.wt, p)
+		if err != nil {
+			return plumbing.ZeroHash, false, fmt.Errorf("stage %s: %w", p, err)
+		}
+		changes = append(changes, c)
+	}
+	baseTree, err := r.treeOf(head)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	tree, err := writeTree(r.store, baseTree, changes)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if err := stageInIndex(r.store, r.wt, changes); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if tree == baseTree && !head.IsZero() {
+		return head, false, nil
+	}
+	if tree.IsZero() {
+		if tree, err = storeEmptyTree(r.store); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+	}
+	msg := ch.Message
+	if strings.TrimSpace(msg) == "" {
+		msg = "forge: " + strings.Join(ch.Paths, ", ")
+	}
+	var parents []plumbing.Hash
+	if !head.IsZero() {
+		parents = []plumbing.Hash{head}
+	}
+	c, err := r.writeCommit(tree, parents, msg, nil)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if err := r.setBranch(branch, c); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return c, true, nil
+}
+
+func (r *Repo) setBranch(branch string, h plumbing.Hash) error {
+	return r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), h))
+}
+
+// writeCommit stores a commit; author keeps an original author on replay.
+func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string, author *object.Signature) (plumbing.Hash, error) {
+	id, err := r.identity()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	now := time.Now()
+	committer := object.Signature{Name: id.Name, Email: id.Email, When: now}
+	a := committer
+	if author != nil {
+		a = *author
+	}
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	c := &object.Commit{Author: a, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}
+	obj := r.store.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.store.SetEncodedObject(obj)
+}
+
+// ErrNoIdentity: no commit identity is configured anywhere.
+var ErrNoIdentity = errors.New("no commit identity configured")
+
+// identity resolves the commit identity the way git users expect: the
+// configured author, else GIT_AUTHOR_*/GIT_COMMITTER_*, else the
+// repository's user.name / user.email.
+func (r *Repo) identity() (Identity, error) {
+	id := r.cfg.Author
+	env := func(k string) string {
+		for _, kv := range r.cfg.Environ {
+			if name, v, ok := strings.Cut(kv, "="); ok && name == k {
+				return v
+			}
+		}
+		return ""
+	}
+	if id.Name == "" {
+		id.Name = firstNonEmpty(env("GIT_AUTHOR_NAME"), env("GIT_COMMITTER_NAME"))
+	}
+	if id.Email == "" {
+		id.Email = firstNonEmpty(env("GIT_AUTHOR_EMAIL"), env("GIT_COMMITTER_EMAIL"))
+	}
+	if id.Name == "" || id.Email == "" {
+		if cfg, err := r.repo.Config(); err == nil {
+			if id.Name == "" {
+				id.Name = cfg.User.Name
+			}
+			if id.Email == "" {
+				id.Email = cfg.User.Email
+			}
+		}
+	}
+	if id.Name == "" || id.Email == "" {
+		return id, fmt.Errorf("%w: Git user.name and user.email must be configured (set git.author.name and git.author.email, or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)", ErrNoIdentity)
+	}
+	return id, nil
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// pushLocked pushes the local commits on branch, replaying them on the
+// remote tip when the remote moved. tip, when not zero, is a tip already
+// fetched. It returns the attempts made and the final head.
+func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash) (int, plumbing.Hash, error) {
+	head, err := r.head()
+	if err != nil {
+		return 0, plumbing.ZeroHash, err
+	}
+	base := r.trackingTip(branch) // what our local commits were made on
+	if !tip.IsZero() && tip != base {
+		if head, err = r.replay(ctx, branch, base, head, tip); err != nil {
+			return 0, plumbing.ZeroHash, err
+		}
+		base = tip
+	}
+	var lastErr error
+	for attempt := 1; attempt <= r.cfg.Retry.MaxAttempts; attempt++ {
+		err := r.remote.Push(ctx, branch, base, head)
+		if err == nil {
+			if err := r.setTracking(branch, head); err != nil {
+				return attempt, head, err
+			}
+			return attempt, head, nil
+		}
+		lastErr = err
+		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
+			return attempt, head, r.wrapRemoteErr("push", err)
+		}
+		if attempt == r.cfg.Retry.MaxAttempts {
+			break
+		}
+		if errors.Is(err, ErrRejected) || errors.Is(err, ErrRemoteLocked) {
+			// Another writer is ahead of us: only a short pause.
+			if err := r.sleep(ctx, r.jitter(r.cfg.Retry.BaseDelay)); err != nil {
+				return attempt, head, err
+			}
+		} else if err := r.sleep(ctx, r.jitter(backoff(r.cfg.Retry.BaseDelay, attempt))); err != nil {
+			return attempt, head, err
+		}
+		newTip, ferr := r.remote.Fetch(ctx, branch, 0)
+		if ferr != nil {
+			lastErr = ferr
+			if errors.Is(ferr, ErrAuth) {
+				return attempt, head, r.wrapRemoteErr("fetch", ferr)
+			}
+			continue
+		}
+		if newTip != base {
+			if head, err = r.replay(ctx, branch, base, head, newTip); err != nil {
+				return attempt, head, err
+			}
+			base = newTip
+		}
+	}
+	return r.cfg.Retry.MaxAttempts, head, fmt.Errorf("push %s to %s: gave up after %d attempts (the change is committed locally and will be pushed by the next persist or boot): %w",
+		branch, redact(r.cfg.Remote), r.cfg.Retry.MaxAttempts, lastErr)
+}
+
+// replay recreates the local commits base..head on top of tip and moves
+// the branch, worktree and index there. On a real conflict the original
+// head goes to a tgp/conflict/<id> branch (pushed) and the root is reset to
+// tip.
+func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbing.Hash) (plumbing.Hash, error) {
+	local, err := r.localCommits(base, head)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := r.setTracking(branch, tip); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	worktreeAt := head
+	cur := tip
+	for _, c := range local {
+		parentTree := plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			if parentTree, err = r.treeOf(c.ParentHashes[0]); err != nil {
+				return plumbing.ZeroHash, err
+			}
+		}
+		ours, err := treeDiff(ctx, r.store, parentTree, c.TreeHash)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		curTree, err := r.treeOf(cur)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		merged, conflicts, err := r.mergeChanges(parentTree, curTree, ours)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if len(conflicts) > 0 {
+			return plumbing.ZeroHash, r.conflict(ctx, branch, head, worktreeAt, tip, conflicts)
+		}
+		newTree, err := writeTree(r.store, curTree, merged)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		// Bring the worktree to the merged tree, then let the hook rebuild
+		// derived files from it.
+		if err := r.checkoutTree(ctx, worktreeAt, newTree); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if r.hook != nil {
+			paths, err := r.hook.Regenerate(ctx)
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("regenerate derived files: %w", err)
+			}
+			var extra []fileChange
+			for _, p := range paths {
+				fc, err := stagePath(r.store, r.wt, p)
+				if err != nil {
+					return plumbing.ZeroHash, err
+				}
+				extra = append(extra, fc)
+			}
+			if newTree, err = writeTree(r.store, newTree, extra); err != nil {
+				return plumbing.ZeroHash, err
+			}
+			if err := stageInIndex(r.store, r.wt, extra); err != nil {
+				return plumbing.ZeroHash, err
+			}
+		}
+		author := c.Author
+		nc, err := r.writeCommit(newTree, []plumbing.Hash{cur}, c.Message, &author)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		cur, worktreeAt = nc, nc
+	}
+	if err := r.setBranch(branch, cur); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return cur, nil
+}
+
+// checkoutTree moves worktree and index from commit `from` to `toTree`.
+func (r *Repo) checkoutTree(ctx context.Context, from plumbing.Hash, toTree plumbing.Hash) error {
+	fromTree, err := r.treeOf(from)
+	if err != nil {
+		return err
+	}
+	changes, err := treeDiff(ctx, r.store, fromTree, toTree)
+	if err != nil {
+		return err
+	}
+	return applyToWorktree(r.store, r.wt, changes)
+}
+
+// localCommits lists base..head along first parents, oldest first.
+func (r *Repo) localCommits(base, head plumbing.Hash) ([]*object.Commit, error) {
+	var out []*object.Commit
+	for h := head; !h.IsZero() && h != base; {
+		c, err := object.GetCommit(r.store, h)
+		if err != nil {
+			return nil, fmt.Errorf("read commit %s: %w", h, err)
+		}
+		out = append(out, c)
+		if len(c.ParentHashes) == 0 {
+			break
+		}
+		h = c.ParentHashes[0]
+		if len(out) > 10000 {
+			return nil, fmt.Errorf("more than 10000 unpushed commits: refusing to replay")
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// mergeChanges applies our changes (relative to parentTree) onto curTree:
+// a path the other side did not touch takes our version; a path both sides
+// changed is merged three-way; the derived file is left to the hook.
+func (r *Repo) mergeChanges(parentTree, curTree plumbing.Hash, ours []fileChange) ([]fileChange, []string, error) {
+	var out []fileChange
+	var conflicts []string
+	for _, c := range ours {
+		if c.Path == DerivedFile {
+			continue
+		}
+		base, hasBase, err := treeEntry(r.store, parentTree, c.Path)
+		if err != nil {
+			return nil, nil, err
+		}
+		theirs, hasTheirs, err := treeEntry(r.store, curTree, c.Path)
+		if err != nil {
+			return nil, nil, err
+		}
+		sameAsBase := hasBase == hasTheirs && (!hasBase || (base.Hash == theirs.Hash && base.Mode == theirs.Mode))
+		if sameAsBase {
+			out = append(out, c) // they did not touch it
+			continue
+		}
+		oursSame := (c.Delete && !hasTheirs) || (!c.Delete && hasTheirs && theirs.Hash == c.Hash && theirs.Mode == c.Mode)
+		if oursSame {
+			continue // both made the same change
+		}
+		if c.Delete || !hasTheirs || !hasBase || theirs.Mode != c.Mode || c.Mode == filemode.Symlink {
+			conflicts = append(conflicts, c.Path)
+			continue
+		}
+		bb, err := readBlob(r.store, base.Hash)
+		if err != nil {
+			return nil, nil, err
+		}
+		ob, err := readBlob(r.store, c.Hash)
+		if err != nil {
+			return nil, nil, err
+		}
+		tb, err := readBlob(r.store, theirs.Hash)
+		if err != nil {
+			return nil, nil, err
+		}
+		m, err := merge.Merge(bb, ob, tb)
+		if err != nil {
+			conflicts = append(conflicts, c.Path)
+			continue
+		}
+		h, err := storeBlob(r.store, m)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, fileChange{Path: c.Path, Mode: c.Mode, Hash: h})
+	}
+	sort.Strings(conflicts)
+	return out, conflicts, nil
+}
+
+// conflict keeps the agent's commits on a conflict branch, pushes it, and
+// resets branch, worktree and index to the remote tip.
+func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, tip plumbing.Hash, paths []string) error {
+	name := "tgp/conflict/" + time.Now().UTC().Format("20060102-150405") + "-" + randomID()
+	ce := &ConflictError{Paths: paths, Branch: name, Commit: head.String()}
+	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), head)); err != nil {
+		return err
+	}
+	if err := r.remote.Push(ctx, name, plumbing.ZeroHash, head); err == nil {
+		ce.Pushed = true
+	}
+	tipTree, err := r.treeOf(tip)
+	if err != nil {
+		return err
+	}
+	if err := r.checkoutTree(ctx, worktreeAt, tipTree); err != nil {
+		return err
+	}
+	if err := r.setBranch(branch, tip); err != nil {
+		return err
+	}
+	return ce
+}
+
+func randomID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Flush pushes local commits not yet on the remote; an error lists what
+// could not be pushed. Shutdown calls it.
+func (r *Repo) Flush(ctx context.Context) error {
+	if r.remote == nil {
+		return nil
+	}
+	if err := r.lock(ctx); err != nil {
+		return err
+	}
+	defer r.unlock()
+	branch, err := r.branch()
+	if err != nil {
+		return nil // detached: nothing of ours to push
+	}
+	head, err := r.head()
+	if err != nil || head.IsZero() || head == r.trackingTip(branch) {
+		return err
+	}
+	if _, _, err := r.pushLocked(ctx, branch, plumbing.ZeroHash); err != nil {
+		return fmt.Errorf("unpushed commits on %s (head %s): %w", branch, short(head), err)
+	}
+	return nil
+}
+
+func backoff(base time.Duration, attempt int) time.Duration {
+	d := base << uint(attempt-1)
+	if max := 2 * time.Second; d > max || d <= 0 {
+		d = max
+	}
+	return d
+}
+
+// fullJitter picks a uniformly random delay in [d/2, d].
+func fullJitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))
+	if err != nil {
+		return d
+	}
+	return d/2 + time.Duration(n.Int64())
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

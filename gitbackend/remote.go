@@ -1,0 +1,445 @@
+package gitbackend
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrRejected: the remote ref was not at the expected value (another
+	// agent pushed first); the caller fetches and replays.
+	ErrRejected = errors.New("push rejected: the remote branch moved")
+	// ErrAuth: the remote refused our credentials; retrying will not help.
+	ErrAuth = errors.New("authentication to the remote failed")
+	// ErrRemoteLocked: another process holds the remote ref's lock.
+	ErrRemoteLocked = errors.New("remote ref is locked by another writer")
+)
+
+// remoteStore is where the shared branch lives.
+type remoteStore interface {
+	// Tip returns the branch's current commit (zero if it does not exist)
+	// and makes its objects available in the local store.
+	Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error)
+	// Push moves refs/heads/<branch> from old to new atomically (old zero:
+	// create), copying the objects first.
+	Push(ctx context.Context, branch string, old, new plumbing.Hash) error
+}
+
+// isLocalRemote reports whether a remote is a path or a file:// URL, and
+// returns the path.
+func isLocalRemote(remote string) (string, bool) {
+	if strings.HasPrefix(remote, "file://") {
+		u, err := url.Parse(remote)
+		if err != nil {
+			return "", false
+		}
+		return u.Path, true
+	}
+	if strings.Contains(remote, "://") {
+		return "", false
+	}
+	// scp-like user@host:path
+	if i := strings.Index(remote, ":"); i > 0 && !strings.ContainsAny(remote[:i], "/\\") {
+		return "", false
+	}
+	return remote, true
+}
+
+// ---- local remotes: in-process object copy + ref compare-and-swap ----
+
+type localRemote struct {
+	path  string // the remote's git directory
+	local storage.Storer
+}
+
+func newLocalRemote(p string, local storage.Storer) (*localRemote, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	gitdir := abs
+	if fi, err := os.Stat(filepath.Join(abs, ".git")); err == nil && fi.IsDir() {
+		gitdir = filepath.Join(abs, ".git")
+	}
+	if _, err := os.Stat(filepath.Join(gitdir, "objects")); err != nil {
+		return nil, fmt.Errorf("remote %s is not a git repository: %w", p, err)
+	}
+	return &localRemote{path: gitdir, local: local}, nil
+}
+
+// open opens the remote's store afresh: another process may have added
+// packs or refs since the last operation.
+func (l *localRemote) open() *filesystem.Storage {
+	return filesystem.NewStorage(osfs.New(l.path), cache.NewObjectLRU(16<<20))
+}
+
+func (l *localRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
+	rs := l.open()
+	defer rs.Close()
+	tip, err := readRef(l.path, "refs/heads/"+branch)
+	if err != nil || tip.IsZero() {
+		return plumbing.ZeroHash, err
+	}
+	if err := copyObjects(ctx, rs, l.local, tip, depth); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("fetch %s: %w", branch, err)
+	}
+	return tip, nil
+}
+
+func (l *localRemote) Push(ctx context.Context, branch string, old, new plumbing.Hash) error {
+	rs := l.open()
+	defer rs.Close()
+	if err := copyObjects(ctx, l.local, rs, new, 0); err != nil {
+		return fmt.Errorf("push %s: %w", branch, err)
+	}
+	if err := casRef(l.path, "refs/heads/"+branch, old, new); err != nil {
+		return err
+	}
+	if old.IsZero() {
+		pointHEADAt(l.path, branch)
+	}
+	return nil
+}
+
+// pointHEADAt makes a remote whose HEAD names a branch that does not exist
+// (a fresh `git init --bare`) point at the branch we just created, so a
+// plain `git clone` checks it out, as hosting services do on first push.
+func pointHEADAt(gitdir, branch string) {
+	b, err := os.ReadFile(filepath.Join(gitdir, "HEAD"))
+	if err != nil {
+		return
+	}
+	cur := strings.TrimSpace(strings.TrimPrefix(string(b), "ref:"))
+	if h, _ := readRef(gitdir, cur); !h.IsZero() || cur == "refs/heads/"+branch {
+		return
+	}
+	_ = os.WriteFile(filepath.Join(gitdir, "HEAD"), []byte("ref: refs/heads/"+branch+"\n"), 0o644)
+}
+
+// copyObjects copies the closure of tip from src to dst, stopping at
+// objects dst already has. Objects are written children first, so that a
+// crash never leaves an object whose closure is incomplete. depth > 0
+// copies only that many commits of history and records the shallow
+// boundary, like `git clone --depth`.
+func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash, depth int) error {
+	if dst.HasEncodedObject(tip) == nil {
+		return nil
+	}
+	// Collect missing commits, newest first, breadth first.
+	type item struct {
+		h plumbing.Hash
+		d int
+	}
+	var commits []*object.Commit
+	var shallow []plumbing.Hash
+	seen := map[plumbing.Hash]bool{tip: true}
+	queue := []item{{tip, 1}}
+	for len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		it := queue[0]
+		queue = queue[1:]
+		c, err := object.GetCommit(src, it.h)
+		if err != nil {
+			return fmt.Errorf("read commit %s: %w", it.h, err)
+		}
+		commits = append(commits, c)
+		if depth > 0 && it.d >= depth {
+			if len(c.ParentHashes) > 0 {
+				shallow = append(shallow, c.Hash)
+			}
+			continue
+		}
+		for _, p := range c.ParentHashes {
+			if seen[p] || dst.HasEncodedObject(p) == nil {
+				continue
+			}
+			if src.HasEncodedObject(p) != nil {
+				// The source is shallow here: so are we.
+				shallow = append(shallow, c.Hash)
+				continue
+			}
+			seen[p] = true
+			queue = append(queue, item{p, it.d + 1})
+		}
+	}
+	copied := map[plumbing.Hash]bool{}
+	for i := len(commits) - 1; i >= 0; i-- {
+		c := commits[i]
+		if err := copyTree(ctx, src, dst, c.TreeHash, copied); err != nil {
+			return err
+		}
+		if err := copyObject(src, dst, c.Hash); err != nil {
+			return err
+		}
+	}
+	if len(shallow) > 0 {
+		old, _ := dst.Shallow()
+		if err := dst.SetShallow(append(old, shallow...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyTree(ctx context.Context, src, dst storer.EncodedObjectStorer, h plumbing.Hash, copied map[plumbing.Hash]bool) error {
+	if copied[h] || dst.HasEncodedObject(h) == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t, err := object.GetTree(src, h)
+	if err != nil {
+		return fmt.Errorf("read tree %s: %w", h, err)
+	}
+	for _, e := range t.Entries {
+		if e.Mode.IsFile() || e.Mode == 0o120000 {
+			if copied[e.Hash] || dst.HasEncodedObject(e.Hash) == nil {
+				continue
+			}
+			if err := copyObject(src, dst, e.Hash); err != nil {
+				return err
+			}
+			copied[e.Hash] = true
+			continue
+		}
+		if e.Mode == 0o040000 {
+			if err := copyTree(ctx, src, dst, e.Hash, copied); err != nil {
+				return err
+			}
+		}
+		// gitlinks (submodules) point into other repositories: skip.
+	}
+	if err := copyObject(src, dst, h); err != nil {
+		return err
+	}
+	copied[h] = true
+	return nil
+}
+
+func copyObject(src, dst storer.EncodedObjectStorer, h plumbing.Hash) error {
+	o, err := src.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return fmt.Errorf("read object %s: %w", h, err)
+	}
+	if _, err := dst.SetEncodedObject(o); err != nil {
+		return fmt.Errorf("write object %s: %w", h, err)
+	}
+	return nil
+}
+
+// readRef reads a ref from a git directory: the loose file, else
+// packed-refs. A missing ref is the zero hash.
+func readRef(gitdir, ref string) (plumbing.Hash, error) {
+	b, err := os.ReadFile(filepath.Join(gitdir, filepath.FromSlash(ref)))
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if strings.HasPrefix(s, "ref:") {
+			return readRef(gitdir, strings.TrimSpace(strings.TrimPrefix(s, "ref:")))
+		}
+		if !plumbing.IsHash(s) {
+			return plumbing.ZeroHash, fmt.Errorf("ref %s: bad content %q", ref, s)
+		}
+		return plumbing.NewHash(s), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return plumbing.ZeroHash, err
+	}
+	f, err := os.Open(filepath.Join(gitdir, "packed-refs"))
+	if errors.Is(err, os.ErrNotExist) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if h, name, ok := strings.Cut(line, " "); ok && name == ref && plumbing.IsHash(h) {
+			return plumbing.NewHash(h), nil
+		}
+	}
+	return plumbing.ZeroHash, sc.Err()
+}
+
+// staleLockAge is how old a ref lock must be before we take it as left by
+// a dead process.
+const staleLockAge = 30 * time.Second
+
+// casRef moves ref from old to new the way git's receive-pack does: take
+// <ref>.lock with O_EXCL (so it excludes other processes and the git CLI),
+// check the current value, write, rename.
+func casRef(gitdir, ref string, old, new plumbing.Hash) error {
+	refPath := filepath.Join(gitdir, filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
+		return err
+	}
+	lock := refPath + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		if fi, serr := os.Stat(lock); serr == nil && time.Since(fi.ModTime()) > staleLockAge {
+			_ = os.Remove(lock)
+		}
+		return ErrRemoteLocked
+	}
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			f.Close()
+			os.Remove(lock)
+		}
+	}()
+	cur, err := readRef(gitdir, ref)
+	if err != nil {
+		return err
+	}
+	if cur != old {
+		return fmt.Errorf("%w (%s is at %s, expected %s)", ErrRejected, ref, short(cur), short(old))
+	}
+	if _, err := f.WriteString(new.String() + "\n"); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(lock, refPath); err != nil {
+		return err
+	}
+	committed = true
+	return nil
+}
+
+func short(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "(none)"
+	}
+	return h.String()[:7]
+}
+
+// ---- network remotes: go-git transports ----
+
+type netRemote struct {
+	url      string
+	repo     *git.Repository
+	auth     transport.AuthMethod
+	progress io.Writer
+}
+
+func (n *netRemote) remote() (*git.Remote, error) {
+	return git.NewRemote(n.repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{n.url}}), nil
+}
+
+func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
+	rem, _ := n.remote()
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: n.auth})
+	if err != nil {
+		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+			return plumbing.ZeroHash, nil
+		}
+		return plumbing.ZeroHash, classifyNetErr(err)
+	}
+	var tip plumbing.Hash
+	for _, r := range refs {
+		if r.Name() == plumbing.NewBranchReferenceName(branch) {
+			tip = r.Hash()
+		}
+	}
+	if tip.IsZero() || n.repo.Storer.HasEncodedObject(tip) == nil {
+		return tip, nil
+	}
+	spec := config.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/tgp/fetch/%s", branch, branch))
+	err = rem.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return plumbing.ZeroHash, classifyNetErr(err)
+	}
+	if n.repo.Storer.HasEncodedObject(tip) != nil {
+		// The branch moved between list and fetch: take what we fetched.
+		ref, err := n.repo.Storer.Reference(plumbing.ReferenceName("refs/tgp/fetch/" + branch))
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("fetch %s: %w", branch, err)
+		}
+		tip = ref.Hash()
+	}
+	return tip, nil
+}
+
+func (n *netRemote) Push(ctx context.Context, branch string, old, new plumbing.Hash) error {
+	src := plumbing.ReferenceName("refs/tgp/push/" + branch)
+	if err := n.repo.Storer.SetReference(plumbing.NewHashReference(src, new)); err != nil {
+		return err
+	}
+	defer n.repo.Storer.RemoveReference(src)
+	rem, _ := n.remote()
+	opts := &git.PushOptions{
+		RefSpecs: []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:refs/heads/%s", src, branch))},
+		Auth:     n.auth, Progress: n.progress,
+	}
+	if !old.IsZero() {
+		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:refs/heads/%s", old, branch))}
+	}
+	err := rem.PushContext(ctx, opts)
+	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
+	}
+	return classifyNetErr(err)
+}
+
+// classifyNetErr maps go-git's push and fetch errors (often plain strings,
+// see DESIGN §3) to ErrRejected and ErrAuth.
+func classifyNetErr(err error) error {
+	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
+		return fmt.Errorf("%w: %v", ErrAuth, err)
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, git.ErrNonFastForwardUpdate),
+		strings.Contains(msg, "non-fast-forward"),
+		strings.Contains(msg, "fetch first"),
+		strings.Contains(msg, "remote ref value does not match"),
+		strings.Contains(msg, "failed to update ref"),
+		strings.Contains(msg, "failed to lock"),
+		strings.Contains(msg, "stale info"):
+		return fmt.Errorf("%w: %v", ErrRejected, err)
+	case strings.Contains(msg, "authentication required"), strings.Contains(msg, "authorization failed"),
+		strings.Contains(msg, "401"), strings.Contains(msg, "403 Forbidden"):
+		return fmt.Errorf("%w: %v", ErrAuth, err)
+	}
+	return err
+}
+
+func basicAuth(token string) transport.AuthMethod {
+	if token == "" {
+		return nil
+	}
+	return &githttp.BasicAuth{Username: "x-access-token", Password: token}
+}

@@ -1,0 +1,405 @@
+package gitbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/gofrs/flock"
+)
+
+// Identity is a commit author or committer.
+type Identity struct{ Name, Email string }
+
+// RetryConfig bounds the push/replay loop.
+type RetryConfig struct {
+	MaxAttempts int
+	BaseDelay   time.Duration
+}
+
+// Config says which remote branch the root mirrors and how to commit.
+type Config struct {
+	Remote string
+	Branch string
+	Depth  int
+	// Token is the HTTP(S) password (basic auth); the kernel reads it from
+	// the environment.
+	Token string
+	// Author signs commits; empty falls back to the environment and then
+	// the repository's user.name / user.email.
+	Author Identity
+	Retry  RetryConfig
+	// Progress receives clone/fetch progress lines.
+	Progress func(string)
+	// Environ is consulted for GIT_AUTHOR_* / GIT_COMMITTER_* (nil: none).
+	Environ []string
+}
+
+// Hook regenerates derived files after a replay put other agents' changes
+// into the worktree (the kernel rebuilds meta.json); it returns the paths
+// it wrote.
+type Hook interface {
+	Regenerate(ctx context.Context) ([]string, error)
+}
+
+// Repo is one root's repository. All methods are safe for concurrent use.
+type Repo struct {
+	wt       billy.Filesystem
+	cfg      Config
+	repo     *git.Repository
+	store    *filesystem.Storage
+	remote   remoteStore
+	sem      chan struct{}
+	flock    *flock.Flock
+	hook     Hook
+	sleep    func(context.Context, time.Duration) error
+	jitter   func(time.Duration) time.Duration
+	progress io.Writer
+}
+
+// Option configures Open.
+type Option func(*Repo)
+
+// WithLockFile makes operations also take an OS file lock, for roots on
+// disk shared by several processes.
+func WithLockFile(path string) Option { return func(r *Repo) { r.flock = flock.New(path) } }
+
+// WithHook sets the regeneration hook.
+func WithHook(h Hook) Option { return func(r *Repo) { r.hook = h } }
+
+// ErrNoRepository: the root has no repository and no remote to clone.
+var ErrNoRepository = errors.New("not a git repository")
+
+// Open opens the repository in wt (creating it when a remote is
+// configured and wt has none). It does not touch the remote: call Hydrate.
+func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) (*Repo, error) {
+	if cfg.Branch == "" {
+		cfg.Branch = "main"
+	}
+	if cfg.Retry.MaxAttempts <= 0 {
+		cfg.Retry.MaxAttempts = 8
+	}
+	if cfg.Retry.BaseDelay <= 0 {
+		cfg.Retry.BaseDelay = 20 * time.Millisecond
+	}
+	r := &Repo{wt: wt, cfg: cfg, sem: make(chan struct{}, 1), sleep: sleepCtx, jitter: fullJitter}
+	for _, o := range opts {
+		o(r)
+	}
+	if cfg.Progress != nil {
+		r.progress = progressWriter(cfg.Progress)
+	}
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.unlock()
+	dot, err := wt.Chroot(".git")
+	if err != nil {
+		return nil, err
+	}
+	r.store = filesystem.NewStorage(dot, cache.NewObjectLRUDefault())
+	if _, err := wt.Stat(".git/HEAD"); err == nil {
+		r.repo, err = git.Open(r.store, wt)
+		if err != nil {
+			return nil, fmt.Errorf("open repository: %w", err)
+		}
+	} else if cfg.Remote != "" {
+		r.repo, err = git.InitWithOptions(r.store, wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(cfg.Branch)})
+		if err != nil {
+			return nil, fmt.Errorf("init repository: %w", err)
+		}
+	} else {
+		return nil, ErrNoRepository
+	}
+	if cfg.Remote != "" {
+		if err := r.setRemote(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (r *Repo) setRemote() error {
+	cfg, err := r.repo.Config()
+	if err != nil {
+		return err
+	}
+	if rc, ok := cfg.Remotes["origin"]; !ok || len(rc.URLs) == 0 || rc.URLs[0] != r.cfg.Remote {
+		cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{r.cfg.Remote},
+			Fetch: []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/origin/*")}}
+		cfg.Branches[r.cfg.Branch] = &config.Branch{Name: r.cfg.Branch, Remote: "origin", Merge: plumbing.NewBranchReferenceName(r.cfg.Branch)}
+		if err := r.repo.SetConfig(cfg); err != nil {
+			return fmt.Errorf("configure remote: %w", err)
+		}
+	}
+	if p, ok := isLocalRemote(r.cfg.Remote); ok {
+		lr, err := newLocalRemote(p, r.store)
+		if err != nil {
+			return err
+		}
+		r.remote = lr
+	} else {
+		r.remote = &netRemote{url: r.cfg.Remote, repo: r.repo, auth: basicAuth(r.cfg.Token), progress: r.progress}
+	}
+	return nil
+}
+
+// Git returns the go-git repository. Use it only inside Do.
+func (r *Repo) Git() *git.Repository { return r.repo }
+
+// Worktree returns the worktree filesystem.
+func (r *Repo) Worktree() billy.Filesystem { return r.wt }
+
+// Do runs fn holding the repository's locks (in process and, on disk,
+// across processes).
+func (r *Repo) Do(ctx context.Context, fn func(*git.Repository) error) error {
+	if err := r.lock(ctx); err != nil {
+		return err
+	}
+	defer r.unlock()
+	return fn(r.repo)
+}
+
+func (r *Repo) lock(ctx context.Context) error {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if r.flock != nil {
+		_ = os.MkdirAll(filepath.Dir(r.flock.Path()), 0o755)
+		ok, err := r.flock.TryLockContext(ctx, 5*time.Millisecond)
+		if err != nil || !ok {
+			<-r.sem
+			if err == nil {
+				err = ctx.Err()
+			}
+			return fmt.Errorf("lock %s: %w", r.flock.Path(), err)
+		}
+	}
+	return nil
+}
+
+func (r *Repo) unlock() {
+	if r.flock != nil {
+		_ = r.flock.Unlock()
+	}
+	<-r.sem
+}
+
+// HydrateResult says what Hydrate did.
+type HydrateResult struct {
+	Action string // "cloned", "fetched", "up-to-date", "empty-remote", "local"
+	Head   string
+	Pushed int // local commits found unpushed and pushed (crash recovery)
+}
+
+// Hydrate brings the root up to the remote branch: clone into an empty
+// root, fast-forward an existing one, and push commits a crashed process
+// left unpushed.
+func (r *Repo) Hydrate(ctx context.Context) (*HydrateResult, error) {
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.unlock()
+	if r.remote == nil {
+		h, _ := r.head()
+		return &HydrateResult{Action: "local", Head: h.String()}, nil
+	}
+	branch, err := r.branch()
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.head()
+	if err != nil {
+		return nil, err
+	}
+	known := r.trackingTip(branch)
+	fresh := head.IsZero() && known.IsZero()
+	r.progressf("fetching %s from %s", branch, r.cfg.Remote)
+	depth := 0
+	if fresh {
+		depth = r.cfg.Depth
+	}
+	tip, err := r.remote.Fetch(ctx, branch, depth)
+	if err != nil {
+		return nil, r.wrapRemoteErr("fetch", err)
+	}
+	res := &HydrateResult{}
+	switch {
+	case tip.IsZero() && head.IsZero():
+		res.Action = "empty-remote"
+		return res, nil
+	case head == known || head.IsZero():
+		// No local commits: move to the remote tip.
+		if head == tip {
+			res.Action, res.Head = "up-to-date", tip.String()
+			return res, r.setTracking(branch, tip)
+		}
+		if err := r.moveTo(ctx, branch, head, tip); err != nil {
+			return nil, err
+		}
+		res.Action, res.Head = "fetched", tip.String()
+		if fresh {
+			res.Action = "cloned"
+		}
+		r.progressf("%s %s at %s", res.Action, branch, short(tip))
+		return res, nil
+	default:
+		// Local commits the remote does not have: push (replaying on the
+		// remote tip if it moved). Nothing acknowledged is ever dropped.
+		n, newHead, err := r.pushLocked(ctx, branch, tip)
+		if err != nil {
+			return nil, err
+		}
+		res.Action, res.Head, res.Pushed = "fetched", newHead.String(), n
+		return res, nil
+	}
+}
+
+// moveTo points the branch at target and updates worktree and index for
+// the paths that differ from the current head.
+func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash) error {
+	fromTree, err := r.treeOf(from)
+	if err != nil {
+		return err
+	}
+	toTree, err := r.treeOf(to)
+	if err != nil {
+		return err
+	}
+	changes, err := treeDiff(ctx, r.store, fromTree, toTree)
+	if err != nil {
+		return err
+	}
+	if err := applyToWorktree(r.store, r.wt, changes); err != nil {
+		return err
+	}
+	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), to)); err != nil {
+		return err
+	}
+	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
+		return err
+	}
+	return r.setTracking(branch, to)
+}
+
+func (r *Repo) treeOf(commit plumbing.Hash) (plumbing.Hash, error) {
+	if commit.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := object.GetCommit(r.store, commit)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", commit, err)
+	}
+	return c.TreeHash, nil
+}
+
+// branch is the branch HEAD is on.
+func (r *Repo) branch() (string, error) {
+	ref, err := r.store.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", fmt.Errorf("read HEAD: %w", err)
+	}
+	if ref.Type() != plumbing.SymbolicReference {
+		return "", fmt.Errorf("HEAD is detached; check out a branch (e.g. %s) to persist changes", r.cfg.Branch)
+	}
+	return ref.Target().Short(), nil
+}
+
+// head is the commit HEAD's branch points at (zero when unborn).
+func (r *Repo) head() (plumbing.Hash, error) {
+	ref, err := r.store.Reference(plumbing.HEAD)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if ref.Type() == plumbing.HashReference {
+		return ref.Hash(), nil
+	}
+	b, err := r.store.Reference(ref.Target())
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return b.Hash(), nil
+}
+
+func (r *Repo) trackingTip(branch string) plumbing.Hash {
+	ref, err := r.store.Reference(plumbing.NewRemoteReferenceName("origin", branch))
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return ref.Hash()
+}
+
+func (r *Repo) setTracking(branch string, h plumbing.Hash) error {
+	name := plumbing.NewRemoteReferenceName("origin", branch)
+	if h.IsZero() {
+		err := r.store.RemoveReference(name)
+		if errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return nil
+		}
+		return err
+	}
+	return r.store.SetReference(plumbing.NewHashReference(name, h))
+}
+
+func (r *Repo) progressf(format string, args ...any) {
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *Repo) wrapRemoteErr(op string, err error) error {
+	return fmt.Errorf("%s %s: %w", op, redact(r.cfg.Remote), err)
+}
+
+// redact removes credentials from a URL before it goes into an error.
+func redact(remote string) string {
+	if i := strings.Index(remote, "://"); i >= 0 {
+		if at := strings.Index(remote[i+3:], "@"); at >= 0 {
+			return remote[:i+3] + "***@" + remote[i+3+at+1:]
+		}
+	}
+	return remote
+}
+
+// progressWriter turns go-git's sideband progress into lines.
+func progressWriter(f func(string)) io.Writer { return &lineWriter{f: f} }
+
+type lineWriter struct {
+	f   func(string)
+	buf []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexAny(string(w.buf), "\r\n")
+		if i < 0 {
+			return len(p), nil
+		}
+		if line := strings.TrimSpace(string(w.buf[:i])); line != "" {
+			w.f(line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// LockFilePath is where the kernel keeps the cross-process lock of an
+// on-disk root.
+func LockFilePath(root string) string { return filepath.Join(root, ".git", "tgp.lock") }

@@ -403,3 +403,36 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // LockFilePath is where the kernel keeps the cross-process lock of an
 // on-disk root.
 func LockFilePath(root string) string { return filepath.Join(root, ".git", "tgp.lock") }
+
+// RepoStatus summarises the repository for `tgp status`.
+type RepoStatus struct {
+	Branch string
+	Head   string
+	Remote string
+	// Ahead counts local commits not yet on the remote.
+	Ahead int
+}
+
+// Status reads the branch, head and unpushed commit count.
+func (r *Repo) Status(ctx context.Context) (RepoStatus, error) {
+	if err := r.lock(ctx); err != nil {
+		return RepoStatus{}, err
+	}
+	defer r.unlock()
+	st := RepoStatus{Remote: redact(r.cfg.Remote)}
+	st.Branch, _ = r.branch()
+	head, err := r.head()
+	if err != nil {
+		return st, err
+	}
+	if !head.IsZero() {
+		st.Head = head.String()
+	}
+	if r.remote != nil && !head.IsZero() {
+		local, err := r.localCommits(r.trackingTip(st.Branch), head)
+		if err == nil {
+			st.Ahead = len(local)
+		}
+	}
+	return st, nil
+}

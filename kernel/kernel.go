@@ -8,8 +8,13 @@ import (
 	"io/fs"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/go-git/go-git/v5"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/vfs"
 )
@@ -23,7 +28,17 @@ type Kernel struct {
 	mu      sync.Mutex
 	booted  bool
 	closers []func(context.Context) error
+
+	repo      *gitbackend.Repo
+	hydration *gitbackend.HydrateResult
+
+	regMu    sync.Mutex
+	reg      *registry.Registry
+	regStale bool
 }
+
+// gitRepository is go-git's repository type, named for the hook signatures.
+type gitRepository = git.Repository
 
 type options struct {
 	configFile     string
@@ -119,9 +134,17 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	for _, h := range o.hooks {
 		tools.WithEventHook(h)(k.set)
 	}
-	if err := k.set.Add(tools.FileTools(k.fs, k.persister(), tools.FileToolsConfig{
+	if err := k.set.Add(tools.FileTools(k.fs, k, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
 	})...); err != nil {
+		return nil, err
+	}
+	if err := k.set.Add(tools.FindTool(func() tools.Finder {
+		if r := k.Registry(); r != nil {
+			return r
+		}
+		return nil
+	})); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -129,8 +152,11 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 
 // classify maps errors of the lower packages to tool error kinds.
 func classify(err error) tools.Kind {
-	if errors.Is(err, vfs.ErrViolation) {
+	switch {
+	case errors.Is(err, vfs.ErrViolation):
 		return tools.KindSandboxViolation
+	case errors.Is(err, gitbackend.ErrConflict):
+		return tools.KindConflict
 	}
 	return ""
 }
@@ -146,8 +172,59 @@ func (k *Kernel) FS() *vfs.FS { return k.fs }
 func (k *Kernel) Boot(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.booted {
+		return nil
+	}
+	if err := k.openRepo(ctx); err != nil {
+		return fmt.Errorf("boot: %w", err)
+	}
+	if k.repo != nil {
+		res, err := k.repo.Hydrate(ctx)
+		if err != nil {
+			return fmt.Errorf("boot: %w", err)
+		}
+		k.hydration = res
+	}
+	if err := k.loadRegistry(); err != nil {
+		return fmt.Errorf("boot: %w", err)
+	}
 	k.booted = true
 	return nil
+}
+
+// Repo is the root's git repository, nil when the root is a plain
+// directory. Valid after Boot.
+func (k *Kernel) Repo() *gitbackend.Repo { return k.repo }
+
+// Status reports the root, the remote and the registry.
+func (k *Kernel) Status(ctx context.Context) (Status, error) {
+	st := Status{Root: k.fs.Root(), Remote: redactURL(k.cfg.Git.Remote), Strategy: k.cfg.Git.WriteStrategy, Booted: k.booted}
+	if st.Root == "" {
+		st.Root = "(memory)"
+	}
+	if r := k.Registry(); r != nil {
+		st.Tools = r.Len()
+	}
+	if k.hydration != nil {
+		st.Hydration = k.hydration.Action
+	}
+	if k.repo != nil {
+		rs, err := k.repo.Status(ctx)
+		if err != nil {
+			return st, err
+		}
+		st.Branch, st.Head, st.Pending = rs.Branch, rs.Head, rs.Ahead
+	}
+	return st, nil
+}
+
+func redactURL(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		if at := strings.Index(u[i+3:], "@"); at >= 0 {
+			return u[:i+3] + "***@" + u[i+3+at+1:]
+		}
+	}
+	return u
 }
 
 // Tools lists every tool, sorted by name.
@@ -174,8 +251,6 @@ func (k *Kernel) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// persister returns the Persister the mutating tools call.
-func (k *Kernel) persister() tools.Persister { return nil }
 
 // Scaffold creates tools/ and meta.json in the root if they are missing
 // (`tgp init`) and returns what it created, relative to the root.
@@ -203,4 +278,9 @@ func (k *Kernel) Scaffold() ([]string, error) {
 const metaFile = "meta.json"
 
 // registryJSON is the registry as written to meta.json.
-func (k *Kernel) registryJSON() []byte { return []byte("{}\n") }
+func (k *Kernel) registryJSON() []byte {
+	if r := k.Registry(); r != nil {
+		return r.Marshal()
+	}
+	return registry.New().Marshal()
+}

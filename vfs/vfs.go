@@ -493,9 +493,10 @@ func (f *FS) Walk(p string, fn func(rel string, info fs.FileInfo, err error) err
 	}
 	info, err := f.lstatRel(p, rel)
 	if err != nil {
-		return fn(rel, nil, err)
+		err = fn(rel, nil, err)
+	} else {
+		err = f.walk(rel, info, fn)
 	}
-	err = f.walk(rel, info, fn)
 	if errors.Is(err, fs.SkipDir) || errors.Is(err, fs.SkipAll) {
 		return nil
 	}

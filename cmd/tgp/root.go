@@ -68,7 +68,7 @@ func (a *app) openKernel(ctx context.Context, boot bool) (*kernel.Kernel, error)
 	}
 	if boot {
 		if err := k.Boot(ctx); err != nil {
-			return nil, &exitError{code: 1, err: fmt.Errorf("boot: %w", err)}
+			return nil, &exitError{code: 1, err: err}
 		}
 	}
 	return k, nil

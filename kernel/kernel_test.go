@@ -1,0 +1,160 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/registry"
+	"github.com/tgp-go/tgp/tools"
+)
+
+func bootKernel(t *testing.T, remote string, memory bool) *Kernel {
+	t.Helper()
+	opts := []Option{
+		WithEnviron([]string{}),
+		WithSetting("git.remote", remote),
+		WithSetting("git.author.name", "Agent"),
+		WithSetting("git.author.email", "agent@example.com"),
+		WithSetting("git.retry.base_delay", "2ms"),
+		WithSetting("git.retry.max_attempts", 50),
+	}
+	if memory {
+		opts = append(opts, WithMemoryFS())
+	} else {
+		opts = append(opts, WithRoot(t.TempDir()))
+	}
+	k, err := New(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+	return k
+}
+
+func call(t *testing.T, k *Kernel, name string, args any) tools.Result {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	res, err := k.Call(context.Background(), name, raw)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func TestForgeAndReuseAcrossKernels(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	a := bootKernel(t, remote, true)
+	res := call(t, a, "write_file", map[string]string{"path": "tools/math/add.ts",
+		"content": "/** Add two numbers. */\nexport default (a: number, b: number) => a + b;\n"})
+	w := res.Value.(tools.WriteResult)
+	if !w.Persisted.Persisted || len(w.Persisted.Commit) != 40 {
+		t.Fatalf("not persisted: %+v", w.Persisted)
+	}
+	// meta.json went to the remote with the tool, in the same commit.
+	files := gittest.Git(t, remote, "show", "--name-only", "--format=%s", "main")
+	if files != "forge: tools/math/add.ts\n\nmeta.json\ntools/math/add.ts\n" {
+		t.Fatalf("commit content:\n%s", files)
+	}
+	var meta struct {
+		Tools map[string]registry.Entry `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(gittest.Git(t, remote, "show", "main:meta.json")), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Tools["tools/math/add.ts"].Description != "Add two numbers." {
+		t.Fatalf("meta.json %+v", meta)
+	}
+	b := bootKernel(t, remote, false)
+	found := call(t, b, "find_tools", map[string]any{"query": "add numbers"}).Value.([]tools.FoundTool)
+	if len(found) != 1 || found[0].Path != "tools/math/add.ts" {
+		t.Fatalf("b does not find a's tool: %+v", found)
+	}
+	st, err := b.Status(context.Background())
+	if err != nil || st.Tools != 1 || st.Branch != "main" || st.Pending != 0 || st.Head == "" {
+		t.Fatalf("status %+v %v", st, err)
+	}
+}
+
+func TestRegistryRegeneratedNotMerged(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	const k = 4
+	kernels := make([]*Kernel, k)
+	for i := range kernels {
+		kernels[i] = bootKernel(t, remote, i%2 == 0)
+	}
+	var wg sync.WaitGroup
+	for i, kk := range kernels {
+		wg.Add(1)
+		go func(i int, kk *Kernel) {
+			defer wg.Done()
+			for j := 0; j < 3; j++ {
+				raw, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("tools/t%d_%d.ts", i, j),
+					"content": fmt.Sprintf("/** Tool %d %d. */\nexport default %d;\n", i, j, j)})
+				if _, err := kk.Call(context.Background(), "write_file", raw); err != nil {
+					t.Errorf("kernel %d: %v", i, err)
+				}
+			}
+		}(i, kk)
+	}
+	wg.Wait()
+	var meta struct {
+		Tools map[string]registry.Entry `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(gittest.Git(t, remote, "show", "main:meta.json")), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.Tools) != k*3 {
+		t.Fatalf("meta.json on the remote has %d tools, want %d", len(meta.Tools), k*3)
+	}
+	// meta.json equals a registry built from the remote tree.
+	clone := gittest.Clone(t, remote)
+	fresh := bootKernel(t, clone, false)
+	if got := string(fresh.Registry().Marshal()); got != gittest.Git(t, remote, "show", "main:meta.json") {
+		t.Fatalf("meta.json is not the registry of the tree:\n%s", got)
+	}
+}
+
+func TestConflictThroughTools(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"tools/rate.ts": "export const rate = 1;\n"})
+	a, b := bootKernel(t, remote, false), bootKernel(t, remote, false)
+	call(t, a, "patch_file", map[string]string{"path": "tools/rate.ts", "old_string": "= 1", "new_string": "= 2"})
+	raw, _ := json.Marshal(map[string]string{"path": "tools/rate.ts", "old_string": "= 1", "new_string": "= 3"})
+	_, err := b.Call(context.Background(), "patch_file", raw)
+	var te *tools.Error
+	if !asToolError(err, &te) || te.Kind != tools.KindConflict || !strings.HasPrefix(te.Details["branch"].(string), "tgp/conflict/") {
+		t.Fatalf("want conflict with branch, got %v", err)
+	}
+}
+
+func asToolError(err error, te **tools.Error) bool {
+	e, ok := err.(*tools.Error)
+	if ok {
+		*te = e
+	}
+	return ok
+}
+
+func TestNoRemoteWorksOnRootAsIs(t *testing.T) {
+	k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, k, "write_file", map[string]string{"path": "tools/a.ts", "content": "/** A. */\nexport default 1;\n"})
+	if p := res.Value.(tools.WriteResult).Persisted; p.Persisted || !strings.Contains(p.Note, "no git repository") {
+		t.Fatalf("%+v", p)
+	}
+	if _, err := k.FS().Stat("meta.json"); err != nil {
+		t.Fatalf("meta.json not written with the first tool: %v", err)
+	}
+}

@@ -1,0 +1,237 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/registry"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// openRepo opens (or, with a remote, creates) the root's repository.
+func (k *Kernel) openRepo(ctx context.Context) error {
+	g := k.cfg.Git
+	remote := g.Remote
+	if remote != "" && !strings.Contains(remote, "://") && !filepath.IsAbs(remote) && k.opts.baseDir != "" {
+		if _, err := os.Stat(filepath.Join(k.opts.baseDir, remote)); err == nil {
+			remote = filepath.Join(k.opts.baseDir, remote)
+		}
+	}
+	cfg := gitbackend.Config{
+		Remote: remote, Branch: g.Branch, Depth: g.Depth,
+		Token:    Secret(k.opts.environ, g.TokenEnv),
+		Author:   gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
+		Retry:    gitbackend.RetryConfig{MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay},
+		Progress: k.opts.progress,
+		Environ:  k.environ(),
+	}
+	opts := []gitbackend.Option{gitbackend.WithHook(regenHook{k})}
+	if !k.fs.InMemory() {
+		opts = append(opts, gitbackend.WithLockFile(gitbackend.LockFilePath(k.fs.Root())))
+	}
+	repo, err := gitbackend.Open(ctx, k.fs.Billy(), cfg, opts...)
+	if errors.Is(err, gitbackend.ErrNoRepository) {
+		return nil // a plain directory: the kernel works on it as it is
+	}
+	if err != nil {
+		return err
+	}
+	k.repo = repo
+	k.closers = append(k.closers, repo.Flush)
+	return nil
+}
+
+func (k *Kernel) environ() []string {
+	if k.opts.environ != nil {
+		return k.opts.environ
+	}
+	return os.Environ()
+}
+
+// loadRegistry reads meta.json, checking it against the index's hashes
+// where the file's stat data says the index is right, so boot reads no tool
+// file in the common case. A stale or missing registry lives in memory
+// until the next change under tools/.
+func (k *Kernel) loadRegistry() error {
+	reg, stale, err := registry.Load(k.fs, k.indexHashes())
+	if err != nil {
+		return err
+	}
+	k.regMu.Lock()
+	k.reg, k.regStale = reg, stale
+	k.regMu.Unlock()
+	return nil
+}
+
+// indexHashes maps tool paths to their blob hash from the git index when
+// the worktree file's size and mtime still match the index entry.
+func (k *Kernel) indexHashes() map[string]string {
+	if k.repo == nil {
+		return nil
+	}
+	out := map[string]string{}
+	_ = k.repo.Do(context.Background(), func(r *gitRepository) error {
+		idx, err := r.Storer.Index()
+		if err != nil {
+			return err
+		}
+		for _, e := range idx.Entries {
+			if !registry.IsTool(e.Name) || e.Stage != index.Merged {
+				continue
+			}
+			info, err := k.fs.Lstat(e.Name)
+			if err != nil || uint32(info.Size()) != e.Size || !info.ModTime().Equal(e.ModifiedAt) {
+				continue
+			}
+			out[e.Name] = e.Hash.String()
+		}
+		return nil
+	})
+	return out
+}
+
+// Registry returns the current tool registry.
+func (k *Kernel) Registry() *registry.Registry {
+	k.regMu.Lock()
+	defer k.regMu.Unlock()
+	return k.reg
+}
+
+// Persist is the tools.Persister the mutating tools call: it keeps
+// meta.json in step with tools/ and commits and pushes the change.
+func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted, error) {
+	paths := append([]string{}, ch.Paths...)
+	if meta, err := k.updateRegistry(paths); err != nil {
+		return nil, err
+	} else if meta {
+		paths = append(paths, registry.FileName)
+	}
+	if k.repo == nil {
+		return &tools.Persisted{Persisted: false, Note: "no git repository or remote configured: the change is saved in the root only"}, nil
+	}
+	res, err := k.repo.Persist(ctx, gitbackend.Change{Paths: paths, Message: ch.Message})
+	if err != nil {
+		var ce *gitbackend.ConflictError
+		if errors.As(err, &ce) {
+			_ = k.rebuildRegistry()
+			return nil, &tools.Error{Kind: tools.KindConflict, Message: ce.Error(), Err: err,
+				Details: map[string]any{"paths": ce.Paths, "branch": ce.Branch, "commit": ce.Commit, "pushed": ce.Pushed}}
+		}
+		if errors.Is(err, gitbackend.ErrNoIdentity) {
+			return nil, tools.Wrap(tools.KindExecutionFailed, err, "commit")
+		}
+		return nil, tools.Wrap(tools.KindExecutionFailed, err, "persist")
+	}
+	if res.Replayed {
+		_ = k.rebuildRegistry()
+	}
+	out := &tools.Persisted{Persisted: !res.Local, Commit: res.Commit, Branch: res.Branch, Attempts: res.Attempts}
+	switch {
+	case res.Local:
+		out.Note = "committed locally: no remote configured"
+	case res.NoChange:
+		out.Note = "no change: the content equals the last commit"
+	case res.Replayed:
+		out.Note = "another agent pushed first: your change was recreated on the new remote head and pushed"
+	}
+	return out, nil
+}
+
+// updateRegistry records changed tool files and writes meta.json when it
+// changed (or was stale and a tool changed). It reports whether meta.json
+// must be committed.
+func (k *Kernel) updateRegistry(paths []string) (bool, error) {
+	k.regMu.Lock()
+	defer k.regMu.Unlock()
+	if k.reg == nil {
+		k.reg = registry.New()
+	}
+	changed := false
+	for _, p := range paths {
+		if !registry.IsTool(p) {
+			continue
+		}
+		b, err := k.fs.ReadFile(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			changed = k.reg.Remove(p) || changed
+		case err != nil:
+			return false, err
+		default:
+			changed = k.reg.Update(p, b) || changed
+		}
+	}
+	if !changed && !(k.regStale && touchesTools(paths)) {
+		return false, nil
+	}
+	if err := k.fs.WriteFile(registry.FileName, k.reg.Marshal(), 0o644); err != nil {
+		return false, fmt.Errorf("write %s: %w", registry.FileName, err)
+	}
+	k.regStale = false
+	return true, nil
+}
+
+func touchesTools(paths []string) bool {
+	for _, p := range paths {
+		if registry.IsTool(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (k *Kernel) rebuildRegistry() error {
+	reg, err := registry.Build(k.fs)
+	if err != nil {
+		return err
+	}
+	k.regMu.Lock()
+	k.reg, k.regStale = reg, false
+	k.regMu.Unlock()
+	return nil
+}
+
+// regenHook rebuilds meta.json from the merged tree during a replay: the
+// registry is derived data and is never merged textually.
+type regenHook struct{ k *Kernel }
+
+func (h regenHook) Regenerate(ctx context.Context) ([]string, error) {
+	reg, err := registry.Build(h.k.fs)
+	if err != nil {
+		return nil, err
+	}
+	_, statErr := h.k.fs.Stat(registry.FileName)
+	if reg.Len() == 0 && errors.Is(statErr, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err := h.k.fs.WriteFile(registry.FileName, reg.Marshal(), 0o644); err != nil {
+		return nil, err
+	}
+	h.k.regMu.Lock()
+	h.k.reg, h.k.regStale = reg, false
+	h.k.regMu.Unlock()
+	return []string{registry.FileName}, nil
+}
+
+// Status is what `tgp status` shows.
+type Status struct {
+	Root      string `json:"root"`
+	Remote    string `json:"remote,omitempty"`
+	Branch    string `json:"branch,omitempty"`
+	Head      string `json:"head,omitempty"`
+	Tools     int    `json:"tools"`
+	Pending   int    `json:"pending_pushes"`
+	Strategy  string `json:"write_strategy"`
+	Booted    bool   `json:"booted"`
+	BootedIn  string `json:"boot_time,omitempty"`
+	Hydration string `json:"hydration,omitempty"`
+}
+

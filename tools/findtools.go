@@ -1,0 +1,47 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/tgp-go/tgp/registry"
+)
+
+// Finder ranks the registry's tools; *registry.Registry implements it.
+type Finder interface {
+	Find(query string, limit int) []registry.Match
+}
+
+type findArgs struct {
+	Query string `json:"query" minLength:"1" jsonschema:"what the tool should do, in a few words"`
+	Limit int    `json:"limit,omitempty" default:"10" minimum:"1" maximum:"100" jsonschema:"maximum results"`
+}
+
+// FoundTool is one find_tools hit.
+type FoundTool struct {
+	Path        string  `json:"path"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Score       float64 `json:"score"`
+}
+
+// FindTool returns find_tools over the finder current() returns (the
+// kernel swaps registries after a merge).
+func FindTool(current func() Finder) *Tool {
+	return Define(Spec[findArgs]{
+		Name:        "find_tools",
+		Description: "Find existing agent tools by name and description (BM25 ranking). Reuse before forging.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
+		Summary:     func(a findArgs) string { return "find tools for " + a.Query },
+		Run: func(ctx context.Context, a findArgs) (Result, error) {
+			out := []FoundTool{}
+			f := current()
+			if f == nil {
+				return Result{Value: out}, nil
+			}
+			for _, h := range f.Find(a.Query, a.Limit) {
+				out = append(out, FoundTool{Path: h.Path, Name: h.Entry.Name, Description: h.Entry.Description, Score: h.Score})
+			}
+			return Result{Value: out}, nil
+		},
+	})
+}

@@ -251,7 +251,6 @@ func (k *Kernel) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-
 // Scaffold creates tools/ and meta.json in the root if they are missing
 // (`tgp init`) and returns what it created, relative to the root.
 func (k *Kernel) Scaffold() ([]string, error) {

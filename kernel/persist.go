@@ -234,4 +234,3 @@ type Status struct {
 	BootedIn  string `json:"boot_time,omitempty"`
 	Hydration string `json:"hydration,omitempty"`
 }
-

@@ -1,0 +1,581 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"math/rand"
+	"net/http"
+	"path"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// execution is one run: a fresh Runtime, its module cache, its event loop
+// and its watchdogs.
+type execution struct {
+	ctx  context.Context
+	r    *Runner
+	req  Request
+	out  *Outcome
+	vm   *goja.Runtime
+	jobs chan func() error
+	done chan struct{}
+	wg   sync.WaitGroup
+	stop func() bool
+	once sync.Once
+	// loop-goroutine state
+	pending   int
+	logBytes  int
+	logsCut   bool
+	modules   map[string]*goja.Object
+	timers    map[int64]*time.Timer
+	timerID   int64
+	rejected  []*goja.Promise
+	intrMu    sync.Mutex
+	interrupt *interruption
+}
+
+func newExecution(ctx context.Context, r *Runner, req Request, out *Outcome) *execution {
+	ex := &execution{ctx: ctx, r: r, req: req, out: out,
+		jobs: make(chan func() error, 64), done: make(chan struct{}),
+		modules: map[string]*goja.Object{}, timers: map[int64]*time.Timer{}}
+	ex.vm = goja.New()
+	ex.vm.SetMaxCallStackSize(r.maxStack)
+	ex.vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
+	if r.seed != nil {
+		src := rand.New(rand.NewSource(*r.seed))
+		ex.vm.SetRandSource(src.Float64)
+	}
+	ex.vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
+		switch op {
+		case goja.PromiseRejectionReject:
+			ex.rejected = append(ex.rejected, p)
+		case goja.PromiseRejectionHandle:
+			for i, q := range ex.rejected {
+				if q == p {
+					ex.rejected = append(ex.rejected[:i], ex.rejected[i+1:]...)
+					break
+				}
+			}
+		}
+	})
+	ex.stop = context.AfterFunc(ctx, func() {
+		kind := KindTimeout
+		if errors.Is(ctx.Err(), context.Canceled) {
+			kind = KindCancelled
+		}
+		ex.halt(interruption{kind: kind, msg: "execution stopped: " + ctx.Err().Error()})
+	})
+	go ex.watchMemory()
+	return ex
+}
+
+func (ex *execution) halt(i interruption) {
+	ex.intrMu.Lock()
+	if ex.interrupt == nil {
+		ex.interrupt = &i
+	}
+	ex.intrMu.Unlock()
+	ex.vm.Interrupt(i)
+}
+
+func (ex *execution) close() {
+	ex.once.Do(func() {
+		ex.stop()
+		close(ex.done)
+		for _, t := range ex.timers {
+			t.Stop()
+		}
+		ex.wg.Wait()
+	})
+}
+
+// watchMemory interrupts the run when the Go heap grows past the limit.
+func (ex *execution) watchMemory() {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			return sample[0].Value.Uint64()
+		}
+		return 0
+	}
+	base := read()
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ex.done:
+			return
+		case <-t.C:
+			if cur := read(); cur > base && cur-base > ex.r.memLimit {
+				ex.halt(interruption{kind: KindMemoryLimit, msg: fmt.Sprintf("memory limit of %d MB exceeded", ex.r.memLimit>>20)})
+				return
+			}
+		}
+	}
+}
+
+// run loads the tool, calls its default export and waits for its result.
+func (ex *execution) run(comp *Compiled) (any, *ExecError) {
+	if _, err := ex.vm.RunProgram(ex.r.lockdown); err != nil {
+		return nil, &ExecError{Kind: KindRuntime, Message: "sandbox setup: " + err.Error()}
+	}
+	if err := ex.install(); err != nil {
+		return nil, &ExecError{Kind: KindRuntime, Message: "sandbox setup: " + err.Error()}
+	}
+	mod, err := ex.loadModule(comp)
+	if err != nil {
+		return nil, ex.toExecError(err)
+	}
+	fn, ok := defaultExport(mod)
+	if !ok {
+		return nil, &ExecError{Kind: KindRuntime, Path: comp.Path,
+			Message: "the tool has no default export function: add `export default function (args) { ... }`"}
+	}
+	ret, err := fn(goja.Undefined(), ex.vm.ToValue(ex.req.Args))
+	if err != nil {
+		return nil, ex.toExecError(err)
+	}
+	if p, ok := ret.Export().(*goja.Promise); ok {
+		if ret, err = ex.await(p); err != nil {
+			return nil, ex.toExecError(err)
+		}
+	}
+	if len(ex.rejected) > 0 {
+		return nil, &ExecError{Kind: KindUnhandledRejected, Message: "unhandled promise rejection: " + describe(ex.rejected[0].Result())}
+	}
+	return ex.toJSON(ret)
+}
+
+func defaultExport(mod *goja.Object) (goja.Callable, bool) {
+	exp := mod.Get("exports")
+	if exp == nil {
+		return nil, false
+	}
+	if obj, ok := exp.(*goja.Object); ok {
+		if d := obj.Get("default"); d != nil {
+			if fn, ok := goja.AssertFunction(d); ok {
+				return fn, true
+			}
+		}
+	}
+	return goja.AssertFunction(exp)
+}
+
+// await runs the event loop until p settles: host callbacks and timers
+// deliver jobs; a job's error (an interrupt raised in a continuation) ends
+// the run.
+func (ex *execution) await(p *goja.Promise) (goja.Value, error) {
+	for p.State() == goja.PromiseStatePending {
+		if ex.pending == 0 {
+			return nil, &ExecError{Kind: KindRuntime, Message: "the tool's promise never settles: nothing is pending (a missing resolve?)"}
+		}
+		select {
+		case job := <-ex.jobs:
+			ex.pending--
+			if err := job(); err != nil {
+				return nil, err
+			}
+		case <-ex.ctx.Done():
+			ex.intrMu.Lock()
+			i := ex.interrupt
+			ex.intrMu.Unlock()
+			if i == nil {
+				i = &interruption{kind: KindTimeout, msg: "execution stopped: " + ex.ctx.Err().Error()}
+			}
+			return nil, &goja.InterruptedError{}
+		}
+	}
+	if p.State() == goja.PromiseStateRejected {
+		for i, q := range ex.rejected {
+			if q == p {
+				ex.rejected = append(ex.rejected[:i], ex.rejected[i+1:]...)
+				break
+			}
+		}
+		return nil, rejection{p.Result()}
+	}
+	return p.Result(), nil
+}
+
+// rejection is the main promise's rejection reason.
+type rejection struct{ v goja.Value }
+
+func (r rejection) Error() string { return describe(r.v) }
+
+// hostAsync runs work off the loop and settles a promise with its result.
+// work runs on its own goroutine; the value it returns is built into a JS
+// value on the loop goroutine (the Runtime is not goroutine-safe).
+func (ex *execution) hostAsync(work func(ctx context.Context) (func() goja.Value, error)) goja.Value {
+	p, resolve, reject := ex.vm.NewPromise()
+	ex.pending++
+	ex.wg.Add(1)
+	go func() {
+		defer ex.wg.Done()
+		build, err := work(ex.ctx)
+		job := func() error {
+			if err != nil {
+				return reject(ex.jsError(err))
+			}
+			return resolve(build())
+		}
+		select {
+		case ex.jobs <- job:
+		case <-ex.done:
+		}
+	}()
+	return ex.vm.ToValue(p)
+}
+
+func (ex *execution) jsError(err error) goja.Value {
+	var se securityErr
+	if errors.As(err, &se) {
+		return ex.securityError(se.msg)
+	}
+	return ex.vm.NewGoError(err)
+}
+
+type securityErr struct{ msg string }
+
+func (e securityErr) Error() string { return e.msg }
+
+// securityError builds an Error whose name is SecurityViolation.
+func (ex *execution) securityError(msg string) *goja.Object {
+	o := ex.vm.NewTypeError(msg)
+	_ = o.Set("name", "SecurityViolation")
+	return o
+}
+
+func (ex *execution) throwSecurity(format string, args ...any) {
+	panic(ex.securityError(securityMessage(format, args...)))
+}
+
+// install defines console, tgp, require's built-ins and timers.
+func (ex *execution) install() error {
+	vm := ex.vm
+	console := vm.NewObject()
+	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
+		lvl := level
+		_ = console.Set(lvl, func(call goja.FunctionCall) goja.Value {
+			ex.log(lvl, call.Arguments)
+			return goja.Undefined()
+		})
+	}
+	if err := vm.Set("console", console); err != nil {
+		return err
+	}
+	tgp := vm.NewObject()
+	_ = tgp.Set("log", func(call goja.FunctionCall) goja.Value { ex.log("log", call.Arguments); return goja.Undefined() })
+	_ = tgp.Set("read_file", func(p string) string {
+		if ex.req.FS == nil {
+			panic(vm.NewGoError(errors.New("no filesystem available")))
+		}
+		b, err := ex.req.FS.ReadFile(p)
+		if err != nil {
+			ex.throwFSError("read_file", p, err)
+		}
+		return string(b)
+	})
+	_ = tgp.Set("list_files", func(dir string) []string {
+		if ex.req.FS == nil {
+			panic(vm.NewGoError(errors.New("no filesystem available")))
+		}
+		files, err := ex.req.FS.ListFiles(dir)
+		if err != nil {
+			ex.throwFSError("list_files", dir, err)
+		}
+		return files
+	})
+	_ = tgp.Set("write_file", func(p, content string) {
+		if !ex.writeAllowed(p) {
+			ex.throwSecurity("Write access denied for '%s'. Allowed directories: %s", p, strings.Join(ex.r.writeDirs, ", "))
+		}
+		if len(content) > 16<<20 {
+			panic(vm.NewTypeError("write_file: content over 16 MiB"))
+		}
+		if err := ex.req.FS.WriteFile(p, []byte(content)); err != nil {
+			ex.throwFSError("write_file", p, err)
+		}
+	})
+	_ = tgp.Set("fetch", func(call goja.FunctionCall) goja.Value { return ex.fetch(call) })
+	_ = tgp.Set("exec_sql", func(call goja.FunctionCall) goja.Value {
+		if ex.req.SQL == nil {
+			panic(vm.NewTypeError("exec_sql: no database is configured for this kernel"))
+		}
+		q := call.Argument(0).String()
+		var params []any
+		if a := call.Argument(1); !goja.IsUndefined(a) && !goja.IsNull(a) {
+			if err := vm.ExportTo(a, &params); err != nil {
+				panic(vm.NewTypeError("exec_sql: params must be an array"))
+			}
+		}
+		res, err := ex.req.SQL.Exec(ex.ctx, q, params)
+		if err != nil {
+			panic(vm.NewGoError(err))
+		}
+		return vm.ToValue(res)
+	})
+	if err := vm.Set("tgp", tgp); err != nil {
+		return err
+	}
+	_ = vm.Set("setTimeout", func(call goja.FunctionCall) goja.Value { return ex.setTimeout(call) })
+	_ = vm.Set("clearTimeout", func(id int64) { ex.clearTimeout(id) })
+	return nil
+}
+
+// throwFSError turns a jail refusal into a SecurityViolation and other
+// errors into a plain Error.
+func (ex *execution) throwFSError(op, p string, err error) {
+	if strings.Contains(strings.ToLower(err.Error()), "sandbox") || strings.Contains(err.Error(), "outside") {
+		ex.throwSecurity("%s('%s'): %v", op, p, err)
+	}
+	panic(ex.vm.NewGoError(fmt.Errorf("%s('%s'): %w", op, p, err)))
+}
+
+func (ex *execution) writeAllowed(p string) bool {
+	c := path.Clean(strings.TrimPrefix(p, "./"))
+	if c == "." || strings.HasPrefix(c, "../") || c == ".." || strings.HasPrefix(c, "/") {
+		return false
+	}
+	for _, d := range ex.r.writeDirs {
+		d = path.Clean(strings.TrimPrefix(d, "./"))
+		if c == d || strings.HasPrefix(c, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (ex *execution) log(level string, args []goja.Value) {
+	if ex.logsCut {
+		return
+	}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = describe(a)
+	}
+	line := strings.Join(parts, " ")
+	if level == "warn" || level == "error" {
+		line = "[" + level + "] " + line
+	}
+	if ex.logBytes+len(line) > ex.r.maxLogBytes {
+		ex.out.Logs = append(ex.out.Logs, "... [logs truncated]")
+		ex.logsCut = true
+		return
+	}
+	ex.logBytes += len(line)
+	ex.out.Logs = append(ex.out.Logs, line)
+}
+
+// describe renders a value for logs and messages: strings as they are,
+// errors with their name, the rest as JSON where possible.
+func describe(v goja.Value) string {
+	if v == nil || goja.IsUndefined(v) {
+		return "undefined"
+	}
+	if s, ok := v.Export().(string); ok {
+		return s
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if st := o.Get("stack"); st != nil && !goja.IsUndefined(st) {
+			if msg := o.Get("message"); msg != nil {
+				name := "Error"
+				if n := o.Get("name"); n != nil {
+					name = n.String()
+				}
+				return name + ": " + msg.String()
+			}
+		}
+	}
+	if b, err := json.Marshal(v.Export()); err == nil {
+		return string(b)
+	}
+	return v.String()
+}
+
+const maxTimers = 1000
+
+func (ex *execution) setTimeout(call goja.FunctionCall) goja.Value {
+	fn, ok := goja.AssertFunction(call.Argument(0))
+	if !ok {
+		panic(ex.vm.NewTypeError("setTimeout: callback must be a function"))
+	}
+	if len(ex.timers) >= maxTimers {
+		panic(ex.vm.NewTypeError("setTimeout: too many timers (sandbox limit)"))
+	}
+	ms := call.Argument(1).ToInteger()
+	if ms < 0 {
+		ms = 0
+	}
+	ex.timerID++
+	id := ex.timerID
+	ex.pending++
+	ex.timers[id] = time.AfterFunc(time.Duration(ms)*time.Millisecond, func() {
+		job := func() error {
+			if _, live := ex.timers[id]; !live {
+				return nil
+			}
+			delete(ex.timers, id)
+			_, err := fn(goja.Undefined())
+			return err
+		}
+		select {
+		case ex.jobs <- job:
+		case <-ex.done:
+		}
+	})
+	return ex.vm.ToValue(id)
+}
+
+func (ex *execution) clearTimeout(id int64) {
+	if t, ok := ex.timers[id]; ok {
+		delete(ex.timers, id)
+		if t.Stop() {
+			ex.pending--
+		}
+	}
+}
+
+// fetch implements tgp.fetch for allow-listed URL prefixes.
+func (ex *execution) fetch(call goja.FunctionCall) goja.Value {
+	url := call.Argument(0).String()
+	if len(ex.r.fetchURLs) == 0 {
+		ex.throwSecurity("Network access is disabled. No URLs are allowed (sandbox.allowed_fetch_urls).")
+	}
+	if !hasPrefixAny(url, ex.r.fetchURLs) {
+		ex.throwSecurity("URL \"%s\" is not in the allowed list.", url)
+	}
+	method, body := "GET", ""
+	headers := map[string]string{}
+	if init, ok := call.Argument(1).(*goja.Object); ok {
+		if m := init.Get("method"); m != nil && !goja.IsUndefined(m) {
+			method = strings.ToUpper(m.String())
+		}
+		if b := init.Get("body"); b != nil && !goja.IsUndefined(b) {
+			body = b.String()
+		}
+		if h, ok := init.Get("headers").(*goja.Object); ok {
+			for _, k := range h.Keys() {
+				headers[k] = h.Get(k).String()
+			}
+		}
+	}
+	return ex.hostAsync(func(ctx context.Context) (func() goja.Value, error) {
+		req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := ex.r.httpClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, ex.r.maxFetch+1))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(b)) > ex.r.maxFetch {
+			return nil, fmt.Errorf("fetch %s: response body over %d bytes (sandbox limit)", url, ex.r.maxFetch)
+		}
+		h := map[string]string{}
+		for k := range resp.Header {
+			h[strings.ToLower(k)] = resp.Header.Get(k)
+		}
+		status := resp.StatusCode
+		return func() goja.Value {
+			vm := ex.vm
+			o := vm.NewObject()
+			_ = o.Set("status", status)
+			_ = o.Set("statusText", http.StatusText(status))
+			_ = o.Set("ok", status >= 200 && status < 300)
+			_ = o.Set("headers", h)
+			_ = o.Set("url", url)
+			text := string(b)
+			_ = o.Set("text", func() goja.Value {
+				p, resolve, _ := vm.NewPromise()
+				_ = resolve(text)
+				return vm.ToValue(p)
+			})
+			_ = o.Set("json", func() goja.Value {
+				p, resolve, reject := vm.NewPromise()
+				var v any
+				if err := json.Unmarshal(b, &v); err != nil {
+					_ = reject(vm.NewTypeError("response is not JSON: " + err.Error()))
+				} else {
+					_ = resolve(v)
+				}
+				return vm.ToValue(p)
+			})
+			return o
+		}, nil
+	})
+}
+
+// toJSON checks the result is JSON-serialisable and returns it as plain
+// Go values (maps, slices, float64, string, bool, nil).
+func (ex *execution) toJSON(v goja.Value) (any, *ExecError) {
+	if v == nil || goja.IsUndefined(v) {
+		return nil, nil
+	}
+	if err := checkSerializable(v, map[*goja.Object]bool{}, "result"); err != nil {
+		return nil, &ExecError{Kind: KindNotSerializable, Message: err.Error()}
+	}
+	stringify, _ := goja.AssertFunction(ex.vm.Get("JSON").(*goja.Object).Get("stringify"))
+	s, err := stringify(goja.Undefined(), v)
+	if err != nil {
+		return nil, &ExecError{Kind: KindNotSerializable, Message: "result is not JSON-serialisable: " + err.Error()}
+	}
+	var out any
+	if goja.IsUndefined(s) {
+		return nil, nil
+	}
+	if err := json.Unmarshal([]byte(s.String()), &out); err != nil {
+		return nil, &ExecError{Kind: KindNotSerializable, Message: err.Error()}
+	}
+	return out, nil
+}
+
+func checkSerializable(v goja.Value, onPath map[*goja.Object]bool, where string) error {
+	switch v.ExportType() {
+	case nil:
+		return nil
+	}
+	if _, ok := goja.AssertFunction(v); ok {
+		return fmt.Errorf("%s is a function: return data, not functions", where)
+	}
+	if _, ok := v.Export().(*big.Int); ok {
+		return fmt.Errorf("%s is a BigInt: convert it to a number or string", where)
+	}
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return nil
+	}
+	if onPath[o] {
+		return fmt.Errorf("%s contains a cycle", where)
+	}
+	if toJSON := o.Get("toJSON"); toJSON != nil {
+		if _, ok := goja.AssertFunction(toJSON); ok {
+			return nil // Date and friends serialise themselves
+		}
+	}
+	onPath[o] = true
+	defer delete(onPath, o)
+	for _, k := range o.Keys() {
+		if err := checkSerializable(o.Get(k), onPath, where+"."+k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

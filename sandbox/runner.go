@@ -1,0 +1,227 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
+	"github.com/dop251/goja"
+)
+
+// FS is what tools reach through tgp.read_file and friends, and where
+// require finds other tools. The kernel passes a jailed VFS.
+type FS interface {
+	ReadFile(path string) ([]byte, error)
+	// ListFiles lists files below dir recursively, sorted, as slash paths
+	// relative to the root.
+	ListFiles(dir string) ([]string, error)
+	WriteFile(path string, data []byte) error
+}
+
+// SQL runs one statement for tgp.exec_sql.
+type SQL interface {
+	Exec(ctx context.Context, query string, params []any) (any, error)
+}
+
+// Runner compiles and runs tools. It is safe for concurrent use; each Exec
+// gets its own Runtime.
+type Runner struct {
+	timeout     time.Duration
+	memLimit    uint64
+	imports     map[string]bool
+	fetchURLs   []string
+	writeDirs   []string
+	httpClient  *http.Client
+	seed        *int64
+	maxLogBytes int
+	maxStack    int
+	maxFetch    int64
+	cache       *programCache
+	lockdown    *goja.Program
+}
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithTimeout sets the default wall-clock limit per run (default 5s).
+func WithTimeout(d time.Duration) Option { return func(r *Runner) { r.timeout = d } }
+
+// WithMemoryLimitMB sets the heap-growth limit per run (default 128).
+func WithMemoryLimitMB(mb int) Option {
+	return func(r *Runner) { r.memLimit = uint64(mb) << 20 }
+}
+
+// WithAllowedImports lists the bare module names require accepts.
+func WithAllowedImports(names ...string) Option {
+	return func(r *Runner) {
+		for _, n := range names {
+			r.imports[n] = true
+		}
+	}
+}
+
+// WithAllowedFetchURLs lists the URL prefixes tgp.fetch may reach.
+func WithAllowedFetchURLs(prefixes ...string) Option {
+	return func(r *Runner) { r.fetchURLs = append(r.fetchURLs, prefixes...) }
+}
+
+// WithWriteDirs lists the directories tgp.write_file may write under.
+func WithWriteDirs(dirs ...string) Option {
+	return func(r *Runner) { r.writeDirs = append(r.writeDirs, dirs...) }
+}
+
+// WithHTTPClient sets the client tgp.fetch uses.
+func WithHTTPClient(c *http.Client) Option { return func(r *Runner) { r.httpClient = c } }
+
+// WithRandSeed makes Math.random deterministic (for tests).
+func WithRandSeed(seed int64) Option { return func(r *Runner) { r.seed = &seed } }
+
+// WithMaxLogBytes caps the captured logs per run (default 64 KiB).
+func WithMaxLogBytes(n int) Option { return func(r *Runner) { r.maxLogBytes = n } }
+
+// WithCacheSize sets how many compiled programs are kept (default 512).
+func WithCacheSize(n int) Option { return func(r *Runner) { r.cache = newProgramCache(n) } }
+
+// WithMaxCallStack sets the maximum JS call depth (default 1024).
+func WithMaxCallStack(n int) Option { return func(r *Runner) { r.maxStack = n } }
+
+var regexpOnce sync.Once
+
+// New builds a Runner.
+func New(opts ...Option) *Runner {
+	r := &Runner{
+		timeout:     5 * time.Second,
+		memLimit:    128 << 20,
+		imports:     map[string]bool{},
+		httpClient:  &http.Client{Timeout: 30 * time.Second},
+		maxLogBytes: 64 << 10,
+		maxStack:    1024,
+		maxFetch:    4 << 20,
+		cache:       newProgramCache(512),
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	// goja runs backtracking regexes on regexp2, whose native matcher the
+	// interrupt cannot stop; its timeout is a package variable read when a
+	// regex is compiled, so it is set once, before any runtime exists.
+	regexpOnce.Do(func() { regexp2.DefaultMatchTimeout = time.Second })
+	r.lockdown = goja.MustCompile("lockdown.js", lockdownJS, true)
+	return r
+}
+
+// Request is one tool run.
+type Request struct {
+	Path string
+	// Source, when set, is the tool's code; else it is read from FS.
+	Source []byte
+	Args   any
+	FS     FS
+	SQL    SQL
+	// Timeout overrides the runner's default when > 0.
+	Timeout time.Duration
+}
+
+// Outcome is exec_tool's result.
+type Outcome struct {
+	Success    bool       `json:"success"`
+	Result     any        `json:"result"`
+	Logs       []string   `json:"logs"`
+	Error      *ExecError `json:"error,omitempty"`
+	DurationMS float64    `json:"duration_ms"`
+}
+
+// Error kinds of a failed run.
+const (
+	KindTimeout           = "timeout"
+	KindMemoryLimit       = "memory_limit"
+	KindStackOverflow     = "stack_overflow"
+	KindRuntime           = "runtime_error"
+	KindCompile           = "compile_error"
+	KindSecurity          = "security_violation"
+	KindModuleNotFound    = "module_not_found"
+	KindNotSerializable   = "not_serializable"
+	KindCancelled         = "cancelled"
+	KindResourceLimit     = "resource_limit"
+	KindUnhandledRejected = "unhandled_rejection"
+)
+
+// ExecError describes why a run failed, at a TS position when known.
+type ExecError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Stack   string `json:"stack,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+func (e *ExecError) Error() string { return e.Kind + ": " + e.Message }
+
+// interruption values handed to Runtime.Interrupt.
+type interruption struct{ kind, msg string }
+
+// Exec runs a tool. Tool failures (timeouts, limits, throws) are in the
+// Outcome; the error is for host-side failures only.
+func (r *Runner) Exec(ctx context.Context, req Request) (*Outcome, error) {
+	start := time.Now()
+	out := &Outcome{Logs: []string{}}
+	finish := func(e *ExecError) (*Outcome, error) {
+		out.Error = e
+		out.Success = e == nil
+		out.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		return out, nil
+	}
+	src := req.Source
+	if src == nil {
+		if req.FS == nil {
+			return nil, errors.New("sandbox: no source and no FS")
+		}
+		b, err := req.FS.ReadFile(req.Path)
+		if err != nil {
+			return finish(&ExecError{Kind: KindModuleNotFound, Message: fmt.Sprintf("cannot read %s: %v", req.Path, err), Path: req.Path})
+		}
+		src = b
+	}
+	comp, err := r.Compile(req.Path, src)
+	if err != nil {
+		var ce *CompileError
+		if errors.As(err, &ce) {
+			return finish(&ExecError{Kind: KindCompile, Message: ce.Error(), Path: ce.Path, Line: ce.Line, Column: ce.Column})
+		}
+		return nil, err
+	}
+	timeout := r.timeout
+	if req.Timeout > 0 {
+		timeout = req.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ex := newExecution(ctx, r, req, out)
+	defer ex.close()
+	res, eerr := ex.run(comp)
+	if eerr != nil {
+		return finish(eerr)
+	}
+	out.Result = res
+	return finish(nil)
+}
+
+// securityError is thrown into JS as an Error named SecurityViolation.
+func securityMessage(format string, args ...any) string {
+	return "Security Violation: " + fmt.Sprintf(format, args...)
+}
+
+func hasPrefixAny(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if p != "" && strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}

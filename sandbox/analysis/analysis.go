@@ -1,0 +1,506 @@
+// Package analysis is check_tool's static analysis of agent-written
+// TypeScript tools: the TGP rules (no any, no eval or Function tricks, no
+// process except process.env.NODE_ENV, no hardcoded secrets or e-mail
+// addresses, no magic numbers, literal and allowed requires only), each with
+// a rule id and a severity, reported at TS line:column.
+//
+// Types are erased by the compiler, so no-any is checked on the TS source
+// with a small scanner that skips comments, strings and templates. Every
+// other rule walks goja's AST of esbuild's CommonJS output and maps
+// positions back through the inline source map, so the positions are the
+// agent's. goja's ast package has no walker; a reflection walk over its
+// node structs is used (the AST is small: one tool).
+package analysis
+
+import (
+	"encoding/base64"
+	"fmt"
+	"path"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/file"
+	"github.com/dop251/goja/parser"
+	"github.com/evanw/esbuild/pkg/api"
+	"github.com/go-sourcemap/sourcemap"
+)
+
+// Severity of a finding.
+type Severity string
+
+// Severities; "off" disables a rule in Config.Rules.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Off     Severity = "off"
+)
+
+// Rule ids.
+const (
+	RuleSyntax       = "syntax"
+	RuleNoAny        = "no-any"
+	RuleNoEval       = "no-eval"
+	RuleNoProcess    = "no-process"
+	RuleNoSecrets    = "no-hardcoded-secrets"
+	RuleNoEmail      = "no-email"
+	RuleMagicNumbers = "no-magic-numbers"
+	RuleRequire      = "require"
+	RuleDefault      = "default-export"
+	RuleJSDoc        = "jsdoc"
+)
+
+// Defaults are the rules' default severities.
+var defaults = map[string]Severity{
+	RuleNoAny: Error, RuleNoEval: Error, RuleNoProcess: Error, RuleNoSecrets: Error, RuleNoEmail: Error,
+	RuleMagicNumbers: Error, RuleRequire: Error, RuleDefault: Error, RuleJSDoc: Warning,
+}
+
+// Rules lists every rule id with its default severity.
+func Rules() map[string]Severity {
+	out := map[string]Severity{}
+	for k, v := range defaults {
+		out[k] = v
+	}
+	return out
+}
+
+// Config configures Analyze.
+type Config struct {
+	// AllowedImports are the bare modules require may name.
+	AllowedImports []string
+	// Rules overrides severities by rule id (off | warning | error).
+	Rules map[string]Severity
+}
+
+// Finding is one rule violation at a TS position.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	Path     string   `json:"path"`
+	Line     int      `json:"line"`
+	Column   int      `json:"column"`
+}
+
+// Report is check_tool's result.
+type Report struct {
+	Valid    bool      `json:"valid"`
+	Errors   []Finding `json:"errors"`
+	Warnings []Finding `json:"warnings"`
+}
+
+// allowedNumbers are TGP's non-magic numbers.
+var allowedNumbers = map[float64]bool{0: true, 1: true, 2: true, -1: true, 100: true, 1000: true}
+
+// Analyze compiles and checks a tool. It never panics: a tool that does not
+// compile is a report with a syntax error.
+func Analyze(p string, src []byte, cfg Config) (rep Report) {
+	rep = Report{Errors: []Finding{}, Warnings: []Finding{}}
+	a := &analyzer{path: p, cfg: cfg, src: string(src)}
+	defer func() {
+		if r := recover(); r != nil {
+			rep.Errors = append(rep.Errors, Finding{Rule: RuleSyntax, Severity: Error, Path: p, Line: 1, Column: 1,
+				Message: fmt.Sprintf("internal analysis failure: %v", r)})
+		}
+		sort.SliceStable(a.findings, func(i, j int) bool {
+			if a.findings[i].Line != a.findings[j].Line {
+				return a.findings[i].Line < a.findings[j].Line
+			}
+			return a.findings[i].Column < a.findings[j].Column
+		})
+		for _, f := range a.findings {
+			if f.Severity == Warning {
+				rep.Warnings = append(rep.Warnings, f)
+			} else {
+				rep.Errors = append(rep.Errors, f)
+			}
+		}
+		rep.Valid = len(rep.Errors) == 0
+	}()
+	res := api.Transform(string(src), api.TransformOptions{
+		Loader: loaderFor(p), Format: api.FormatCommonJS, Target: api.ES2022,
+		Sourcemap: api.SourceMapInline, Sourcefile: path.Base(p), LogLevel: api.LogLevelSilent,
+		Supported: map[string]bool{"async-generator": false, "for-await": false, "dynamic-import": false},
+	})
+	if len(res.Errors) > 0 {
+		for _, e := range res.Errors {
+			f := Finding{Rule: RuleSyntax, Severity: Error, Path: p, Message: e.Text, Line: 1, Column: 1}
+			if e.Location != nil {
+				f.Line, f.Column = e.Location.Line, e.Location.Column+1
+			}
+			a.findings = append(a.findings, f)
+		}
+		return rep
+	}
+	if loaderFor(p) == api.LoaderTS {
+		a.checkAny()
+	}
+	js := string(res.Code)
+	a.loadSourceMap(js)
+	prog, err := parser.ParseFile(nil, p, js, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		a.add(RuleSyntax, 1, 1, "the compiled tool does not parse: "+err.Error())
+		return rep
+	}
+	a.file = file.NewFile(p, js, 1)
+	a.walk(reflect.ValueOf(prog), nil)
+	a.checkShape()
+	return rep
+}
+
+func loaderFor(p string) api.Loader {
+	if strings.HasSuffix(p, ".js") {
+		return api.LoaderJS
+	}
+	return api.LoaderTS
+}
+
+type analyzer struct {
+	path       string
+	cfg        Config
+	src        string
+	findings   []Finding
+	sm         *sourcemap.Consumer
+	file       *file.File
+	hasDefault bool
+}
+
+func (a *analyzer) severity(rule string) Severity {
+	if s, ok := a.cfg.Rules[rule]; ok {
+		return s
+	}
+	if s, ok := defaults[rule]; ok {
+		return s
+	}
+	return Error
+}
+
+func (a *analyzer) add(rule string, line, col int, msg string) {
+	sev := a.severity(rule)
+	if sev == Off {
+		return
+	}
+	for _, f := range a.findings {
+		if f.Rule == rule && f.Line == line && f.Column == col {
+			return
+		}
+	}
+	a.findings = append(a.findings, Finding{Rule: rule, Severity: sev, Message: msg, Path: a.path, Line: line, Column: col})
+}
+
+// at maps a JS offset to a TS position; ok is false for code esbuild
+// generated (helpers), which is not the agent's.
+func (a *analyzer) at(idx file.Idx) (int, int, bool) {
+	pos := a.file.Position(int(idx) - 1)
+	if a.sm == nil {
+		return pos.Line, pos.Column, true
+	}
+	_, _, line, col, ok := a.sm.Source(pos.Line, pos.Column-1)
+	if !ok {
+		return 0, 0, false
+	}
+	return line, col + 1, true
+}
+
+func (a *analyzer) addAt(rule string, idx file.Idx, msg string) {
+	if line, col, ok := a.at(idx); ok {
+		a.add(rule, line, col, msg)
+	}
+}
+
+func (a *analyzer) loadSourceMap(js string) {
+	const marker = "//# sourceMappingURL=data:application/json;base64,"
+	i := strings.LastIndex(js, marker)
+	if i < 0 {
+		return
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(js[i+len(marker):]))
+	if err != nil {
+		return
+	}
+	if sm, err := sourcemap.Parse(a.path+".map", raw); err == nil {
+		a.sm = sm
+	}
+}
+
+var (
+	emailRe  = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(\.[\w-]+)*\.[A-Za-z]{2,}\b`)
+	secretRe = []*regexp.Regexp{
+		regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`),
+		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
+		regexp.MustCompile(`\bxox[abpors]-[A-Za-z0-9-]{10,}`),
+		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+		regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
+	}
+	longTokenRe  = regexp.MustCompile(`^[A-Za-z0-9_\-+/=]{24,}$`)
+	secretNameRe = regexp.MustCompile(`(?i)(secret|token|passw(or)?d|pwd|api[_-]?key|private[_-]?key|credential)`)
+)
+
+// walk visits every AST node; stack holds the ancestors.
+func (a *analyzer) walk(v reflect.Value, stack []ast.Node) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		if n, ok := v.Interface().(ast.Node); ok && v.Kind() == reflect.Pointer {
+			a.visit(n, stack)
+			stack = append(stack, n)
+		}
+		a.walk(v.Elem(), stack)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				a.walk(v.Field(i), stack)
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			a.walk(v.Index(i), stack)
+		}
+	}
+}
+
+func parent(stack []ast.Node, n int) ast.Node {
+	if len(stack) < n {
+		return nil
+	}
+	return stack[len(stack)-n]
+}
+
+func (a *analyzer) visit(n ast.Node, stack []ast.Node) {
+	switch x := n.(type) {
+	case *ast.CallExpression:
+		a.checkCall(x.Callee, x.ArgumentList, x.LeftParenthesis)
+	case *ast.NewExpression:
+		if id, ok := x.Callee.(*ast.Identifier); ok && id.Name == "Function" {
+			a.addAt(RuleNoEval, x.New, "dynamic code execution ('new Function') is prohibited")
+		}
+	case *ast.DotExpression:
+		if x.Identifier.Name == "constructor" {
+			if d, ok := x.Left.(*ast.DotExpression); ok && d.Identifier.Name == "constructor" {
+				a.addAt(RuleNoEval, x.Identifier.Idx, "'constructor.constructor' reaches the Function constructor: prohibited")
+			}
+		}
+	case *ast.Identifier:
+		a.checkIdentifier(x, stack)
+	case *ast.StringLiteral:
+		a.checkString(string(x.Value), x.Idx, stack)
+	case *ast.TemplateLiteral:
+		for _, e := range x.Elements {
+			a.checkString(string(e.Parsed), e.Idx, stack)
+		}
+	case *ast.NumberLiteral:
+		a.checkNumber(x, stack)
+	case *ast.AssignExpression:
+		// module.exports = ... / exports.default = ...: esbuild's output
+		if d, ok := x.Left.(*ast.DotExpression); ok {
+			if id, ok := d.Left.(*ast.Identifier); ok && ((id.Name == "module" && d.Identifier.Name == "exports") || (id.Name == "exports" && d.Identifier.Name == "default")) {
+				// esbuild's own `module.exports = __toCommonJS(...)` is not
+				// the agent's export.
+				if c, ok := x.Right.(*ast.CallExpression); !ok || !isCallTo(c, "__toCommonJS") {
+					a.hasDefault = true
+				}
+			}
+		}
+	case *ast.PropertyKeyed:
+		// __export(target, { default: () => ... }) is esbuild's ESM default.
+		if k, ok := x.Key.(*ast.StringLiteral); ok && k.Value == "default" {
+			for i := len(stack) - 1; i >= 0 && i >= len(stack)-3; i-- {
+				if c, ok := stack[i].(*ast.CallExpression); ok && isCallTo(c, "__export") {
+					a.hasDefault = true
+				}
+			}
+		}
+	}
+}
+
+func (a *analyzer) checkCall(callee ast.Expression, args []ast.Expression, at file.Idx) {
+	switch c := callee.(type) {
+	case *ast.Identifier:
+		switch c.Name {
+		case "eval":
+			a.addAt(RuleNoEval, c.Idx, "dynamic code execution ('eval') is prohibited")
+		case "Function":
+			a.addAt(RuleNoEval, c.Idx, "dynamic code execution ('Function') is prohibited")
+		case "setTimeout", "setInterval":
+			if len(args) > 0 {
+				if _, ok := args[0].(*ast.StringLiteral); ok {
+					a.addAt(RuleNoEval, c.Idx, c.Name.String()+" with a string evaluates code: pass a function")
+				}
+			}
+		case "require":
+			a.checkRequire(c, args)
+		}
+	case *ast.DotExpression:
+		if c.Identifier.Name == "constructor" {
+			a.addAt(RuleNoEval, c.Identifier.Idx, "calling '.constructor(...)' can reach the Function constructor: prohibited")
+		}
+	}
+}
+
+func (a *analyzer) checkRequire(c *ast.Identifier, args []ast.Expression) {
+	if len(args) != 1 {
+		a.addAt(RuleRequire, c.Idx, "require takes one string literal")
+		return
+	}
+	lit, ok := args[0].(*ast.StringLiteral)
+	if !ok {
+		a.addAt(RuleRequire, c.Idx, "require with a non-literal argument is prohibited: name the module")
+		return
+	}
+	name := string(lit.Value)
+	if strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") {
+		return
+	}
+	for _, m := range a.cfg.AllowedImports {
+		if m == name {
+			return
+		}
+	}
+	a.addAt(RuleRequire, lit.Idx, fmt.Sprintf("module %q is not allowed (sandbox.allowed_imports: %s)", name, strings.Join(a.cfg.AllowedImports, ", ")))
+}
+
+func (a *analyzer) checkIdentifier(id *ast.Identifier, stack []ast.Node) {
+	if id.Name != "process" {
+		return
+	}
+	// x.process is a property, not the global.
+	if d, ok := parent(stack, 1).(*ast.DotExpression); ok && &d.Identifier == id {
+		return
+	}
+	if d1, ok := parent(stack, 1).(*ast.DotExpression); ok && d1.Identifier.Name == "env" {
+		if d2, ok := parent(stack, 2).(*ast.DotExpression); ok && d2.Left == ast.Expression(d1) && d2.Identifier.Name == "NODE_ENV" {
+			return
+		}
+	}
+	a.addAt(RuleNoProcess, id.Idx, "direct access to 'process' is prohibited (only process.env.NODE_ENV): take inputs from args")
+}
+
+func (a *analyzer) checkString(s string, idx file.Idx, stack []ast.Node) {
+	if s == "" {
+		return
+	}
+	if emailRe.MatchString(s) {
+		a.addAt(RuleNoEmail, idx, "hardcoded e-mail address: pass it as an argument")
+	}
+	for _, re := range secretRe {
+		if re.MatchString(s) {
+			a.addAt(RuleNoSecrets, idx, "hardcoded secret (key or token pattern): pass it as an argument or configure it on the host")
+			return
+		}
+	}
+	if longTokenRe.MatchString(s) && hasDigitAndLetter(s) {
+		a.addAt(RuleNoSecrets, idx, "potential hardcoded ID or secret (long token): pass it as an argument")
+		return
+	}
+	// const apiKey = "..." / { password: "..." }
+	if name := boundName(stack); name != "" && secretNameRe.MatchString(name) && len(s) >= 6 && !strings.Contains(s, " ") {
+		a.addAt(RuleNoSecrets, idx, fmt.Sprintf("%q looks like a hardcoded credential: pass it as an argument", name))
+	}
+}
+
+func hasDigitAndLetter(s string) bool {
+	return strings.ContainsAny(s, "0123456789") && strings.IndexFunc(s, func(r rune) bool { return r >= 'A' && r <= 'z' }) >= 0
+}
+
+// boundName is the variable or property a literal is assigned to.
+func boundName(stack []ast.Node) string {
+	switch p := parent(stack, 1).(type) {
+	case *ast.Binding:
+		if id, ok := p.Target.(*ast.Identifier); ok {
+			return string(id.Name)
+		}
+	case *ast.PropertyKeyed:
+		if k, ok := p.Key.(*ast.StringLiteral); ok {
+			return string(k.Value)
+		}
+	case *ast.AssignExpression:
+		if d, ok := p.Left.(*ast.DotExpression); ok {
+			return string(d.Identifier.Name)
+		}
+		if id, ok := p.Left.(*ast.Identifier); ok {
+			return string(id.Name)
+		}
+	}
+	return ""
+}
+
+func (a *analyzer) checkNumber(n *ast.NumberLiteral, stack []ast.Node) {
+	v, ok := toFloat(n.Value)
+	if !ok {
+		return
+	}
+	if u, isUnary := parent(stack, 1).(*ast.UnaryExpression); isUnary && u.Operator.String() == "-" {
+		v = -v
+	}
+	if allowedNumbers[v] {
+		return
+	}
+	// A named constant (const TAX_RATE = 0.2) is the abstraction the
+	// standard asks for; so is a default parameter value.
+	for i := len(stack); i > 0; i-- {
+		switch p := stack[i-1].(type) {
+		case *ast.LexicalDeclaration:
+			if p.Token.String() == "const" && len(stack) >= 2 && isTopLevel(stack[:i-1]) {
+				return
+			}
+		case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
+			i = 0
+		}
+	}
+	a.addAt(RuleMagicNumbers, n.Idx, fmt.Sprintf("magic number %s: take it from args or name it as a top-level constant", n.Literal))
+}
+
+// isTopLevel reports whether the ancestors hold no function.
+func isTopLevel(stack []ast.Node) bool {
+	for _, n := range stack {
+		switch n.(type) {
+		case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral, *ast.ClassLiteral:
+			return false
+		}
+	}
+	return true
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	}
+	if s, ok := v.(fmt.Stringer); ok {
+		f, err := strconv.ParseFloat(s.String(), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// checkShape checks the default export and the leading JSDoc.
+func (a *analyzer) checkShape() {
+	if !a.hasDefault {
+		a.add(RuleDefault, 1, 1, "no default export: add `export default function (args) { ... }`")
+	}
+	trimmed := strings.TrimLeft(a.src, " \t\r\n\ufeff")
+	if strings.HasPrefix(trimmed, "#!") {
+		if i := strings.IndexByte(trimmed, '\n'); i >= 0 {
+			trimmed = strings.TrimLeft(trimmed[i+1:], " \t\r\n")
+		}
+	}
+	if !strings.Contains(a.src, "/**") {
+		a.add(RuleJSDoc, 1, 1, "no JSDoc comment: start the file with /** what the tool does */ so find_tools can find it")
+	}
+}
+
+func isCallTo(c *ast.CallExpression, name string) bool {
+	id, ok := c.Callee.(*ast.Identifier)
+	return ok && string(id.Name) == name
+}

@@ -1,0 +1,124 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+)
+
+func has(rep Report, rule string, line int) bool {
+	for _, f := range append(append([]Finding{}, rep.Errors...), rep.Warnings...) {
+		if f.Rule == rule && (line == 0 || f.Line == line) {
+			return true
+		}
+	}
+	return false
+}
+
+const clean = `/** Adds two numbers. */
+const SCALE = 10;
+export default function add(args: { a: number; b: number }): number {
+  const xs: number[] = [args.a, args.b];
+  return xs.reduce((s, x) => s + x, 0) * SCALE;
+}
+`
+
+func TestCleanToolIsValid(t *testing.T) {
+	rep := Analyze("tools/add.ts", []byte(clean), Config{})
+	if !rep.Valid || len(rep.Errors) != 0 || len(rep.Warnings) != 0 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestRules(t *testing.T) {
+	cases := []struct {
+		name, src, rule string
+		line            int
+		bad             bool
+	}{
+		{"any annotation", "/** d */\nexport default (x: any) => x;\n", RuleNoAny, 2, true},
+		{"as any", "/** d */\nexport default (x: number) => (x as any).y;\n", RuleNoAny, 2, true},
+		{"generic any", "/** d */\nconst m: Map<string, any> = new Map();\nexport default () => m;\n", RuleNoAny, 2, true},
+		{"any in string and comment", "/** d */\n// x: any\nexport default () => 'y: any';\n", RuleNoAny, 0, false},
+		{"eval", "/** d */\nexport default () => eval('1');\n", RuleNoEval, 2, true},
+		{"new Function", "/** d */\nexport default () => new Function('return 1');\n", RuleNoEval, 2, true},
+		{"constructor call", "/** d */\nexport default () => (() => 0).constructor('return this')();\n", RuleNoEval, 2, true},
+		{"string setTimeout", "/** d */\nexport default () => setTimeout('x()', 0);\n", RuleNoEval, 2, true},
+		{"process.env", "/** d */\nexport default () => process.env.HOME;\n", RuleNoProcess, 2, true},
+		{"NODE_ENV allowed", "/** d */\nexport default () => process.env.NODE_ENV;\n", RuleNoProcess, 0, false},
+		{"obj.process allowed", "/** d */\nexport default (a: { process: number }) => a.process;\n", RuleNoProcess, 0, false},
+		{"aws key", "/** d */\nexport default () => 'AKIAIOSFODNN7EXAMPLE';\n", RuleNoSecrets, 2, true},
+		{"named password", "/** d */\nconst password = 'hunter22';\nexport default () => password;\n", RuleNoSecrets, 2, true},
+		{"email", "/** d */\nexport default () => 'ops@example.com';\n", RuleNoEmail, 2, true},
+		{"magic number", "/** d */\nexport default (a: { x: number }) => a.x * 0.07;\n", RuleMagicNumbers, 2, true},
+		{"allowed numbers", "/** d */\nexport default (a: { x: number }) => a.x * 100 + 2 - 1;\n", RuleMagicNumbers, 0, false},
+		{"named constant", "/** d */\nconst RATE = 0.07;\nexport default (a: { x: number }) => a.x * RATE;\n", RuleMagicNumbers, 0, false},
+		{"dynamic require", "/** d */\nexport default (a: { m: string }) => require(a.m);\n", RuleRequire, 2, true},
+		{"fs require", "/** d */\nconst fs = require('fs');\nexport default () => fs;\n", RuleRequire, 2, true},
+		{"relative require", "/** d */\nconst m = require('./lib/math');\nexport default () => m;\n", RuleRequire, 0, false},
+		{"no default export", "/** d */\nexport const x = 1;\n", RuleDefault, 1, true},
+		{"no jsdoc is a warning", "export default () => 1;\n", RuleJSDoc, 1, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := Analyze("tools/t.ts", []byte(c.src), Config{})
+			if got := has(rep, c.rule, c.line); got != c.bad && c.rule != RuleJSDoc {
+				t.Fatalf("rule %s at line %d: got %v, want %v\n%+v", c.rule, c.line, got, c.bad, rep)
+			}
+			if c.rule == RuleJSDoc && (!rep.Valid || !has(rep, RuleJSDoc, 1) || len(rep.Warnings) != 1) {
+				t.Fatalf("jsdoc should be a warning only: %+v", rep)
+			}
+			if c.bad == rep.Valid && c.rule != RuleJSDoc {
+				t.Fatalf("valid=%v for a bad=%v case: %+v", rep.Valid, c.bad, rep)
+			}
+		})
+	}
+}
+
+func TestSyntaxErrorPosition(t *testing.T) {
+	rep := Analyze("tools/s.ts", []byte("/** d */\nexport default () => {\n  let x = ;\n};\n"), Config{})
+	if rep.Valid || rep.Errors[0].Rule != RuleSyntax || rep.Errors[0].Line != 3 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestRuleConfig(t *testing.T) {
+	src := []byte("/** d */\nexport default (a: { x: number }) => a.x * 0.07;\n")
+	rep := Analyze("tools/t.ts", src, Config{Rules: map[string]Severity{RuleMagicNumbers: Warning}})
+	if !rep.Valid || len(rep.Warnings) != 1 || rep.Warnings[0].Rule != RuleMagicNumbers {
+		t.Fatalf("%+v", rep)
+	}
+	rep = Analyze("tools/t.ts", src, Config{Rules: map[string]Severity{RuleMagicNumbers: Off}})
+	if !rep.Valid || len(rep.Warnings) != 0 {
+		t.Fatalf("%+v", rep)
+	}
+	rep = Analyze("tools/t.ts", []byte("/** d */\nexport default () => require('@tgp/std');\n"), Config{AllowedImports: []string{"@tgp/std"}})
+	if !rep.Valid {
+		t.Fatalf("allowed import refused: %+v", rep)
+	}
+}
+
+func TestPositionsAreTS(t *testing.T) {
+	src := "/** d */\ninterface X {\n  a: number;\n  b: string;\n}\n\nexport default (x: X) => eval(x.b);\n"
+	rep := Analyze("tools/p.ts", []byte(src), Config{})
+	if len(rep.Errors) != 1 || rep.Errors[0].Line != 7 || rep.Errors[0].Column != strings.Index("export default (x: X) => eval(x.b);", "eval")+1 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func FuzzAnalyze(f *testing.F) {
+	f.Add(clean)
+	f.Add("export default (x: any) => eval(x)")
+	f.Add("`${`")
+	f.Fuzz(func(t *testing.T, src string) {
+		rep := Analyze("tools/f.ts", []byte(src), Config{})
+		if rep.Valid != (len(rep.Errors) == 0) || rep.Errors == nil || rep.Warnings == nil {
+			t.Fatalf("inconsistent report %+v", rep)
+		}
+	})
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		Analyze("tools/add.ts", []byte(clean), Config{})
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
+	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/vfs"
 )
@@ -35,6 +36,9 @@ type Kernel struct {
 	regMu    sync.Mutex
 	reg      *registry.Registry
 	regStale bool
+
+	runner *sandbox.Runner
+	sql    tools.SQLProvider
 }
 
 // gitRepository is go-git's repository type, named for the hook signatures.
@@ -137,6 +141,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	if err := k.set.Add(tools.FileTools(k.fs, k, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
 	})...); err != nil {
+		return nil, err
+	}
+	if err := k.set.Add(k.forgeTools()...); err != nil {
 		return nil, err
 	}
 	if err := k.set.Add(tools.FindTool(func() tools.Finder {

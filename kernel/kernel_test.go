@@ -158,3 +158,32 @@ func TestNoRemoteWorksOnRootAsIs(t *testing.T) {
 		t.Fatalf("meta.json not written with the first tool: %v", err)
 	}
 }
+
+func TestCheckAndExecThroughKernel(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	k := bootKernel(t, remote, true)
+	call(t, k, "write_file", map[string]string{"path": "tools/lib/math.ts", "content": "/** Math helpers. */\nexport function double(n: number) { return n * 2; }\nexport const PI = 3.14;\nexport default double;\n"})
+	call(t, k, "write_file", map[string]string{"path": "tools/calc.ts", "content": "/** Doubles and adds pi. */\nconst { double, PI } = require('./lib/math');\nexport default function (args: { val: number }) { return double(args.val) + PI; }\n"})
+	rep := call(t, k, "check_tool", map[string]string{"path": "tools/calc.ts"}).Value
+	raw, _ := json.Marshal(rep)
+	if !strings.HasPrefix(string(raw), `{"valid":true`) {
+		t.Fatalf("check_tool: %s", raw)
+	}
+	out := call(t, k, "exec_tool", map[string]any{"path": "tools/calc.ts", "args": map[string]any{"val": 10}}).Value
+	raw, _ = json.Marshal(out)
+	if !strings.Contains(string(raw), `"success":true,"result":23.14`) {
+		t.Fatalf("exec_tool: %s", raw)
+	}
+	call(t, k, "write_file", map[string]string{"path": "tools/peek.ts", "content": "/** Peek. */\nexport default () => tgp.read_file('.git/config');\n"})
+	out = call(t, k, "exec_tool", map[string]any{"path": "tools/peek.ts"}).Value
+	raw, _ = json.Marshal(out)
+	if !strings.Contains(string(raw), `"success":false`) || !strings.Contains(string(raw), "security_violation") {
+		t.Fatalf(".git reachable from a tool: %s", raw)
+	}
+	call(t, k, "write_file", map[string]string{"path": "tools/bad.ts", "content": "export default (x: any) => eval(x);\n"})
+	rep = call(t, k, "check_tool", map[string]string{"path": "tools/bad.ts"}).Value
+	raw, _ = json.Marshal(rep)
+	if !strings.Contains(string(raw), `"valid":false`) || !strings.Contains(string(raw), `"rule":"no-any"`) || !strings.Contains(string(raw), `"rule":"no-eval"`) {
+		t.Fatalf("check_tool bad: %s", raw)
+	}
+}

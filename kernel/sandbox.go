@@ -1,0 +1,113 @@
+package kernel
+
+import (
+	"errors"
+	"io/fs"
+	"sort"
+
+	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/sandbox/analysis"
+	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/vfs"
+)
+
+// sandboxFS is the jailed VFS as the sandbox's FS: tools reach files only
+// through the jail, and never .git.
+type sandboxFS struct{ fs *vfs.FS }
+
+var errGitDir = errors.New("Path outside sandbox: .git is not reachable from tools")
+
+func (s sandboxFS) ReadFile(p string) ([]byte, error) {
+	rel, err := s.fs.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if isGitPath(rel) {
+		return nil, errGitDir
+	}
+	return s.fs.ReadFile(rel)
+}
+
+func (s sandboxFS) WriteFile(p string, data []byte) error {
+	rel, err := s.fs.Resolve(p)
+	if err != nil {
+		return err
+	}
+	if isGitPath(rel) {
+		return errGitDir
+	}
+	return s.fs.WriteFile(rel, data, 0o644)
+}
+
+func (s sandboxFS) ListFiles(dir string) ([]string, error) {
+	var out []string
+	err := s.fs.Walk(dir, func(rel string, info fs.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if info.IsDir() && (info.Name() == ".git" || info.Name() == "node_modules") {
+			return fs.SkipDir
+		}
+		if !info.IsDir() {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+func isGitPath(rel string) bool {
+	for len(rel) > 0 {
+		i := 0
+		for i < len(rel) && rel[i] != '/' {
+			i++
+		}
+		if rel[:i] == ".git" {
+			return true
+		}
+		if i == len(rel) {
+			break
+		}
+		rel = rel[i+1:]
+	}
+	return false
+}
+
+// newRunner builds the sandbox from the configuration.
+func (k *Kernel) newRunner() *sandbox.Runner {
+	sc := k.cfg.Sandbox
+	opts := []sandbox.Option{
+		sandbox.WithTimeout(sc.Timeout),
+		sandbox.WithMemoryLimitMB(sc.MemoryMB),
+		sandbox.WithAllowedImports(sc.AllowedImports...),
+		sandbox.WithAllowedFetchURLs(sc.AllowedFetchURLs...),
+		sandbox.WithWriteDirs(k.cfg.FS.AllowedDirs...),
+	}
+	if k.opts.httpClient != nil {
+		opts = append(opts, sandbox.WithHTTPClient(k.opts.httpClient))
+	}
+	return sandbox.New(opts...)
+}
+
+func (k *Kernel) checkConfig() analysis.Config {
+	rules := map[string]analysis.Severity{}
+	for id, sev := range k.cfg.Sandbox.Check.Rules {
+		rules[id] = analysis.Severity(sev)
+	}
+	return analysis.Config{AllowedImports: k.cfg.Sandbox.AllowedImports, Rules: rules}
+}
+
+func (k *Kernel) forgeTools() []*tools.Tool {
+	k.runner = k.newRunner()
+	cfg := tools.ForgeConfig{
+		Runner:      k.runner,
+		SandboxFS:   sandboxFS{k.fs},
+		SQLReadOnly: k.cfg.SQL.ReadOnly,
+		Check:       k.checkConfig(),
+	}
+	if k.sql != nil {
+		cfg.SQL = k.sql
+	}
+	return tools.ForgeTools(k.fs, cfg)
+}

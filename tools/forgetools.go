@@ -1,0 +1,165 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/sandbox/analysis"
+)
+
+// SQLSession is one tool run's database transaction: begun lazily on the
+// first statement, committed or rolled back by exec_tool.
+type SQLSession interface {
+	sandbox.SQL
+	Commit() error
+	Rollback() error
+}
+
+// SQLProvider opens a session per run; nil when no database is configured.
+type SQLProvider interface {
+	Session(readOnly bool) SQLSession
+}
+
+// Runner executes agent tools; *sandbox.Runner implements it.
+type Runner interface {
+	Exec(ctx context.Context, req sandbox.Request) (*sandbox.Outcome, error)
+}
+
+// ForgeConfig wires check_tool, exec_tool, find_tools and exec_sql.
+type ForgeConfig struct {
+	Runner    Runner
+	SandboxFS sandbox.FS
+	SQL       SQLProvider
+	// SQLReadOnly is the configured default (sql.read_only).
+	SQLReadOnly bool
+	Check       analysis.Config
+}
+
+// ForgeTools returns check_tool and exec_tool, and exec_sql when a
+// database is configured.
+func ForgeTools(fsys FileSystem, cfg ForgeConfig) []*Tool {
+	ft := &fileTools{fs: fsys}
+	out := []*Tool{checkTool(ft, cfg), execTool(ft, cfg)}
+	if cfg.SQL != nil {
+		out = append(out, execSQLTool(cfg))
+	}
+	return out
+}
+
+type checkArgs struct {
+	Path string `json:"path" jsonschema:"tool file under tools/, e.g. tools/math/add.ts"`
+}
+
+func checkTool(ft *fileTools, cfg ForgeConfig) *Tool {
+	return Define(Spec[checkArgs]{
+		Name: "check_tool",
+		Description: "Validate an agent tool: compile the TypeScript and apply the protocol's static rules " +
+			"(no any, no eval or Function, no process, no hardcoded secrets, no magic numbers, allowed requires only). " +
+			"Returns {valid, errors[], warnings[]} with TS line:column positions.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
+		Summary:     func(a checkArgs) string { return "check " + a.Path },
+		Run: func(ctx context.Context, a checkArgs) (Result, error) {
+			p, err := ft.agentPath("path", a.Path)
+			if err != nil {
+				return Result{}, err
+			}
+			src, err := ft.fs.ReadFile(p)
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Value: analysis.Analyze(p, src, cfg.Check)}, nil
+		},
+	})
+}
+
+type execArgs struct {
+	Path     string `json:"path" jsonschema:"tool file to run, e.g. tools/math/add.ts"`
+	Args     any    `json:"args,omitempty" jsonschema:"arguments passed to the tool's default export"`
+	ReadOnly *bool  `json:"read_only,omitempty" jsonschema:"run the tool's database work in a read-only transaction"`
+}
+
+func execTool(ft *fileTools, cfg ForgeConfig) *Tool {
+	return Define(Spec[execArgs]{
+		Name: "exec_tool",
+		Description: "Run an agent tool in the sandbox with args. Returns {success, result, logs, error?, duration_ms}; " +
+			"database work runs in one transaction, committed only if the tool succeeds.",
+		Annotations: Annotations{Risk: RiskMedium},
+		Summary:     func(a execArgs) string { return "run " + a.Path },
+		Run: func(ctx context.Context, a execArgs) (Result, error) {
+			if cfg.Runner == nil {
+				return Result{}, Errorf(KindExecutionFailed, "the sandbox is not configured")
+			}
+			p, err := ft.agentPath("path", a.Path)
+			if err != nil {
+				return Result{}, err
+			}
+			req := sandbox.Request{Path: p, Args: a.Args, FS: cfg.SandboxFS}
+			var sess SQLSession
+			if cfg.SQL != nil {
+				ro := cfg.SQLReadOnly
+				if a.ReadOnly != nil {
+					ro = *a.ReadOnly
+				}
+				sess = cfg.SQL.Session(ro)
+				req.SQL = sess
+			}
+			out, err := cfg.Runner.Exec(ctx, req)
+			if sess != nil {
+				if err == nil && out != nil && out.Success && ctx.Err() == nil {
+					if cerr := sess.Commit(); cerr != nil {
+						out.Success = false
+						out.Error = &sandbox.ExecError{Kind: "sql_error", Message: "commit failed: " + cerr.Error()}
+					}
+				} else if rerr := sess.Rollback(); rerr != nil && err == nil {
+					err = fmt.Errorf("rollback: %w", rerr)
+				}
+			}
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Value: out}, nil
+		},
+	})
+}
+
+type sqlArgs struct {
+	SQL      string `json:"sql" minLength:"1" jsonschema:"one SQL statement with ? placeholders"`
+	Params   []any  `json:"params,omitempty" jsonschema:"values for the ? placeholders"`
+	ReadOnly *bool  `json:"read_only,omitempty" jsonschema:"refuse writes"`
+}
+
+func execSQLTool(cfg ForgeConfig) *Tool {
+	return Define(Spec[sqlArgs]{
+		Name: "exec_sql",
+		Description: "Run one parameterised SQL statement (use ? placeholders and params). Queries return rows as objects; " +
+			"statements return {rows_affected, last_insert_id}.",
+		Annotations: Annotations{Risk: RiskMedium},
+		Summary:     func(a sqlArgs) string { return "run SQL: " + firstWords(a.SQL, 12) },
+		Run: func(ctx context.Context, a sqlArgs) (Result, error) {
+			ro := cfg.SQLReadOnly
+			if a.ReadOnly != nil {
+				ro = *a.ReadOnly
+			}
+			sess := cfg.SQL.Session(ro)
+			res, err := sess.Exec(ctx, a.SQL, a.Params)
+			if err != nil {
+				_ = sess.Rollback()
+				return Result{}, Wrap(KindExecutionFailed, err, "exec_sql")
+			}
+			if err := sess.Commit(); err != nil {
+				return Result{}, Wrap(KindExecutionFailed, err, "exec_sql commit")
+			}
+			return Result{Value: res}, nil
+		},
+	})
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = append(f[:n], "...")
+	}
+	return strings.Join(f, " ")
+}

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,6 +56,8 @@ type options struct {
 	progress       func(string)
 	httpClient     *http.Client
 	baseDir        string
+	db             *sql.DB
+	dbDialect      string
 }
 
 // Option configures New.
@@ -141,6 +144,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	if err := k.set.Add(tools.FileTools(k.fs, k, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
 	})...); err != nil {
+		return nil, err
+	}
+	if err := k.openSQL(ctx); err != nil {
 		return nil, err
 	}
 	if err := k.set.Add(k.forgeTools()...); err != nil {

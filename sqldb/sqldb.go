@@ -211,6 +211,10 @@ func (s *Session) begin(ctx context.Context) error {
 	if s.done {
 		return errors.New("sqldb: the session is finished")
 	}
+	// The transaction outlives the statement's context: database/sql rolls
+	// a transaction back when its BeginTx context ends, but the run's
+	// deadline must only stop statements; Commit/Rollback end the session.
+	ctx = context.WithoutCancel(ctx)
 	conn, err := s.db.db.Conn(ctx)
 	if err != nil {
 		return wrapErr(err)

@@ -15,6 +15,8 @@ type SQLSession interface {
 	sandbox.SQL
 	Commit() error
 	Rollback() error
+	// Truncated reports whether a result was capped.
+	Truncated() bool
 }
 
 // SQLProvider opens a session per run; nil when no database is configured.
@@ -150,6 +152,9 @@ func execSQLTool(cfg ForgeConfig) *Tool {
 			}
 			if err := sess.Commit(); err != nil {
 				return Result{}, Wrap(KindExecutionFailed, err, "exec_sql commit")
+			}
+			if rows, ok := res.([]map[string]any); ok {
+				return Result{Value: map[string]any{"rows": rows, "truncated": sess.Truncated()}, Truncated: sess.Truncated()}, nil
 			}
 			return Result{Value: res}, nil
 		},

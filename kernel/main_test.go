@@ -1,0 +1,26 @@
+package kernel
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/tgp-go/tgp/sqldb/pgtest"
+)
+
+var pgDSN string
+
+func TestMain(m *testing.M) {
+	c, err := pgtest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		if os.Getenv("CI") != "" {
+			os.Exit(1)
+		}
+	} else {
+		pgDSN = c.DSN
+	}
+	code := m.Run()
+	_ = c.Stop()
+	os.Exit(code)
+}

@@ -200,4 +200,3 @@ func p50(d []time.Duration) time.Duration {
 	}
 	return s[len(s)/2]
 }
-

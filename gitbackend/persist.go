@@ -243,6 +243,9 @@ func firstNonEmpty(v ...string) string {
 // remote tip when the remote moved. tip, when not zero, is a tip already
 // fetched. It returns the attempts made and the final head.
 func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash) (int, plumbing.Hash, error) {
+	if lr, ok := r.remote.(*localRemote); ok {
+		return r.pushUnderRemoteLock(ctx, lr, branch)
+	}
 	head, err := r.head()
 	if err != nil {
 		return 0, plumbing.ZeroHash, err
@@ -295,6 +298,37 @@ func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash)
 	}
 	return r.cfg.Retry.MaxAttempts, head, fmt.Errorf("push %s to %s: gave up after %d attempts (the change is committed locally and will be pushed by the next persist or boot): %w",
 		branch, redact(r.cfg.Remote), r.cfg.Retry.MaxAttempts, lastErr)
+}
+
+// pushUnderRemoteLock pushes to a local remote as one locked transaction
+// (see localRemote.Update): replay happens at most once, on the tip read
+// under the lock. The wait for the lock is bounded by the retry budget.
+func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch string) (int, plumbing.Hash, error) {
+	budget := time.Duration(r.cfg.Retry.MaxAttempts) * 4 * time.Second
+	lctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	var final plumbing.Hash
+	err := lr.Update(lctx, branch, func(tip plumbing.Hash) (plumbing.Hash, error) {
+		head, err := r.head()
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		base := r.trackingTip(branch)
+		if tip != base {
+			if head, err = r.replay(ctx, branch, base, head, tip); err != nil {
+				return plumbing.ZeroHash, err
+			}
+		}
+		final = head
+		return head, nil
+	})
+	if err != nil {
+		return 1, final, r.wrapRemoteErr("push", err)
+	}
+	if err := r.setTracking(branch, final); err != nil {
+		return 1, final, err
+	}
+	return 1, final, nil
 }
 
 // replay recreates the local commits base..head on top of tip and moves

@@ -94,6 +94,82 @@ func (l *localRemote) open() *filesystem.Storage {
 	return filesystem.NewStorage(osfs.New(l.path), cache.NewObjectLRU(16<<20))
 }
 
+// Update runs a whole push as one transaction under the remote ref's lock:
+// read the tip, let fn bring the local commits onto it (fetching what is
+// missing), copy the objects, move the ref. Writers queue on the lock
+// instead of racing, so no work is wasted on rejected pushes.
+func (l *localRemote) Update(ctx context.Context, branch string, fn func(tip plumbing.Hash) (plumbing.Hash, error)) error {
+	ref := "refs/heads/" + branch
+	refPath := filepath.Join(l.path, filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
+		return err
+	}
+	lock := refPath + ".lock"
+	var f *os.File
+	for wait := time.Millisecond; ; wait = min(wait*2, 20*time.Millisecond) {
+		var err error
+		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		if fi, serr := os.Stat(lock); serr == nil && time.Since(fi.ModTime()) > staleLockAge {
+			_ = os.Remove(lock) // left by a dead process
+			continue
+		}
+		if err := sleepCtx(ctx, fullJitter(wait)); err != nil {
+			return fmt.Errorf("waiting for %s: %w", lock, err)
+		}
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			f.Close()
+			os.Remove(lock)
+		}
+	}()
+	tip, err := readRef(l.path, ref)
+	if err != nil {
+		return err
+	}
+	rs := l.open()
+	defer rs.Close()
+	if !tip.IsZero() {
+		if err := copyObjects(ctx, rs, l.local, tip, 0); err != nil {
+			return fmt.Errorf("fetch %s: %w", branch, err)
+		}
+	}
+	head, err := fn(tip)
+	if err != nil {
+		return err
+	}
+	if head == tip {
+		return nil
+	}
+	if err := copyObjects(ctx, l.local, rs, head, 0); err != nil {
+		return fmt.Errorf("push %s: %w", branch, err)
+	}
+	if _, err := f.WriteString(head.String() + "\n"); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(lock, refPath); err != nil {
+		return err
+	}
+	committed = true
+	if tip.IsZero() {
+		pointHEADAt(l.path, branch)
+	}
+	return nil
+}
+
 func (l *localRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
 	rs := l.open()
 	defer rs.Close()
@@ -431,7 +507,8 @@ func classifyNetErr(err error) error {
 		strings.Contains(msg, "stale info"):
 		return fmt.Errorf("%w: %v", ErrRejected, err)
 	case strings.Contains(msg, "authentication required"), strings.Contains(msg, "authorization failed"),
-		strings.Contains(msg, "401"), strings.Contains(msg, "403 Forbidden"):
+		strings.Contains(msg, "status code: 401"), strings.Contains(msg, "status code: 403"),
+		strings.Contains(msg, "401 Unauthorized"), strings.Contains(msg, "403 Forbidden"):
 		return fmt.Errorf("%w: %v", ErrAuth, err)
 	}
 	return err

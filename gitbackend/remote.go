@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -261,15 +262,20 @@ func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash
 			queue = append(queue, item{p, it.d + 1})
 		}
 	}
-	copied := map[plumbing.Hash]bool{}
+	// Collect the missing objects children first, then write them: as
+	// loose objects when few, as one packfile when many (a clone), which
+	// on slow disks is the difference between one file and thousands.
+	var order []plumbing.Hash
+	collected := map[plumbing.Hash]bool{}
 	for i := len(commits) - 1; i >= 0; i-- {
 		c := commits[i]
-		if err := copyTree(ctx, src, dst, c.TreeHash, copied); err != nil {
+		if err := collectTree(ctx, src, dst, c.TreeHash, collected, &order); err != nil {
 			return err
 		}
-		if err := copyObject(src, dst, c.Hash); err != nil {
-			return err
-		}
+		order = append(order, c.Hash)
+	}
+	if err := writeObjects(src, dst, order); err != nil {
+		return err
 	}
 	if len(shallow) > 0 {
 		old, _ := dst.Shallow()
@@ -280,8 +286,8 @@ func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash
 	return nil
 }
 
-func copyTree(ctx context.Context, src, dst storer.EncodedObjectStorer, h plumbing.Hash, copied map[plumbing.Hash]bool) error {
-	if copied[h] || dst.HasEncodedObject(h) == nil {
+func collectTree(ctx context.Context, src, dst storer.EncodedObjectStorer, h plumbing.Hash, seen map[plumbing.Hash]bool, order *[]plumbing.Hash) error {
+	if seen[h] || dst.HasEncodedObject(h) == nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -292,27 +298,50 @@ func copyTree(ctx context.Context, src, dst storer.EncodedObjectStorer, h plumbi
 		return fmt.Errorf("read tree %s: %w", h, err)
 	}
 	for _, e := range t.Entries {
-		if e.Mode.IsFile() || e.Mode == 0o120000 {
-			if copied[e.Hash] || dst.HasEncodedObject(e.Hash) == nil {
-				continue
-			}
-			if err := copyObject(src, dst, e.Hash); err != nil {
+		switch {
+		case e.Mode == 0o040000:
+			if err := collectTree(ctx, src, dst, e.Hash, seen, order); err != nil {
 				return err
 			}
-			copied[e.Hash] = true
-			continue
-		}
-		if e.Mode == 0o040000 {
-			if err := copyTree(ctx, src, dst, e.Hash, copied); err != nil {
-				return err
+		case e.Mode.IsFile() || e.Mode == 0o120000:
+			if !seen[e.Hash] && dst.HasEncodedObject(e.Hash) != nil {
+				seen[e.Hash] = true
+				*order = append(*order, e.Hash)
 			}
 		}
 		// gitlinks (submodules) point into other repositories: skip.
 	}
-	if err := copyObject(src, dst, h); err != nil {
-		return err
+	seen[h] = true
+	*order = append(*order, h)
+	return nil
+}
+
+// packThreshold is the object count above which objects are written as a
+// packfile instead of loose objects.
+const packThreshold = 64
+
+func writeObjects(src, dst storer.EncodedObjectStorer, hashes []plumbing.Hash) error {
+	if len(hashes) > packThreshold {
+		if pw, ok := dst.(storer.PackfileWriter); ok {
+			w, err := pw.PackfileWriter()
+			if err != nil {
+				return fmt.Errorf("write pack: %w", err)
+			}
+			if _, err := packfile.NewEncoder(w, src, false).Encode(hashes, 0); err != nil {
+				w.Close()
+				return fmt.Errorf("write pack: %w", err)
+			}
+			if err := w.Close(); err != nil {
+				return fmt.Errorf("write pack: %w", err)
+			}
+			return nil
+		}
 	}
-	copied[h] = true
+	for _, h := range hashes {
+		if err := copyObject(src, dst, h); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -303,10 +303,10 @@ func (f *FS) WriteFile(p string, data []byte, perm fs.FileMode) error {
 		return f.pathErr("write", p, err)
 	}
 	name := tmp.Name()
+	// No fsync: the root is a cache of the remote; what must survive is
+	// on the remote once the push is acknowledged (git does not fsync
+	// loose files by default either).
 	_, werr := tmp.Write(data)
-	if werr == nil && !f.mem {
-		werr = tmp.Sync()
-	}
 	cerr := tmp.Close()
 	if werr == nil {
 		werr = cerr

@@ -1,0 +1,283 @@
+// Package githubtest is a stand-in for the GitHub REST endpoints the PR flow
+// uses (list, create and edit pull requests, comment on an issue), for tests
+// only: GitHub cannot be reached from here. It checks every request as
+// GitHub would — the token, the JSON fields, that the head branch exists in
+// a real git remote, duplicates — and answers with GitHub-shaped JSON and
+// GitHub's error bodies. Rate limits and auth failures can be scripted.
+package githubtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// PR is a stored pull request.
+type PR struct {
+	Number int
+	Title  string
+	Head   string
+	Base   string
+	Body   string
+	State  string
+}
+
+// Server is the fake GitHub API.
+type Server struct {
+	*httptest.Server
+	Owner, Repo string
+	Token       string
+	// RemoteDir is the bare repository the head branches must exist in.
+	RemoteDir string
+	// Prefix is "" for github.com and "/api/v3" for Enterprise.
+	Prefix string
+
+	mu       sync.Mutex
+	prs      []*PR
+	comments map[int][]string
+	failures []failure
+	Requests []string
+}
+
+type failure struct {
+	status     int
+	retryAfter int
+	secondary  bool
+}
+
+// New starts a server for owner/repo accepting token.
+func New(t testing.TB, owner, repo, token, remoteDir string, enterprise bool) *Server {
+	s := &Server{Owner: owner, Repo: repo, Token: token, RemoteDir: remoteDir, comments: map[int][]string{}}
+	if enterprise {
+		s.Prefix = "/api/v3"
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// BaseURL is what a client should use as its API base.
+func (s *Server) BaseURL() string { return s.Server.URL + s.Prefix + "/" }
+
+// FailNext makes the next request fail: 403 secondary rate limit
+// (secondary=true) or the given status, with a Retry-After in seconds.
+func (s *Server) FailNext(status, retryAfter int, secondary bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, failure{status, retryAfter, secondary})
+}
+
+// PRs returns the stored pull requests.
+func (s *Server) PRs() []PR {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PR, len(s.prs))
+	for i, p := range s.prs {
+		out[i] = *p
+	}
+	return out
+}
+
+// Comments returns the comments of a PR.
+func (s *Server) Comments(n int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string{}, s.comments[n]...)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func ghError(w http.ResponseWriter, status int, msg string, errs ...map[string]string) {
+	body := map[string]any{"message": msg, "documentation_url": "https://docs.github.com/rest"}
+	if len(errs) > 0 {
+		body["errors"] = errs
+	}
+	writeJSON(w, status, body)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.Requests = append(s.Requests, r.Method+" "+r.URL.Path)
+	var fail *failure
+	if len(s.failures) > 0 {
+		f := s.failures[0]
+		s.failures = s.failures[1:]
+		fail = &f
+	}
+	s.mu.Unlock()
+	auth := r.Header.Get("Authorization")
+	if auth != "Bearer "+s.Token && auth != "token "+s.Token {
+		ghError(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	if r.Header.Get("User-Agent") == "" || r.Header.Get("Accept") == "" {
+		ghError(w, http.StatusForbidden, "Request forbidden by administrative rules. Please make sure your request has a User-Agent header")
+		return
+	}
+	if fail != nil {
+		w.Header().Set("Retry-After", strconv.Itoa(fail.retryAfter))
+		if fail.secondary {
+			writeJSON(w, http.StatusForbidden, map[string]string{"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+				"documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#secondary-rate-limits"})
+			return
+		}
+		ghError(w, fail.status, http.StatusText(fail.status))
+		return
+	}
+	prefix := s.Prefix + "/repos/" + s.Owner + "/" + s.Repo + "/"
+	if !strings.HasPrefix(r.URL.Path, prefix) {
+		ghError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	rest := strings.Split(strings.TrimPrefix(r.URL.Path, prefix), "/")
+	switch {
+	case len(rest) == 1 && rest[0] == "pulls" && r.Method == http.MethodGet:
+		s.listPulls(w, r)
+	case len(rest) == 1 && rest[0] == "pulls" && r.Method == http.MethodPost:
+		s.createPull(w, r)
+	case len(rest) == 2 && rest[0] == "pulls" && r.Method == http.MethodPatch:
+		s.editPull(w, r, rest[1])
+	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "comments" && r.Method == http.MethodPost:
+		s.comment(w, r, rest[1])
+	default:
+		ghError(w, http.StatusNotFound, "Not Found")
+	}
+}
+
+func (s *Server) prJSON(p *PR) map[string]any {
+	return map[string]any{
+		"number": p.Number, "state": p.State, "title": p.Title, "body": p.Body,
+		"html_url": fmt.Sprintf("https://github.example/%s/%s/pull/%d", s.Owner, s.Repo, p.Number),
+		"url":      fmt.Sprintf("%s%s/repos/%s/%s/pulls/%d", s.Server.URL, s.Prefix, s.Owner, s.Repo, p.Number),
+		"head":     map[string]any{"ref": p.Head, "label": s.Owner + ":" + p.Head, "sha": s.branchSHA(p.Head)},
+		"base":     map[string]any{"ref": p.Base, "label": s.Owner + ":" + p.Base},
+		"user":     map[string]any{"login": "tgp-bot"},
+	}
+}
+
+// branchSHA reads refs/heads/<b> from the real remote (loose or packed).
+func (s *Server) branchSHA(branch string) string {
+	if b, err := os.ReadFile(filepath.Join(s.RemoteDir, "refs", "heads", filepath.FromSlash(branch))); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile(filepath.Join(s.RemoteDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if h, name, ok := strings.Cut(line, " "); ok && name == "refs/heads/"+branch {
+				return h
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
+	head := r.URL.Query().Get("head")
+	state := r.URL.Query().Get("state")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []map[string]any{}
+	for _, p := range s.prs {
+		if head != "" && head != s.Owner+":"+p.Head {
+			continue
+		}
+		if state != "" && state != "all" && state != p.State {
+			continue
+		}
+		out = append(out, s.prJSON(p))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		ghError(w, http.StatusBadRequest, "Problems parsing JSON")
+		return
+	}
+	for _, f := range []string{"title", "head", "base"} {
+		if v, ok := body[f].(string); !ok || v == "" {
+			ghError(w, http.StatusUnprocessableEntity, "Validation Failed", map[string]string{"resource": "PullRequest", "code": "missing_field", "field": f})
+			return
+		}
+	}
+	head, base := body["head"].(string), body["base"].(string)
+	head = strings.TrimPrefix(head, s.Owner+":")
+	if s.branchSHA(head) == "" {
+		ghError(w, http.StatusUnprocessableEntity, "Validation Failed", map[string]string{"resource": "PullRequest", "code": "invalid", "field": "head"})
+		return
+	}
+	if s.branchSHA(base) == "" {
+		ghError(w, http.StatusUnprocessableEntity, "Validation Failed", map[string]string{"resource": "PullRequest", "code": "invalid", "field": "base"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.prs {
+		if p.Head == head && p.State == "open" {
+			ghError(w, http.StatusUnprocessableEntity, "Validation Failed", map[string]string{"resource": "PullRequest", "code": "custom",
+				"message": fmt.Sprintf("A pull request already exists for %s:%s.", s.Owner, head)})
+			return
+		}
+	}
+	bodyText, _ := body["body"].(string)
+	p := &PR{Number: len(s.prs) + 1, Title: body["title"].(string), Head: head, Base: base, Body: bodyText, State: "open"}
+	s.prs = append(s.prs, p)
+	writeJSON(w, http.StatusCreated, s.prJSON(p))
+}
+
+func (s *Server) editPull(w http.ResponseWriter, r *http.Request, num string) {
+	n, _ := strconv.Atoi(num)
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		ghError(w, http.StatusBadRequest, "Problems parsing JSON")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.prs {
+		if p.Number == n {
+			if t, ok := body["title"].(string); ok {
+				p.Title = t
+			}
+			if b, ok := body["body"].(string); ok {
+				p.Body = b
+			}
+			writeJSON(w, http.StatusOK, s.prJSON(p))
+			return
+		}
+	}
+	ghError(w, http.StatusNotFound, "Not Found")
+}
+
+func (s *Server) comment(w http.ResponseWriter, r *http.Request, num string) {
+	n, _ := strconv.Atoi(num)
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		ghError(w, http.StatusBadRequest, "Problems parsing JSON")
+		return
+	}
+	text, ok := body["body"].(string)
+	if !ok || text == "" {
+		ghError(w, http.StatusUnprocessableEntity, "Validation Failed", map[string]string{"resource": "IssueComment", "code": "missing_field", "field": "body"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 1 || n > len(s.prs) {
+		ghError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	s.comments[n] = append(s.comments[n], text)
+	writeJSON(w, http.StatusCreated, map[string]any{"id": len(s.comments[n]), "body": text})
+}

@@ -61,7 +61,9 @@ func (n None) OpenOrUpdatePR(context.Context, PRRequest) (*PR, error) {
 }
 
 // FindPR implements Forge.
-func (n None) FindPR(context.Context, string) (*PR, error) { return nil, &NoForgeError{Reason: n.Reason} }
+func (n None) FindPR(context.Context, string) (*PR, error) {
+	return nil, &NoForgeError{Reason: n.Reason}
+}
 
 // Comment implements Forge.
 func (n None) Comment(context.Context, int, string) error { return &NoForgeError{Reason: n.Reason} }

@@ -587,3 +587,82 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// PersistBranch commits the change on branch (created from HEAD's commit
+// when it does not exist yet) without moving HEAD, the index or the
+// worktree, and pushes that branch. It is the pull-request strategy: the
+// base branch is never pushed. A rejected push is an error (the branch is
+// this session's own), never a silent local-only commit.
+func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*PersistResult, error) {
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.unlock()
+	parent := plumbing.ZeroHash
+	if ref, err := r.store.Reference(plumbing.NewBranchReferenceName(branch)); err == nil {
+		parent = ref.Hash()
+	} else if parent, err = r.head(); err != nil {
+		return nil, err
+	}
+	var changes []fileChange
+	for _, p := range ch.Paths {
+		c, err := stagePath(r.store, r.wt, p)
+		if err != nil {
+			return nil, fmt.Errorf("stage %s: %w", p, err)
+		}
+		changes = append(changes, c)
+	}
+	baseTree, err := r.treeOf(parent)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := writeTree(r.store, baseTree, changes)
+	if err != nil {
+		return nil, err
+	}
+	res := &PersistResult{Branch: branch, Commit: parent.String()}
+	head := parent
+	if tree != baseTree || parent.IsZero() {
+		if tree.IsZero() {
+			if tree, err = storeEmptyTree(r.store); err != nil {
+				return nil, err
+			}
+		}
+		var parents []plumbing.Hash
+		if !parent.IsZero() {
+			parents = []plumbing.Hash{parent}
+		}
+		if head, err = r.writeCommit(tree, parents, ch.Message, nil); err != nil {
+			return nil, err
+		}
+		if err := r.setBranch(branch, head); err != nil {
+			return nil, err
+		}
+	} else {
+		res.NoChange = true
+	}
+	res.Commit = head.String()
+	if r.remote == nil {
+		res.Local = true
+		return res, nil
+	}
+	old := r.trackingTip(branch)
+	if old == head {
+		return res, nil
+	}
+	for attempt := 1; ; attempt++ {
+		err := r.remote.Push(ctx, branch, old, head)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, ErrAuth) || errors.Is(err, ErrRejected) || attempt >= r.cfg.Retry.MaxAttempts {
+			return nil, r.wrapRemoteErr("push "+branch, err)
+		}
+		if err := r.sleep(ctx, r.jitter(backoff(r.cfg.Retry.BaseDelay, attempt))); err != nil {
+			return nil, err
+		}
+		res.Attempts = attempt
+	}
+	res.Attempts++
+	return res, r.setTracking(branch, head)
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 
+	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
@@ -40,6 +41,9 @@ type Kernel struct {
 
 	runner *sandbox.Runner
 	sql    tools.SQLProvider
+
+	prMu sync.Mutex
+	pr   prState
 }
 
 // gitRepository is go-git's repository type, named for the hook signatures.
@@ -58,6 +62,7 @@ type options struct {
 	baseDir        string
 	db             *sql.DB
 	dbDialect      string
+	forge          forge.Forge
 }
 
 // Option configures New.
@@ -121,7 +126,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{cfg: cfg, opts: o}
+	k := &Kernel{cfg: cfg, opts: o, pr: prState{branches: map[string]string{}, tools: map[string]bool{}, prs: map[string]*forge.PR{}}}
 	if o.memory {
 		k.fs = vfs.NewMemory()
 	} else {

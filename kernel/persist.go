@@ -117,6 +117,9 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 	if k.repo == nil {
 		return &tools.Persisted{Persisted: false, Note: "no git repository or remote configured: the change is saved in the root only"}, nil
 	}
+	if k.cfg.Git.WriteStrategy == "pr" && len(paths) > 0 {
+		return k.persistPR(ctx, ch, paths)
+	}
 	res, err := k.repo.Persist(ctx, gitbackend.Change{Paths: paths, Message: ch.Message})
 	if err != nil {
 		var ce *gitbackend.ConflictError

@@ -1,0 +1,142 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tgp-go/tgp/forge/githubtest"
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/tools"
+)
+
+type prEnv struct {
+	remoteDir string
+	http      *gittest.HTTPServer
+	gh        *githubtest.Server
+}
+
+func newPREnv(t *testing.T) *prEnv {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "toolbox.git")
+	seed := gittest.SeedRemote(t, map[string]string{"README.md": "toolbox\n"})
+	gittest.Git(t, "", "clone", "-q", "--bare", seed, dir)
+	gittest.Git(t, dir, "config", "http.receivepack", "true")
+	e := &prEnv{remoteDir: dir, http: gittest.NewHTTPServer(t, root, "gh-token")}
+	e.gh = githubtest.New(t, "acme", "toolbox", "gh-token", dir, false)
+	return e
+}
+
+func (e *prEnv) kernel(t *testing.T, provider string, memory bool) *Kernel {
+	t.Helper()
+	opts := []Option{
+		WithEnviron([]string{"GH_TOKEN=gh-token"}),
+		WithSetting("git.remote", e.http.URL("toolbox.git")),
+		WithSetting("git.write_strategy", "pr"), WithSetting("git.provider", provider),
+		WithSetting("git.repo", "acme/toolbox"), WithSetting("git.api_url", e.gh.BaseURL()),
+		WithSetting("git.token_env", "GH_TOKEN"), WithSetting("git.retry.max_attempts", 3),
+		WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com"),
+	}
+	if memory {
+		opts = append(opts, WithMemoryFS())
+	} else {
+		opts = append(opts, WithRoot(t.TempDir()))
+	}
+	k, err := New(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+	return k
+}
+
+func writeTool(t *testing.T, k *Kernel, p, content string) *tools.Persisted {
+	t.Helper()
+	raw, _ := json.Marshal(map[string]string{"path": p, "content": content})
+	res, err := k.Call(context.Background(), "write_file", raw)
+	if err != nil {
+		t.Fatalf("write %s: %v", p, err)
+	}
+	return res.Value.(tools.WriteResult).Persisted
+}
+
+func TestPRModeOneBranchOnePRPerSession(t *testing.T) {
+	e := newPREnv(t)
+	mainBefore := gittest.Git(t, e.remoteDir, "rev-parse", "main")
+	k := e.kernel(t, "github", false)
+	p1 := writeTool(t, k, "tools/math/add.ts", "/** Adds two numbers. */\nexport default (a: { x: number; y: number }) => a.x + a.y;\n")
+	p2 := writeTool(t, k, "tools/math/sub.ts", "/** Subtracts. */\nexport default (a: { x: number; y: number }) => a.x - a.y;\n")
+	if !p1.Persisted || p1.Branch == "" || p1.PRURL == "" || p2.Branch != p1.Branch || p2.PRURL != p1.PRURL {
+		t.Fatalf("results %+v %+v", p1, p2)
+	}
+	if !strings.HasPrefix(p1.Branch, "tgp/math-add-") {
+		t.Fatalf("branch name %q", p1.Branch)
+	}
+	ls := gittest.Git(t, e.remoteDir, "ls-remote", ".", "refs/heads/"+p1.Branch)
+	if !strings.HasPrefix(ls, p2.Commit) {
+		t.Fatalf("branch not on the remote at %s: %q", p2.Commit, ls)
+	}
+	if log := gittest.Git(t, e.remoteDir, "log", "--format=%s", p1.Branch); !strings.HasPrefix(log, "forge: tools/math/sub.ts\nforge: tools/math/add.ts\nseed") {
+		t.Fatalf("branch history:\n%s", log)
+	}
+	if after := gittest.Git(t, e.remoteDir, "rev-parse", "main"); after != mainBefore {
+		t.Fatal("PR mode pushed to main")
+	}
+	prs := e.gh.PRs()
+	if len(prs) != 1 || prs[0].Head != p1.Branch || prs[0].Base != "main" {
+		t.Fatalf("PRs %+v", prs)
+	}
+	for _, want := range []string{"`tools/math/add.ts` — Adds two numbers.", "`tools/math/sub.ts` — Subtracts.", "check_tool passed"} {
+		if !strings.Contains(prs[0].Body, want) {
+			t.Fatalf("PR body lacks %q:\n%s", want, prs[0].Body)
+		}
+	}
+	pr, branch, err := k.SessionPR(context.Background())
+	if err != nil || pr == nil || branch != p1.Branch || pr.Number != 1 {
+		t.Fatalf("session PR %+v %s %v", pr, branch, err)
+	}
+}
+
+func TestPRModeTwoKernelsTwoBranches(t *testing.T) {
+	e := newPREnv(t)
+	mainBefore := gittest.Git(t, e.remoteDir, "rev-parse", "main")
+	a, b := e.kernel(t, "github", true), e.kernel(t, "github", false)
+	var wg sync.WaitGroup
+	var pa, pb *tools.Persisted
+	wg.Add(2)
+	go func() { defer wg.Done(); pa = writeTool(t, a, "tools/a.ts", "/** A. */\nexport default () => 1;\n") }()
+	go func() { defer wg.Done(); pb = writeTool(t, b, "tools/b.ts", "/** B. */\nexport default () => 2;\n") }()
+	wg.Wait()
+	if pa.Branch == pb.Branch || pa.PRURL == pb.PRURL || len(e.gh.PRs()) != 2 {
+		t.Fatalf("%+v %+v %+v", pa, pb, e.gh.PRs())
+	}
+	if after := gittest.Git(t, e.remoteDir, "rev-parse", "main"); after != mainBefore {
+		t.Fatal("PR mode pushed to main")
+	}
+}
+
+func TestPRModeLocalProviderAndPushFailure(t *testing.T) {
+	e := newPREnv(t)
+	k := e.kernel(t, "local", false)
+	p := writeTool(t, k, "tools/x.ts", "/** X. */\nexport default () => 1;\n")
+	if !p.Persisted || p.PRURL != "" || !strings.Contains(p.Note, "no PR opened") || !strings.Contains(p.Note, "pushed") {
+		t.Fatalf("%+v", p)
+	}
+	if len(e.gh.PRs()) != 0 {
+		t.Fatal("a PR was opened for provider local")
+	}
+	// A push that keeps failing is an error, never a silent local success.
+	e.http.FailReceivePacks.Store(100)
+	raw, _ := json.Marshal(map[string]string{"path": "tools/y.ts", "content": "/** Y. */\nexport default () => 2;\n"})
+	_, err := k.Call(context.Background(), "write_file", raw)
+	if tools.KindOf(err) != tools.KindExecutionFailed || !strings.Contains(err.Error(), "push pull-request branch") {
+		t.Fatalf("want a push error, got %v", err)
+	}
+}

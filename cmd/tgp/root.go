@@ -41,7 +41,8 @@ func newRootCmd(a *app) *cobra.Command {
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
-	cmd.AddCommand(newCallCmd(a), newToolsCmd(a), newVersionCmd(a), newAgentCmd(a), newServeCmd(a), newSchemaCmd(a), newInitCmd(a))
+	cmd.AddCommand(newCallCmd(a), newToolsCmd(a), newVersionCmd(a), newAgentCmd(a), newServeCmd(a), newSchemaCmd(a), newInitCmd(a),
+		newBootCmd(a), newStatusCmd(a), newCheckCmd(a), newExecCmd(a), newPRCmd(a))
 	return cmd
 }
 
@@ -136,41 +137,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-func newToolsCmd(a *app) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:     "tools",
-		Short:   "List every tool with its description, schema and annotations",
-		Example: "  tgp tools\n  tgp tools --json | jq '.[].name'",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			k, err := a.openKernel(cmd.Context(), false)
-			if err != nil {
-				return err
-			}
-			defer k.Shutdown(cmd.Context())
-			list := k.Tools()
-			if asJSON {
-				defs := make([]tools.Definition, len(list))
-				for i, t := range list {
-					defs[i] = t.Definition()
-				}
-				return writeJSON(a.stdout, defs)
-			}
-			for _, t := range list {
-				mode := "write"
-				if t.Annotations.ReadOnly {
-					mode = "read"
-				}
-				fmt.Fprintf(a.stdout, "%-14s %-5s %-6s %s\n", t.Name, mode, t.Annotations.Risk, firstLine(t.Description))
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print definitions as JSON")
-	return cmd
 }
 
 func firstLine(s string) string {

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/tgp-go/tgp/kernel"
+	"github.com/tgp-go/tgp/registry"
+	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/sandbox/analysis"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// progress prints clone/fetch progress: rewritten in place on a terminal,
+// one plain line each otherwise.
+func (a *app) progress() kernel.Option {
+	tty := false
+	if f, ok := a.stderr.(*os.File); ok {
+		tty = isatty.IsTerminal(f.Fd())
+	}
+	return kernel.WithProgress(func(line string) {
+		if tty {
+			fmt.Fprintf(a.stderr, "\r\033[K%s", line)
+			if !strings.Contains(line, "%") {
+				fmt.Fprintln(a.stderr)
+			}
+			return
+		}
+		fmt.Fprintln(a.stderr, line)
+	})
+}
+
+func newBootCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "boot",
+		Short:   "Hydrate the root from the remote (clone or fetch) and show the status",
+		Example: "  tgp boot\n  tgp boot --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.showStatus(cmd.Context(), true, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func newStatusCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "status",
+		Short:   "Show remote, branch, head, tool count and pending pushes (boots first)",
+		Example: "  tgp status\n  tgp status --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.showStatus(cmd.Context(), true, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
+	k, err := kernel.New(ctx, append(a.kernelOptions(), a.progress())...)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%w\nhint: `tgp init` writes a commented tgp.config.yaml", err)}
+	}
+	defer k.Shutdown(ctx)
+	if boot {
+		if err := k.Boot(ctx); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("%w\nhint: check git.remote and the token variable named by git.token_env", err)}
+		}
+	}
+	st, err := k.Status(ctx)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if asJSON {
+		return writeJSON(a.stdout, st)
+	}
+	remote := st.Remote
+	if remote == "" {
+		remote = "(none: the root is used as it is)"
+	}
+	head := st.Head
+	if len(head) > 12 {
+		head = head[:12]
+	}
+	fmt.Fprintf(a.stdout, "root:     %s\nremote:   %s\nbranch:   %s\nhead:     %s\ntools:    %d\npending:  %d unpushed commit(s)\nstrategy: %s\n",
+		st.Root, remote, orDash(st.Branch), orDash(head), st.Tools, st.Pending, st.Strategy)
+	if st.Hydration != "" {
+		fmt.Fprintf(a.stdout, "boot:     %s\n", st.Hydration)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newToolsCmd(a *app) *cobra.Command {
+	var asJSON bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "tools [list|find QUERY]",
+		Short: "List the kernel's tools, or the agent tools in the registry, or find one",
+		Long: "`tgp tools` lists every kernel tool with its description, JSON Schema and annotations.\n" +
+			"`tgp tools list` lists the agent tools of the registry (meta.json); `tgp tools find QUERY` ranks them.",
+		Example: "  tgp tools --json\n  tgp tools list\n  tgp tools find \"add numbers\"",
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return a.listKernelTools(cmd.Context(), asJSON)
+			}
+			switch args[0] {
+			case "list":
+				return a.listRegistry(cmd.Context(), "", asJSON, limit)
+			case "find":
+				if len(args) < 2 {
+					return usageError("tgp tools find needs a QUERY")
+				}
+				return a.listRegistry(cmd.Context(), strings.Join(args[1:], " "), asJSON, limit)
+			}
+			return usageError("unknown tools subcommand %q: use list or find", args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().IntVar(&limit, "limit", 10, "maximum results for find")
+	return cmd
+}
+
+func (a *app) listKernelTools(ctx context.Context, asJSON bool) error {
+	k, err := a.openKernel(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer k.Shutdown(ctx)
+	list := k.Tools()
+	if asJSON {
+		defs := make([]tools.Definition, len(list))
+		for i, t := range list {
+			defs[i] = t.Definition()
+		}
+		return writeJSON(a.stdout, defs)
+	}
+	for _, t := range list {
+		mode := "write"
+		if t.Annotations.ReadOnly {
+			mode = "read"
+		}
+		fmt.Fprintf(a.stdout, "%-14s %-5s %-6s %s\n", t.Name, mode, t.Annotations.Risk, firstLine(t.Description))
+	}
+	return nil
+}
+
+func (a *app) listRegistry(ctx context.Context, query string, asJSON bool, limit int) error {
+	k, err := a.openKernel(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer k.Shutdown(ctx)
+	type row struct {
+		Path        string  `json:"path"`
+		Name        string  `json:"name"`
+		Description string  `json:"description"`
+		Score       float64 `json:"score,omitempty"`
+	}
+	var rows []row
+	if query == "" {
+		for _, e := range k.Registry().Entries() {
+			rows = append(rows, row{Path: e.Path, Name: e.Name, Description: e.Description})
+		}
+	} else {
+		for _, m := range k.Registry().Find(query, limit) {
+			rows = append(rows, row{Path: m.Path, Name: m.Entry.Name, Description: m.Entry.Description, Score: m.Score})
+		}
+	}
+	if asJSON {
+		if rows == nil {
+			rows = []row{}
+		}
+		return writeJSON(a.stdout, rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(a.stdout, "no tools")
+		return nil
+	}
+	for _, r := range rows {
+		fmt.Fprintf(a.stdout, "%-40s %s\n", r.Path, r.Description)
+	}
+	return nil
+}
+
+func newCheckCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [PATH...]",
+		Short: "Run check_tool on tools (all tools under tools/ by default); exit 1 if any is invalid",
+		Example: "  tgp check\n  tgp check tools/math/add.ts --json",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			k, err := a.openKernel(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer k.Shutdown(ctx)
+			paths := args
+			if len(paths) == 0 {
+				if paths, err = registry.ToolPaths(k.FS()); err != nil {
+					return &exitError{code: 1, err: err}
+				}
+			}
+			results := map[string]analysis.Report{}
+			invalid := 0
+			for _, p := range paths {
+				raw, _ := json.Marshal(map[string]string{"path": p})
+				res, err := k.Call(ctx, "check_tool", raw)
+				if err != nil {
+					return &exitError{code: 1, err: fmt.Errorf("%s: %w", p, err)}
+				}
+				rep := res.Value.(analysis.Report)
+				results[p] = rep
+				if !rep.Valid {
+					invalid++
+				}
+				if !asJSON {
+					printReport(a.stdout, p, rep)
+				}
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, results); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(a.stdout, "%d tool(s) checked, %d invalid\n", len(paths), invalid)
+			}
+			if invalid > 0 {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reports as JSON")
+	return cmd
+}
+
+func printReport(w io.Writer, p string, rep analysis.Report) {
+	status := "ok"
+	if !rep.Valid {
+		status = "INVALID"
+	}
+	fmt.Fprintf(w, "%s: %s\n", p, status)
+	for _, f := range append(append([]analysis.Finding{}, rep.Errors...), rep.Warnings...) {
+		fmt.Fprintf(w, "  %s:%d:%d %s [%s] %s\n", f.Path, f.Line, f.Column, f.Severity, f.Rule, f.Message)
+	}
+}
+
+func newExecCmd(a *app) *cobra.Command {
+	var argsJSON string
+	cmd := &cobra.Command{
+		Use:     "exec PATH",
+		Short:   "Run an agent tool in the sandbox (exec_tool); exit 1 if it fails",
+		Example: "  tgp exec tools/math/add.ts --args '{\"x\":1,\"y\":2}'",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var toolArgs any
+			if argsJSON != "" {
+				if err := json.Unmarshal([]byte(argsJSON), &toolArgs); err != nil {
+					return usageError("--args is not JSON: %v", err)
+				}
+			}
+			k, err := a.openKernel(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer k.Shutdown(ctx)
+			raw, _ := json.Marshal(map[string]any{"path": args[0], "args": toolArgs})
+			res, err := k.Call(ctx, "exec_tool", raw)
+			if err != nil {
+				_ = writeCallError(a.stdout, "exec_tool", tools.Classify(err, nil))
+				return &exitError{code: 1}
+			}
+			out := res.Value.(*sandbox.Outcome)
+			if err := writeJSON(a.stdout, out); err != nil {
+				return err
+			}
+			if !out.Success {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&argsJSON, "args", "", "tool arguments as JSON")
+	return cmd
+}
+
+func newPRCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:     "pr",
+		Short:   "Show the open pull request of this root's PR-mode session",
+		Example: "  tgp pr",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			k, err := a.openKernel(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer k.Shutdown(ctx)
+			pr, branch, err := k.SessionPR(ctx)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			if branch == "" {
+				fmt.Fprintln(a.stdout, "no PR-mode session on this root (git.write_strategy: pr)")
+				return nil
+			}
+			if pr == nil {
+				fmt.Fprintf(a.stdout, "branch %s has no open pull request\n", branch)
+				return nil
+			}
+			return writeJSON(a.stdout, pr)
+		},
+	}
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+var tgpBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tgp-bin-")
+	if err != nil {
+		panic(err)
+	}
+	tgpBin = filepath.Join(dir, "tgp")
+	if out, err := exec.Command("go", "build", "-o", tgpBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build tgp: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// kernelEnv configures a kernel on a remote through the environment.
+func kernelEnv(remote string) []string {
+	return []string{"HOME=" + os.TempDir(), "PATH=" + os.Getenv("PATH"),
+		"TGP_GIT_REMOTE=" + remote, "TGP_GIT_AUTHOR_NAME=Agent", "TGP_GIT_AUTHOR_EMAIL=agent@example.com"}
+}
+
+func mcpSession(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func forgeOverMCP(t *testing.T, cs *mcp.ClientSession, remote string) {
+	t.Helper()
+	ctx := context.Background()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range lt.Tools {
+		names[tl.Name] = true
+	}
+	for _, want := range []string{"write_file", "exec_tool", "check_tool", "find_tools", "read_file"} {
+		if !names[want] {
+			t.Fatalf("tool %s not exposed: %v", want, names)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{
+		"path": "tools/greet.ts", "content": "/** Greets someone. */\nexport default (a: { name: string }) => 'hello ' + a.name;\n"}})
+	if err != nil || res.IsError {
+		t.Fatalf("write_file: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec_tool", Arguments: map[string]any{"path": "tools/greet.ts", "args": map[string]any{"name": "mcp"}}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"result":"hello mcp"`) {
+		t.Fatalf("exec_tool: %v %+v", err, res.Content)
+	}
+	if got := gittest.Git(t, remote, "show", "main:tools/greet.ts"); !strings.Contains(got, "Greets someone") {
+		t.Fatalf("commit not on the remote: %q", got)
+	}
+}
+
+func TestServeStdio(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	cmd := exec.Command(tgpBin, "serve", "--root", t.TempDir())
+	cmd.Env = kernelEnv(remote)
+	cs := mcpSession(t, &mcp.CommandTransport{Command: cmd})
+	forgeOverMCP(t, cs, remote)
+	p, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "tgp_system"})
+	if err != nil || !strings.Contains(p.Messages[0].Content.(*mcp.TextContent).Text, "8 Commandments") {
+		t.Fatalf("prompt: %v", err)
+	}
+}
+
+func TestServeHTTPStatelessReadOnly(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, c := range []struct {
+		flags    []string
+		readOnly bool
+	}{{[]string{"--stateless"}, false}, {[]string{"--read-only"}, true}} {
+		cmd := exec.Command(tgpBin, append([]string{"serve", "--http", addr, "--root", t.TempDir()}, c.flags...)...)
+		cmd.Env = kernelEnv(remote)
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() && !strings.Contains(sc.Text(), "serving MCP") {
+		}
+		cs := mcpSession(t, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"})
+		if c.readOnly {
+			lt, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tl := range lt.Tools {
+				if !tl.Annotations.ReadOnlyHint {
+					t.Fatalf("--read-only exposes %s", tl.Name)
+				}
+			}
+		} else {
+			forgeOverMCP(t, cs, remote)
+		}
+		cs.Close()
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatal("tgp serve did not stop on SIGINT")
+		}
+	}
+}
+
+func TestCLICommands(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{
+		"tools/math/add.ts": "/** Adds two numbers. */\nexport default (a: { x: number; y: number }) => a.x + a.y;\n",
+		"tools/bad.ts":      "export default (x: any) => eval(x);\n",
+	})
+	root := t.TempDir()
+	run := func(args ...string) (int, string, string) {
+		cmd := exec.Command(tgpBin, append(args, "--root", root)...)
+		cmd.Env = kernelEnv(remote)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return code, out.String(), errb.String()
+	}
+	code, out, _ := run("boot")
+	if code != 0 || !strings.Contains(out, "tools:    2") || !strings.Contains(out, "boot:     cloned") {
+		t.Fatalf("boot: %d %s", code, out)
+	}
+	code, out, _ = run("status", "--json")
+	var st map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st["branch"] != "main" || st["pending_pushes"] != float64(0) {
+		t.Fatalf("status: %d %s", code, out)
+	}
+	code, out, _ = run("tools", "find", "add numbers", "--json")
+	if code != 0 || !strings.Contains(out, `"path":"tools/math/add.ts"`) {
+		t.Fatalf("find: %d %s", code, out)
+	}
+	code, out, _ = run("check")
+	if code != 1 || !strings.Contains(out, "tools/bad.ts: INVALID") || !strings.Contains(out, "[no-any]") || !strings.Contains(out, "2 tool(s) checked, 1 invalid") {
+		t.Fatalf("check: %d %s", code, out)
+	}
+	code, out, _ = run("check", "tools/math/add.ts")
+	if code != 0 {
+		t.Fatalf("check one: %d %s", code, out)
+	}
+	code, out, _ = run("exec", "tools/math/add.ts", "--args", `{"x":2,"y":3}`)
+	if code != 0 || !strings.Contains(out, `"result":5`) {
+		t.Fatalf("exec: %d %s", code, out)
+	}
+	code, _, errOut := run("exec", "tools/math/add.ts", "--args", "{nope")
+	if code != 2 || !strings.Contains(errOut, "--args is not JSON") {
+		t.Fatalf("bad args: %d %s", code, errOut)
+	}
+	code, out, _ = run("schema", "--format", "anthropic")
+	if code != 0 || !strings.Contains(out, `"input_schema"`) {
+		t.Fatalf("schema: %d", code)
+	}
+	code, out, _ = run("pr")
+	if code != 0 || !strings.Contains(out, "no PR-mode session") {
+		t.Fatalf("pr: %d %s", code, out)
+	}
+	code, _, errOut = run("frobnicate")
+	if code != 2 || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {
+		t.Fatalf("unknown command: %d %q", code, errOut)
+	}
+}
+
+func TestEveryCommandHasHelpWithExample(t *testing.T) {
+	root := newRootCmd(&app{})
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Short == "" || (c.Example == "" && c.Name() != "version") {
+			t.Errorf("command %s lacks a short help or an example", c.Name())
+		}
+	}
+}

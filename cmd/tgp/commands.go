@@ -204,8 +204,8 @@ func (a *app) listRegistry(ctx context.Context, query string, asJSON bool, limit
 func newCheckCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "check [PATH...]",
-		Short: "Run check_tool on tools (all tools under tools/ by default); exit 1 if any is invalid",
+		Use:     "check [PATH...]",
+		Short:   "Run check_tool on tools (all tools under tools/ by default); exit 1 if any is invalid",
 		Example: "  tgp check\n  tgp check tools/math/add.ts --json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

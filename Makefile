@@ -31,8 +31,9 @@ fuzz:
 lint: vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-demo: build
-	@echo "not yet"
+# demo runs two agents against a throw-away remote and database (examples/agentloop).
+demo:
+	$(GO) run ./examples/agentloop
 
 clean:
 	rm -rf bin

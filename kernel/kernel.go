@@ -19,6 +19,7 @@ import (
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/tools"
+	gittools "github.com/tgp-go/tgp/tools/git"
 	"github.com/tgp-go/tgp/vfs"
 )
 
@@ -156,6 +157,15 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	}
 	if err := k.set.Add(k.forgeTools()...); err != nil {
 		return nil, err
+	}
+	if cfg.Tools.Git.Enabled {
+		if err := k.set.Add(gittools.Tools(gittools.Deps{
+			FS: k.fs, Repo: k.Repo, Persister: k,
+			TimeoutMS: cfg.Tools.Git.TimeoutMS, MaxBytes: cfg.Tools.Git.MaxBytes,
+			Environ: k.environ(), AuthorName: cfg.Git.Author.Name, AuthorEmail: cfg.Git.Author.Email,
+		})...); err != nil {
+			return nil, err
+		}
 	}
 	if err := k.set.Add(tools.FindTool(func() tools.Finder {
 		if r := k.Registry(); r != nil {

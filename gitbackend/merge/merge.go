@@ -148,6 +148,14 @@ func splitLines(s []byte) [][]byte {
 	return out
 }
 
+// Lines splits content into lines that keep their terminators.
+func Lines(s []byte) [][]byte { return splitLines(s) }
+
+// Matches returns, for each line of a, the index of the line of b it is
+// matched to by a longest-common-subsequence (Myers) line diff, or -1. The
+// git tools build unified diffs from it.
+func Matches(a, b [][]byte) []int { return matches(a, b) }
+
 // matches returns, for each line of a, the index of the line of b it is
 // matched to by a longest-common-subsequence line diff, or -1.
 func matches(a, b [][]byte) []int {

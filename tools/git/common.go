@@ -1,0 +1,152 @@
+// Package git holds the git tools (git_status, git_log, git_diff, git_show,
+// git_add, git_commit, git_branch, git_restore): git's porcelain rebuilt in
+// process on go-git, so they work in a serverless function with no git
+// binary. Their text follows git 2.39's output for the cases the tests pin
+// against the git CLI; what git prints that is not yet rebuilt is listed in
+// the package's README section of the project notes.
+//
+// Common to every tool (the SRD's FR-GIT-COMMON rules): working_dir is
+// resolved through the jail and must be inside the root's repository;
+// timeout_ms becomes a context deadline; output is cut at max_bytes with
+// "\n\n... [output truncated]"; terminal control sequences and the values of
+// secret-looking environment variables are removed from output; refs and
+// paths are never parsed as options.
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/vfs"
+)
+
+// Deps is what the git tools need from the kernel.
+type Deps struct {
+	FS *vfs.FS
+	// Repo returns the root's repository (nil when the root is not one).
+	Repo func() *gitbackend.Repo
+	// Persister pushes commits made by git_commit (nil: local only).
+	Persister tools.Persister
+	// TimeoutMS and MaxBytes are the defaults from tools.git.
+	TimeoutMS int
+	MaxBytes  int
+	// Environ is searched for secret values to redact from output, and
+	// for GIT_AUTHOR_* when no author is configured.
+	Environ []string
+	// AuthorName and AuthorEmail are git.author from the configuration.
+	AuthorName, AuthorEmail string
+}
+
+// Tools returns the git tools.
+func Tools(d Deps) []*tools.Tool {
+	if d.TimeoutMS <= 0 {
+		d.TimeoutMS = 30000
+	}
+	if d.MaxBytes <= 0 {
+		d.MaxBytes = 200000
+	}
+	return []*tools.Tool{statusTool(d), logTool(d), diffTool(d), showTool(d), addTool(d), commitTool(d), branchTool(d), restoreTool(d)}
+}
+
+// errNotRepo is the SRD's "Not a git repository: <path>".
+func errNotRepo(p string) error {
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: "Not a git repository: " + p}
+}
+
+// run resolves working_dir, applies the timeout and runs fn under the
+// repository lock.
+func (d Deps) run(ctx context.Context, workingDir string, timeoutMS int, fn func(ctx context.Context, r *git.Repository) (string, error)) (string, error) {
+	dir := "."
+	if workingDir != "" {
+		rel, err := d.FS.Resolve(workingDir)
+		if err != nil {
+			return "", err
+		}
+		info, err := d.FS.Stat(rel)
+		if err != nil || !info.IsDir() {
+			return "", errNotRepo(workingDir)
+		}
+		dir = rel
+	}
+	var repo *gitbackend.Repo
+	if d.Repo != nil {
+		repo = d.Repo()
+	}
+	if repo == nil {
+		return "", errNotRepo(dir)
+	}
+	if timeoutMS <= 0 {
+		timeoutMS = d.TimeoutMS
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutMS)*time.Millisecond)
+	defer cancel()
+	var out string
+	err := repo.Do(ctx, func(r *git.Repository) error {
+		var err error
+		out, err = fn(ctx, r)
+		return err
+	})
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
+		return "", &tools.Error{Kind: tools.KindTimeout, Message: fmt.Sprintf("git command timed out after %dms", timeoutMS)}
+	}
+	if err != nil {
+		return "", err
+	}
+	return d.clean(out), nil
+}
+
+var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]`)
+
+var secretNameRe = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|DSN)`)
+
+// clean strips terminal control sequences and redacts secret values.
+func (d Deps) clean(s string) string {
+	s = ansiRe.ReplaceAllString(s, "")
+	env := d.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, kv := range env {
+		name, val, ok := strings.Cut(kv, "=")
+		if ok && len(val) >= 6 && secretNameRe.MatchString(name) && strings.Contains(s, val) {
+			s = strings.ReplaceAll(s, val, "[REDACTED]")
+		}
+	}
+	return s
+}
+
+// result truncates text at maxBytes with the SRD's marker.
+func result(s string, maxBytes int) tools.Result {
+	cut, truncated := tools.Truncate(s, maxBytes)
+	return tools.Result{Value: cut, Truncated: truncated}
+}
+
+// checkArg refuses a ref or name that git would take as an option or that
+// climbs directories.
+func checkArg(field, v string) error {
+	if strings.HasPrefix(v, "-") {
+		return tools.BadArg(field, "%s must not start with '-'", field)
+	}
+	if strings.Contains(v, "..") && !strings.Contains(field, "ref") {
+		return tools.BadArg(field, "%s must not contain '..'", field)
+	}
+	if strings.ContainsAny(v, "\x00\n") {
+		return tools.BadArg(field, "%s contains a control character", field)
+	}
+	return nil
+}
+
+// unknownRevision is git's wording for a ref that does not resolve.
+func unknownRevision(ref string) error {
+	return &tools.Error{Kind: tools.KindExecutionFailed,
+		Message: fmt.Sprintf("fatal: ambiguous argument '%s': unknown revision or path not in the working tree.", ref)}
+}

@@ -1,0 +1,620 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend/merge"
+	"github.com/tgp-go/tgp/tools"
+)
+
+type diffArgs struct {
+	Cached     bool     `json:"cached,omitempty" default:"false" jsonschema:"Diff staged changes (--cached)"`
+	NameOnly   bool     `json:"name_only,omitempty" default:"false" jsonschema:"Show only changed file names (--name-only)"`
+	Stat       bool     `json:"stat,omitempty" default:"false" jsonschema:"Show diffstat only (--stat)"`
+	Unified    *int     `json:"unified,omitempty" minimum:"0" jsonschema:"Number of context lines (-U<N>)"`
+	Paths      []string `json:"paths,omitempty" jsonschema:"Paths to diff (passed after --)"`
+	FromRef    string   `json:"from_ref,omitempty" jsonschema:"Starting ref for ref-to-ref comparison"`
+	ToRef      string   `json:"to_ref,omitempty" jsonschema:"Ending ref for ref-to-ref comparison"`
+	OutputDir  string   `json:"output_dir,omitempty" jsonschema:"Directory to write per-file patches (requires from_ref AND to_ref)"`
+	MaxBytes   int      `json:"max_bytes,omitempty" default:"200000" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation"`
+	TimeoutMS  int      `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func diffTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[diffArgs]{
+		Name:        "git_diff",
+		Description: "Show changes (git diff): worktree vs index, cached (index vs HEAD), or from_ref..to_ref; name_only, stat, unified, paths.",
+		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
+		Summary:     func(diffArgs) string { return "Show git diff" },
+		Validate: func(a diffArgs) error {
+			if a.Cached && (a.FromRef != "" || a.ToRef != "") {
+				return tools.BadArg("cached", "cached cannot be used with from_ref/to_ref")
+			}
+			if a.OutputDir != "" && (a.FromRef == "" || a.ToRef == "") {
+				return tools.BadArg("output_dir", "output_dir requires from_ref and to_ref")
+			}
+			if a.ToRef != "" && a.FromRef == "" {
+				return tools.BadArg("to_ref", "to_ref requires from_ref")
+			}
+			for _, r := range []struct{ f, v string }{{"from_ref", a.FromRef}, {"to_ref", a.ToRef}} {
+				if r.v != "" {
+					if err := checkArg(r.f, r.v); err != nil {
+						return err
+					}
+				}
+			}
+			for _, p := range a.Paths {
+				if err := checkArg("paths", p); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a diffArgs) (tools.Result, error) {
+			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+				changes, err := collectChanges(r, a)
+				if err != nil {
+					return "", err
+				}
+				ctxLines := 3
+				if a.Unified != nil {
+					ctxLines = *a.Unified
+				}
+				if a.OutputDir != "" {
+					return writePatches(d, a.OutputDir, changes, ctxLines)
+				}
+				return render(changes, a.NameOnly, a.Stat, ctxLines), nil
+			})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return result(out, a.MaxBytes), nil
+		},
+	})
+}
+
+// change is one file's difference; mode 0 means absent on that side.
+type change struct {
+	path               string
+	oldMode, newMode   filemode.FileMode
+	oldHash, newHash   plumbing.Hash
+	oldData, newData   []byte
+	oldLoaded, newLoad func() ([]byte, error)
+}
+
+func (c *change) old() []byte {
+	if c.oldData == nil && c.oldLoaded != nil {
+		c.oldData, _ = c.oldLoaded()
+	}
+	return c.oldData
+}
+
+func (c *change) new() []byte {
+	if c.newData == nil && c.newLoad != nil {
+		c.newData, _ = c.newLoad()
+	}
+	return c.newData
+}
+
+type side struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+	load func() ([]byte, error)
+}
+
+func blobLoader(r *git.Repository, h plumbing.Hash) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		b, err := r.BlobObject(h)
+		if err != nil {
+			return nil, err
+		}
+		rd, err := b.Reader()
+		if err != nil {
+			return nil, err
+		}
+		defer rd.Close()
+		return io.ReadAll(rd)
+	}
+}
+
+func treeFiles(r *git.Repository, t *object.Tree) (map[string]side, error) {
+	out := map[string]side{}
+	if t == nil {
+		return out, nil
+	}
+	err := t.Files().ForEach(func(f *object.File) error {
+		out[f.Name] = side{mode: f.Mode, hash: f.Hash, load: blobLoader(r, f.Hash)}
+		return nil
+	})
+	return out, err
+}
+
+func indexFiles(r *git.Repository) (map[string]side, error) {
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]side{}
+	for _, e := range idx.Entries {
+		out[e.Name] = side{mode: e.Mode, hash: e.Hash, load: blobLoader(r, e.Hash)}
+	}
+	return out, nil
+}
+
+func worktreeFiles(r *git.Repository, tracked map[string]side) (map[string]side, error) {
+	w, err := r.Worktree()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]side{}
+	for p := range tracked {
+		data, mode, err := readWorktree(w.Filesystem, p)
+		if err != nil {
+			continue // deleted in the worktree
+		}
+		d := data
+		out[p] = side{mode: mode, hash: blobHash(d), load: func() ([]byte, error) { return d, nil }}
+	}
+	return out, nil
+}
+
+func readWorktree(fsys billy.Filesystem, p string) ([]byte, filemode.FileMode, error) {
+	info, err := fsys.Lstat(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		t, err := fsys.Readlink(p)
+		return []byte(t), filemode.Symlink, err
+	}
+	if info.IsDir() {
+		return nil, 0, os.ErrNotExist
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	mode := filemode.Regular
+	if info.Mode()&0o111 != 0 {
+		mode = filemode.Executable
+	}
+	return data, mode, err
+}
+
+func blobHash(b []byte) plumbing.Hash {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(b))
+	h.Write(b)
+	var out plumbing.Hash
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+func resolveTree(r *git.Repository, ref string) (*object.Tree, error) {
+	h, err := r.ResolveRevision(plumbing.Revision(ref))
+	if err != nil {
+		return nil, unknownRevision(ref)
+	}
+	c, err := r.CommitObject(*h)
+	if err != nil {
+		return nil, unknownRevision(ref)
+	}
+	return c.Tree()
+}
+
+func headTree(r *git.Repository) (*object.Tree, error) {
+	head, err := r.Head()
+	if err != nil {
+		return nil, nil // unborn: empty tree
+	}
+	c, err := r.CommitObject(head.Hash())
+	if err != nil {
+		return nil, err
+	}
+	return c.Tree()
+}
+
+func collectChanges(r *git.Repository, a diffArgs) ([]*change, error) {
+	var from, to map[string]side
+	var err error
+	switch {
+	case a.FromRef != "" && a.ToRef != "":
+		ft, err := resolveTree(r, a.FromRef)
+		if err != nil {
+			return nil, err
+		}
+		tt, err := resolveTree(r, a.ToRef)
+		if err != nil {
+			return nil, err
+		}
+		if from, err = treeFiles(r, ft); err != nil {
+			return nil, err
+		}
+		if to, err = treeFiles(r, tt); err != nil {
+			return nil, err
+		}
+	case a.FromRef != "":
+		ft, err := resolveTree(r, a.FromRef)
+		if err != nil {
+			return nil, err
+		}
+		if from, err = treeFiles(r, ft); err != nil {
+			return nil, err
+		}
+		idx, err := indexFiles(r)
+		if err != nil {
+			return nil, err
+		}
+		for p, s := range from {
+			if _, ok := idx[p]; !ok {
+				idx[p] = s
+			}
+		}
+		if to, err = worktreeFiles(r, idx); err != nil {
+			return nil, err
+		}
+	case a.Cached:
+		ht, err := headTree(r)
+		if err != nil {
+			return nil, err
+		}
+		if from, err = treeFiles(r, ht); err != nil {
+			return nil, err
+		}
+		if to, err = indexFiles(r); err != nil {
+			return nil, err
+		}
+	default:
+		if from, err = indexFiles(r); err != nil {
+			return nil, err
+		}
+		if to, err = worktreeFiles(r, from); err != nil {
+			return nil, err
+		}
+	}
+	return diffSides(from, to, a.Paths), nil
+}
+
+func inPaths(p string, paths []string) bool {
+	if len(paths) == 0 {
+		return true
+	}
+	for _, q := range paths {
+		q = strings.TrimSuffix(strings.TrimPrefix(q, "./"), "/")
+		if q == "." || p == q || strings.HasPrefix(p, q+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func diffSides(from, to map[string]side, paths []string) []*change {
+	names := map[string]bool{}
+	for p := range from {
+		names[p] = true
+	}
+	for p := range to {
+		names[p] = true
+	}
+	var out []*change
+	for p := range names {
+		if !inPaths(p, paths) {
+			continue
+		}
+		f, inF := from[p]
+		t, inT := to[p]
+		if inF && inT && f.hash == t.hash && f.mode == t.mode {
+			continue
+		}
+		c := &change{path: p}
+		if inF {
+			c.oldMode, c.oldHash, c.oldLoaded = f.mode, f.hash, f.load
+		}
+		if inT {
+			c.newMode, c.newHash, c.newLoad = t.mode, t.hash, t.load
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
+}
+
+func render(changes []*change, nameOnly, stat bool, ctxLines int) string {
+	var b strings.Builder
+	switch {
+	case nameOnly:
+		for _, c := range changes {
+			b.WriteString(quotePath(c.path) + "\n")
+		}
+	case stat:
+		writeStat(&b, changes)
+	default:
+		for _, c := range changes {
+			writePatch(&b, c, ctxLines)
+		}
+	}
+	return b.String()
+}
+
+func short(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "0000000"
+	}
+	return h.String()[:7]
+}
+
+func isBinary(b []byte) bool {
+	if len(b) > 8000 {
+		b = b[:8000]
+	}
+	return bytes.IndexByte(b, 0) >= 0
+}
+
+func writePatch(b *strings.Builder, c *change, ctxLines int) {
+	a, bb := "a/"+c.path, "b/"+c.path
+	fmt.Fprintf(b, "diff --git %s %s\n", quotePath(a), quotePath(bb))
+	switch {
+	case c.oldMode == 0:
+		fmt.Fprintf(b, "new file mode %o\nindex %s..%s\n", c.newMode, short(plumbing.ZeroHash), short(c.newHash))
+	case c.newMode == 0:
+		fmt.Fprintf(b, "deleted file mode %o\nindex %s..%s\n", c.oldMode, short(c.oldHash), short(plumbing.ZeroHash))
+	case c.oldMode != c.newMode:
+		fmt.Fprintf(b, "old mode %o\nnew mode %o\n", c.oldMode, c.newMode)
+		if c.oldHash != c.newHash {
+			fmt.Fprintf(b, "index %s..%s\n", short(c.oldHash), short(c.newHash))
+		}
+	default:
+		fmt.Fprintf(b, "index %s..%s %o\n", short(c.oldHash), short(c.newHash), c.oldMode)
+	}
+	if c.oldHash == c.newHash {
+		return
+	}
+	oldData, newData := c.old(), c.new()
+	fromName, toName := quotePath(a), quotePath(bb)
+	if c.oldMode == 0 {
+		fromName = "/dev/null"
+	}
+	if c.newMode == 0 {
+		toName = "/dev/null"
+	}
+	if isBinary(oldData) || isBinary(newData) {
+		fmt.Fprintf(b, "Binary files %s and %s differ\n", fromName, toName)
+		return
+	}
+	// git ends a ---/+++ name holding a space with a tab, for patch(1).
+	tab := func(name string) string {
+		if name != "/dev/null" && strings.Contains(name, " ") {
+			return name + "\t"
+		}
+		return name
+	}
+	fmt.Fprintf(b, "--- %s\n+++ %s\n", tab(fromName), tab(toName))
+	writeHunks(b, oldData, newData, ctxLines)
+}
+
+type op struct {
+	kind byte // ' ', '-', '+'
+	line []byte
+	o, n int // line numbers (1-based) in old/new before this op
+}
+
+func editScript(a, b [][]byte) []op {
+	m := merge.Matches(a, b)
+	var ops []op
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if i < len(a) && m[i] < 0 {
+			ops = append(ops, op{'-', a[i], i, j})
+			i++
+			continue
+		}
+		if i < len(a) && j < m[i] {
+			ops = append(ops, op{'+', b[j], i, j})
+			j++
+			continue
+		}
+		if i < len(a) {
+			ops = append(ops, op{' ', a[i], i, j})
+			i, j = i+1, j+1
+			continue
+		}
+		ops = append(ops, op{'+', b[j], i, j})
+		j++
+	}
+	return ops
+}
+
+func writeHunks(b *strings.Builder, oldData, newData []byte, ctx int) {
+	a, bl := merge.Lines(oldData), merge.Lines(newData)
+	ops := editScript(a, bl)
+	for start := 0; start < len(ops); {
+		// find next change
+		k := start
+		for k < len(ops) && ops[k].kind == ' ' {
+			k++
+		}
+		if k == len(ops) {
+			break
+		}
+		hs := k - ctx
+		if hs < start {
+			hs = start
+		}
+		// extend through changes separated by at most 2*ctx context lines
+		end := k
+		for {
+			for end < len(ops) && ops[end].kind != ' ' {
+				end++
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run < len(ops) && run-end <= 2*ctx {
+				end = run
+				continue
+			}
+			end = min(end+ctx, len(ops))
+			break
+		}
+		oStart, nStart := ops[hs].o, ops[hs].n
+		oCount, nCount := 0, 0
+		for _, o := range ops[hs:end] {
+			if o.kind != '+' {
+				oCount++
+			}
+			if o.kind != '-' {
+				nCount++
+			}
+		}
+		fmt.Fprintf(b, "@@ -%s +%s @@%s\n", hunkRange(oStart, oCount), hunkRange(nStart, nCount), funcName(a, oStart))
+		for _, o := range ops[hs:end] {
+			line := o.line
+			b.WriteByte(o.kind)
+			b.Write(line)
+			if !bytes.HasSuffix(line, []byte("\n")) {
+				b.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		start = end
+	}
+}
+
+func hunkRange(start, count int) string {
+	if count == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	if count == 1 {
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, count)
+}
+
+// funcName is git's default hunk-header context: the nearest line above
+// the hunk that starts with a letter, '_' or '$'.
+func funcName(lines [][]byte, before int) string {
+	for i := before - 1; i >= 0; i-- {
+		l := lines[i]
+		if len(l) > 0 && (l[0] == '_' || l[0] == '$' || (l[0]|0x20 >= 'a' && l[0]|0x20 <= 'z')) {
+			s := strings.TrimRight(string(l), " \t\r\n")
+			if len(s) > 80 {
+				s = s[:80]
+			}
+			return " " + s
+		}
+	}
+	return ""
+}
+
+func counts(c *change) (int, int, bool) {
+	oldData, newData := c.old(), c.new()
+	if isBinary(oldData) || isBinary(newData) {
+		return 0, 0, true
+	}
+	add, del := 0, 0
+	for _, o := range editScript(merge.Lines(oldData), merge.Lines(newData)) {
+		switch o.kind {
+		case '+':
+			add++
+		case '-':
+			del++
+		}
+	}
+	return add, del, false
+}
+
+func writeStat(b *strings.Builder, changes []*change) {
+	if len(changes) == 0 {
+		return
+	}
+	type row struct {
+		name     string
+		add, del int
+		bin      bool
+		old, new int
+	}
+	var rows []row
+	nameW, maxChange, adds, dels := 0, 0, 0, 0
+	for _, c := range changes {
+		a, d, bin := counts(c)
+		r := row{name: quotePath(c.path), add: a, del: d, bin: bin, old: len(c.old()), new: len(c.new())}
+		rows = append(rows, r)
+		nameW = max(nameW, len(r.name))
+		maxChange = max(maxChange, a+d)
+		adds += a
+		dels += d
+	}
+	numW := len(fmt.Sprint(maxChange))
+	for _, r := range rows {
+		if r.bin {
+			fmt.Fprintf(b, " %-*s | %*s %d -> %d bytes\n", nameW, r.name, numW, "Bin", r.old, r.new)
+			continue
+		}
+		graphW := 80 - nameW - numW - 6
+		if graphW < 10 {
+			graphW = 10
+		}
+		a, d := r.add, r.del
+		if maxChange > graphW {
+			a = scale(a, maxChange, graphW)
+			d = scale(d, maxChange, graphW)
+		}
+		fmt.Fprintf(b, " %-*s | %*d %s%s\n", nameW, r.name, numW, r.add+r.del, strings.Repeat("+", a), strings.Repeat("-", d))
+	}
+	fmt.Fprintf(b, " %d file%s changed", len(rows), plural(len(rows)))
+	if adds > 0 {
+		fmt.Fprintf(b, ", %d insertion%s(+)", adds, plural(adds))
+	}
+	if dels > 0 {
+		fmt.Fprintf(b, ", %d deletion%s(-)", dels, plural(dels))
+	}
+	b.WriteString("\n")
+}
+
+func scale(v, maxV, width int) int {
+	if v == 0 {
+		return 0
+	}
+	s := (v*width + maxV/2) / maxV
+	if s == 0 {
+		s = 1
+	}
+	return s
+}
+
+// writePatches writes one patch per file into dir (inside the jail), named
+// NNNN-<path with / as ->.patch, and returns the list of written files.
+func writePatches(d Deps, dir string, changes []*change, ctxLines int) (string, error) {
+	rel, err := d.FS.Resolve(dir)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	for i, c := range changes {
+		var b strings.Builder
+		writePatch(&b, c, ctxLines)
+		name := fmt.Sprintf("%s/%04d-%s.patch", rel, i+1, strings.ReplaceAll(c.path, "/", "-"))
+		if err := d.FS.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+			return "", err
+		}
+		out.WriteString(name + "\n")
+	}
+	return out.String(), nil
+}

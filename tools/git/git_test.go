@@ -1,0 +1,455 @@
+package git
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/vfs"
+)
+
+// fixture is a repository made with the git CLI and a tool set on it.
+type fixture struct {
+	dir string
+	set *tools.Set
+}
+
+func open(t *testing.T, dir string) *fixture {
+	t.Helper()
+	f, err := vfs.NewOS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := gitbackend.Open(context.Background(), f.Billy(), gitbackend.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := tools.NewSet(tools.WithClassifier(func(err error) tools.Kind {
+		if strings.Contains(err.Error(), "sandbox") || strings.Contains(err.Error(), "outside") {
+			return tools.KindSandboxViolation
+		}
+		return ""
+	}))
+	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: []string{"MY_API_TOKEN=supersecretvalue"},
+		AuthorName: "Test", AuthorEmail: "test@example.com"})...); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{dir: dir, set: set}
+}
+
+func (f *fixture) git(t *testing.T, args ...string) string {
+	t.Helper()
+	return gittest.Git(t, f.dir, args...)
+}
+
+func (f *fixture) write(t *testing.T, p, content string) {
+	t.Helper()
+	full := filepath.Join(f.dir, p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) call(t *testing.T, name string, args map[string]any) string {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	res, err := f.set.Call(context.Background(), name, raw)
+	if err != nil {
+		t.Fatalf("%s %s: %v", name, raw, err)
+	}
+	return res.Value.(string)
+}
+
+func (f *fixture) callErr(t *testing.T, name string, args map[string]any) *tools.Error {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	_, err := f.set.Call(context.Background(), name, raw)
+	te, ok := err.(*tools.Error)
+	if !ok {
+		t.Fatalf("%s %s: want an error, got %v", name, raw, err)
+	}
+	return te
+}
+
+// history builds a repository with several commits and a varied worktree.
+func history(t *testing.T) *fixture {
+	t.Helper()
+	gittest.RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	f := open(t, dir)
+	f.write(t, "src/app.ts", "function a() {\n  return 1;\n}\n\nfunction b() {\n  return 2;\n}\n")
+	f.write(t, "README.md", "# demo\n")
+	f.write(t, "dir with space/ünï.txt", "unicode\n")
+	f.git(t, "add", "-A")
+	f.git(t, "-c", "user.name=Alice", "-c", "user.email=alice@example.com", "commit", "-q", "-m", "feat: first commit\n\nWith a body line.")
+	f.write(t, "src/app.ts", "function a() {\n  return 10;\n}\n\nfunction b() {\n  return 2;\n}\n")
+	f.write(t, "docs/guide.md", "guide\n")
+	f.git(t, "add", "-A")
+	f.git(t, "commit", "-q", "-m", "fix(app): change a")
+	f.write(t, "README.md", "# demo\nmore\n")
+	f.git(t, "commit", "-q", "-am", "docs: readme")
+	// Worktree state: staged, unstaged, deleted, untracked file and dir.
+	f.write(t, "src/app.ts", "function a() {\n  return 10;\n}\n\nfunction b() {\n  return 20;\n}\n")
+	f.write(t, "staged.txt", "staged\n")
+	f.git(t, "add", "staged.txt")
+	_ = os.Remove(filepath.Join(dir, "docs/guide.md"))
+	f.write(t, "notes.txt", "untracked\n")
+	f.write(t, "newdir/a.txt", "a\n")
+	f.write(t, "newdir/sub/b.txt", "b\n")
+	f.write(t, ".gitignore", "*.log\n")
+	f.write(t, "debug.log", "ignored\n")
+	return f
+}
+
+func same(t *testing.T, what, ours, theirs string) {
+	t.Helper()
+	if ours != theirs {
+		t.Fatalf("%s differs from git:\n--- ours\n%s--- git\n%s", what, ours, theirs)
+	}
+}
+
+func TestT_GIT_STATUS_01(t *testing.T) {
+	f := history(t)
+	same(t, "status porcelain -b", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+	same(t, "status -uno", f.call(t, "git_status", map[string]any{"untracked": false}), f.git(t, "status", "--porcelain=1", "-b", "-uno"))
+	same(t, "status no branch", f.call(t, "git_status", map[string]any{"branch": false}), f.git(t, "status", "--porcelain=1"))
+}
+
+func TestT_GIT_STATUS_02(t *testing.T) {
+	f := history(t)
+	same(t, "long status", f.call(t, "git_status", map[string]any{"porcelain": false}), f.git(t, "status"))
+	clean := filepath.Join(t.TempDir(), "clean")
+	gittest.Git(t, "", "init", "-q", "-b", "main", clean)
+	c := open(t, clean)
+	c.write(t, "a.txt", "a\n")
+	c.git(t, "add", "a.txt")
+	c.git(t, "commit", "-q", "-m", "a")
+	same(t, "clean long status", c.call(t, "git_status", map[string]any{"porcelain": false}), c.git(t, "status"))
+}
+
+func TestT_GIT_EDGE_01(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "empty")
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	f := open(t, dir)
+	f.write(t, "a.txt", "a\n")
+	same(t, "empty repo status", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+}
+
+func TestT_GIT_EDGE_17(t *testing.T) {
+	f := history(t)
+	f.git(t, "checkout", "-q", "--detach", "HEAD~1")
+	same(t, "detached status", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+}
+
+func TestStatusAheadBehind(t *testing.T) {
+	gittest.RequireGit(t)
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	dir := gittest.Clone(t, remote)
+	f := open(t, dir)
+	f.write(t, "b.txt", "b\n")
+	f.git(t, "add", "b.txt")
+	f.git(t, "commit", "-q", "-m", "local")
+	other := gittest.Clone(t, remote)
+	gittest.Git(t, other, "commit", "-q", "--allow-empty", "-m", "remote 1")
+	gittest.Git(t, other, "commit", "-q", "--allow-empty", "-m", "remote 2")
+	gittest.Git(t, other, "push", "-q")
+	f.git(t, "fetch", "-q")
+	same(t, "ahead/behind", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+}
+
+func TestT_GIT_LOG_01(t *testing.T) {
+	f := history(t)
+	same(t, "log", f.call(t, "git_log", map[string]any{}), f.git(t, "log"))
+	same(t, "log -n 2", f.call(t, "git_log", map[string]any{"max_count": 2}), f.git(t, "log", "-n", "2"))
+	same(t, "oneline", f.call(t, "git_log", map[string]any{"oneline": true}), f.git(t, "log", "--oneline", "--no-decorate"))
+	same(t, "path", f.call(t, "git_log", map[string]any{"path": "src/app.ts", "oneline": true}), f.git(t, "log", "--oneline", "--no-decorate", "--", "src/app.ts"))
+	same(t, "grep", f.call(t, "git_log", map[string]any{"grep": "readme", "oneline": true}), f.git(t, "log", "--oneline", "--no-decorate", "--grep=readme"))
+}
+
+func TestT_GIT_LOG_02(t *testing.T) {
+	f := history(t)
+	same(t, "author", f.call(t, "git_log", map[string]any{"author": "Alice", "oneline": true}), f.git(t, "log", "--oneline", "--no-decorate", "--author=Alice"))
+}
+
+func TestT_GIT_LOG_03(t *testing.T) {
+	f := history(t)
+	format := "%H|%h|%T|%t|%P|%p|%an|%ae|%ad|%aI|%at|%cn|%ce|%cI|%ct|%s|%D%x09end"
+	same(t, "format", f.call(t, "git_log", map[string]any{"format": format, "oneline": true}), f.git(t, "log", "--format="+format))
+	same(t, "body", f.call(t, "git_log", map[string]any{"format": "%s%n%b"}), f.git(t, "log", "--format=%s%n%b"))
+	same(t, "since", f.call(t, "git_log", map[string]any{"since": "2 weeks ago", "oneline": true}), f.git(t, "log", "--oneline", "--no-decorate", "--since=2 weeks ago"))
+}
+
+func TestT_GIT_EDGE_06(t *testing.T) {
+	f := history(t)
+	if e := f.callErr(t, "git_log", map[string]any{"max_count": 0}); e.Kind != tools.KindBadArgs || e.Field != "max_count" {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestT_GIT_DIFF_01(t *testing.T) {
+	f := history(t)
+	same(t, "diff", f.call(t, "git_diff", map[string]any{}), f.git(t, "diff"))
+	same(t, "diff --cached", f.call(t, "git_diff", map[string]any{"cached": true}), f.git(t, "diff", "--cached"))
+	same(t, "diff refs", f.call(t, "git_diff", map[string]any{"from_ref": "HEAD~2", "to_ref": "HEAD"}), f.git(t, "diff", "HEAD~2", "HEAD"))
+	same(t, "diff -U1", f.call(t, "git_diff", map[string]any{"unified": 1}), f.git(t, "diff", "-U1"))
+	same(t, "diff --stat", f.call(t, "git_diff", map[string]any{"stat": true}), f.git(t, "diff", "--stat"))
+	same(t, "diff paths", f.call(t, "git_diff", map[string]any{"paths": []string{"src"}}), f.git(t, "diff", "--", "src"))
+}
+
+func TestT_GIT_DIFF_02(t *testing.T) {
+	f := history(t)
+	out := f.call(t, "git_diff", map[string]any{"from_ref": "HEAD~2", "to_ref": "HEAD", "output_dir": "patches"})
+	if !strings.Contains(out, "patches/0001-") {
+		t.Fatalf("%q", out)
+	}
+	if e := f.callErr(t, "git_diff", map[string]any{"from_ref": "HEAD~1", "to_ref": "HEAD", "output_dir": "../outside"}); e.Kind != tools.KindSandboxViolation {
+		t.Fatalf("T-GIT-SEC-04: %+v", e)
+	}
+}
+
+func TestT_GIT_DIFF_03(t *testing.T) {
+	f := history(t)
+	if e := f.callErr(t, "git_diff", map[string]any{"cached": true, "from_ref": "HEAD"}); e.Kind != tools.KindBadArgs {
+		t.Fatalf("%+v", e)
+	}
+	if e := f.callErr(t, "git_diff", map[string]any{"output_dir": "p", "from_ref": "HEAD"}); e.Kind != tools.KindBadArgs {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestT_GIT_DIFF_04(t *testing.T) {
+	f := history(t)
+	same(t, "name_only over stat", f.call(t, "git_diff", map[string]any{"name_only": true, "stat": true}), f.git(t, "diff", "--name-only"))
+}
+
+func TestT_GIT_EDGE_02(t *testing.T) {
+	f := history(t)
+	if out := f.call(t, "git_diff", map[string]any{"paths": []string{"README.md"}}); out != "" {
+		t.Fatalf("%q", out)
+	}
+}
+
+func TestT_GIT_SHOW_01(t *testing.T) {
+	f := history(t)
+	same(t, "show HEAD", f.call(t, "git_show", map[string]any{}), f.git(t, "show", "HEAD"))
+	same(t, "show root", f.call(t, "git_show", map[string]any{"commit": "HEAD~2"}), f.git(t, "show", "HEAD~2"))
+	same(t, "show --stat", f.call(t, "git_show", map[string]any{"commit": "HEAD~1", "stat": true}), f.git(t, "show", "--stat", "HEAD~1"))
+	if e := f.callErr(t, "git_show", map[string]any{"commit": "nope"}); !strings.Contains(e.Message, "unknown revision") {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestT_GIT_SHOW_02(t *testing.T) {
+	f := history(t)
+	same(t, "show name_only", f.call(t, "git_show", map[string]any{"name_only": true, "stat": true}), f.git(t, "show", "--name-only", "HEAD"))
+}
+
+func copyRepo(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "copy")
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	return dst
+}
+
+func TestT_GIT_ADD_01(t *testing.T) {
+	f := history(t)
+	ref := copyRepo(t, f.dir)
+	out := f.call(t, "git_add", map[string]any{"paths": []string{"src/app.ts", "notes.txt"}})
+	gittest.Git(t, ref, "add", "--", "src/app.ts", "notes.txt")
+	if out != "Staged 2 file(s)" {
+		t.Fatalf("%q", out)
+	}
+	same(t, "index", f.git(t, "ls-files", "-s"), gittest.Git(t, ref, "ls-files", "-s"))
+	same(t, "status", f.git(t, "status", "--porcelain"), gittest.Git(t, ref, "status", "--porcelain"))
+}
+
+func TestT_GIT_ADD_02(t *testing.T) {
+	f := history(t)
+	ref := copyRepo(t, f.dir)
+	f.call(t, "git_add", map[string]any{"all": true})
+	gittest.Git(t, ref, "add", "-A")
+	same(t, "index after -A", f.git(t, "ls-files", "-s"), gittest.Git(t, ref, "ls-files", "-s"))
+	same(t, "status after -A", f.git(t, "status", "--porcelain"), gittest.Git(t, ref, "status", "--porcelain"))
+	g := history(t)
+	ref = copyRepo(t, g.dir)
+	g.call(t, "git_add", map[string]any{"update": true})
+	gittest.Git(t, ref, "add", "-u")
+	same(t, "index after -u", g.git(t, "ls-files", "-s"), gittest.Git(t, ref, "ls-files", "-s"))
+}
+
+func TestT_GIT_ADD_03(t *testing.T) {
+	f := history(t)
+	if e := f.callErr(t, "git_add", map[string]any{"all": true, "update": true}); e.Kind != tools.KindBadArgs || !strings.Contains(e.Message, "mutually exclusive") {
+		t.Fatalf("%+v", e)
+	}
+	if e := f.callErr(t, "git_add", map[string]any{}); e.Kind != tools.KindBadArgs {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestT_GIT_EDGE_14(t *testing.T) {
+	f := history(t)
+	f.write(t, "dir with space/other file.txt", "x\n")
+	if out := f.call(t, "git_add", map[string]any{"paths": []string{"dir with space/other file.txt"}}); out != "Staged 1 file(s)" {
+		t.Fatalf("%q", out)
+	}
+}
+
+func TestT_GIT_COMMIT_01_02_03(t *testing.T) {
+	f := history(t)
+	out := f.call(t, "git_commit", map[string]any{"type": "feat", "scope": "app", "message": "stage a file"})
+	if !strings.HasPrefix(out, "[main ") || !strings.Contains(out, "] feat(app): stage a file\n 1 file changed, 1 insertion(+)\n create mode 100644 staged.txt") {
+		t.Fatalf("%q", out)
+	}
+	if log := f.git(t, "log", "-1", "--format=%s|%an"); log != "feat(app): stage a file|Test\n" {
+		t.Fatalf("%q", log)
+	}
+	e := f.callErr(t, "git_commit", map[string]any{"type": "fix", "message": "again"})
+	if e.Message != "nothing to commit" {
+		t.Fatalf("%+v", e)
+	}
+	if e := f.callErr(t, "git_commit", map[string]any{"type": "Feat", "message": "x"}); e.Kind != tools.KindBadArgs || e.Field != "type" {
+		t.Fatalf("%+v", e)
+	}
+	f.git(t, "fsck", "--strict")
+}
+
+func TestT_GIT_SEC_09(t *testing.T) {
+	f := history(t)
+	msg := "$(rm -rf /); `id` && echo pwned | cat"
+	f.call(t, "git_commit", map[string]any{"type": "chore", "message": msg})
+	if got := f.git(t, "log", "-1", "--format=%s"); got != "chore: "+msg+"\n" {
+		t.Fatalf("%q", got)
+	}
+}
+
+func TestT_GIT_EDGE_21(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "r")
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	fsys, _ := vfs.NewOS(dir)
+	repo, _ := gitbackend.Open(context.Background(), fsys.Billy(), gitbackend.Config{})
+	set := tools.NewSet()
+	_ = set.Add(Tools(Deps{FS: fsys, Repo: func() *gitbackend.Repo { return repo }, Environ: []string{}})...)
+	_ = os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
+	gittest.Git(t, dir, "add", "a")
+	_, err := set.Call(context.Background(), "git_commit", json.RawMessage(`{"type":"feat","message":"x"}`))
+	if err == nil || !strings.Contains(err.Error(), "user.name or user.email not configured") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestT_GIT_BRANCH_01_02_03_04(t *testing.T) {
+	f := history(t)
+	f.git(t, "branch", "feature/foo", "HEAD~1")
+	same(t, "branch -v", f.call(t, "git_branch", map[string]any{}), f.git(t, "branch", "-v"))
+	f.call(t, "git_branch", map[string]any{"create": "topic"})
+	if got := f.git(t, "rev-parse", "topic"); got != f.git(t, "rev-parse", "HEAD") {
+		t.Fatal("create did not make a real ref")
+	}
+	if out := f.call(t, "git_branch", map[string]any{"delete": "feature/foo"}); !strings.HasPrefix(out, "Deleted branch feature/foo (was ") {
+		t.Fatalf("merged branch -d: %q", out)
+	}
+	f.git(t, "checkout", "-q", "-b", "unmerged")
+	f.git(t, "commit", "-q", "--allow-empty", "-m", "not on main")
+	f.git(t, "checkout", "-q", "main")
+	if e := f.callErr(t, "git_branch", map[string]any{"delete": "unmerged"}); !strings.Contains(e.Message, "error: The branch 'unmerged' is not fully merged.") {
+		t.Fatalf("%+v", e)
+	}
+	f.call(t, "git_branch", map[string]any{"rename": "topic", "new_name": "topic2"})
+	if out, err := gittest.GitErr(f.dir, "rev-parse", "--verify", "-q", "topic"); err == nil {
+		t.Fatalf("old name still there: %s", out)
+	}
+	if e := f.callErr(t, "git_branch", map[string]any{"rename": "topic2"}); e.Kind != tools.KindBadArgs || e.Field != "new_name" {
+		t.Fatalf("%+v", e)
+	}
+	out := f.call(t, "git_branch", map[string]any{"force_delete": "topic2"})
+	if !strings.HasPrefix(out, "Deleted branch topic2 (was ") {
+		t.Fatalf("%q", out)
+	}
+}
+
+func TestT_GIT_SEC_01_10(t *testing.T) {
+	f := history(t)
+	for _, name := range []string{"-D", "--exec=malicious", "a..b", "bad name", "x.lock"} {
+		if e := f.callErr(t, "git_branch", map[string]any{"create": name}); e.Kind != tools.KindBadArgs {
+			t.Fatalf("%s: %+v", name, e)
+		}
+	}
+	if e := f.callErr(t, "git_show", map[string]any{"commit": "--exec=malicious"}); e.Kind != tools.KindBadArgs {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestT_GIT_SEC_02_03(t *testing.T) {
+	f := history(t)
+	if e := f.callErr(t, "git_status", map[string]any{"working_dir": "../.."}); e.Kind != tools.KindSandboxViolation {
+		t.Fatalf("%+v", e)
+	}
+	if e := f.callErr(t, "git_add", map[string]any{"paths": []string{"../etc/passwd"}}); e.Kind != tools.KindBadArgs {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestT_GIT_ERR_02(t *testing.T) {
+	dir := t.TempDir()
+	fsys, _ := vfs.NewOS(dir)
+	set := tools.NewSet()
+	_ = set.Add(Tools(Deps{FS: fsys, Repo: func() *gitbackend.Repo { return nil }})...)
+	_, err := set.Call(context.Background(), "git_status", json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "Not a git repository: .") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestT_GIT_SEC_07_08(t *testing.T) {
+	f := history(t)
+	f.write(t, "leak.txt", "token=supersecretvalue \x1b[31mred\x1b[0m\n")
+	f.git(t, "add", "leak.txt")
+	out := f.call(t, "git_diff", map[string]any{"cached": true})
+	if strings.Contains(out, "supersecretvalue") || strings.Contains(out, "\x1b[") || !strings.Contains(out, "[REDACTED]") {
+		t.Fatalf("%q", out)
+	}
+}
+
+func TestT_GIT_COMMON_03(t *testing.T) {
+	f := history(t)
+	raw, _ := json.Marshal(map[string]any{"max_bytes": 100})
+	res, err := f.set.Call(context.Background(), "git_log", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Value.(string)
+	if !res.Truncated || len(s) > 100 || !strings.HasSuffix(s, "\n\n... [output truncated]") {
+		t.Fatalf("%q", s)
+	}
+}
+
+func TestT_GIT_RESTORE_01_02_03(t *testing.T) {
+	f := history(t)
+	ref := copyRepo(t, f.dir)
+	f.call(t, "git_restore", map[string]any{"paths": []string{"src/app.ts"}})
+	gittest.Git(t, ref, "restore", "--", "src/app.ts")
+	same(t, "restore worktree", f.git(t, "status", "--porcelain"), gittest.Git(t, ref, "status", "--porcelain"))
+	f.call(t, "git_restore", map[string]any{"paths": []string{"staged.txt"}, "staged": true, "worktree": false})
+	gittest.Git(t, ref, "restore", "--staged", "--", "staged.txt")
+	same(t, "restore staged", f.git(t, "status", "--porcelain"), gittest.Git(t, ref, "status", "--porcelain"))
+	same(t, "index", f.git(t, "ls-files", "-s"), gittest.Git(t, ref, "ls-files", "-s"))
+	if e := f.callErr(t, "git_restore", map[string]any{"paths": []string{"a"}, "staged": false, "worktree": false}); e.Kind != tools.KindBadArgs {
+		t.Fatalf("%+v", e)
+	}
+}

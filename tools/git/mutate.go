@@ -1,0 +1,471 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/tools"
+)
+
+// ---- git_add ----
+
+type addArgs struct {
+	Paths      []string `json:"paths,omitempty" jsonschema:"Files to stage (pathspecs; globs as git treats them)"`
+	All        bool     `json:"all,omitempty" default:"false" jsonschema:"Stage all changes (-A)"`
+	Update     bool     `json:"update,omitempty" default:"false" jsonschema:"Stage modified/deleted only (-u)"`
+	TimeoutMS  int      `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func addTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[addArgs]{
+		Name:        "git_add",
+		Description: "Stage files (git add): paths, all (-A, deletions included) or update (-u: modified and deleted tracked files).",
+		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Summary: func(a addArgs) string {
+			switch {
+			case a.All:
+				return "Stage all changes"
+			case a.Update:
+				return "Stage modified/deleted files"
+			}
+			return fmt.Sprintf("Stage %d file(s): %s", len(a.Paths), strings.Join(a.Paths, ", "))
+		},
+		Validate: func(a addArgs) error {
+			if len(a.Paths) == 0 && !a.All && !a.Update {
+				return tools.BadArg("paths", "At least one of paths, all, or update must be specified")
+			}
+			if a.All && a.Update {
+				return tools.BadArg("all", "all and update are mutually exclusive")
+			}
+			for _, p := range a.Paths {
+				if err := checkArg("paths", p); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a addArgs) (tools.Result, error) {
+			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+				n, err := add(r, a)
+				if err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("Staged %d file(s)", n), nil
+			})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Value: out}, nil
+		},
+	})
+}
+
+func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
+	out := map[string]plumbing.Hash{}
+	if idx, err := r.Storer.Index(); err == nil {
+		for _, e := range idx.Entries {
+			out[e.Name] = e.Hash
+		}
+	}
+	return out
+}
+
+func add(r *git.Repository, a addArgs) (int, error) {
+	w, err := r.Worktree()
+	if err != nil {
+		return 0, err
+	}
+	before := indexSnapshot(r)
+	st, err := w.Status()
+	if err != nil {
+		return 0, err
+	}
+	var targets []string
+	for p, s := range st {
+		if strings.HasPrefix(p, ".git/") {
+			continue
+		}
+		untracked := s.Worktree == git.Untracked
+		changed := s.Worktree != git.Unmodified
+		switch {
+		case a.All:
+			if changed {
+				targets = append(targets, p)
+			}
+		case a.Update:
+			if changed && !untracked {
+				targets = append(targets, p)
+			}
+		default:
+			if changed && matchesPathspec(p, a.Paths) {
+				targets = append(targets, p)
+			}
+		}
+	}
+	if !a.All && !a.Update {
+		for _, ps := range a.Paths {
+			if !anyMatch(ps, targets) && !tracked(before, ps) {
+				if _, err := w.Filesystem.Lstat(ps); err != nil && !strings.ContainsAny(ps, "*?[") {
+					return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps)}
+				}
+			}
+		}
+	}
+	sort.Strings(targets)
+	for _, p := range targets {
+		if _, err := w.Filesystem.Lstat(p); err != nil {
+			if _, err := w.Remove(p); err != nil && !errors.Is(err, index.ErrEntryNotFound) {
+				return 0, fmt.Errorf("stage deletion of %s: %w", p, err)
+			}
+			continue
+		}
+		if _, err := w.Add(p); err != nil {
+			return 0, fmt.Errorf("stage %s: %w", p, err)
+		}
+	}
+	after := indexSnapshot(r)
+	n := 0
+	for p, h := range after {
+		if before[p] != h {
+			n++
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func tracked(idx map[string]plumbing.Hash, p string) bool {
+	p = strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/")
+	for q := range idx {
+		if q == p || strings.HasPrefix(q, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func anyMatch(ps string, paths []string) bool {
+	for _, p := range paths {
+		if matchesPathspec(p, []string{ps}) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesPathspec: a path matches an exact path, a directory prefix, or a
+// glob (git's default pathspec: * matches across /).
+func matchesPathspec(p string, specs []string) bool {
+	for _, s := range specs {
+		s = strings.TrimPrefix(s, "./")
+		if s == "." || s == "" || p == s || strings.HasPrefix(p, strings.TrimSuffix(s, "/")+"/") {
+			return true
+		}
+		if strings.ContainsAny(s, "*?[") {
+			re := globToRegexp(s)
+			if re.MatchString(p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func globToRegexp(g string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for _, c := range g {
+		switch c {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		case '.', '+', '(', ')', '|', '^', '$', '{', '}', '\\':
+			b.WriteString("\\" + string(c))
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return regexp.MustCompile("^$")
+	}
+	return re
+}
+
+// ---- git_commit ----
+
+type commitArgs struct {
+	Type       string `json:"type" pattern:"^[a-z]+$" jsonschema:"Commit type: feat, fix, docs, style, refactor, test, chore, etc."`
+	Scope      string `json:"scope,omitempty" pattern:"^[a-z0-9_-]+$" jsonschema:"Scope/area of change"`
+	Message    string `json:"message" minLength:"1" jsonschema:"Commit description"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func commitMessage(a commitArgs) string {
+	if a.Scope != "" {
+		return fmt.Sprintf("%s(%s): %s", a.Type, a.Scope, a.Message)
+	}
+	return fmt.Sprintf("%s: %s", a.Type, a.Message)
+}
+
+func commitTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[commitArgs]{
+		Name:        "git_commit",
+		Description: "Commit the staged changes with a conventional message `type(scope): message`, then push it like every change.",
+		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Summary:     func(a commitArgs) string { return "Commit: " + commitMessage(a) },
+		Validate: func(a commitArgs) error {
+			if strings.TrimSpace(a.Message) == "" {
+				return tools.BadArg("message", "message must not be empty")
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a commitArgs) (tools.Result, error) {
+			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+				return commit(d, r, commitMessage(a))
+			})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			if d.Persister != nil {
+				per, err := d.Persister.Persist(ctx, tools.Change{Tool: "git_commit", Message: commitMessage(a)})
+				if err != nil {
+					return tools.Result{}, err
+				}
+				if per.Persisted {
+					out += fmt.Sprintf("\nPersisted: pushed %s to the remote branch %s", short(plumbing.NewHash(per.Commit)), per.Branch)
+				} else if per.Note != "" {
+					out += "\nPersisted: no (" + per.Note + ")"
+				}
+			}
+			return tools.Result{Value: out}, nil
+		},
+	})
+}
+
+// ErrIdentity is the SRD's message when no identity is configured.
+const identityMessage = "Git user.name or user.email not configured. Run: git config --global user.name 'Your Name' && git config --global user.email 'you@example.com'"
+
+func commit(d Deps, r *git.Repository, msg string) (string, error) {
+	w, err := r.Worktree()
+	if err != nil {
+		return "", err
+	}
+	ht, err := headTree(r)
+	if err != nil {
+		return "", err
+	}
+	from, err := treeFiles(r, ht)
+	if err != nil {
+		return "", err
+	}
+	to, err := indexFiles(r)
+	if err != nil {
+		return "", err
+	}
+	changes := diffSides(from, to, nil)
+	if len(changes) == 0 {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "nothing to commit"}
+	}
+	name, email := d.identity(r)
+	if name == "" || email == "" {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: identityMessage}
+	}
+	sig := &object.Signature{Name: name, Email: email, When: time.Now()}
+	h, err := w.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
+	if err != nil {
+		return "", err
+	}
+	branch, detached := currentBranch(r)
+	if detached {
+		branch = "detached HEAD"
+	}
+	root := ""
+	if ht == nil {
+		root = " (root-commit)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, h.String()[:7], subject(msg))
+	adds, dels := 0, 0
+	for _, c := range changes {
+		a, d, _ := counts(c)
+		adds += a
+		dels += d
+	}
+	fmt.Fprintf(&b, " %d file%s changed", len(changes), plural(len(changes)))
+	if adds > 0 || dels == 0 {
+		fmt.Fprintf(&b, ", %d insertion%s(+)", adds, plural(adds))
+	}
+	if dels > 0 {
+		fmt.Fprintf(&b, ", %d deletion%s(-)", dels, plural(dels))
+	}
+	b.WriteString("\n")
+	for _, c := range changes {
+		switch {
+		case c.oldMode == 0:
+			fmt.Fprintf(&b, " create mode %o %s\n", c.newMode, quotePath(c.path))
+		case c.newMode == 0:
+			fmt.Fprintf(&b, " delete mode %o %s\n", c.oldMode, quotePath(c.path))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// identity follows the kernel's order: git.author, then GIT_AUTHOR_* /
+// GIT_COMMITTER_* in Environ, then the repository's user.name/email.
+func (d Deps) identity(r *git.Repository) (string, string) {
+	name, email := d.AuthorName, d.AuthorEmail
+	for _, kv := range d.Environ {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "" && (k == "GIT_AUTHOR_NAME" || k == "GIT_COMMITTER_NAME"):
+			name = v
+		case email == "" && (k == "GIT_AUTHOR_EMAIL" || k == "GIT_COMMITTER_EMAIL"):
+			email = v
+		}
+	}
+	if cfg, err := r.Config(); err == nil {
+		if name == "" {
+			name = cfg.User.Name
+		}
+		if email == "" {
+			email = cfg.User.Email
+		}
+	}
+	return name, email
+}
+
+// ---- git_restore ----
+
+type restoreArgs struct {
+	Paths      []string `json:"paths" jsonschema:"Files to restore"`
+	Staged     bool     `json:"staged,omitempty" default:"false" jsonschema:"Restore the index/staging area (--staged)"`
+	Worktree   bool     `json:"worktree,omitempty" default:"true" jsonschema:"Restore the working tree (--worktree)"`
+	TimeoutMS  int      `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func restoreTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[restoreArgs]{
+		Name:        "git_restore",
+		Description: "Restore files: the worktree from the index (default), the index from HEAD (staged), or both. Discards changes.",
+		Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
+		Summary: func(a restoreArgs) string {
+			switch {
+			case a.Staged && a.Worktree:
+				return fmt.Sprintf("Restore and unstage %d file(s)", len(a.Paths))
+			case a.Staged:
+				return fmt.Sprintf("Unstage %d file(s)", len(a.Paths))
+			}
+			return fmt.Sprintf("Restore %d file(s) to worktree", len(a.Paths))
+		},
+		Validate: func(a restoreArgs) error {
+			if len(a.Paths) == 0 {
+				return tools.BadArg("paths", "paths must contain at least one element")
+			}
+			if !a.Staged && !a.Worktree {
+				return tools.BadArg("worktree", "At least one of staged or worktree must be true")
+			}
+			for _, p := range a.Paths {
+				if err := checkArg("paths", p); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a restoreArgs) (tools.Result, error) {
+			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+				return "", restore(r, a)
+			})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Value: out}, nil
+		},
+	})
+}
+
+func restore(r *git.Repository, a restoreArgs) error {
+	w, err := r.Worktree()
+	if err != nil {
+		return err
+	}
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return err
+	}
+	ht, err := headTree(r)
+	if err != nil {
+		return err
+	}
+	head, err := treeFiles(r, ht)
+	if err != nil {
+		return err
+	}
+	for _, p := range a.Paths {
+		p = strings.TrimPrefix(p, "./")
+		if a.Staged {
+			src, ok := head[p]
+			if !ok {
+				if _, ierr := idx.Entry(p); ierr != nil {
+					return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", p)}
+				}
+				_, _ = idx.Remove(p) // a new file: unstaged, kept in the worktree
+				continue
+			}
+			e, err := idx.Entry(p)
+			if err != nil {
+				e = idx.Add(p)
+			}
+			e.Hash, e.Mode = src.hash, src.mode
+			e.ModifiedAt = time.Time{} // force a re-check of the worktree file
+		}
+		if a.Worktree {
+			e, err := idx.Entry(p)
+			if err != nil {
+				return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", p)}
+			}
+			data, err := blobLoader(r, e.Hash)()
+			if err != nil {
+				return err
+			}
+			if dir := path.Dir(p); dir != "." {
+				_ = w.Filesystem.MkdirAll(dir, 0o755)
+			}
+			f, err := w.Filesystem.Create(p)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(data); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			if info, err := w.Filesystem.Lstat(p); err == nil {
+				e.ModifiedAt, e.Size = info.ModTime(), uint32(info.Size())
+			}
+		}
+	}
+	return r.Storer.SetIndex(idx)
+}

@@ -1,0 +1,358 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/tools"
+)
+
+type statusArgs struct {
+	Porcelain  bool   `json:"porcelain,omitempty" default:"true" jsonschema:"Use porcelain output (--porcelain=1)"`
+	Branch     bool   `json:"branch,omitempty" default:"true" jsonschema:"Include branch info (-b)"`
+	Untracked  bool   `json:"untracked,omitempty" default:"true" jsonschema:"Include untracked files (when false, uses -uno)"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func statusTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[statusArgs]{
+		Name:        "git_status",
+		Description: "Show the working tree status (git status --porcelain=1 -b by default; porcelain=false for the long format).",
+		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
+		Summary:     func(statusArgs) string { return "Show git status" },
+		Run: func(ctx context.Context, a statusArgs) (tools.Result, error) {
+			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+				return status(r, a)
+			})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Value: out}, nil
+		},
+	})
+}
+
+type entry struct {
+	x, y byte
+	path string
+}
+
+func status(r *git.Repository, a statusArgs) (string, error) {
+	w, err := r.Worktree()
+	if err != nil {
+		return "", err
+	}
+	st, err := w.Status()
+	if err != nil {
+		return "", err
+	}
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return "", err
+	}
+	trackedDirs := map[string]bool{}
+	for _, e := range idx.Entries {
+		for d := parentDir(e.Name); d != ""; d = parentDir(d) {
+			trackedDirs[d] = true
+		}
+	}
+	var entries []entry
+	untracked := map[string]bool{}
+	for p, s := range st {
+		if s.Staging == git.Untracked && s.Worktree == git.Untracked {
+			if !a.Untracked {
+				continue
+			}
+			// Collapse like git: the top-most directory holding no tracked file.
+			shown := p
+			parts := strings.Split(p, "/")
+			for i := 1; i < len(parts); i++ {
+				d := strings.Join(parts[:i], "/")
+				if !trackedDirs[d] {
+					shown = d + "/"
+					break
+				}
+			}
+			if !untracked[shown] {
+				untracked[shown] = true
+				entries = append(entries, entry{'?', '?', shown})
+			}
+			continue
+		}
+		x, y := byte(s.Staging), byte(s.Worktree)
+		if x == ' ' && y == ' ' {
+			continue
+		}
+		if x == 'A' && y == 'D' {
+			continue // added then deleted: nothing for git status to show? keep git's view below
+		}
+		entries = append(entries, entry{x, y, p})
+	}
+	// git lists tracked changes first, then untracked paths, each by path.
+	sort.Slice(entries, func(i, j int) bool {
+		ui, uj := entries[i].x == '?', entries[j].x == '?'
+		if ui != uj {
+			return uj
+		}
+		return entries[i].path < entries[j].path
+	})
+	head, headErr := r.Head()
+	branchName, detached := currentBranch(r)
+	var b strings.Builder
+	if !a.Porcelain {
+		return longStatus(r, entries, branchName, detached, headErr == nil, head), nil
+	}
+	if a.Branch {
+		b.WriteString("## ")
+		switch {
+		case detached:
+			b.WriteString("HEAD (no branch)")
+		case headErr != nil:
+			b.WriteString("No commits yet on " + branchName)
+		default:
+			b.WriteString(branchName)
+			if up, ahead, behind, ok := upstream(r, branchName, head.Hash()); ok {
+				b.WriteString("..." + up)
+				switch {
+				case ahead > 0 && behind > 0:
+					fmt.Fprintf(&b, " [ahead %d, behind %d]", ahead, behind)
+				case ahead > 0:
+					fmt.Fprintf(&b, " [ahead %d]", ahead)
+				case behind > 0:
+					fmt.Fprintf(&b, " [behind %d]", behind)
+				}
+			}
+		}
+		b.WriteByte('\n')
+	}
+	for _, e := range entries {
+		fmt.Fprintf(&b, "%c%c %s\n", e.x, e.y, quotePath(e.path))
+	}
+	return b.String(), nil
+}
+
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// currentBranch is HEAD's branch name, or detached.
+func currentBranch(r *git.Repository) (string, bool) {
+	ref, err := r.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", true
+	}
+	if ref.Type() != plumbing.SymbolicReference {
+		return "", true
+	}
+	return ref.Target().Short(), false
+}
+
+// upstream resolves branch.<b>.remote/merge and counts ahead/behind.
+func upstream(r *git.Repository, branch string, head plumbing.Hash) (string, int, int, bool) {
+	cfg, err := r.Config()
+	if err != nil {
+		return "", 0, 0, false
+	}
+	bc, ok := cfg.Branches[branch]
+	if !ok || bc.Remote == "" || bc.Merge == "" {
+		return "", 0, 0, false
+	}
+	name := bc.Remote + "/" + bc.Merge.Short()
+	ref, err := r.Storer.Reference(plumbing.NewRemoteReferenceName(bc.Remote, bc.Merge.Short()))
+	if err != nil {
+		return name, 0, 0, true
+	}
+	ahead, behind := aheadBehind(r, head, ref.Hash())
+	return name, ahead, behind, true
+}
+
+// aheadBehind counts commits reachable from a but not b, and the reverse.
+func aheadBehind(r *git.Repository, a, b plumbing.Hash) (int, int) {
+	reach := func(h plumbing.Hash) map[plumbing.Hash]bool {
+		seen := map[plumbing.Hash]bool{}
+		stack := []plumbing.Hash{h}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			c, err := object.GetCommit(r.Storer, x)
+			if err != nil {
+				continue
+			}
+			stack = append(stack, c.ParentHashes...)
+		}
+		return seen
+	}
+	ra, rb := reach(a), reach(b)
+	ahead, behind := 0, 0
+	for h := range ra {
+		if !rb[h] {
+			ahead++
+		}
+	}
+	for h := range rb {
+		if !ra[h] {
+			behind++
+		}
+	}
+	return ahead, behind
+}
+
+// quotePath quotes a path the way git does with core.quotePath=true.
+func quotePath(p string) string {
+	need := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == 0x7f {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return p
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\v':
+			b.WriteString(`\v`)
+		default:
+			if c < 0x20 || c >= 0x7f {
+				fmt.Fprintf(&b, `\%03o`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// longStatus renders git's human-readable status.
+func longStatus(r *git.Repository, entries []entry, branch string, detached, hasHead bool, head *plumbing.Reference) string {
+	var b strings.Builder
+	switch {
+	case detached && head != nil:
+		fmt.Fprintf(&b, "HEAD detached at %s\n", head.Hash().String()[:7])
+	default:
+		fmt.Fprintf(&b, "On branch %s\n", branch)
+	}
+	if hasHead && !detached {
+		if up, ahead, behind, ok := upstream(r, branch, head.Hash()); ok {
+			switch {
+			case ahead == 0 && behind == 0:
+				fmt.Fprintf(&b, "Your branch is up to date with '%s'.\n", up)
+			case behind == 0:
+				fmt.Fprintf(&b, "Your branch is ahead of '%s' by %d commit%s.\n  (use \"git push\" to publish your local commits)\n", up, ahead, plural(ahead))
+			case ahead == 0:
+				fmt.Fprintf(&b, "Your branch is behind '%s' by %d commit%s, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n", up, behind, plural(behind))
+			default:
+				fmt.Fprintf(&b, "Your branch and '%s' have diverged,\nand have %d and %d different commits each, respectively.\n  (use \"git pull\" to merge the remote branch into yours)\n", up, ahead, behind)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if !hasHead {
+		b.WriteString("\nNo commits yet\n\n")
+	}
+	var staged, unstaged, untracked []entry
+	for _, e := range entries {
+		if e.x == '?' {
+			untracked = append(untracked, e)
+			continue
+		}
+		if e.x != ' ' {
+			staged = append(staged, e)
+		}
+		if e.y != ' ' {
+			unstaged = append(unstaged, e)
+		}
+	}
+	word := map[byte]string{'M': "modified:   ", 'A': "new file:   ", 'D': "deleted:    ", 'R': "renamed:    ", 'C': "copied:     ", 'U': "both modified:", 'T': "typechange: "}
+	if len(staged) > 0 {
+		b.WriteString("Changes to be committed:\n")
+		if hasHead {
+			b.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
+		} else {
+			b.WriteString("  (use \"git rm --cached <file>...\" to unstage)\n")
+		}
+		for _, e := range staged {
+			fmt.Fprintf(&b, "\t%s%s\n", word[e.x], quotePath(e.path))
+		}
+		b.WriteString("\n")
+	}
+	if len(unstaged) > 0 {
+		b.WriteString("Changes not staged for commit:\n")
+		b.WriteString("  (use \"git add")
+		for _, e := range unstaged {
+			if e.y == 'D' {
+				b.WriteString("/rm")
+				break
+			}
+		}
+		b.WriteString(" <file>...\" to update what will be committed)\n")
+		b.WriteString("  (use \"git restore <file>...\" to discard changes in working directory)\n")
+		for _, e := range unstaged {
+			fmt.Fprintf(&b, "\t%s%s\n", word[e.y], quotePath(e.path))
+		}
+		b.WriteString("\n")
+	}
+	if len(untracked) > 0 {
+		b.WriteString("Untracked files:\n  (use \"git add <file>...\" to include in what will be committed)\n")
+		for _, e := range untracked {
+			fmt.Fprintf(&b, "\t%s\n", quotePath(e.path))
+		}
+		b.WriteString("\n")
+	}
+	switch {
+	case len(staged) > 0:
+	case len(unstaged) > 0:
+		b.WriteString("no changes added to commit (use \"git add\" and/or \"git commit -a\")\n")
+	case len(untracked) > 0:
+		b.WriteString("nothing added to commit but untracked files present (use \"git add\" to track)\n")
+	case !hasHead:
+		b.WriteString("nothing to commit (create/copy files and use \"git add\" to track)\n")
+	default:
+		b.WriteString("nothing to commit, working tree clean\n")
+	}
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

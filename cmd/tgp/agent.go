@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -124,6 +125,8 @@ func (a *app) handleAction(cmd *cobra.Command, in io.Reader) actionResponse {
 	return out
 }
 
+var conventional = regexp.MustCompile(`^([a-z]+)(\(([a-z0-9_-]+)\))?: (.+)$`)
+
 // mapAction turns a contract action and payload into a kernel tool call.
 func mapAction(action string, payload json.RawMessage) (string, json.RawMessage, error) {
 	p := map[string]any{}
@@ -200,7 +203,22 @@ func mapAction(action string, payload json.RawMessage) (string, json.RawMessage,
 		if !ok || strings.TrimSpace(msg) == "" {
 			return "", nil, fmt.Errorf("git_commit needs payload.message, a non-empty string")
 		}
+		// The contract carries one message; the kernel's git_commit takes
+		// its conventional parts.
 		args = map[string]any{"message": msg}
+		if typ, ok := p["type"].(string); ok {
+			args["type"] = typ
+			if scope, ok := p["scope"].(string); ok {
+				args["scope"] = scope
+			}
+		} else if m := conventional.FindStringSubmatch(msg); m != nil {
+			args["type"], args["message"] = m[1], m[4]
+			if m[3] != "" {
+				args["scope"] = m[3]
+			}
+		} else {
+			return "", nil, fmt.Errorf("git_commit payload.message must be conventional: \"type(scope): description\" or \"type: description\"")
+		}
 	default:
 		// Any other kernel tool by name, the payload as its arguments.
 		if len(payload) == 0 || string(payload) == "null" {

@@ -213,3 +213,53 @@ func TestEveryCommandHasHelpWithExample(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentGitActions(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"README.md": "hello\n"})
+	root := t.TempDir()
+	agent := func(req string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(tgpBin, "agent", "--root", root)
+		cmd.Env = kernelEnv(remote)
+		cmd.Stdin = strings.NewReader(req)
+		out, _ := cmd.Output()
+		var resp map[string]any
+		if err := json.Unmarshal(out, &resp); err != nil {
+			t.Fatalf("not one JSON response: %q", out)
+		}
+		return resp
+	}
+	data := func(resp map[string]any) string {
+		r, _ := resp["result"].(map[string]any)
+		s, _ := r["data"].(string)
+		return s
+	}
+	resp := agent(`{"request_id":"r1","tool":"git_agent","action":"git_status","payload":{}}`)
+	if resp["status"] != "success" || resp["request_id"] != "r1" || !strings.HasPrefix(data(resp), "## main...origin/main") {
+		t.Fatalf("status: %v", resp)
+	}
+	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("hello\nworld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := data(agent(`{"request_id":"r2","action":"git_diff","payload":{"files":["README.md"]}}`)); !strings.Contains(d, "+world") {
+		t.Fatalf("diff: %q", d)
+	}
+	if d := data(agent(`{"request_id":"r3","action":"git_add","payload":{"files":["README.md"]}}`)); d != "Staged 1 file(s)" {
+		t.Fatalf("add: %q", d)
+	}
+	if resp = agent(`{"request_id":"r4","action":"git_commit","payload":{"message":"not conventional"}}`); resp["status"] != "error" || !strings.Contains(data(resp), "conventional") {
+		t.Fatalf("non-conventional message: %v", resp)
+	}
+	resp = agent(`{"request_id":"r5","action":"git_commit","payload":{"message":"docs: say world"}}`)
+	if resp["status"] != "success" || !strings.Contains(data(resp), "] docs: say world") {
+		t.Fatalf("commit: %v", resp)
+	}
+	if got := gittest.Git(t, remote, "log", "-1", "--format=%s", "main"); got != "docs: say world\n" {
+		t.Fatalf("commit not pushed: %q", got)
+	}
+	for _, limit := range []string{`"1"`, `1`} {
+		if d := data(agent(`{"request_id":"r6","action":"git_log","payload":{"limit":` + limit + `}}`)); strings.Count(d, "commit ") != 1 {
+			t.Fatalf("log limit %s: %q", limit, d)
+		}
+	}
+}

@@ -453,3 +453,42 @@ func TestT_GIT_RESTORE_01_02_03(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 }
+
+func blameRepo(t *testing.T) *fixture {
+	t.Helper()
+	gittest.RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "b")
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	f := open(t, dir)
+	lines := []string{"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	f.write(t, "f.txt", strings.Join(lines, "\n")+"\n")
+	f.git(t, "add", "f.txt")
+	f.git(t, "-c", "user.name=Alice Long-Name", "commit", "-q", "-m", "root")
+	for i, who := range []string{"Bob", "Carol", "Bob", "Dave"} {
+		lines[(i*3+1)%len(lines)] = lines[(i*3+1)%len(lines)] + " edited by " + who
+		if i == 2 {
+			lines = append(lines[:5], append([]string{"inserted"}, lines[5:]...)...)
+		}
+		f.write(t, "f.txt", strings.Join(lines, "\n")+"\n")
+		f.git(t, "-c", "user.name="+who, "commit", "-q", "-am", "edit "+who)
+	}
+	return f
+}
+
+func TestT_GIT_BLAME_01(t *testing.T) {
+	f := blameRepo(t)
+	same(t, "blame", f.call(t, "git_blame", map[string]any{"path": "f.txt"}), f.git(t, "blame", "f.txt"))
+	same(t, "blame at commit", f.call(t, "git_blame", map[string]any{"path": "f.txt", "commit": "HEAD~2"}), f.git(t, "blame", "HEAD~2", "--", "f.txt"))
+}
+
+func TestT_GIT_BLAME_02(t *testing.T) {
+	f := blameRepo(t)
+	same(t, "blame -L", f.call(t, "git_blame", map[string]any{"path": "f.txt", "start_line": 3, "end_line": 9}), f.git(t, "blame", "-L", "3,9", "f.txt"))
+}
+
+func TestT_GIT_BLAME_03(t *testing.T) {
+	f := blameRepo(t)
+	if e := f.callErr(t, "git_blame", map[string]any{"path": "f.txt", "start_line": 5, "end_line": 2}); e.Kind != tools.KindBadArgs {
+		t.Fatalf("%+v", e)
+	}
+}

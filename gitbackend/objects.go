@@ -410,3 +410,32 @@ func pruneEmptyDirs(wt billy.Filesystem, dir string) {
 // sameContent reports whether two byte slices are equal (for clarity at
 // call sites that compare blobs).
 func sameContent(a, b []byte) bool { return bytes.Equal(a, b) }
+
+// ApplyTreeDiff moves worktree and index from fromTree to toTree (zero =
+// empty tree), touching only the paths that differ. The git tools use it
+// for checkout and stash.
+func ApplyTreeDiff(ctx context.Context, s storage.Storer, wt billy.Filesystem, fromTree, toTree plumbing.Hash) error {
+	changes, err := treeDiff(ctx, s, fromTree, toTree)
+	if err != nil {
+		return err
+	}
+	return applyToWorktree(s, wt, changes)
+}
+
+// ApplyPaths writes the given paths of tree to worktree and index (a path
+// absent from the tree is removed).
+func ApplyPaths(s storage.Storer, wt billy.Filesystem, tree plumbing.Hash, paths []string) error {
+	var changes []fileChange
+	for _, p := range paths {
+		e, ok, err := treeEntry(s, tree, p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			changes = append(changes, fileChange{Path: p, Delete: true})
+			continue
+		}
+		changes = append(changes, fileChange{Path: p, Mode: e.Mode, Hash: e.Hash})
+	}
+	return applyToWorktree(s, wt, changes)
+}

@@ -492,3 +492,72 @@ func TestT_GIT_BLAME_03(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 }
+
+func TestT_GIT_CHECKOUT_01_02(t *testing.T) {
+	f := history(t)
+	f.git(t, "stash", "-u", "-q")
+	f.git(t, "branch", "old", "HEAD~2")
+	ref := copyRepo(t, f.dir)
+	out := f.call(t, "git_checkout", map[string]any{"branch": "old"})
+	gittest.Git(t, ref, "checkout", "-q", "old")
+	if out != "Switched to branch 'old'\n" {
+		t.Fatalf("%q", out)
+	}
+	for _, args := range [][]string{{"status", "--porcelain", "-b"}, {"ls-files", "-s"}} {
+		same(t, strings.Join(args, " "), f.git(t, args...), gittest.Git(t, ref, args...))
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "README.md")); string(b) != "# demo\n" {
+		t.Fatalf("worktree not switched: %q", b)
+	}
+	out = f.call(t, "git_checkout", map[string]any{"create_branch": "feature/x"})
+	if out != "Switched to a new branch 'feature/x'\n" || f.git(t, "rev-parse", "--abbrev-ref", "HEAD") != "feature/x\n" {
+		t.Fatalf("%q", out)
+	}
+}
+
+func TestT_GIT_CHECKOUT_03(t *testing.T) {
+	f := history(t)
+	f.git(t, "stash", "-u", "-q")
+	out := f.call(t, "git_checkout", map[string]any{"commit": "HEAD~1"})
+	if !strings.Contains(out, "You are in 'detached HEAD' state.") || !strings.Contains(out, "HEAD is now at ") {
+		t.Fatalf("%q", out)
+	}
+	if got := f.git(t, "status", "--porcelain=1", "-b"); !strings.HasPrefix(got, "## HEAD (no branch)") {
+		t.Fatalf("%q", got)
+	}
+}
+
+func TestT_GIT_CHECKOUT_04(t *testing.T) {
+	f := history(t)
+	if e := f.callErr(t, "git_checkout", map[string]any{}); e.Kind != tools.KindBadArgs {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestCheckoutCarriesChangesAndRefusesConflicts(t *testing.T) {
+	f := history(t)
+	// old has a different README; src/app.ts is the same on both sides
+	// except for the uncommitted local edit, which must be carried over.
+	f.git(t, "branch", "old", "HEAD~1")
+	f.git(t, "stash", "-u", "-q")
+	f.write(t, "src/app.ts", "local change\n")
+	out := f.call(t, "git_checkout", map[string]any{"branch": "old"})
+	if !strings.HasPrefix(out, "Switched to branch 'old'") {
+		t.Fatalf("%q", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "src/app.ts")); string(b) != "local change\n" {
+		t.Fatalf("local change lost: %q", b)
+	}
+	// A local change to a file the switch must rewrite: git's error, nothing lost.
+	f.write(t, "README.md", "mine\n")
+	e := f.callErr(t, "git_checkout", map[string]any{"branch": "main"})
+	if e.Kind != tools.KindConflict || !strings.Contains(e.Message, "Your local changes to the following files would be overwritten by checkout:\n\tREADME.md") {
+		t.Fatalf("%+v", e)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "README.md")); string(b) != "mine\n" {
+		t.Fatalf("local change lost: %q", b)
+	}
+	if got := f.git(t, "rev-parse", "--abbrev-ref", "HEAD"); got != "old\n" {
+		t.Fatalf("HEAD moved: %q", got)
+	}
+}

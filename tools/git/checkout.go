@@ -1,0 +1,255 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/tools"
+)
+
+type checkoutArgs struct {
+	Branch       string   `json:"branch,omitempty" jsonschema:"Switch to existing branch"`
+	CreateBranch string   `json:"create_branch,omitempty" jsonschema:"Create and switch to new branch (-b)"`
+	Commit       string   `json:"commit,omitempty" jsonschema:"Checkout specific commit (detached HEAD)"`
+	Paths        []string `json:"paths,omitempty" jsonschema:"Restore files from the index, or from commit when given"`
+	TimeoutMS    int      `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	WorkingDir   string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func checkoutTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[checkoutArgs]{
+		Name: "git_checkout",
+		Description: "Switch branches (branch, create_branch = -b, commit = detached HEAD) carrying compatible local changes over, " +
+			"or restore paths from the index (or from commit).",
+		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Summary: func(a checkoutArgs) string {
+			switch {
+			case len(a.Paths) > 0:
+				return fmt.Sprintf("Restore %d path(s)", len(a.Paths))
+			case a.CreateBranch != "":
+				return "Create and switch to branch " + a.CreateBranch
+			case a.Branch != "":
+				return "Switch to branch " + a.Branch
+			}
+			return "Checkout commit " + a.Commit
+		},
+		Validate: func(a checkoutArgs) error {
+			if a.Branch == "" && a.CreateBranch == "" && a.Commit == "" && len(a.Paths) == 0 {
+				return tools.BadArg("branch", "At least one of branch, create_branch, commit, or paths must be specified")
+			}
+			if a.Branch != "" && a.CreateBranch != "" {
+				return tools.BadArg("branch", "branch and create_branch are mutually exclusive")
+			}
+			for _, f := range []struct{ n, v string }{{"branch", a.Branch}, {"commit_ref", a.Commit}} {
+				if f.v != "" {
+					if err := checkArg(f.n, f.v); err != nil {
+						return err
+					}
+				}
+			}
+			if a.CreateBranch != "" {
+				if err := CheckRefFormat(a.CreateBranch); err != nil {
+					return tools.BadArg("create_branch", "%v", err)
+				}
+			}
+			for _, p := range a.Paths {
+				if err := checkArg("paths", p); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a checkoutArgs) (tools.Result, error) {
+			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+				return checkout(ctx, r, a)
+			})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Value: out}, nil
+		},
+	})
+}
+
+func checkout(ctx context.Context, r *git.Repository, a checkoutArgs) (string, error) {
+	w, err := r.Worktree()
+	if err != nil {
+		return "", err
+	}
+	if len(a.Paths) > 0 {
+		return checkoutPaths(r, w, a)
+	}
+	head, _ := r.Head()
+	var target plumbing.Hash
+	switch {
+	case a.CreateBranch != "":
+		if _, err := r.Storer.Reference(plumbing.NewBranchReferenceName(a.CreateBranch)); err == nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: a branch named '%s' already exists", a.CreateBranch)}
+		}
+		from := a.Commit
+		if from == "" {
+			if head == nil {
+				return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "fatal: not a valid object name: 'HEAD'"}
+			}
+			target = head.Hash()
+		} else {
+			h, err := r.ResolveRevision(plumbing.Revision(from))
+			if err != nil {
+				return "", unknownRevision(from)
+			}
+			target = *h
+		}
+	case a.Branch != "":
+		ref, err := r.Storer.Reference(plumbing.NewBranchReferenceName(a.Branch))
+		if err != nil {
+			return "", &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", a.Branch)}
+		}
+		target = ref.Hash()
+	default:
+		h, err := r.ResolveRevision(plumbing.Revision(a.Commit))
+		if err != nil {
+			return "", unknownRevision(a.Commit)
+		}
+		target = *h
+	}
+	if err := switchTree(ctx, r, w, head, target); err != nil {
+		return "", err
+	}
+	switch {
+	case a.CreateBranch != "":
+		name := plumbing.NewBranchReferenceName(a.CreateBranch)
+		if err := r.Storer.SetReference(plumbing.NewHashReference(name, target)); err != nil {
+			return "", err
+		}
+		if err := r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Switched to a new branch '%s'\n", a.CreateBranch), nil
+	case a.Branch != "":
+		cur, det := currentBranch(r)
+		if err := r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(a.Branch))); err != nil {
+			return "", err
+		}
+		if !det && cur == a.Branch {
+			return fmt.Sprintf("Already on '%s'\n", a.Branch), nil
+		}
+		return fmt.Sprintf("Switched to branch '%s'\n", a.Branch), nil
+	}
+	if err := r.Storer.SetReference(plumbing.NewHashReference(plumbing.HEAD, target)); err != nil {
+		return "", err
+	}
+	c, _ := object.GetCommit(r.Storer, target)
+	return fmt.Sprintf("Note: switching to '%s'.\n\n"+
+		"You are in 'detached HEAD' state. You can look around, make experimental\n"+
+		"changes and commit them, and you can discard any commits you make in this\n"+
+		"state without impacting any branches by switching back to a branch.\n\n"+
+		"If you want to create a new branch to retain commits you create, you may\n"+
+		"do so (now or later) by using -c with the switch command. Example:\n\n"+
+		"  git switch -c <new-branch-name>\n\n"+
+		"Or undo this operation with:\n\n"+
+		"  git switch -\n\n"+
+		"Turn off this advice by setting config variable advice.detachedHead to false\n\n"+
+		"HEAD is now at %s %s\n", a.Commit, target.String()[:7], subject(c.Message)), nil
+}
+
+// switchTree moves worktree and index from HEAD to target like git: local
+// changes to paths the switch does not touch are carried over; a local
+// change (or an untracked file) in the way aborts with git's message and
+// nothing is changed.
+func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *plumbing.Reference, target plumbing.Hash) error {
+	var fromTree plumbing.Hash
+	if head != nil {
+		c, err := object.GetCommit(r.Storer, head.Hash())
+		if err != nil {
+			return err
+		}
+		fromTree = c.TreeHash
+	}
+	tc, err := object.GetCommit(r.Storer, target)
+	if err != nil {
+		return err
+	}
+	if fromTree == tc.TreeHash {
+		return nil
+	}
+	ft, _ := object.GetTree(r.Storer, fromTree)
+	tt, _ := object.GetTree(r.Storer, tc.TreeHash)
+	fromFiles, err := treeFiles(r, ft)
+	if err != nil {
+		return err
+	}
+	toFiles, err := treeFiles(r, tt)
+	if err != nil {
+		return err
+	}
+	touched := diffSides(fromFiles, toFiles, nil)
+	st, err := w.Status()
+	if err != nil {
+		return err
+	}
+	var dirty, untracked []string
+	for _, c := range touched {
+		s, listed := st[c.path] // Status.File reports unlisted (clean) files as untracked
+		if !listed {
+			continue
+		}
+		switch {
+		case s.Staging == git.Untracked && s.Worktree == git.Untracked:
+			if _, inTarget := toFiles[c.path]; inTarget {
+				untracked = append(untracked, c.path)
+			}
+		case s.Staging != git.Unmodified || s.Worktree != git.Unmodified:
+			dirty = append(dirty, c.path)
+		}
+	}
+	sort.Strings(dirty)
+	sort.Strings(untracked)
+	if len(dirty) > 0 {
+		return &tools.Error{Kind: tools.KindConflict, Message: "error: Your local changes to the following files would be overwritten by checkout:\n\t" +
+			strings.Join(dirty, "\n\t") + "\nPlease commit your changes or stash them before you switch branches.\nAborting"}
+	}
+	if len(untracked) > 0 {
+		return &tools.Error{Kind: tools.KindConflict, Message: "error: The following untracked working tree files would be overwritten by checkout:\n\t" +
+			strings.Join(untracked, "\n\t") + "\nPlease move or remove them before you switch branches.\nAborting"}
+	}
+	return gitbackend.ApplyTreeDiff(ctx, r.Storer, w.Filesystem, fromTree, tc.TreeHash)
+}
+
+func checkoutPaths(r *git.Repository, w *git.Worktree, a checkoutArgs) (string, error) {
+	if a.Commit != "" {
+		h, err := r.ResolveRevision(plumbing.Revision(a.Commit))
+		if err != nil {
+			return "", unknownRevision(a.Commit)
+		}
+		c, err := object.GetCommit(r.Storer, *h)
+		if err != nil {
+			return "", unknownRevision(a.Commit)
+		}
+		tree, _ := c.Tree()
+		files, _ := treeFiles(r, tree)
+		for _, p := range a.Paths {
+			if _, ok := files[strings.TrimPrefix(p, "./")]; !ok {
+				return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", p)}
+			}
+		}
+		var ps []string
+		for _, p := range a.Paths {
+			ps = append(ps, strings.TrimPrefix(p, "./"))
+		}
+		if err := gitbackend.ApplyPaths(r.Storer, w.Filesystem, c.TreeHash, ps); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Updated %d path%s from %s\n", len(ps), plural(len(ps)), c.Hash.String()[:7]), nil
+	}
+	if err := restore(r, restoreArgs{Paths: a.Paths, Worktree: true}); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
+}

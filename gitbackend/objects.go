@@ -439,3 +439,30 @@ func ApplyPaths(s storage.Storer, wt billy.Filesystem, tree plumbing.Hash, paths
 	}
 	return applyToWorktree(s, wt, changes)
 }
+
+// TreeFile is one path's content for WriteTree.
+type TreeFile struct {
+	Mode   filemode.FileMode
+	Hash   plumbing.Hash
+	Delete bool
+}
+
+// WriteTree stores the tree that is base (zero: empty) with files applied,
+// re-encoding only the trees on changed paths; the empty result is git's
+// empty tree, stored.
+func WriteTree(s storer.EncodedObjectStorer, base plumbing.Hash, files map[string]TreeFile) (plumbing.Hash, error) {
+	changes := make([]fileChange, 0, len(files))
+	for p, f := range files {
+		changes = append(changes, fileChange{Path: p, Mode: f.Mode, Hash: f.Hash, Delete: f.Delete})
+	}
+	h, err := writeTree(s, base, changes)
+	if err != nil || !h.IsZero() {
+		return h, err
+	}
+	return storeEmptyTree(s)
+}
+
+// StoreBlob stores content as a blob.
+func StoreBlob(s storer.EncodedObjectStorer, content []byte) (plumbing.Hash, error) {
+	return storeBlob(s, content)
+}

@@ -54,7 +54,7 @@ func Tools(d Deps) []*tools.Tool {
 	if d.MaxBytes <= 0 {
 		d.MaxBytes = 200000
 	}
-	return []*tools.Tool{statusTool(d), logTool(d), diffTool(d), showTool(d), blameTool(d), addTool(d), commitTool(d), branchTool(d), restoreTool(d), checkoutTool(d)}
+	return []*tools.Tool{statusTool(d), logTool(d), diffTool(d), showTool(d), blameTool(d), addTool(d), commitTool(d), branchTool(d), restoreTool(d), checkoutTool(d), stashTool(d)}
 }
 
 // errNotRepo is the SRD's "Not a git repository: <path>".

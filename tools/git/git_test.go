@@ -561,3 +561,81 @@ func TestCheckoutCarriesChangesAndRefusesConflicts(t *testing.T) {
 		t.Fatalf("HEAD moved: %q", got)
 	}
 }
+
+func stashRepo(t *testing.T) *fixture {
+	t.Helper()
+	gittest.RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "s")
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	f := open(t, dir)
+	f.write(t, "a.txt", "a\n")
+	f.write(t, "b.txt", "b\n")
+	f.git(t, "add", "-A")
+	f.git(t, "commit", "-q", "-m", "base")
+	f.write(t, "a.txt", "a changed\n") // unstaged
+	f.write(t, "b.txt", "b staged\n")
+	f.git(t, "add", "b.txt") // staged
+	f.write(t, "c.txt", "new staged\n")
+	f.git(t, "add", "c.txt") // new file, staged
+	f.write(t, "u.txt", "untracked\n")
+	return f
+}
+
+func TestT_GIT_STASH_01_02_03_toolThenCLI(t *testing.T) {
+	f := stashRepo(t)
+	before := f.git(t, "status", "--porcelain")
+	out := f.call(t, "git_stash", map[string]any{"action": "push", "include_untracked": true})
+	if !strings.HasPrefix(out, "Saved working directory and index state WIP on main: ") {
+		t.Fatalf("%q", out)
+	}
+	if st := f.git(t, "status", "--porcelain"); st != "" {
+		t.Fatalf("tree not clean after push: %q", st)
+	}
+	same(t, "stash list", f.call(t, "git_stash", map[string]any{"action": "list"}), f.git(t, "stash", "list"))
+	same(t, "stash show", f.call(t, "git_stash", map[string]any{"action": "show"}), f.git(t, "stash", "show"))
+	f.git(t, "fsck", "--strict")
+	// The git CLI pops what the tool stashed.
+	f.git(t, "stash", "pop", "--index")
+	same(t, "status after CLI pop", f.git(t, "status", "--porcelain"), before)
+}
+
+func TestStashCLIThenTool(t *testing.T) {
+	f := stashRepo(t)
+	f.git(t, "stash", "push", "-u", "-m", "by the CLI")
+	same(t, "list", f.call(t, "git_stash", map[string]any{"action": "list"}), f.git(t, "stash", "list"))
+	out := f.call(t, "git_stash", map[string]any{"action": "pop"})
+	if !strings.Contains(out, "Dropped refs/stash@{0} (") {
+		t.Fatalf("%q", out)
+	}
+	// git stash pop without --index: modifications come back unstaged, new files staged.
+	if st := f.git(t, "status", "--porcelain"); st != " M a.txt\n M b.txt\nA  c.txt\n?? u.txt\n" {
+		t.Fatalf("status after tool pop: %q", st)
+	}
+	if list := f.git(t, "stash", "list"); list != "" {
+		t.Fatalf("stash not dropped: %q", list)
+	}
+}
+
+func TestT_GIT_EDGE_10(t *testing.T) {
+	f := blameRepo(t)
+	if out := f.call(t, "git_stash", map[string]any{}); out != "No local changes to save\n" {
+		t.Fatalf("%q", out)
+	}
+}
+
+func TestStashConflictKeepsEntry_T_GIT_STASH_04(t *testing.T) {
+	f := stashRepo(t)
+	f.call(t, "git_stash", map[string]any{"message": "mine"})
+	f.write(t, "a.txt", "conflicting\n")
+	e := f.callErr(t, "git_stash", map[string]any{"action": "pop"})
+	if e.Kind != tools.KindConflict || !strings.Contains(e.Message, "a.txt") {
+		t.Fatalf("%+v", e)
+	}
+	if list := f.git(t, "stash", "list"); !strings.Contains(list, "stash@{0}: On main: mine") {
+		t.Fatalf("stash lost on conflict: %q", list)
+	}
+	f.call(t, "git_stash", map[string]any{"action": "clear"})
+	if list := f.git(t, "stash", "list"); list != "" {
+		t.Fatalf("clear: %q", list)
+	}
+}

@@ -1,0 +1,515 @@
+package git
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/gitbackend/merge"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// Stashes are stored exactly as git stores them: refs/stash points at a
+// worktree commit W (parents HEAD, I[, U]); I holds the index, U the
+// untracked files; stash@{n} is read from the reflog .git/logs/refs/stash.
+// So the git CLI and these tools see the same stashes.
+
+type stashArgs struct {
+	Action           string `json:"action,omitempty" default:"\"push\"" enum:"push,pop,apply,drop,list,show,clear" jsonschema:"Stash action to perform"`
+	Message          string `json:"message,omitempty" jsonschema:"Stash message (for push only)"`
+	Index            int    `json:"index,omitempty" default:"0" minimum:"0" jsonschema:"Stash index for pop/apply/drop/show"`
+	IncludeUntracked bool   `json:"include_untracked,omitempty" default:"false" jsonschema:"Include untracked files (-u, for push only)"`
+	TimeoutMS        int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	WorkingDir       string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func stashTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[stashArgs]{
+		Name:        "git_stash",
+		Description: "Stash changes (push, with message and include_untracked) and list, show, apply, pop, drop or clear stashes, in git's own format.",
+		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Summary: func(a stashArgs) string {
+			switch a.Action {
+			case "clear":
+				return "Clear all stashes (WARNING: stashed changes are lost)"
+			case "push":
+				return "Stash changes"
+			}
+			return fmt.Sprintf("Stash %s stash@{%d}", a.Action, a.Index)
+		},
+		Run: func(ctx context.Context, a stashArgs) (tools.Result, error) {
+			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+				s := &stasher{r: r, d: d}
+				switch a.Action {
+				case "push":
+					return s.push(ctx, a)
+				case "list":
+					return s.list()
+				case "show":
+					return s.show(a.Index)
+				case "apply":
+					return s.apply(ctx, a.Index, false)
+				case "pop":
+					return s.apply(ctx, a.Index, true)
+				case "drop":
+					return s.drop(a.Index)
+				case "clear":
+					return s.clear()
+				}
+				return "", tools.BadArg("action", "unknown action %q", a.Action)
+			})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Value: out}, nil
+		},
+	})
+}
+
+type stasher struct {
+	r *git.Repository
+	d Deps
+}
+
+const stashLog = "logs/refs/stash"
+
+type reflogEntry struct {
+	old, new plumbing.Hash
+	who      string
+	msg      string
+}
+
+func (s *stasher) wt() (*git.Worktree, error) { return s.r.Worktree() }
+
+// dotgit is the repository's .git directory (go-git's worktree filesystem
+// refuses .git paths).
+func (s *stasher) dotgit() (billy.Filesystem, error) {
+	fs, ok := s.r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return nil, fmt.Errorf("stash needs a filesystem-backed repository")
+	}
+	return fs.Filesystem(), nil
+}
+
+// entries reads the stash reflog, newest first.
+func (s *stasher) entries() ([]reflogEntry, error) {
+	dg, err := s.dotgit()
+	if err != nil {
+		return nil, err
+	}
+	f, err := dg.Open(stashLog)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	var out []reflogEntry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		head, msg, _ := strings.Cut(line, "\t")
+		parts := strings.SplitN(head, " ", 3)
+		if len(parts) < 3 {
+			continue
+		}
+		out = append(out, reflogEntry{old: plumbing.NewHash(parts[0]), new: plumbing.NewHash(parts[1]), who: parts[2], msg: msg})
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, sc.Err()
+}
+
+func (s *stasher) writeEntries(es []reflogEntry) error {
+	dg, err := s.dotgit()
+	if err != nil {
+		return err
+	}
+	if len(es) == 0 {
+		_ = dg.Remove(stashLog)
+		err := s.r.Storer.RemoveReference("refs/stash")
+		if err != nil && err != plumbing.ErrReferenceNotFound {
+			return err
+		}
+		return nil
+	}
+	var b strings.Builder
+	for i := len(es) - 1; i >= 0; i-- {
+		e := es[i]
+		fmt.Fprintf(&b, "%s %s %s\t%s\n", e.old, e.new, e.who, e.msg)
+	}
+	_ = dg.MkdirAll("logs/refs", 0o755)
+	f, err := dg.Create(stashLog)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(f, b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return s.r.Storer.SetReference(plumbing.NewHashReference("refs/stash", es[0].new))
+}
+
+func (s *stasher) entry(n int) (reflogEntry, []reflogEntry, error) {
+	es, err := s.entries()
+	if err != nil {
+		return reflogEntry{}, nil, err
+	}
+	if n >= len(es) {
+		if len(es) == 0 {
+			return reflogEntry{}, nil, &tools.Error{Kind: tools.KindNotFound, Message: "No stash entries found."}
+		}
+		return reflogEntry{}, nil, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf("error: stash@{%d} is not a valid reference", n)}
+	}
+	return es[n], es, nil
+}
+
+func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
+	head, err := s.r.Head()
+	if err != nil {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "You do not have the initial commit yet"}
+	}
+	hc, err := object.GetCommit(s.r.Storer, head.Hash())
+	if err != nil {
+		return "", err
+	}
+	w, err := s.wt()
+	if err != nil {
+		return "", err
+	}
+	st, err := w.Status()
+	if err != nil {
+		return "", err
+	}
+	var tracked, untracked []string
+	for p, fs := range st {
+		if fs.Staging == git.Untracked && fs.Worktree == git.Untracked {
+			untracked = append(untracked, p)
+		} else if fs.Staging != git.Unmodified || fs.Worktree != git.Unmodified {
+			tracked = append(tracked, p)
+		}
+	}
+	sort.Strings(tracked)
+	sort.Strings(untracked)
+	if len(tracked) == 0 && (!a.IncludeUntracked || len(untracked) == 0) {
+		return "No local changes to save\n", nil
+	}
+	name, email := s.d.identity(s.r)
+	if name == "" || email == "" {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: identityMessage}
+	}
+	sig := object.Signature{Name: name, Email: email, When: time.Now()}
+	branch, det := currentBranch(s.r)
+	if det {
+		branch = "(no branch)"
+	}
+	ref := fmt.Sprintf("%s: %s %s", branch, hc.Hash.String()[:7], subject(hc.Message))
+	// I: the index as a tree.
+	idx, err := s.r.Storer.Index()
+	if err != nil {
+		return "", err
+	}
+	files := map[string]gitbackend.TreeFile{}
+	for _, e := range idx.Entries {
+		files[e.Name] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
+	}
+	iTree, err := gitbackend.WriteTree(s.r.Storer, plumbing.ZeroHash, files)
+	if err != nil {
+		return "", err
+	}
+	iCommit, err := s.commit(iTree, []plumbing.Hash{hc.Hash}, "index on "+ref+"\n", sig)
+	if err != nil {
+		return "", err
+	}
+	// W: HEAD's tree with the worktree state of tracked paths.
+	wfiles := map[string]gitbackend.TreeFile{}
+	for _, p := range tracked {
+		if _, inIndex := files[p]; !inIndex {
+			if _, err := hc.File(p); err != nil {
+				continue // staged-then-deleted, or not tracked at all
+			}
+		}
+		data, mode, err := readWorktree(w.Filesystem, p)
+		if err != nil {
+			wfiles[p] = gitbackend.TreeFile{Delete: true}
+			continue
+		}
+		h, err := gitbackend.StoreBlob(s.r.Storer, data)
+		if err != nil {
+			return "", err
+		}
+		wfiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
+	}
+	wTree, err := gitbackend.WriteTree(s.r.Storer, hc.TreeHash, wfiles)
+	if err != nil {
+		return "", err
+	}
+	parents := []plumbing.Hash{hc.Hash, iCommit}
+	if a.IncludeUntracked && len(untracked) > 0 {
+		ufiles := map[string]gitbackend.TreeFile{}
+		for _, p := range untracked {
+			data, mode, err := readWorktree(w.Filesystem, p)
+			if err != nil {
+				continue
+			}
+			h, err := gitbackend.StoreBlob(s.r.Storer, data)
+			if err != nil {
+				return "", err
+			}
+			ufiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
+		}
+		uTree, err := gitbackend.WriteTree(s.r.Storer, plumbing.ZeroHash, ufiles)
+		if err != nil {
+			return "", err
+		}
+		uCommit, err := s.commit(uTree, nil, "untracked files on "+ref+"\n", sig)
+		if err != nil {
+			return "", err
+		}
+		parents = append(parents, uCommit)
+	}
+	msg := "WIP on " + ref
+	if a.Message != "" {
+		msg = "On " + branch + ": " + a.Message
+	}
+	wCommit, err := s.commit(wTree, parents, msg+"\n", sig)
+	if err != nil {
+		return "", err
+	}
+	es, err := s.entries()
+	if err != nil {
+		return "", err
+	}
+	old := plumbing.ZeroHash
+	if len(es) > 0 {
+		old = es[0].new
+	}
+	who := fmt.Sprintf("%s <%s> %d %s", name, email, sig.When.Unix(), sig.When.Format("-0700"))
+	es = append([]reflogEntry{{old: old, new: wCommit, who: who, msg: msg}}, es...)
+	if err := s.writeEntries(es); err != nil {
+		return "", err
+	}
+	// Reset the stashed paths to HEAD and remove stashed untracked files.
+	if err := gitbackend.ApplyPaths(s.r.Storer, w.Filesystem, hc.TreeHash, tracked); err != nil {
+		return "", err
+	}
+	if a.IncludeUntracked {
+		for _, p := range untracked {
+			_ = w.Filesystem.Remove(p)
+		}
+	}
+	return "Saved working directory and index state " + msg + "\n", nil
+}
+
+func (s *stasher) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, sig object.Signature) (plumbing.Hash, error) {
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
+	obj := s.r.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.r.Storer.SetEncodedObject(obj)
+}
+
+func (s *stasher) list() (string, error) {
+	es, err := s.entries()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i, e := range es {
+		fmt.Fprintf(&b, "stash@{%d}: %s\n", i, e.msg)
+	}
+	return b.String(), nil
+}
+
+func (s *stasher) show(n int) (string, error) {
+	e, _, err := s.entry(n)
+	if err != nil {
+		return "", err
+	}
+	w, err := object.GetCommit(s.r.Storer, e.new)
+	if err != nil {
+		return "", err
+	}
+	base, err := w.Parent(0)
+	if err != nil {
+		return "", err
+	}
+	bt, _ := base.Tree()
+	wt, _ := w.Tree()
+	from, _ := treeFiles(s.r, bt)
+	to, _ := treeFiles(s.r, wt)
+	var b strings.Builder
+	writeStat(&b, diffSides(from, to, nil))
+	return b.String(), nil
+}
+
+// apply merges stash n into the worktree (and the index for new files,
+// as git does); on a conflict nothing is changed and the stash is kept.
+func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
+	e, es, err := s.entry(n)
+	if err != nil {
+		return "", err
+	}
+	w, err := s.wt()
+	if err != nil {
+		return "", err
+	}
+	wc, err := object.GetCommit(s.r.Storer, e.new)
+	if err != nil {
+		return "", err
+	}
+	base, err := wc.Parent(0)
+	if err != nil {
+		return "", err
+	}
+	bt, _ := base.Tree()
+	wt, _ := wc.Tree()
+	from, _ := treeFiles(s.r, bt)
+	to, _ := treeFiles(s.r, wt)
+	idxFiles := map[string]side{}
+	if wc.NumParents() > 1 {
+		if ic, err := wc.Parent(1); err == nil {
+			it, _ := ic.Tree()
+			idxFiles, _ = treeFiles(s.r, it)
+		}
+	}
+	type write struct {
+		path string
+		data []byte
+		mode side
+		del  bool
+	}
+	var writes []write
+	var conflicts []string
+	for _, c := range diffSides(from, to, nil) {
+		cur, mode, curErr := readWorktree(w.Filesystem, c.path)
+		baseData := c.old()
+		switch {
+		case c.newMode == 0: // deleted in the stash
+			if curErr == nil && !bytesEqual(cur, baseData) {
+				conflicts = append(conflicts, c.path)
+				continue
+			}
+			writes = append(writes, write{path: c.path, del: true})
+		case curErr != nil && c.oldMode == 0: // added in the stash
+			writes = append(writes, write{path: c.path, data: c.new(), mode: side{mode: c.newMode}})
+		case curErr != nil:
+			conflicts = append(conflicts, c.path)
+		default:
+			m, err := merge.Merge(baseData, cur, c.new())
+			if err != nil {
+				conflicts = append(conflicts, c.path)
+				continue
+			}
+			writes = append(writes, write{path: c.path, data: m, mode: side{mode: mode}})
+		}
+	}
+	var untracked []*object.File
+	if wc.NumParents() > 2 {
+		if uc, err := wc.Parent(2); err == nil {
+			if ut, err := uc.Tree(); err == nil {
+				_ = ut.Files().ForEach(func(f *object.File) error {
+					if _, err := w.Filesystem.Lstat(f.Name); err == nil {
+						conflicts = append(conflicts, f.Name)
+					}
+					untracked = append(untracked, f)
+					return nil
+				})
+			}
+		}
+	}
+	if len(conflicts) > 0 {
+		sort.Strings(conflicts)
+		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: Your local changes to the following files would be overwritten by merge:\n\t" +
+			strings.Join(conflicts, "\n\t") + "\nPlease commit your changes or stash them before you merge.\nAborting\nThe stash entry is kept in case you need it again.",
+			Details: map[string]any{"paths": conflicts}}
+	}
+	var staged []string
+	for _, wr := range writes {
+		if wr.del {
+			_ = w.Filesystem.Remove(wr.path)
+			continue
+		}
+		if err := writeFile(w, wr.path, wr.data); err != nil {
+			return "", err
+		}
+		if _, inBase := from[wr.path]; !inBase {
+			if _, inIdx := idxFiles[wr.path]; inIdx {
+				staged = append(staged, wr.path) // new files come back staged, as with git
+			}
+		}
+	}
+	for _, f := range untracked {
+		content, err := f.Contents()
+		if err != nil {
+			return "", err
+		}
+		if err := writeFile(w, f.Name, []byte(content)); err != nil {
+			return "", err
+		}
+	}
+	for _, p := range staged {
+		if _, err := w.Add(p); err != nil {
+			return "", err
+		}
+	}
+	out, err := status(s.r, statusArgs{Porcelain: false, Untracked: true})
+	if err != nil {
+		return "", err
+	}
+	if pop {
+		rest := append(append([]reflogEntry{}, es[:n]...), es[n+1:]...)
+		if err := s.writeEntries(rest); err != nil {
+			return "", err
+		}
+		out += fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.new)
+	}
+	return out, nil
+}
+
+func writeFile(w *git.Worktree, p string, data []byte) error {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		_ = w.Filesystem.MkdirAll(p[:i], 0o755)
+	}
+	f, err := w.Filesystem.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+func (s *stasher) drop(n int) (string, error) {
+	e, es, err := s.entry(n)
+	if err != nil {
+		return "", err
+	}
+	rest := append(append([]reflogEntry{}, es[:n]...), es[n+1:]...)
+	if err := s.writeEntries(rest); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.new), nil
+}
+
+func (s *stasher) clear() (string, error) {
+	return "", s.writeEntries(nil)
+}

@@ -20,7 +20,8 @@ const (
 	PolicyNever Policy = "never"
 	// PolicyOnRisk asks for high-risk calls only.
 	PolicyOnRisk Policy = "on_risk"
-	// PolicyAlways asks for every call that is not read-only.
+	// PolicyAlways asks for every call that changes something (not
+	// read-only, risk above low).
 	PolicyAlways Policy = "always"
 )
 
@@ -188,23 +189,24 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (res 
 
 func (s *Set) approve(ctx context.Context, t *Tool, args any, raw json.RawMessage) error {
 	need := false
+	risk := t.RiskOf(args)
 	switch s.policy {
 	case PolicyAlways:
-		need = !t.Annotations.ReadOnly
+		need = !t.Annotations.ReadOnly && risk != RiskLow
 	case PolicyOnRisk:
-		need = t.Annotations.Risk == RiskHigh
+		need = risk == RiskHigh
 	}
 	if !need {
 		return nil
 	}
 	summary := t.Summary(args)
 	refused := &Error{Kind: KindApprovalRequired,
-		Message: fmt.Sprintf("%s needs approval (risk %s): %s", t.Name, t.Annotations.Risk, summary),
-		Details: map[string]any{"summary": summary, "risk": string(t.Annotations.Risk)}}
+		Message: fmt.Sprintf("%s needs approval (risk %s): %s", t.Name, risk, summary),
+		Details: map[string]any{"summary": summary, "risk": string(risk)}}
 	if s.approver == nil {
 		return refused
 	}
-	ok, err := s.approver(ctx, ApprovalRequest{Tool: t.Name, Summary: summary, Risk: t.Annotations.Risk, Args: raw})
+	ok, err := s.approver(ctx, ApprovalRequest{Tool: t.Name, Summary: summary, Risk: risk, Args: raw})
 	if err != nil {
 		refused.Message += ": " + err.Error()
 		refused.Err = err

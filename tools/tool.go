@@ -46,6 +46,9 @@ type Spec[A any] struct {
 	Annotations Annotations
 	// Summary tells a human approver what this call will do.
 	Summary func(A) string
+	// Risk, when set, rates one call (git_stash clear is high risk, list is
+	// low); Annotations.Risk is the tool's highest.
+	Risk func(A) Risk
 	// Validate checks rules the schema cannot express. Return BadArg errors.
 	Validate func(A) error
 	// Aliases maps accepted alternative argument names to the real ones
@@ -71,6 +74,7 @@ type Tool struct {
 	aliases  map[string]string
 	decode   func(args map[string]any) (any, error)
 	summary  func(any) string
+	risk     func(any) Risk
 	run      func(ctx context.Context, args any) (Result, error)
 }
 
@@ -156,6 +160,9 @@ func define[A any](s Spec[A]) (*Tool, error) {
 	}
 	if s.Summary != nil {
 		t.summary = func(a any) string { return s.Summary(a.(A)) }
+	}
+	if s.Risk != nil {
+		t.risk = func(a any) Risk { return s.Risk(a.(A)) }
 	}
 	t.run = func(ctx context.Context, a any) (Result, error) { return s.Run(ctx, a.(A)) }
 	return t, nil
@@ -367,6 +374,14 @@ func jsonTypeName(v any) string {
 	default:
 		return "object"
 	}
+}
+
+// RiskOf is the risk of one call with decoded arguments.
+func (t *Tool) RiskOf(args any) Risk {
+	if t.risk != nil {
+		return t.risk(args)
+	}
+	return t.Annotations.Risk
 }
 
 // Summary is the approval summary for decoded arguments.

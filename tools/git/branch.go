@@ -29,7 +29,16 @@ func branchTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[branchArgs]{
 		Name:        "git_branch",
 		Description: "List branches (git branch -v; list_all, list_remote), or create, delete (-d), force_delete (-D) or rename (rename + new_name) one.",
-		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
+		Risk: func(a branchArgs) tools.Risk {
+			switch {
+			case a.ForceDelete != "":
+				return tools.RiskHigh
+			case a.Create != "" || a.Delete != "" || a.Rename != "":
+				return tools.RiskMedium
+			}
+			return tools.RiskLow
+		},
 		Summary: func(a branchArgs) string {
 			switch {
 			case a.Create != "":

@@ -29,6 +29,12 @@ func checkoutTool(d Deps) *tools.Tool {
 		Description: "Switch branches (branch, create_branch = -b, commit = detached HEAD) carrying compatible local changes over, " +
 			"or restore paths from the index (or from commit).",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Risk: func(a checkoutArgs) tools.Risk {
+			if len(a.Paths) > 0 {
+				return tools.RiskHigh // discards worktree changes to those paths
+			}
+			return tools.RiskMedium
+		},
 		Summary: func(a checkoutArgs) string {
 			switch {
 			case len(a.Paths) > 0:

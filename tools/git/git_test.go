@@ -639,3 +639,69 @@ func TestStashConflictKeepsEntry_T_GIT_STASH_04(t *testing.T) {
 		t.Fatalf("clear: %q", list)
 	}
 }
+
+func TestApprovalOnRiskForHighRiskCalls(t *testing.T) {
+	f := stashRepo(t)
+	var asked []string
+	set := tools.NewSet(tools.WithPolicy(tools.PolicyOnRisk), tools.WithApprover(func(ctx context.Context, r tools.ApprovalRequest) (bool, error) {
+		asked = append(asked, r.Summary)
+		return r.Tool == "git_stash", nil // approve the stash clear, refuse the rest
+	}))
+	fsys, _ := vfs.NewOS(f.dir)
+	repo, _ := gitbackend.Open(context.Background(), fsys.Billy(), gitbackend.Config{})
+	_ = set.Add(Tools(Deps{FS: fsys, Repo: func() *gitbackend.Repo { return repo }, AuthorName: "T", AuthorEmail: "t@example.com"})...)
+	call := func(name, args string) error {
+		_, err := set.Call(context.Background(), name, json.RawMessage(args))
+		return err
+	}
+	if err := call("git_restore", `{"paths":["a.txt"]}`); tools.KindOf(err) != tools.KindApprovalRequired || !strings.Contains(err.Error(), "Restore 1 file(s) to worktree") {
+		t.Fatalf("restore: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "a.txt")); string(b) != "a changed\n" {
+		t.Fatal("refused restore changed the file")
+	}
+	if err := call("git_branch", `{"force_delete":"main"}`); tools.KindOf(err) != tools.KindApprovalRequired {
+		t.Fatalf("force delete: %v", err)
+	}
+	if err := call("git_branch", `{}`); err != nil {
+		t.Fatalf("listing needs no approval: %v", err)
+	}
+	if err := call("git_stash", `{"action":"list"}`); err != nil || len(asked) != 2 {
+		t.Fatalf("stash list needs no approval: %v %v", err, asked)
+	}
+	if err := call("git_stash", `{"action":"clear"}`); err != nil || len(asked) != 3 || !strings.Contains(asked[2], "WARNING") {
+		t.Fatalf("approved stash clear: %v %v", err, asked)
+	}
+}
+
+func TestT_GIT_INT_01_to_04(t *testing.T) {
+	f := stashRepo(t)
+	// INT-04: restore undoes add.
+	f.call(t, "git_add", map[string]any{"paths": []string{"a.txt"}})
+	f.call(t, "git_restore", map[string]any{"paths": []string{"a.txt"}, "staged": true, "worktree": false})
+	if st := f.git(t, "status", "--porcelain", "a.txt"); st != " M a.txt\n" {
+		t.Fatalf("INT-04: %q", st)
+	}
+	// INT-03: stash push → list → pop.
+	f.call(t, "git_stash", map[string]any{"include_untracked": true})
+	if l := f.call(t, "git_stash", map[string]any{"action": "list"}); !strings.HasPrefix(l, "stash@{0}: WIP on main") {
+		t.Fatalf("INT-03 list: %q", l)
+	}
+	f.call(t, "git_stash", map[string]any{"action": "pop"})
+	// INT-01: add → commit.
+	f.call(t, "git_add", map[string]any{"all": true})
+	if out := f.call(t, "git_commit", map[string]any{"type": "feat", "message": "everything"}); !strings.Contains(out, "] feat: everything") {
+		t.Fatalf("INT-01: %q", out)
+	}
+	if st := f.git(t, "status", "--porcelain"); st != "" {
+		t.Fatalf("INT-01 not clean: %q", st)
+	}
+	// INT-02: branch create → checkout → delete.
+	f.call(t, "git_branch", map[string]any{"create": "topic"})
+	f.call(t, "git_checkout", map[string]any{"branch": "topic"})
+	f.call(t, "git_checkout", map[string]any{"branch": "main"})
+	if out := f.call(t, "git_branch", map[string]any{"delete": "topic"}); !strings.HasPrefix(out, "Deleted branch topic") {
+		t.Fatalf("INT-02: %q", out)
+	}
+	same(t, "branches", f.call(t, "git_branch", map[string]any{}), f.git(t, "branch", "-v"))
+}

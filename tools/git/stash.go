@@ -38,7 +38,16 @@ func stashTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[stashArgs]{
 		Name:        "git_stash",
 		Description: "Stash changes (push, with message and include_untracked) and list, show, apply, pop, drop or clear stashes, in git's own format.",
-		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
+		Risk: func(a stashArgs) tools.Risk {
+			switch a.Action {
+			case "list", "show":
+				return tools.RiskLow
+			case "clear", "drop":
+				return tools.RiskHigh
+			}
+			return tools.RiskMedium
+		},
 		Summary: func(a stashArgs) string {
 			switch a.Action {
 			case "clear":

@@ -117,7 +117,12 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 	if k.repo == nil {
 		return &tools.Persisted{Persisted: false, Note: "no git repository or remote configured: the change is saved in the root only"}, nil
 	}
-	if k.cfg.Git.WriteStrategy == "pr" && len(paths) > 0 {
+	if k.cfg.Git.WriteStrategy == "pr" {
+		if len(paths) == 0 {
+			// A commit made with git_commit is on the base branch, which
+			// pr mode never pushes.
+			return &tools.Persisted{Persisted: false, Note: "write_strategy pr: commits made with git_commit stay local (the base branch is never pushed); changes made with the file tools go to the pull-request branch"}, nil
+		}
 		return k.persistPR(ctx, ch, paths)
 	}
 	res, err := k.repo.Persist(ctx, gitbackend.Change{Paths: paths, Message: ch.Message})

@@ -92,6 +92,7 @@ func gitLog(ctx context.Context, r *git.Repository, a logArgs) (string, error) {
 	var b strings.Builder
 	n := 0
 	first := true
+	pathCache := &pathLookup{r: r, byTree: map[plumbing.Hash]plumbing.Hash{}}
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -115,7 +116,7 @@ func gitLog(ctx context.Context, r *git.Repository, a logArgs) (string, error) {
 		if grepRe != nil && !grepRe.MatchString(c.Message) {
 			continue
 		}
-		if a.Path != "" && !touches(r, c, strings.TrimSuffix(a.Path, "/")) {
+		if a.Path != "" && !touches(r, c, strings.TrimSuffix(a.Path, "/"), pathCache) {
 			continue
 		}
 		n++
@@ -139,8 +140,8 @@ func gitLog(ctx context.Context, r *git.Repository, a logArgs) (string, error) {
 // touches reports whether c changed path (a file or a directory) against
 // its first parent, git's default history simplification for linear
 // history.
-func touches(r *git.Repository, c *object.Commit, p string) bool {
-	cur := entryHash(c, p)
+func touches(r *git.Repository, c *object.Commit, p string, cache *pathLookup) bool {
+	cur := cache.entry(c.TreeHash, p)
 	if c.NumParents() == 0 {
 		return !cur.IsZero()
 	}
@@ -149,11 +150,48 @@ func touches(r *git.Repository, c *object.Commit, p string) bool {
 		if err != nil {
 			return true
 		}
-		if entryHash(pc, p) == cur {
+		if cache.entry(pc.TreeHash, p) == cur {
 			return false // TREESAME to a parent: git hides it
 		}
 	}
 	return true
+}
+
+// pathLookup finds a path's entry hash in trees, memoised per (sub)tree:
+// consecutive commits share most subtrees, so each is decoded once.
+type pathLookup struct {
+	r      *git.Repository
+	byTree map[plumbing.Hash]plumbing.Hash
+}
+
+func (l *pathLookup) entry(tree plumbing.Hash, p string) plumbing.Hash {
+	parts := strings.Split(p, "/")
+	return l.walk(tree, parts)
+}
+
+func (l *pathLookup) walk(tree plumbing.Hash, parts []string) plumbing.Hash {
+	// The memo is valid because one pathLookup serves one path: the key
+	// tree plus the depth (len(parts)) identifies the lookup.
+	key := tree
+	key[0] ^= byte(len(parts))
+	if h, ok := l.byTree[key]; ok {
+		return h
+	}
+	var out plumbing.Hash
+	if t, err := object.GetTree(l.r.Storer, tree); err == nil {
+		for _, e := range t.Entries {
+			if e.Name == parts[0] {
+				if len(parts) == 1 {
+					out = e.Hash
+				} else if e.Mode == 0o040000 {
+					out = l.walk(e.Hash, parts[1:])
+				}
+				break
+			}
+		}
+	}
+	l.byTree[key] = out
+	return out
 }
 
 func entryHash(c *object.Commit, p string) plumbing.Hash {

@@ -466,3 +466,18 @@ func WriteTree(s storer.EncodedObjectStorer, base plumbing.Hash, files map[strin
 func StoreBlob(s storer.EncodedObjectStorer, content []byte) (plumbing.Hash, error) {
 	return storeBlob(s, content)
 }
+
+// StagePaths records the worktree state of paths in the index in one
+// index write (a missing path is removed): git add for many files without
+// rewriting the index per file.
+func StagePaths(s storage.Storer, wt billy.Filesystem, paths []string) error {
+	changes := make([]fileChange, 0, len(paths))
+	for _, p := range paths {
+		c, err := stagePath(s, wt, p)
+		if err != nil {
+			return fmt.Errorf("stage %s: %w", p, err)
+		}
+		changes = append(changes, c)
+	}
+	return stageInIndex(s, wt, changes)
+}

@@ -132,16 +132,28 @@ func blobLoader(r *git.Repository, h plumbing.Hash) func() ([]byte, error) {
 	}
 }
 
+// treeFiles lists a tree's files without loading their blobs (t.Files()
+// would read every blob).
 func treeFiles(r *git.Repository, t *object.Tree) (map[string]side, error) {
 	out := map[string]side{}
 	if t == nil {
 		return out, nil
 	}
-	err := t.Files().ForEach(func(f *object.File) error {
-		out[f.Name] = side{mode: f.Mode, hash: f.Hash, load: blobLoader(r, f.Hash)}
-		return nil
-	})
-	return out, err
+	w := object.NewTreeWalker(t, true, nil)
+	defer w.Close()
+	for {
+		name, e, err := w.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
+			continue
+		}
+		out[name] = side{mode: e.Mode, hash: e.Hash, load: blobLoader(r, e.Hash)}
+	}
 }
 
 func indexFiles(r *git.Repository) (map[string]side, error) {

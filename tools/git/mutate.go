@@ -2,7 +2,6 @@ package git
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -12,9 +11,9 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -124,16 +123,9 @@ func add(r *git.Repository, a addArgs) (int, error) {
 		}
 	}
 	sort.Strings(targets)
-	for _, p := range targets {
-		if _, err := w.Filesystem.Lstat(p); err != nil {
-			if _, err := w.Remove(p); err != nil && !errors.Is(err, index.ErrEntryNotFound) {
-				return 0, fmt.Errorf("stage deletion of %s: %w", p, err)
-			}
-			continue
-		}
-		if _, err := w.Add(p); err != nil {
-			return 0, fmt.Errorf("stage %s: %w", p, err)
-		}
+	// One index write for all paths (go-git's Add rewrites it per file).
+	if err := gitbackend.StagePaths(r.Storer, w.Filesystem, targets); err != nil {
+		return 0, err
 	}
 	after := indexSnapshot(r)
 	n := 0

@@ -3,8 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tgp-go/tgp/registry"
 )
 
 // FileTools returns the jailed file tools.
@@ -28,12 +28,7 @@ func FileTools(fsys FileSystem, p Persister, cfg FileToolsConfig) []*Tool {
 
 // BlobHash is the git blob SHA-1 of content (what `git hash-object` prints),
 // used as read_file's content hash and write_file's expected_hash.
-func BlobHash(content []byte) string {
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", len(content))
-	h.Write(content)
-	return hex.EncodeToString(h.Sum(nil))
-}
+func BlobHash(content []byte) string { return registry.BlobHash(content) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -38,26 +38,20 @@ func (a *app) progress() kernel.Option {
 }
 
 func newBootCmd(a *app) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:     "boot",
-		Short:   "Hydrate the root from the remote (clone or fetch) and show the status",
-		Example: "  tgp boot\n  tgp boot --json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.showStatus(cmd.Context(), true, asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
-	return cmd
+	return statusCommand(a, "boot", "Hydrate the root from the remote (clone or fetch) and show the status")
 }
 
 func newStatusCmd(a *app) *cobra.Command {
+	return statusCommand(a, "status", "Show remote, branch, head, tool count and pending pushes (boots first)")
+}
+
+// statusCommand builds boot and status: both hydrate, then report.
+func statusCommand(a *app, use, short string) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "status",
-		Short:   "Show remote, branch, head, tool count and pending pushes (boots first)",
-		Example: "  tgp status\n  tgp status --json",
+		Use:     use,
+		Short:   short,
+		Example: fmt.Sprintf("  tgp %s\n  tgp %s --json", use, use),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.showStatus(cmd.Context(), true, asJSON)

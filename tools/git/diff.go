@@ -3,7 +3,6 @@ package git
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend/merge"
+	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -210,14 +210,7 @@ func readWorktree(fsys billy.Filesystem, p string) ([]byte, filemode.FileMode, e
 	return data, mode, err
 }
 
-func blobHash(b []byte) plumbing.Hash {
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", len(b))
-	h.Write(b)
-	var out plumbing.Hash
-	copy(out[:], h.Sum(nil))
-	return out
-}
+func blobHash(b []byte) plumbing.Hash { return plumbing.NewHash(registry.BlobHash(b)) }
 
 func resolveTree(r *git.Repository, ref string) (*object.Tree, error) {
 	h, err := r.ResolveRevision(plumbing.Revision(ref))

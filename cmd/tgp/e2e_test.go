@@ -263,3 +263,47 @@ func TestAgentGitActions(t *testing.T) {
 		}
 	}
 }
+
+func TestCallEveryGitTool(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	root := t.TempDir()
+	call := func(tool, args string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(tgpBin, "call", tool, args, "--root", root)
+		cmd.Env = kernelEnv(remote)
+		out, _ := cmd.Output()
+		var r map[string]any
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("%s: not JSON: %q", tool, out)
+		}
+		if r["ok"] != true {
+			t.Fatalf("%s %s: %v", tool, args, r)
+		}
+		return r
+	}
+	call("git_status", `{}`)
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := call("git_diff", `{}`); !strings.Contains(r["result"].(string), "+b") {
+		t.Fatalf("%v", r)
+	}
+	call("git_add", `{"paths":["a.txt"]}`)
+	call("git_commit", `{"type":"feat","message":"add b"}`)
+	call("git_log", `{"max_count":1}`)
+	call("git_show", `{}`)
+	call("git_blame", `{"path":"a.txt"}`)
+	call("git_branch", `{"create":"topic"}`)
+	call("git_checkout", `{"branch":"topic"}`)
+	call("git_checkout", `{"branch":"main"}`)
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("dirty\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call("git_stash", `{"action":"push"}`)
+	call("git_stash", `{"action":"list"}`)
+	call("git_stash", `{"action":"pop"}`)
+	call("git_restore", `{"paths":["a.txt"]}`)
+	if got := gittest.Git(t, remote, "log", "-1", "--format=%s", "main"); got != "feat: add b\n" {
+		t.Fatalf("git_commit not pushed: %q", got)
+	}
+}

@@ -140,8 +140,19 @@ func FuzzJail(f *testing.F) {
 		"./out/../out/canary", "new/../../outside/new"} {
 		f.Add(s, "inside.txt")
 	}
+	// One jail per fuzz worker (creating files is slow on some disks);
+	// the links out are re-planted when an input removed them, and the
+	// outside directory is checked after every input.
+	j, root, outside := jailWithOutside(f)
+	links := map[string]string{"out": outside, "sub/rel": "../../outside", "chain": "out", "etc": "/etc"}
 	f.Fuzz(func(t *testing.T, p, q string) {
-		j, root, outside := jailWithOutside(t)
+		for l, target := range links {
+			full := filepath.Join(root, filepath.FromSlash(l))
+			if _, err := os.Lstat(full); err != nil {
+				_ = os.MkdirAll(filepath.Dir(full), 0o755)
+				_ = os.Symlink(target, full)
+			}
+		}
 		rel, err := j.Resolve(p)
 		if err == nil {
 			abs := filepath.Join(root, filepath.FromSlash(rel))

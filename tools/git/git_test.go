@@ -705,3 +705,12 @@ func TestT_GIT_INT_01_to_04(t *testing.T) {
 	}
 	same(t, "branches", f.call(t, "git_branch", map[string]any{}), f.git(t, "branch", "-v"))
 }
+
+func TestStatusRmCached(t *testing.T) {
+	f := history(t)
+	f.git(t, "rm", "-q", "--cached", "README.md")
+	same(t, "rm --cached", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+	f.write(t, "src/new.ts", "x\n")
+	f.write(t, "ignored/deep/x.log", "x\n")
+	same(t, "nested untracked", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+}

@@ -45,11 +45,7 @@ type entry struct {
 }
 
 func status(r *git.Repository, a statusArgs) (string, error) {
-	w, err := r.Worktree()
-	if err != nil {
-		return "", err
-	}
-	st, err := w.Status()
+	st, err := fastStatus(r, a.Untracked)
 	if err != nil {
 		return "", err
 	}
@@ -88,6 +84,14 @@ func status(r *git.Repository, a statusArgs) (string, error) {
 		}
 		x, y := byte(s.Staging), byte(s.Worktree)
 		if x == ' ' && y == ' ' {
+			continue
+		}
+		if x == 'D' && y == '?' {
+			// removed from the index but still on disk: git lists it twice
+			entries = append(entries, entry{'D', ' ', p})
+			if a.Untracked {
+				entries = append(entries, entry{'?', '?', p})
+			}
 			continue
 		}
 		if x == 'A' && y == 'D' {

@@ -196,7 +196,7 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 		return err
 	}
 	touched := diffSides(fromFiles, toFiles, nil)
-	st, err := w.Status()
+	st, err := fastStatus(r, true)
 	if err != nil {
 		return err
 	}

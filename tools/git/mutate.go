@@ -87,7 +87,7 @@ func add(r *git.Repository, a addArgs) (int, error) {
 		return 0, err
 	}
 	before := indexSnapshot(r)
-	st, err := w.Status()
+	st, err := fastStatus(r, true)
 	if err != nil {
 		return 0, err
 	}

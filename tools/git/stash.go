@@ -199,7 +199,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, err := w.Status()
+	st, err := fastStatus(s.r, true)
 	if err != nil {
 		return "", err
 	}

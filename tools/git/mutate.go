@@ -258,10 +258,6 @@ func commitTool(d Deps) *tools.Tool {
 const identityMessage = "Git user.name or user.email not configured. Run: git config --global user.name 'Your Name' && git config --global user.email 'you@example.com'"
 
 func commit(d Deps, r *git.Repository, msg string) (string, error) {
-	w, err := r.Worktree()
-	if err != nil {
-		return "", err
-	}
 	ht, err := headTree(r)
 	if err != nil {
 		return "", err
@@ -282,9 +278,48 @@ func commit(d Deps, r *git.Repository, msg string) (string, error) {
 	if name == "" || email == "" {
 		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: identityMessage}
 	}
-	sig := &object.Signature{Name: name, Email: email, When: time.Now()}
-	h, err := w.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
+	sig := object.Signature{Name: name, Email: email, When: time.Now()}
+	// Build only the trees on changed paths from HEAD's tree (go-git's
+	// Commit rebuilds every tree of the index).
+	files := map[string]gitbackend.TreeFile{}
+	for _, c := range changes {
+		if c.newMode == 0 {
+			files[c.path] = gitbackend.TreeFile{Delete: true}
+		} else {
+			files[c.path] = gitbackend.TreeFile{Mode: c.newMode, Hash: c.newHash}
+		}
+	}
+	var baseTree plumbing.Hash
+	var parents []plumbing.Hash
+	if ht != nil {
+		baseTree = ht.Hash
+		head, _ := r.Head()
+		parents = []plumbing.Hash{head.Hash()}
+	}
+	tree, err := gitbackend.WriteTree(r.Storer, baseTree, files)
 	if err != nil {
+		return "", err
+	}
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	obj := r.Storer.NewEncodedObject()
+	if err := (&object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}).Encode(obj); err != nil {
+		return "", err
+	}
+	h, err := r.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return "", err
+	}
+	headRef, err := r.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", err
+	}
+	target := plumbing.HEAD
+	if headRef.Type() == plumbing.SymbolicReference {
+		target = headRef.Target()
+	}
+	if err := r.Storer.SetReference(plumbing.NewHashReference(target, h)); err != nil {
 		return "", err
 	}
 	branch, detached := currentBranch(r)

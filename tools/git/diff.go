@@ -91,6 +91,8 @@ func diffTool(d Deps) *tools.Tool {
 // change is one file's difference; mode 0 means absent on that side.
 type change struct {
 	path               string
+	oldPath            string // set for a rename
+	score              int    // similarity of a rename
 	oldMode, newMode   filemode.FileMode
 	oldHash, newHash   plumbing.Hash
 	oldData, newData   []byte
@@ -294,7 +296,7 @@ func collectChanges(r *git.Repository, a diffArgs) ([]*change, error) {
 			return nil, err
 		}
 	}
-	return diffSides(from, to, a.Paths), nil
+	return detectRenames(diffSides(from, to, a.Paths)), nil
 }
 
 func inPaths(p string, paths []string) bool {
@@ -373,8 +375,15 @@ func isBinary(b []byte) bool {
 }
 
 func writePatch(b *strings.Builder, c *change, ctxLines int) {
-	a, bb := "a/"+c.path, "b/"+c.path
+	from := c.path
+	if c.oldPath != "" {
+		from = c.oldPath
+	}
+	a, bb := "a/"+from, "b/"+c.path
 	fmt.Fprintf(b, "diff --git %s %s\n", quotePath(a), quotePath(bb))
+	if c.oldPath != "" {
+		fmt.Fprintf(b, "similarity index %d%%\nrename from %s\nrename to %s\n", c.score, quotePath(c.oldPath), quotePath(c.path))
+	}
 	switch {
 	case c.oldMode == 0:
 		fmt.Fprintf(b, "new file mode %o\nindex %s..%s\n", c.newMode, short(plumbing.ZeroHash), short(c.newHash))
@@ -385,7 +394,7 @@ func writePatch(b *strings.Builder, c *change, ctxLines int) {
 		if c.oldHash != c.newHash {
 			fmt.Fprintf(b, "index %s..%s\n", short(c.oldHash), short(c.newHash))
 		}
-	default:
+	case c.oldHash != c.newHash:
 		fmt.Fprintf(b, "index %s..%s %o\n", short(c.oldHash), short(c.newHash), c.oldMode)
 	}
 	if c.oldHash == c.newHash {
@@ -559,7 +568,11 @@ func writeStat(b *strings.Builder, changes []*change) {
 	nameW, maxChange, adds, dels := 0, 0, 0, 0
 	for _, c := range changes {
 		a, d, bin := counts(c)
-		r := row{name: quotePath(c.path), add: a, del: d, bin: bin, old: len(c.old()), new: len(c.new())}
+		name := quotePath(c.path)
+		if c.oldPath != "" {
+			name = renameName(c.oldPath, c.path)
+		}
+		r := row{name: name, add: a, del: d, bin: bin, old: len(c.old()), new: len(c.new())}
 		rows = append(rows, r)
 		nameW = max(nameW, len(r.name))
 		maxChange = max(maxChange, a+d)
@@ -567,6 +580,11 @@ func writeStat(b *strings.Builder, changes []*change) {
 		dels += d
 	}
 	numW := len(fmt.Sprint(maxChange))
+	for _, r := range rows {
+		if r.bin && numW < 3 {
+			numW = 3 // "Bin" shares the count column
+		}
+	}
 	for _, r := range rows {
 		if r.bin {
 			fmt.Fprintf(b, " %-*s | %*s %d -> %d bytes\n", nameW, r.name, numW, "Bin", r.old, r.new)
@@ -581,13 +599,17 @@ func writeStat(b *strings.Builder, changes []*change) {
 			a = scale(a, maxChange, graphW)
 			d = scale(d, maxChange, graphW)
 		}
-		fmt.Fprintf(b, " %-*s | %*d %s%s\n", nameW, r.name, numW, r.add+r.del, strings.Repeat("+", a), strings.Repeat("-", d))
+		graph := strings.Repeat("+", a) + strings.Repeat("-", d)
+		if graph != "" {
+			graph = " " + graph
+		}
+		fmt.Fprintf(b, " %-*s | %*d%s\n", nameW, r.name, numW, r.add+r.del, graph)
 	}
 	fmt.Fprintf(b, " %d file%s changed", len(rows), plural(len(rows)))
-	if adds > 0 {
+	if adds > 0 || dels == 0 {
 		fmt.Fprintf(b, ", %d insertion%s(+)", adds, plural(adds))
 	}
-	if dels > 0 {
+	if dels > 0 || adds == 0 {
 		fmt.Fprintf(b, ", %d deletion%s(-)", dels, plural(dels))
 	}
 	b.WriteString("\n")

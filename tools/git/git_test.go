@@ -714,3 +714,95 @@ func TestStatusRmCached(t *testing.T) {
 	f.write(t, "ignored/deep/x.log", "x\n")
 	same(t, "nested untracked", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
 }
+
+// variedRepo has renames (exact and edited), a binary file, CRLF lines, a
+// mode change, a symlink and a merge commit.
+func variedRepo(t *testing.T) *fixture {
+	t.Helper()
+	gittest.RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "v")
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	f := open(t, dir)
+	f.write(t, "src.txt", "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n")
+	f.write(t, "same.txt", "identical content\nline two\n")
+	f.write(t, "crlf.txt", "one\r\ntwo\r\nthree\r\n")
+	f.write(t, "run.sh", "#!/bin/sh\necho hi\n")
+	if err := os.WriteFile(filepath.Join(dir, "bin.dat"), []byte{0, 1, 2, 3, 'x', 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "add", "-A")
+	f.git(t, "commit", "-q", "-m", "base")
+	_ = os.MkdirAll(filepath.Join(dir, "dir"), 0o755)
+	_ = os.MkdirAll(filepath.Join(dir, "other"), 0o755)
+	f.git(t, "mv", "src.txt", "dir/moved.txt")
+	f.write(t, "dir/moved.txt", "a\nb\nc\nd\nE\nf\ng\nh\ni\nj\n")
+	f.git(t, "mv", "same.txt", "other/same.txt")
+	f.write(t, "crlf.txt", "one\r\nTWO\r\nthree\r\n")
+	if err := os.Chmod(filepath.Join(dir, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin.dat"), []byte{0, 1, 2, 4, 'y', 0, 9}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("crlf.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "add", "-A")
+	f.git(t, "commit", "-q", "-m", "renames, binary, crlf, mode, symlink")
+	f.git(t, "checkout", "-q", "-b", "side", "HEAD~1")
+	f.write(t, "side.txt", "side\n")
+	f.git(t, "add", "side.txt")
+	f.git(t, "commit", "-q", "-m", "side work")
+	f.git(t, "checkout", "-q", "main")
+	f.git(t, "merge", "-q", "--no-edit", "side")
+	return f
+}
+
+func TestVariedHistoryDiffShowLog(t *testing.T) {
+	f := variedRepo(t)
+	same(t, "show of renames/binary/crlf/mode/symlink", f.call(t, "git_show", map[string]any{"commit": "HEAD~1"}), f.git(t, "show", "HEAD~1"))
+	same(t, "show --stat with renames", f.call(t, "git_show", map[string]any{"commit": "HEAD~1", "stat": true}), f.git(t, "show", "--stat", "HEAD~1"))
+	same(t, "show --name-only", f.call(t, "git_show", map[string]any{"commit": "HEAD~1", "name_only": true}), f.git(t, "show", "--name-only", "HEAD~1"))
+	same(t, "show of a merge", f.call(t, "git_show", map[string]any{}), f.git(t, "show", "HEAD"))
+	same(t, "diff across the merge", f.call(t, "git_diff", map[string]any{"from_ref": "HEAD~2", "to_ref": "HEAD"}), f.git(t, "diff", "HEAD~2", "HEAD"))
+	same(t, "log with a merge", f.call(t, "git_log", map[string]any{}), f.git(t, "log"))
+	same(t, "log --format %d", f.call(t, "git_log", map[string]any{"format": "%h%d %s"}), f.git(t, "log", "--format=%h%d %s"))
+	same(t, "blame crlf", f.call(t, "git_blame", map[string]any{"path": "crlf.txt"}), f.git(t, "blame", "crlf.txt"))
+}
+
+func TestStagedRenameStatus(t *testing.T) {
+	f := variedRepo(t)
+	f.git(t, "mv", "other/same.txt", "renamed.txt")
+	f.git(t, "mv", "dir/moved.txt", "dir/moved2.txt")
+	same(t, "status with staged renames", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+	same(t, "long status with renames", f.call(t, "git_status", map[string]any{"porcelain": false}), f.git(t, "status"))
+	same(t, "cached diff with renames", f.call(t, "git_diff", map[string]any{"cached": true}), f.git(t, "diff", "--cached"))
+	same(t, "cached stat with renames", f.call(t, "git_diff", map[string]any{"cached": true, "stat": true}), f.git(t, "diff", "--cached", "--stat"))
+}
+
+func TestValidationRulesReadOnly(t *testing.T) {
+	f := history(t)
+	for _, c := range []struct {
+		tool  string
+		args  map[string]any
+		field string
+	}{
+		{"git_status", map[string]any{"timeout_ms": 50}, "timeout_ms"},
+		{"git_status", map[string]any{"porcelain": "yes"}, "porcelain"},
+		{"git_diff", map[string]any{"unified": -1}, "unified"},
+		{"git_diff", map[string]any{"max_bytes": 0}, "max_bytes"},
+		{"git_diff", map[string]any{"max_bytes": 5000001}, "max_bytes"},
+		{"git_diff", map[string]any{"to_ref": "HEAD"}, "to_ref"},
+		{"git_log", map[string]any{"max_count": 0}, "max_count"},
+		{"git_log", map[string]any{"since": "the day after tomorrow-ish"}, "since"},
+		{"git_log", map[string]any{"nope": 1}, "nope"},
+		{"git_show", map[string]any{"commit": "-p"}, "commit_ref"},
+		{"git_blame", map[string]any{}, "path"},
+		{"git_blame", map[string]any{"path": "f", "start_line": 0}, "start_line"},
+	} {
+		e := f.callErr(t, c.tool, c.args)
+		if e.Kind != tools.KindBadArgs || e.Field != c.field {
+			t.Errorf("%s %v: got %s field %q (%s), want bad_args on %s", c.tool, c.args, e.Kind, e.Field, e.Message, c.field)
+		}
+	}
+}

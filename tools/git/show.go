@@ -57,7 +57,11 @@ func show(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
 	}
 	if c.NumParents() > 1 {
 		// git's default for merges is the combined diff, which is empty
-		// for a merge that resolved nothing by hand.
+		// for a merge that resolved nothing by hand (git still ends the
+		// header with a blank line).
+		if a.Format == "" {
+			b.WriteString("\n")
+		}
 		return b.String(), nil
 	}
 	to, err := c.Tree()
@@ -82,7 +86,7 @@ func show(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	changes := diffSides(fromFiles, toFiles, nil)
+	changes := detectRenames(diffSides(fromFiles, toFiles, nil))
 	if len(changes) == 0 {
 		return b.String(), nil
 	}

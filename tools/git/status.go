@@ -42,6 +42,7 @@ func statusTool(d Deps) *tools.Tool {
 type entry struct {
 	x, y byte
 	path string
+	from string // the old path of a rename
 }
 
 func status(r *git.Repository, a statusArgs) (string, error) {
@@ -78,7 +79,7 @@ func status(r *git.Repository, a statusArgs) (string, error) {
 			}
 			if !untracked[shown] {
 				untracked[shown] = true
-				entries = append(entries, entry{'?', '?', shown})
+				entries = append(entries, entry{x: '?', y: '?', path: shown})
 			}
 			continue
 		}
@@ -88,17 +89,18 @@ func status(r *git.Repository, a statusArgs) (string, error) {
 		}
 		if x == 'D' && y == '?' {
 			// removed from the index but still on disk: git lists it twice
-			entries = append(entries, entry{'D', ' ', p})
+			entries = append(entries, entry{x: 'D', y: ' ', path: p})
 			if a.Untracked {
-				entries = append(entries, entry{'?', '?', p})
+				entries = append(entries, entry{x: '?', y: '?', path: p})
 			}
 			continue
 		}
 		if x == 'A' && y == 'D' {
 			continue // added then deleted: nothing for git status to show? keep git's view below
 		}
-		entries = append(entries, entry{x, y, p})
+		entries = append(entries, entry{x: x, y: y, path: p})
 	}
+	entries = stagedRenames(r, st, entries)
 	// git lists tracked changes first, then untracked paths, each by path.
 	sort.Slice(entries, func(i, j int) bool {
 		ui, uj := entries[i].x == '?', entries[j].x == '?'
@@ -137,6 +139,10 @@ func status(r *git.Repository, a statusArgs) (string, error) {
 		b.WriteByte('\n')
 	}
 	for _, e := range entries {
+		if e.from != "" {
+			fmt.Fprintf(&b, "%c%c %s -> %s\n", e.x, e.y, quotePath(e.from), quotePath(e.path))
+			continue
+		}
 		fmt.Fprintf(&b, "%c%c %s\n", e.x, e.y, quotePath(e.path))
 	}
 	return b.String(), nil
@@ -313,6 +319,10 @@ func longStatus(r *git.Repository, entries []entry, branch string, detached, has
 			b.WriteString("  (use \"git rm --cached <file>...\" to unstage)\n")
 		}
 		for _, e := range staged {
+			if e.from != "" {
+				fmt.Fprintf(&b, "\t%s%s -> %s\n", word[e.x], quotePath(e.from), quotePath(e.path))
+				continue
+			}
 			fmt.Fprintf(&b, "\t%s%s\n", word[e.x], quotePath(e.path))
 		}
 		b.WriteString("\n")
@@ -359,4 +369,58 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// stagedRenames turns a staged deletion and a staged addition of the same
+// (or a >= 50% similar) content into git's "R  old -> new" entry.
+func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
+	var dels, adds []*change
+	headFiles := map[string]side{}
+	if ht, err := headTree(r); err == nil && ht != nil {
+		headFiles, _ = treeFiles(r, ht)
+	}
+	idxFiles, err := indexFiles(r)
+	if err != nil {
+		return entries
+	}
+	for _, e := range entries {
+		switch e.x {
+		case 'D':
+			if h, ok := headFiles[e.path]; ok {
+				dels = append(dels, &change{path: e.path, oldMode: h.mode, oldHash: h.hash, oldLoaded: h.load})
+			}
+		case 'A':
+			if i, ok := idxFiles[e.path]; ok {
+				adds = append(adds, &change{path: e.path, newMode: i.mode, newHash: i.hash, newLoad: i.load})
+			}
+		}
+	}
+	if len(dels) == 0 || len(adds) == 0 {
+		return entries
+	}
+	renamed := map[string]string{} // new → old
+	for _, c := range detectRenames(append(dels, adds...)) {
+		if c.oldPath != "" {
+			renamed[c.path] = c.oldPath
+		}
+	}
+	if len(renamed) == 0 {
+		return entries
+	}
+	gone := map[string]bool{}
+	for _, old := range renamed {
+		gone[old] = true
+	}
+	var out []entry
+	for _, e := range entries {
+		switch {
+		case e.x == 'D' && gone[e.path]:
+			continue
+		case e.x == 'A' && renamed[e.path] != "":
+			out = append(out, entry{'R', e.y, e.path, renamed[e.path]})
+		default:
+			out = append(out, e)
+		}
+	}
+	return out
 }

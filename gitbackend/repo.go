@@ -109,7 +109,9 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 	if err != nil {
 		return nil, err
 	}
-	r.store = filesystem.NewStorage(dot, cache.NewObjectLRUDefault())
+	// Keep pack files open: otherwise go-git opens (and the jail
+	// resolves) the pack for every object read. Close releases them.
+	r.store = filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, MaxOpenDescriptors: 64})
 	if _, err := wt.Stat(".git/HEAD"); err == nil {
 		r.repo, err = git.Open(r.store, wt)
 		if err != nil {
@@ -154,6 +156,15 @@ func (r *Repo) setRemote() error {
 		r.remote = &netRemote{url: r.cfg.Remote, repo: r.repo, auth: basicAuth(r.cfg.Token), progress: r.progress}
 	}
 	return nil
+}
+
+// Close releases the open pack files. The Repo must not be used after.
+func (r *Repo) Close() error {
+	if err := r.lock(context.Background()); err != nil {
+		return err
+	}
+	defer r.unlock()
+	return r.store.Close()
 }
 
 // Git returns the go-git repository. Use it only inside Do.

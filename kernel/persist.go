@@ -45,7 +45,7 @@ func (k *Kernel) openRepo(ctx context.Context) error {
 		return err
 	}
 	k.repo = repo
-	k.closers = append(k.closers, repo.Flush)
+	k.closers = append(k.closers, func(context.Context) error { return repo.Close() }, repo.Flush)
 	return nil
 }
 

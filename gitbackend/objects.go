@@ -1,7 +1,6 @@
 package gitbackend
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -406,10 +405,6 @@ func pruneEmptyDirs(wt billy.Filesystem, dir string) {
 		dir = path.Dir(dir)
 	}
 }
-
-// sameContent reports whether two byte slices are equal (for clarity at
-// call sites that compare blobs).
-func sameContent(a, b []byte) bool { return bytes.Equal(a, b) }
 
 // ApplyTreeDiff moves worktree and index from fromTree to toTree (zero =
 // empty tree), touching only the paths that differ. The git tools use it

@@ -460,12 +460,12 @@ type netRemote struct {
 	progress io.Writer
 }
 
-func (n *netRemote) remote() (*git.Remote, error) {
-	return git.NewRemote(n.repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{n.url}}), nil
+func (n *netRemote) remote() *git.Remote {
+	return git.NewRemote(n.repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{n.url}})
 }
 
 func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
-	rem, _ := n.remote()
+	rem := n.remote()
 	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: n.auth})
 	if err != nil {
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
@@ -504,7 +504,7 @@ func (n *netRemote) Push(ctx context.Context, branch string, old, new plumbing.H
 		return err
 	}
 	defer n.repo.Storer.RemoveReference(src)
-	rem, _ := n.remote()
+	rem := n.remote()
 	opts := &git.PushOptions{
 		RefSpecs: []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:refs/heads/%s", src, branch))},
 		Auth:     n.auth, Progress: n.progress,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -193,10 +194,6 @@ func p50(d []time.Duration) time.Duration {
 		return 0
 	}
 	s := append([]time.Duration{}, d...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -165,7 +164,6 @@ func blame(ctx context.Context, r *git.Repository, a blameArgs) (string, error) 
 		fmt.Fprintf(&b, "%s (%s%s %s %*d) %s", hash, name, pad, when, numW, i+1, strings.TrimSuffix(string(o.line), "\n"))
 		b.WriteByte('\n')
 	}
-	_ = time.Now
 	return b.String(), nil
 }
 

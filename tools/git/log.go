@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -381,20 +382,12 @@ func decorations(r *git.Repository, h plumbing.Hash) []string {
 	if headRef != nil && headRef.Type() == plumbing.HashReference && headRef.Hash() == h {
 		out = append([]string{"HEAD"}, out...)
 	}
-	sortStrings(branches)
-	sortStrings(remotes)
-	sortStrings(tags)
+	sort.Strings(branches)
+	sort.Strings(remotes)
+	sort.Strings(tags)
 	out = append(out, branches...)
 	out = append(out, remotes...)
 	return append(out, tags...)
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 var relRe = regexp.MustCompile(`^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$`)

@@ -131,24 +131,22 @@ func isViolation(err error) bool {
 	return strings.Contains(s, "sandbox") || strings.Contains(s, "outside")
 }
 
-// requireNodeModule loads an allowed package from node_modules/ in the FS:
-// its package.json "main" (or index.js), run as CommonJS with the same
-// module loader.
+// requireNodeModule loads an allowed package from node_modules/ in the FS,
+// bundled by esbuild (see bundleNodeModule), once per execution.
 func (ex *execution) requireNodeModule(name string) goja.Value {
 	if ex.req.FS == nil {
 		ex.throwModule("module not available: %q", name)
 	}
-	dir := "node_modules/" + name
-	main := "index.js"
-	if b, err := ex.req.FS.ReadFile(dir + "/package.json"); err == nil {
-		var pkg struct {
-			Main string `json:"main"`
-		}
-		if jsonUnmarshal(b, &pkg) == nil && pkg.Main != "" {
-			main = strings.TrimPrefix(pkg.Main, "./")
-		}
-	} else {
-		ex.throwModule("module not available: %q (allowed, but node_modules/%s is not installed under the root)", name, name)
+	if m, ok := ex.modules["node_modules/"+name]; ok {
+		return m.Get("exports")
 	}
-	return ex.requireRelative(".", "./"+path.Join(dir, main))
+	c, err := ex.bundleNodeModule(name)
+	if err != nil {
+		ex.throwModule("module not available: %q (%v)", name, err)
+	}
+	m, err := ex.loadModule(c)
+	if err != nil {
+		panic(err)
+	}
+	return m.Get("exports")
 }

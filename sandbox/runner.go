@@ -42,6 +42,7 @@ type Runner struct {
 	maxStack    int
 	maxFetch    int64
 	cache       *programCache
+	bundles     sync.Map // package bundle key → *Compiled
 	lockdown    *goja.Program
 }
 

@@ -289,3 +289,29 @@ func TestMemoryLimitStopsAllocationLoop(t *testing.T) {
 		t.Fatalf("want memory_limit, got %+v %+v", out, out.Error)
 	}
 }
+
+func TestNodeModulesBundled(t *testing.T) {
+	r := New(WithAllowedImports("padder", "esm-math", "missing-pkg"))
+	fsys := newFS(t, map[string]string{
+		// a CommonJS package with a dependency and a relative require
+		"node_modules/padder/package.json":   `{"name":"padder","main":"lib/main.js"}`,
+		"node_modules/padder/lib/main.js":    "const rep = require('./rep'); const up = require('upper'); module.exports = (s, n) => up(rep('.', n) + s);",
+		"node_modules/padder/lib/rep.js":     "module.exports = (c, n) => Array.from({length: n}, () => c).join('');",
+		"node_modules/upper/package.json":    `{"name":"upper"}`,
+		"node_modules/upper/index.js":        "module.exports = (s) => s.toUpperCase();",
+		"node_modules/esm-math/package.json": `{"name":"esm-math","module":"index.mjs"}`,
+		"node_modules/esm-math/index.mjs":    "export function square(x) { return x * x; }",
+		"tools/uses.ts":                      "import pad from 'padder';\nimport { square } from 'esm-math';\nexport default () => pad('ab', 2) + square(3);\n",
+		"tools/missing.ts":                   "export default () => require('missing-pkg');\n",
+		"tools/notallowed.ts":                "export default () => require('upper');\n",
+	})
+	if out := exec(t, r, fsys, "tools/uses.ts", nil); !out.Success || out.Result != "..AB9" {
+		t.Fatalf("%+v %+v", out, out.Error)
+	}
+	if out := exec(t, r, fsys, "tools/missing.ts", nil); out.Success || out.Error.Kind != KindModuleNotFound || !strings.Contains(out.Error.Message, "not installed") {
+		t.Fatalf("%+v", out.Error)
+	}
+	if out := exec(t, r, fsys, "tools/notallowed.ts", nil); out.Success || out.Error.Kind != KindModuleNotFound || !strings.Contains(out.Error.Message, "allowed_imports") {
+		t.Fatalf("%+v", out.Error)
+	}
+}

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
-
 	"github.com/dop251/goja"
 )
 
@@ -46,5 +44,3 @@ func (ex *execution) std() (goja.Value, error) {
 	ex.modules[StdModule] = module
 	return module.Get("exports"), nil
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

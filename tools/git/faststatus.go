@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -22,23 +23,29 @@ import (
 // every file and walks ignored trees, which is 7-11x slower than git on a
 // 10,000-file repository.
 func fastStatus(r *git.Repository, untracked bool) (git.Status, error) {
+	st, _, err := fastStatusIndex(r, untracked)
+	return st, err
+}
+
+// fastStatusIndex is fastStatus that also hands back the index it read.
+func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Index, error) {
 	w, err := r.Worktree()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	idx, err := r.Storer.Index()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	head := map[string]object.TreeEntry{}
 	if ref, err := r.Head(); err == nil {
 		c, err := r.CommitObject(ref.Hash())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		t, err := c.Tree()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tw := object.NewTreeWalker(t, true, nil)
 		for {
@@ -48,7 +55,7 @@ func fastStatus(r *git.Repository, untracked bool) (git.Status, error) {
 			}
 			if err != nil {
 				tw.Close()
-				return nil, err
+				return nil, nil, err
 			}
 			if e.Mode != filemode.Dir && e.Mode != filemode.Submodule {
 				head[name] = e
@@ -118,7 +125,7 @@ func fastStatus(r *git.Repository, untracked bool) (git.Status, error) {
 		}
 	}
 	if !untracked {
-		return st, nil
+		return st, idx, nil
 	}
 	for p := range infos {
 		if inIndex[p] || ignored[p] {
@@ -130,7 +137,7 @@ func fastStatus(r *git.Repository, untracked bool) (git.Status, error) {
 		}
 		set(p, git.Untracked, git.Untracked)
 	}
-	return st, nil
+	return st, idx, nil
 }
 
 func modeOf(info fs.FileInfo) filemode.FileMode {

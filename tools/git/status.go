@@ -46,11 +46,7 @@ type entry struct {
 }
 
 func status(r *git.Repository, a statusArgs) (string, error) {
-	st, err := fastStatus(r, a.Untracked)
-	if err != nil {
-		return "", err
-	}
-	idx, err := r.Storer.Index()
+	st, idx, err := fastStatusIndex(r, a.Untracked)
 	if err != nil {
 		return "", err
 	}
@@ -374,6 +370,14 @@ func plural(n int) string {
 // stagedRenames turns a staged deletion and a staged addition of the same
 // (or a >= 50% similar) content into git's "R  old -> new" entry.
 func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
+	hasDel, hasAdd := false, false
+	for _, e := range entries {
+		hasDel = hasDel || e.x == 'D'
+		hasAdd = hasAdd || e.x == 'A'
+	}
+	if !hasDel || !hasAdd {
+		return entries // nothing to pair: skip reading HEAD and the index again
+	}
 	var dels, adds []*change
 	headFiles := map[string]side{}
 	if ht, err := headTree(r); err == nil && ht != nil {

@@ -67,13 +67,9 @@ func branchTool(d Deps) *tools.Tool {
 			return nil
 		},
 		Run: func(ctx context.Context, a branchArgs) (tools.Result, error) {
-			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
 				return branch(r, a)
 			})
-			if err != nil {
-				return tools.Result{}, err
-			}
-			return tools.Result{Value: out}, nil
 		},
 	})
 }

@@ -124,6 +124,19 @@ func (d Deps) clean(s string) string {
 	return s
 }
 
+// text runs fn like run and returns its output as the tool result, cut at
+// maxBytes (0: no cut beyond the framework's).
+func (d Deps) text(ctx context.Context, workingDir string, timeoutMS, maxBytes int, fn func(ctx context.Context, r *git.Repository) (string, error)) (tools.Result, error) {
+	out, err := d.run(ctx, workingDir, timeoutMS, fn)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if maxBytes <= 0 {
+		return tools.Result{Value: out}, nil
+	}
+	return result(out, maxBytes), nil
+}
+
 // result truncates text at maxBytes with the SRD's marker.
 func result(s string, maxBytes int) tools.Result {
 	cut, truncated := tools.Truncate(s, maxBytes)

@@ -66,7 +66,7 @@ func diffTool(d Deps) *tools.Tool {
 			return nil
 		},
 		Run: func(ctx context.Context, a diffArgs) (tools.Result, error) {
-			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
 				changes, err := collectChanges(r, a)
 				if err != nil {
 					return "", err
@@ -80,10 +80,6 @@ func diffTool(d Deps) *tools.Tool {
 				}
 				return render(changes, a.NameOnly, a.Stat, ctxLines), nil
 			})
-			if err != nil {
-				return tools.Result{}, err
-			}
-			return result(out, a.MaxBytes), nil
 		},
 	})
 }

@@ -46,13 +46,9 @@ func logTool(d Deps) *tools.Tool {
 			return nil
 		},
 		Run: func(ctx context.Context, a logArgs) (tools.Result, error) {
-			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
 				return gitLog(ctx, r, a)
 			})
-			if err != nil {
-				return tools.Result{}, err
-			}
-			return result(out, a.MaxBytes), nil
 		},
 	})
 }

@@ -56,17 +56,13 @@ func addTool(d Deps) *tools.Tool {
 			return nil
 		},
 		Run: func(ctx context.Context, a addArgs) (tools.Result, error) {
-			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
 				n, err := add(r, a)
 				if err != nil {
 					return "", err
 				}
 				return fmt.Sprintf("Staged %d file(s)", n), nil
 			})
-			if err != nil {
-				return tools.Result{}, err
-			}
-			return tools.Result{Value: out}, nil
 		},
 	})
 }
@@ -420,13 +416,9 @@ func restoreTool(d Deps) *tools.Tool {
 			return nil
 		},
 		Run: func(ctx context.Context, a restoreArgs) (tools.Result, error) {
-			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
 				return "", restore(r, a)
 			})
-			if err != nil {
-				return tools.Result{}, err
-			}
-			return tools.Result{Value: out}, nil
 		},
 	})
 }

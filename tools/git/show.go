@@ -29,7 +29,7 @@ func showTool(d Deps) *tools.Tool {
 		Summary:     func(a showArgs) string { return "Show commit " + a.Commit },
 		Validate:    func(a showArgs) error { return checkArg("commit_ref", a.Commit) },
 		Run: func(ctx context.Context, a showArgs) (tools.Result, error) {
-			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
 				h, err := r.ResolveRevision(plumbing.Revision(a.Commit))
 				if err != nil {
 					return "", unknownRevision(a.Commit)
@@ -40,10 +40,6 @@ func showTool(d Deps) *tools.Tool {
 				}
 				return show(r, c, a)
 			})
-			if err != nil {
-				return tools.Result{}, err
-			}
-			return result(out, a.MaxBytes), nil
 		},
 	})
 }

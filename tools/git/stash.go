@@ -58,7 +58,7 @@ func stashTool(d Deps) *tools.Tool {
 			return fmt.Sprintf("Stash %s stash@{%d}", a.Action, a.Index)
 		},
 		Run: func(ctx context.Context, a stashArgs) (tools.Result, error) {
-			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
 				s := &stasher{r: r, d: d}
 				switch a.Action {
 				case "push":
@@ -78,10 +78,6 @@ func stashTool(d Deps) *tools.Tool {
 				}
 				return "", tools.BadArg("action", "unknown action %q", a.Action)
 			})
-			if err != nil {
-				return tools.Result{}, err
-			}
-			return tools.Result{Value: out}, nil
 		},
 	})
 }

@@ -28,13 +28,9 @@ func statusTool(d Deps) *tools.Tool {
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(statusArgs) string { return "Show git status" },
 		Run: func(ctx context.Context, a statusArgs) (tools.Result, error) {
-			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
 				return status(r, a)
 			})
-			if err != nil {
-				return tools.Result{}, err
-			}
-			return tools.Result{Value: out}, nil
 		},
 	})
 }

@@ -1,15 +1,3 @@
-// Package analysis is check_tool's static analysis of agent-written
-// TypeScript tools: the TGP rules (no any, no eval or Function tricks, no
-// process except process.env.NODE_ENV, no hardcoded secrets or e-mail
-// addresses, no magic numbers, literal and allowed requires only), each with
-// a rule id and a severity, reported at TS line:column.
-//
-// Types are erased by the compiler, so no-any is checked on the TS source
-// with a small scanner that skips comments, strings and templates. Every
-// other rule walks goja's AST of esbuild's CommonJS output and maps
-// positions back through the inline source map, so the positions are the
-// agent's. goja's ast package has no walker; a reflection walk over its
-// node structs is used (the AST is small: one tool).
 package analysis
 
 import (
@@ -441,6 +429,16 @@ func (a *analyzer) checkNumber(n *ast.NumberLiteral, stack []ast.Node) {
 	}
 	if allowedNumbers[v] {
 		return
+	}
+	// xs[3] indexes data the tool already holds, and (n = 10) => is a
+	// parameter the caller can override: neither hides a value in logic.
+	if b, ok := parent(stack, 1).(*ast.BracketExpression); ok && b.Member == ast.Expression(n) {
+		return
+	}
+	if b, ok := parent(stack, 1).(*ast.Binding); ok && b.Initializer == ast.Expression(n) {
+		if _, ok := parent(stack, 2).(*ast.ParameterList); ok {
+			return
+		}
 	}
 	// A named constant (const TAX_RATE = 0.2) is the abstraction the
 	// standard asks for; so is a default parameter value.

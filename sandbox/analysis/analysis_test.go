@@ -56,6 +56,26 @@ func TestRules(t *testing.T) {
 		{"fs require", "/** d */\nconst fs = require('fs');\nexport default () => fs;\n", RuleRequire, 2, true},
 		{"relative require", "/** d */\nconst m = require('./lib/math');\nexport default () => m;\n", RuleRequire, 0, false},
 		{"no default export", "/** d */\nexport const x = 1;\n", RuleDefault, 1, true},
+		{"any array", "/** d */\nexport default (xs: any[]) => xs;\n", RuleNoAny, 2, true},
+		{"angle cast", "/** d */\nconst v = <any>JSON.parse('1');\nexport default () => v;\n", RuleNoAny, 2, true},
+		{"identifier named anyThing", "/** d */\nconst anyThing = 1;\nexport default () => anyThing;\n", RuleNoAny, 0, false},
+		{"Function call", "/** d */\nexport default () => Function('return 1')();\n", RuleNoEval, 2, true},
+		{"constructor.constructor", "/** d */\nconst f = ({}).constructor.constructor;\nexport default () => f;\n", RuleNoEval, 2, true},
+		{"setTimeout with function", "/** d */\nexport default () => setTimeout(() => 0, 0);\n", RuleNoEval, 0, false},
+		{"bare process", "/** d */\nexport default () => process.exit(1);\n", RuleNoProcess, 2, true},
+		{"openai key", "/** d */\nexport default () => 'sk-abcdefghijklmnopqrstuvwx123';\n", RuleNoSecrets, 2, true},
+		{"private key", "/** d */\nexport default () => '-----BEGIN RSA PRIVATE KEY-----';\n", RuleNoSecrets, 2, true},
+		{"jwt", "/** d */\nexport default () => 'eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.SflKxwRJSMeKKF2QT4f';\n", RuleNoSecrets, 2, true},
+		{"secret property", "/** d */\nexport default () => ({ apiKey: 'q8w7e6r5' });\n", RuleNoSecrets, 2, true},
+		{"plain prose", "/** d */\nexport default () => 'the token was not found';\n", RuleNoSecrets, 0, false},
+		{"email in template", "/** d */\nexport default () => `ops@example.com`;\n", RuleNoEmail, 2, true},
+		{"negative magic", "/** d */\nexport default (a: { x: number }) => a.x - -7;\n", RuleMagicNumbers, 2, true},
+		{"const inside function is still magic", "/** d */\nexport default (a: { x: number }) => { const r = 0.07; return a.x * r; };\n", RuleMagicNumbers, 2, true},
+		{"default param", "/** d */\nexport default (a: { x: number }, scale = 10) => a.x * scale;\n", RuleMagicNumbers, 0, false},
+		{"array index", "/** d */\nexport default (a: { xs: number[] }) => a.xs[3];\n", RuleMagicNumbers, 0, false},
+		{"allowed bare module", "/** d */\nconst m = require('fs');\nexport default () => m;\n", RuleRequire, 2, true},
+		{"module.exports", "/** d */\nmodule.exports = function (a: { x: number }) { return a.x; };\n", RuleDefault, 0, false},
+		{"default export function", "/** d */\nexport default function run() { return 1; }\n", RuleDefault, 0, false},
 		{"no jsdoc is a warning", "export default () => 1;\n", RuleJSDoc, 1, false},
 	}
 	for _, c := range cases {
@@ -117,8 +137,82 @@ func FuzzAnalyze(f *testing.F) {
 	})
 }
 
+// tool30 is a 30-line tool of the kind agents write.
+const tool30 = `/**
+ * Computes invoice totals with tax and a discount.
+ * @param args.items line items
+ */
+import { round } from './lib/math';
+
+const TAX_RATE = 0.2;
+const DISCOUNT_THRESHOLD = 500;
+const DISCOUNT = 0.05;
+const DEFAULT_CURRENCY = 'EUR';
+
+interface Item {
+  name: string;
+  price: number;
+  qty: number;
+}
+
+interface Args {
+  items: Item[];
+  currency?: string;
+}
+
+export default function invoice(args: Args): { total: number; currency: string } {
+  const subtotal = args.items.reduce((s, it) => s + it.price * it.qty, 0);
+  const discount = subtotal > DISCOUNT_THRESHOLD ? subtotal * DISCOUNT : 0;
+  const taxed = (subtotal - discount) * (1 + TAX_RATE);
+  const currency = args.currency ?? DEFAULT_CURRENCY;
+  const lines = args.items.map((it) => ` + "`${it.name}: ${it.qty} x ${it.price}`" + `);
+  return { total: round(taxed, 2), currency, lines: lines.length } as { total: number; currency: string };
+}
+`
+
+func TestTool30IsValid(t *testing.T) {
+	if n := strings.Count(tool30, "\n"); n != 30 {
+		t.Fatalf("tool30 has %d lines", n)
+	}
+	rep := Analyze("tools/invoice.ts", []byte(tool30), Config{})
+	if !rep.Valid || len(rep.Warnings) != 0 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestColumns(t *testing.T) {
+	cases := []struct {
+		src, rule string
+		line, col int
+	}{
+		{"/** d */\nexport default (a: { x: number }) => a.x * 0.07;\n", RuleMagicNumbers, 2, 44},
+		{"/** d */\nexport default (x: any) => x;\n", RuleNoAny, 2, 20},
+		{"/** d */\ntype T = { n: number };\n\nexport default (t: T) =>\n    process.cwd();\n", RuleNoProcess, 5, 5},
+		{"/** d */\nconst e = 1;\nexport default () => e + 'a@b.io'.length;\n", RuleNoEmail, 3, 26},
+	}
+	for _, c := range cases {
+		rep := Analyze("tools/c.ts", []byte(c.src), Config{})
+		found := false
+		for _, f := range rep.Errors {
+			if f.Rule == c.rule {
+				found = true
+				if f.Line != c.line || f.Column != c.col || f.Path != "tools/c.ts" {
+					t.Errorf("%s: got %s:%d:%d, want %d:%d", c.rule, f.Path, f.Line, f.Column, c.line, c.col)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no finding in %+v", c.rule, rep)
+		}
+	}
+}
+
 func BenchmarkAnalyze(b *testing.B) {
+	src := []byte(tool30)
+	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		Analyze("tools/add.ts", []byte(clean), Config{})
+		if rep := Analyze("tools/invoice.ts", src, Config{}); !rep.Valid {
+			b.Fatal(rep)
+		}
 	}
 }

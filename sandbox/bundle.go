@@ -77,6 +77,9 @@ func (ex *execution) bundleNodeModule(name string) (*Compiled, error) {
 			if err != nil {
 				return api.OnLoadResult{}, err
 			}
+			if cerr := CheckUTF8(a.Path, src); cerr != nil {
+				return api.OnLoadResult{}, cerr
+			}
 			s := string(src)
 			loader := api.LoaderJS
 			if strings.HasSuffix(a.Path, ".json") {

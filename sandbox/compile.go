@@ -7,6 +7,7 @@ import (
 	pathpkg "path"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 	"github.com/evanw/esbuild/pkg/api"
@@ -89,6 +90,11 @@ func (r *Runner) Compile(path string, src []byte) (*Compiled, error) {
 	if c, ok := r.cache.get(key); ok {
 		return c, nil
 	}
+	// esbuild loops forever quoting invalid UTF-8 into the source map
+	// (found by FuzzAnalyze): refuse it before esbuild sees it.
+	if err := CheckUTF8(path, src); err != nil {
+		return nil, err
+	}
 	loader := api.LoaderTS
 	if strings.HasSuffix(path, ".js") {
 		loader = api.LoaderJS
@@ -119,4 +125,26 @@ func (r *Runner) Compile(path string, src []byte) (*Compiled, error) {
 	c := &Compiled{Path: path, JS: js, prog: prog}
 	r.cache.put(key, c)
 	return c, nil
+}
+
+// CheckUTF8 refuses source that is not valid UTF-8, with the position of
+// the first bad byte (esbuild hangs on such input when it writes source maps).
+func CheckUTF8(path string, src []byte) *CompileError {
+	if utf8.Valid(src) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return &CompileError{Path: path, Line: line, Column: col, Message: fmt.Sprintf("source is not valid UTF-8 (byte 0x%02x)", src[i])}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return nil
 }

@@ -315,3 +315,12 @@ func TestNodeModulesBundled(t *testing.T) {
 		t.Fatalf("%+v", out.Error)
 	}
 }
+
+// Invalid UTF-8 made esbuild loop forever (found by FuzzAnalyze); it is a
+// compile error at the bad byte now.
+func TestInvalidUTF8IsACompileError(t *testing.T) {
+	out := exec(t, New(), newFS(t, map[string]string{"tools/u.ts": "export default () => 1;\nconst s = \"\xe0\xc0\xc0\";\n"}), "tools/u.ts", nil)
+	if out.Success || out.Error.Kind != KindCompile || out.Error.Line != 2 || !strings.Contains(out.Error.Message, "UTF-8") {
+		t.Fatalf("%+v", out.Error)
+	}
+}

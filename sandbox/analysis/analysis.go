@@ -15,6 +15,8 @@ import (
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
+
+	"github.com/tgp-go/tgp/sandbox"
 )
 
 // Severity of a finding.
@@ -109,6 +111,11 @@ func Analyze(p string, src []byte, cfg Config) (rep Report) {
 		}
 		rep.Valid = len(rep.Errors) == 0
 	}()
+	if cerr := sandbox.CheckUTF8(p, src); cerr != nil {
+		// esbuild hangs on invalid UTF-8 (found by FuzzAnalyze).
+		a.findings = append(a.findings, Finding{Rule: RuleSyntax, Severity: Error, Path: p, Line: cerr.Line, Column: cerr.Column, Message: cerr.Message})
+		return rep
+	}
 	res := api.Transform(string(src), api.TransformOptions{
 		Loader: loaderFor(p), Format: api.FormatCommonJS, Target: api.ES2022,
 		Sourcemap: api.SourceMapInline, Sourcefile: path.Base(p), LogLevel: api.LogLevelSilent,

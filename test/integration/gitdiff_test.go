@@ -1,0 +1,799 @@
+package integration
+
+// The randomized differential suite: every git tool against the git CLI on
+// generated repositories.
+//
+// Read tools: the tool's text must equal git's stdout byte for byte (or
+// both must fail). Mutating tools: the same operation runs through the tool
+// in one copy of the repository and through git in another; the resulting
+// states (status, index, HEAD, refs, stash, branch config, every worktree
+// file's bytes and mode) must be equal, refusals included.
+//
+// TGP_GIT_SEEDS (default 16) and TGP_GIT_SEED0 (default 1) choose the
+// seeds; `make fuzz-git SEEDS=N` runs more. TGP_GIT_TOOLS=git_log,git_show
+// limits the checks to some tools; TGP_GIT_SUMMARY=1 prints one line per
+// difference instead of shrinking; TGP_GIT_SHRINK=0 turns shrinking off. A failure is shrunk to a
+// minimal list of operations and printed as a shell script.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tgp-go/tgp/kernel"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// check is one comparison: a tool call and the git command it stands for.
+type check struct {
+	Tool string
+	Args map[string]any
+	Git  []string // run in WD (relative to the repository)
+	WD   string
+	Mut  bool // compare resulting state, not output
+	// Compare output of a mutating call too (listing actions).
+	Output bool
+}
+
+func (c check) String() string {
+	raw, _ := json.Marshal(c.Args)
+	q := make([]string, len(c.Git))
+	for i, a := range c.Git {
+		q[i] = shellQuote(a)
+	}
+	wd := ""
+	if c.WD != "" {
+		wd = "-C " + shellQuote(c.WD) + " "
+	}
+	return fmt.Sprintf("%s %s  vs  git %s%s", c.Tool, raw, wd, strings.Join(q, " "))
+}
+
+func requireGit(t testing.TB) {
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("git CLI missing: run `make test`, which installs it")
+		}
+		t.Skip("git CLI not installed")
+	}
+}
+
+func TestGitDifferential(t *testing.T) {
+	requireGit(t)
+	n := envInt("TGP_GIT_SEEDS", 16)
+	seed0 := envInt("TGP_GIT_SEED0", 1)
+	var failed atomic.Int32
+	for s := seed0; s < seed0+n; s++ {
+		seed := int64(s)
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			if failed.Load() >= 5 && os.Getenv("TGP_GIT_SUMMARY") == "" {
+				t.Skip("five seeds failed already")
+			}
+			if !runSeed(t, seed) {
+				failed.Add(1)
+			}
+		})
+	}
+}
+
+// runSeed builds the seed's repository and runs its checks; it reports
+// (and shrinks) failures and returns false when any check failed.
+func runSeed(t *testing.T, seed int64) bool {
+	ops := genOps(seed)
+	dir, _ := build(t, ops)
+	checks := genChecks(rand.New(rand.NewSource(seed^0x5eed)), dir)
+	ok := true
+	reported := 0
+	only := os.Getenv("TGP_GIT_TOOLS")
+	for _, c := range checks {
+		if only != "" && !strings.Contains(","+only+",", ","+c.Tool+",") {
+			continue
+		}
+		bad, detail := runCheck(t, dir, c)
+		if !bad {
+			continue
+		}
+		ok = false
+		if os.Getenv("TGP_GIT_SUMMARY") != "" {
+			t.Errorf("DIFF %s :: %s", c, firstLine(strings.SplitN(detail, "\n", 2)[0]+" "+strings.Join(strings.SplitN(detail, "\n", 4)[1:], " | ")))
+			continue
+		}
+		if reported >= 2 {
+			t.Errorf("seed %d: %s\n(not shrunk)\n%s", seed, c, detail)
+			continue
+		}
+		reported++
+		min := shrink(t, ops, c)
+		_, b := build(t, min)
+		_, detail = runCheck(t, b.dir, c)
+		t.Errorf("seed %d: %s\nminimal reproduction (%d of %d operations):\n  %s\n\nops: %v\n%s",
+			seed, c, len(min), len(ops), strings.Join(b.script, "\n  "), min, detail)
+	}
+	return ok
+}
+
+// shrink removes operations while the check still fails.
+func shrink(t *testing.T, ops []op, c check) []op {
+	if os.Getenv("TGP_GIT_SHRINK") == "0" {
+		return ops
+	}
+	fails := func(ops []op) bool {
+		dir, _ := build(t, ops)
+		bad, _ := runCheck(t, dir, c)
+		return bad
+	}
+	cur := append([]op(nil), ops...)
+	for chunk := len(cur) / 2; chunk >= 1; chunk /= 2 {
+		for i := 0; i+chunk <= len(cur); {
+			try := append(append([]op(nil), cur[:i]...), cur[i+chunk:]...)
+			if fails(try) {
+				cur = try
+				continue
+			}
+			i += chunk
+		}
+	}
+	return cur
+}
+
+// repoFacts is what the check generator picks arguments from.
+type repoFacts struct {
+	tracked, dirs, untracked, text []string
+	refs, branches                 []string
+	commits                        int
+	hashes                         []string
+	stashes                        int
+}
+
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func nulSplit(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\x00") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func facts(dir string) repoFacts {
+	var f repoFacts
+	g := func(args ...string) string { out, _, _ := runGit(dir, gitEnv(), args...); return out }
+	f.tracked = nulSplit(g("ls-files", "-z"))
+	seen := map[string]bool{}
+	for _, p := range f.tracked {
+		for d := filepath.Dir(p); d != "."; d = filepath.Dir(d) {
+			if !seen[d] {
+				seen[d] = true
+				f.dirs = append(f.dirs, d)
+			}
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, p)); err == nil && fi.Mode().IsRegular() {
+			f.text = append(f.text, p)
+		}
+	}
+	sort.Strings(f.dirs)
+	f.untracked = nulSplit(g("ls-files", "-z", "--others"))
+	f.branches = lines(g("for-each-ref", "--format=%(refname:short)", "refs/heads"))
+	f.refs = append(f.refs, f.branches...)
+	f.refs = append(f.refs, lines(g("for-each-ref", "--format=%(refname:short)", "refs/tags"))...)
+	f.hashes = lines(g("rev-list", "--all"))
+	f.commits = len(f.hashes)
+	f.stashes = len(lines(g("stash", "list")))
+	return f
+}
+
+func pickS(r *rand.Rand, s []string, def string) string {
+	if len(s) == 0 {
+		return def
+	}
+	return s[r.Intn(len(s))]
+}
+
+var formats = []string{
+	"%H %h %s", "%an <%ae> %ad", "%ar", "%cs", "%N", "%G?", "%e", "%gs", "%b", "%B", "%T %t %P %p",
+	"%ci | %cI | %ct", "%d|%D", "%x09tab%x00nul", "%aN %aE %cn %ce", "%f", "%%", "%s%n%b", "%ad %aD %as %at",
+	"%cr %cd", "%n%n%s", "format:%h", "tformat:%s", "%w(20,2,4)%s", "%<(10)%s|", "%>(12)%h|", "%(trailers)",
+	"%m %s", "%Cred%s%Creset", "%C(auto)%h%d", "%aI %ah", "%l %L %GS %GK", "%z", "%x41%X", "%<|(30)%an|",
+}
+
+var refExprs = []string{"HEAD", "HEAD~1", "HEAD^", "HEAD~2", "HEAD^2", "HEAD^{tree}", "main", "nonexistent", "HEAD@{0}", "main~1"}
+
+// ref picks a revision expression that may or may not resolve.
+func ref(r *rand.Rand, f repoFacts) string {
+	switch r.Intn(4) {
+	case 0:
+		return pickS(r, f.refs, "HEAD")
+	case 1:
+		h := pickS(r, f.hashes, "HEAD")
+		if r.Intn(2) == 0 && len(h) == 40 {
+			return h[:7]
+		}
+		return h
+	}
+	return refExprs[r.Intn(len(refExprs))]
+}
+
+// pathArg picks a path argument: tracked, a directory, untracked, a glob
+// or something that does not exist.
+func pathArg(r *rand.Rand, f repoFacts) string {
+	switch r.Intn(9) {
+	case 0, 1, 2:
+		return pickS(r, f.tracked, "a0.txt")
+	case 3:
+		return pickS(r, f.dirs, ".")
+	case 4:
+		return pickS(r, f.untracked, "nope.txt")
+	case 5:
+		return []string{"*.txt", "src/*", "*", "**/*.ts", "*a*"}[r.Intn(5)]
+	case 6:
+		return "."
+	case 7:
+		return "missing/file.txt"
+	}
+	return pickS(r, f.text, "a0.txt")
+}
+
+// underWD rewrites a repository-relative path for a working_dir; paths
+// outside it get the ../ git would need.
+func underWD(wd, p string) string {
+	if wd == "" {
+		return p
+	}
+	if p == wd {
+		return "."
+	}
+	if strings.HasPrefix(p, wd+"/") {
+		return strings.TrimPrefix(p, wd+"/")
+	}
+	return strings.Repeat("../", strings.Count(wd, "/")+1) + p
+}
+
+func genChecks(r *rand.Rand, dir string) []check {
+	f := facts(dir)
+	var cs []check
+	wd := func() string {
+		if r.Intn(5) == 0 && len(f.dirs) > 0 {
+			return pickS(r, f.dirs, "")
+		}
+		return ""
+	}
+	// git_status
+	for i := 0; i < 3; i++ {
+		a := map[string]any{}
+		porcelain, branch, untracked := r.Intn(3) > 0, r.Intn(3) > 0, r.Intn(3) > 0
+		if i == 0 {
+			porcelain, branch, untracked = true, true, true
+		}
+		a["porcelain"], a["branch"], a["untracked"] = porcelain, branch, untracked
+		g := []string{"status"}
+		if porcelain {
+			g = append(g, "--porcelain=1")
+			if branch {
+				g = append(g, "-b")
+			}
+		}
+		if !untracked {
+			g = append(g, "-uno")
+		}
+		w := wd()
+		if w != "" {
+			a["working_dir"] = w
+		}
+		cs = append(cs, check{Tool: "git_status", Args: a, Git: g, WD: w})
+	}
+	// git_log
+	for i := 0; i < 6; i++ {
+		a := map[string]any{}
+		g := []string{"log"}
+		if r.Intn(3) == 0 {
+			n := 1 + r.Intn(4)
+			a["max_count"] = n
+			g = append(g, "-n", fmt.Sprint(n))
+		}
+		switch r.Intn(3) {
+		case 0:
+			a["oneline"] = true
+			g = append(g, "--oneline")
+		case 1:
+			fm := formats[r.Intn(len(formats))]
+			a["format"] = fm
+			g = append(g, "--format="+fm)
+		}
+		if r.Intn(6) == 0 {
+			v := []string{"Alice", "bob@", "Ren", "nobody", "Test"}[r.Intn(5)]
+			a["author"] = v
+			g = append(g, "--author="+v)
+		}
+		if r.Intn(6) == 0 {
+			v := []string{"fix", "body", "^x$", "tab", "caf"}[r.Intn(5)]
+			a["grep"] = v
+			g = append(g, "--grep="+v)
+		}
+		if r.Intn(8) == 0 {
+			v := []string{"2023-11-15", "@1700050000", "2023-11-14 23:00:00"}[r.Intn(3)]
+			a["since"] = v
+			g = append(g, "--since="+v)
+		}
+		if r.Intn(8) == 0 {
+			v := []string{"2023-11-16", "@1700030000"}[r.Intn(2)]
+			a["until"] = v
+			g = append(g, "--until="+v)
+		}
+		w := wd()
+		if r.Intn(2) == 0 {
+			p := pathArg(r, f)
+			a["path"] = underWD(w, p)
+			g = append(g, "--", underWD(w, p))
+		}
+		if w != "" {
+			a["working_dir"] = w
+		}
+		cs = append(cs, check{Tool: "git_log", Args: a, Git: g, WD: w})
+	}
+	// git_diff
+	for i := 0; i < 6; i++ {
+		a := map[string]any{}
+		g := []string{"diff"}
+		switch r.Intn(4) {
+		case 0:
+			a["cached"] = true
+			g = append(g, "--cached")
+		case 1:
+			from := ref(r, f)
+			a["from_ref"] = from
+			g = append(g, from)
+			if r.Intn(2) == 0 {
+				to := ref(r, f)
+				a["to_ref"] = to
+				g = append(g, to)
+			}
+		}
+		switch r.Intn(4) {
+		case 0:
+			a["name_only"] = true
+			g = append(g[:1], append([]string{"--name-only"}, g[1:]...)...)
+		case 1:
+			a["stat"] = true
+			g = append(g[:1], append([]string{"--stat"}, g[1:]...)...)
+		}
+		if r.Intn(4) == 0 {
+			u := r.Intn(5)
+			a["unified"] = u
+			g = append(g[:1], append([]string{fmt.Sprintf("-U%d", u)}, g[1:]...)...)
+		}
+		w := wd()
+		if r.Intn(2) == 0 {
+			ps := []string{underWD(w, pathArg(r, f))}
+			if r.Intn(3) == 0 {
+				ps = append(ps, underWD(w, pathArg(r, f)))
+			}
+			a["paths"] = ps
+			g = append(g, "--")
+			g = append(g, ps...)
+		}
+		if w != "" {
+			a["working_dir"] = w
+		}
+		cs = append(cs, check{Tool: "git_diff", Args: a, Git: g, WD: w})
+	}
+	// git_show
+	for i := 0; i < 5; i++ {
+		a := map[string]any{}
+		g := []string{"show"}
+		switch r.Intn(4) {
+		case 0:
+			a["stat"] = true
+			g = append(g, "--stat")
+		case 1:
+			a["name_only"] = true
+			g = append(g, "--name-only")
+		}
+		if r.Intn(4) == 0 {
+			fm := formats[r.Intn(len(formats))]
+			a["format"] = fm
+			g = append(g, "--format="+fm)
+		}
+		c := "HEAD"
+		if i > 0 {
+			c = ref(r, f)
+			a["commit"] = c
+		}
+		g = append(g, c)
+		cs = append(cs, check{Tool: "git_show", Args: a, Git: g})
+	}
+	// git_blame
+	for i := 0; i < 5; i++ {
+		w := wd()
+		p := pickS(r, f.text, "a0.txt")
+		if r.Intn(6) == 0 {
+			p = pathArg(r, f)
+		}
+		a := map[string]any{"path": underWD(w, p)}
+		g := []string{"blame"}
+		if r.Intn(3) == 0 {
+			s := 1 + r.Intn(6)
+			e := s + r.Intn(6)
+			a["start_line"], a["end_line"] = s, e
+			g = append(g, "-L", fmt.Sprintf("%d,%d", s, e))
+		}
+		if r.Intn(3) == 0 {
+			c := ref(r, f)
+			a["commit"] = c
+			g = append(g, c)
+		}
+		g = append(g, "--", underWD(w, p))
+		if w != "" {
+			a["working_dir"] = w
+		}
+		cs = append(cs, check{Tool: "git_blame", Args: a, Git: g, WD: w})
+	}
+	cs = append(cs, genMutations(r, f)...)
+	return cs
+}
+
+func genMutations(r *rand.Rand, f repoFacts) []check {
+	var cs []check
+	for i := 0; i < 8; i++ {
+		var c check
+		c.Mut = true
+		switch r.Intn(6) {
+		case 0: // git_add
+			c.Tool = "git_add"
+			switch r.Intn(4) {
+			case 0:
+				c.Args, c.Git = map[string]any{"all": true}, []string{"add", "-A"}
+			case 1:
+				c.Args, c.Git = map[string]any{"update": true}, []string{"add", "-u"}
+			default:
+				ps := []string{pathArg(r, f)}
+				if r.Intn(2) == 0 {
+					ps = append(ps, pickS(r, f.untracked, "x"))
+				}
+				c.Args, c.Git = map[string]any{"paths": ps}, append([]string{"add", "--"}, ps...)
+			}
+		case 1: // git_commit
+			c.Tool = "git_commit"
+			msg := messages[r.Intn(len(messages))]
+			typ := []string{"feat", "fix", "chore"}[r.Intn(3)]
+			full := typ + ": " + msg
+			c.Args = map[string]any{"type": typ, "message": msg}
+			if r.Intn(2) == 0 {
+				c.Args["scope"] = "core"
+				full = typ + "(core): " + msg
+			}
+			c.Git = []string{"commit", "-q", "-m", full}
+		case 2: // git_restore
+			c.Tool = "git_restore"
+			ps := []string{pathArg(r, f)}
+			staged, worktree := r.Intn(2) == 0, r.Intn(3) > 0
+			if !staged && !worktree {
+				worktree = true
+			}
+			c.Args = map[string]any{"paths": ps, "staged": staged, "worktree": worktree}
+			c.Git = []string{"restore"}
+			if staged {
+				c.Git = append(c.Git, "--staged")
+			}
+			if worktree && staged {
+				c.Git = append(c.Git, "--worktree")
+			}
+			c.Git = append(append(c.Git, "--"), ps...)
+		case 3: // git_branch
+			c.Tool = "git_branch"
+			name := []string{"new-b", "topic", "main", "feature/x", "fix-1"}[r.Intn(5)]
+			switch r.Intn(6) {
+			case 0:
+				c.Args, c.Git, c.Output = map[string]any{}, []string{"branch", "-v"}, true
+			case 1:
+				c.Args, c.Git, c.Output = map[string]any{"list_all": true}, []string{"branch", "-v", "-a"}, true
+			case 2:
+				c.Args, c.Git = map[string]any{"create": name}, []string{"branch", name}
+			case 3:
+				c.Args, c.Git = map[string]any{"delete": name}, []string{"branch", "-d", name}
+			case 4:
+				c.Args, c.Git = map[string]any{"force_delete": name}, []string{"branch", "-D", name}
+			default:
+				from := pickS(r, f.branches, "main")
+				c.Args, c.Git = map[string]any{"rename": from, "new_name": name}, []string{"branch", "-m", from, name}
+			}
+		case 4: // git_checkout
+			c.Tool = "git_checkout"
+			switch r.Intn(5) {
+			case 0:
+				b := pickS(r, f.branches, "main")
+				c.Args, c.Git = map[string]any{"branch": b}, []string{"checkout", "-q", b}
+			case 1:
+				c.Args, c.Git = map[string]any{"create_branch": "new-b"}, []string{"checkout", "-q", "-b", "new-b"}
+			case 2:
+				x := ref(r, f)
+				c.Args, c.Git = map[string]any{"commit": x}, []string{"checkout", "-q", "--detach", x}
+			case 3:
+				ps := []string{pathArg(r, f)}
+				c.Args, c.Git = map[string]any{"paths": ps}, append([]string{"checkout", "-q", "--"}, ps...)
+			default:
+				x := ref(r, f)
+				ps := []string{pathArg(r, f)}
+				c.Args, c.Git = map[string]any{"commit": x, "paths": ps}, append([]string{"checkout", "-q", x, "--"}, ps...)
+			}
+		default: // git_stash
+			c.Tool = "git_stash"
+			n := r.Intn(2)
+			switch r.Intn(7) {
+			case 0, 1:
+				c.Args, c.Git = map[string]any{"action": "push"}, []string{"stash", "push", "-q"}
+				if r.Intn(2) == 0 {
+					c.Args["include_untracked"] = true
+					c.Git = append(c.Git, "-u")
+				}
+				if r.Intn(2) == 0 {
+					c.Args["message"] = "saved work"
+					c.Git = append(c.Git, "-m", "saved work")
+				}
+			case 2:
+				c.Args, c.Git, c.Output = map[string]any{"action": "list"}, []string{"stash", "list"}, true
+			case 3:
+				c.Args, c.Git = map[string]any{"action": "pop", "index": n}, []string{"stash", "pop", "-q", fmt.Sprintf("stash@{%d}", n)}
+			case 4:
+				c.Args, c.Git = map[string]any{"action": "apply", "index": n}, []string{"stash", "apply", "-q", fmt.Sprintf("stash@{%d}", n)}
+			case 5:
+				c.Args, c.Git = map[string]any{"action": "drop", "index": n}, []string{"stash", "drop", "-q", fmt.Sprintf("stash@{%d}", n)}
+			default:
+				c.Args, c.Git, c.Output = map[string]any{"action": "show", "index": n}, []string{"stash", "show", fmt.Sprintf("stash@{%d}", n)}, true
+			}
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// newKernel boots a kernel on an existing repository (no remote).
+func newKernel(t testing.TB, dir string) *kernel.Kernel {
+	t.Helper()
+	ctx := context.Background()
+	k, err := kernel.New(ctx, kernel.WithRoot(dir), kernel.WithEnviron(gitEnv()))
+	if err != nil {
+		t.Fatalf("kernel.New: %v", err)
+	}
+	if err := k.Boot(ctx); err != nil {
+		t.Fatalf("boot: %v", err)
+	}
+	t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+	return k
+}
+
+func callTool(k *kernel.Kernel, c check) (string, error) {
+	raw, _ := json.Marshal(c.Args)
+	res, err := k.Call(context.Background(), c.Tool, raw)
+	if err != nil {
+		return "", err
+	}
+	s, _ := res.Value.(string)
+	return s, nil
+}
+
+var notCommittedYet = regexp.MustCompile(`Not Committed Yet \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}`)
+
+// runCheck runs one check on dir; it reports whether the tool and git
+// differ, and how.
+func runCheck(t *testing.T, dir string, c check) (bool, string) {
+	if c.Mut {
+		return runMutation(t, dir, c)
+	}
+	k := newKernel(t, dir)
+	got, terr := callTool(k, c)
+	want, stderr, gerr := runGit(filepath.Join(dir, c.WD), gitEnv(), c.Git...)
+	switch {
+	case gerr != nil && terr != nil:
+		return false, ""
+	case gerr != nil:
+		return true, fmt.Sprintf("git failed (%v: %s) but the tool answered:\n%s", gerr, stderr, clip(got))
+	case terr != nil:
+		return true, fmt.Sprintf("the tool failed (%v) but git answered:\n%s", terr, clip(want))
+	}
+	if c.Tool == "git_blame" {
+		got = notCommittedYet.ReplaceAllString(got, "Not Committed Yet <now>")
+		want = notCommittedYet.ReplaceAllString(want, "Not Committed Yet <now>")
+	}
+	if got != want {
+		return true, outputDiff(want, got)
+	}
+	return false, ""
+}
+
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "…"
+	}
+	return s
+}
+
+// outputDiff shows the first line where git and the tool differ.
+func outputDiff(want, got string) string {
+	wl, gl := strings.SplitAfter(want, "\n"), strings.SplitAfter(got, "\n")
+	i := 0
+	for i < len(wl) && i < len(gl) && wl[i] == gl[i] {
+		i++
+	}
+	at := func(ls []string, i int) string {
+		if i < len(ls) {
+			return fmt.Sprintf("%q", ls[i])
+		}
+		return "<end>"
+	}
+	return fmt.Sprintf("first difference at line %d:\n  git:  %s\n  tool: %s\n--- git output\n%s\n--- tool output\n%s",
+		i+1, at(wl, i), at(gl, i), clip(want), clip(got))
+}
+
+// copyDir copies a repository with cp -a (modes, symlinks, timestamps).
+func copyDir(t testing.TB, src string) string {
+	dst := filepath.Join(t.TempDir(), "r")
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v\n%s", err, out)
+	}
+	return dst
+}
+
+var hexRe = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+
+// objectSet lists every object in a repository.
+func objectSet(dir string) map[string]bool {
+	out, _, _ := runGit(dir, gitEnv(), "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+	m := map[string]bool{}
+	for _, l := range lines(out) {
+		m[l] = true
+	}
+	return m
+}
+
+// state is everything a mutating command can change, with the hashes of
+// commits it made (which hold timestamps) replaced by their trees.
+func state(dir string, base map[string]bool) string {
+	var b strings.Builder
+	g := func(args ...string) {
+		out, stderr, err := runGit(dir, gitEnv(), args...)
+		fmt.Fprintf(&b, "$ git %s\n%s", strings.Join(args, " "), out)
+		if err != nil {
+			fmt.Fprintf(&b, "(exit: %v) %s\n", err, firstLine(stderr))
+		}
+	}
+	g("status", "--porcelain=v2", "--branch", "--untracked-files=all")
+	g("ls-files", "-s")
+	g("symbolic-ref", "-q", "HEAD")
+	g("for-each-ref", "--format=%(refname) %(objectname)")
+	g("stash", "list")
+	g("log", "-n", "3", "--format=%T %an <%ae> %cn <%ce>%n%B", "HEAD", "--")
+	g("config", "--get-regexp", `^branch\.`)
+	b.WriteString("worktree:\n")
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			fmt.Fprintf(&b, "  %q -> %q\n", rel, target)
+		case info.IsDir():
+			if rel != "." {
+				fmt.Fprintf(&b, "  %q/\n", rel)
+			}
+		default:
+			data, _ := os.ReadFile(p)
+			fmt.Fprintf(&b, "  %q exec=%v %x\n", rel, info.Mode()&0o111 != 0, sha1.Sum(data))
+		}
+		return nil
+	})
+	s := b.String()
+	var unknown []string
+	for _, h := range hexRe.FindAllString(s, -1) {
+		if !base[h] {
+			unknown = append(unknown, h)
+		}
+	}
+	if len(unknown) == 0 {
+		return s
+	}
+	cmd := exec.Command("git", "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	cmd.Dir, cmd.Env = dir, gitEnv()
+	cmd.Stdin = strings.NewReader(strings.Join(unknown, "\n") + "\n")
+	out, _ := cmd.Output()
+	for _, l := range lines(string(out)) {
+		h, typ, _ := strings.Cut(l, " ")
+		if typ == "commit" {
+			tree, _, _ := runGit(dir, gitEnv(), "rev-parse", h+"^{tree}")
+			s = strings.ReplaceAll(s, h, "<new commit of tree "+strings.TrimSpace(tree)[:12]+">")
+		}
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// runMutation runs the tool in one copy and git in another and compares
+// the states.
+func runMutation(t *testing.T, dir string, c check) (bool, string) {
+	base := objectSet(dir)
+	toolDir, gitDir := copyDir(t, dir), copyDir(t, dir)
+	k := newKernel(t, toolDir)
+	got, terr := callTool(k, c)
+	want, stderr, gerr := runGit(filepath.Join(gitDir, c.WD), gitEnv(), c.Git...)
+	var notes []string
+	switch {
+	case gerr != nil && terr == nil:
+		return true, fmt.Sprintf("git refused (%s) but the tool succeeded: %s", firstLine(stderr), clip(got))
+	case gerr == nil && terr != nil:
+		return true, fmt.Sprintf("the tool refused (%v) but git succeeded: %s", terr, clip(want))
+	case gerr != nil:
+		notes = append(notes, fmt.Sprintf("both refused: git %q, tool %q", firstLine(stderr), terr.Error()))
+	}
+	if c.Output && gerr == nil && got != want {
+		return true, outputDiff(want, got)
+	}
+	sg, st := state(gitDir, base), state(toolDir, base)
+	if sg != st {
+		return true, "states differ after the call (" + strings.Join(notes, "; ") + ")\n" + stateDiff(sg, st)
+	}
+	return false, ""
+}
+
+func stateDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b bytes.Buffer
+	wm, gm := map[string]bool{}, map[string]bool{}
+	for _, l := range wl {
+		wm[l] = true
+	}
+	for _, l := range gl {
+		gm[l] = true
+	}
+	for _, l := range wl {
+		if !gm[l] {
+			fmt.Fprintf(&b, "  git only:  %q\n", l)
+		}
+	}
+	for _, l := range gl {
+		if !wm[l] {
+			fmt.Fprintf(&b, "  tool only: %q\n", l)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,616 @@
+package integration
+
+// A seeded generator of git repositories, built with the git CLI.
+//
+// A repository is a list of operations (data, not closures), so a failing
+// case can be shrunk by deleting operations and rebuilding. Operations pick
+// their targets by index modulo what exists when they run, so any subset of
+// a list still builds. Every command the builder runs is also written to a
+// shell script: the minimal reproduction printed for a failure.
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// op is one step of building a repository.
+type op struct {
+	Kind    string
+	Path    string // a new name (write/rename/symlink/...)
+	Path2   string
+	Sel     int // picks an existing file: Sel mod len(files)
+	Content int // content kind for writes
+	Seed    int64
+	Msg     string
+	Flag    bool
+}
+
+func (o op) String() string {
+	return fmt.Sprintf("%s(path=%q path2=%q sel=%d content=%d seed=%d msg=%q flag=%v)", o.Kind, o.Path, o.Path2, o.Sel, o.Content, o.Seed, o.Msg, o.Flag)
+}
+
+// names git accepts that exercise quoting and path handling.
+var nameParts = []string{
+	"a", "b", "c", "readme", "notes", "main", "util", "data",
+	"with space", "quote\"d", "tab\there", "ctl\x01x", "caf\u00e9", "\u65e5\u672c",
+	"back\\slash", "hash#", "-dash", "dots..x", "UPPER", "x.y.z", "star*", "q?",
+	"new\nline", "emoji\U0001F600", "semi;colon", "tr\u00e4ilin g ",
+}
+
+var exts = []string{".txt", ".ts", ".md", ".log", "", ".bin", ".json"}
+
+var dirParts = []string{"src", "lib", "docs", "deep/er", "sp ace", "n\u00e9", "build", "tools", "a/b/c"}
+
+var words = []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+	"return x;", "}", "{", "func f() {", "\tindented", "  two spaces", "// comment", "", "let y = 1;", "end"}
+
+// genName makes a random file path (possibly in nested directories).
+func genName(r *rand.Rand) string {
+	var b strings.Builder
+	if r.Intn(3) > 0 {
+		b.WriteString(dirParts[r.Intn(len(dirParts))])
+		b.WriteString("/")
+		if r.Intn(4) == 0 {
+			b.WriteString(nameParts[r.Intn(len(nameParts))])
+			b.WriteString("/")
+		}
+	}
+	// Mostly plain names; odd ones often enough to matter.
+	if r.Intn(3) == 0 {
+		b.WriteString(nameParts[r.Intn(len(nameParts))])
+	} else {
+		b.WriteString(nameParts[r.Intn(8)])
+	}
+	fmt.Fprintf(&b, "%d", r.Intn(20))
+	b.WriteString(exts[r.Intn(len(exts))])
+	return b.String()
+}
+
+var messages = []string{
+	"feat: add things", "fix(app): repair\n\nWith a body line.\n\nAnd a second paragraph.",
+	"tab\tin subject", "body with tab\n\n\tindented body\n", "caf\u00e9 \u65e5\u672c", "trailing spaces   ",
+	"multi\nline subject", "docs: a much longer subject line that goes on and on beyond the usual width of seventy two columns",
+	"x", "Merge-like: words", "percent % and %s", "chore: [bracket] {brace}",
+}
+
+var identities = [][2]string{{"Test", "test@example.com"}, {"Alice Long-Name", "alice@example.com"}, {"Bob", "bob@example.org"}, {"Ren\u00e9", "rene@example.fr"}}
+
+var zones = []string{"+0000", "+0530", "-0800", "+0100", "-0330"}
+
+// genOps makes the operation list for a seed.
+func genOps(seed int64) []op {
+	r := rand.New(rand.NewSource(seed))
+	var ops []op
+	add := func(o op) { ops = append(ops, o) }
+	randFileOp := func() {
+		switch k := r.Intn(20); {
+		case k < 7:
+			add(op{Kind: "write", Path: genName(r), Content: r.Intn(9), Seed: r.Int63()})
+		case k < 11:
+			add(op{Kind: "edit", Sel: r.Intn(1000), Content: r.Intn(9), Seed: r.Int63()})
+		case k < 12:
+			add(op{Kind: "chmod", Sel: r.Intn(1000)})
+		case k < 13:
+			add(op{Kind: "chmod", Sel: r.Intn(1000)})
+			add(op{Kind: "edit", Sel: r.Intn(1000), Content: r.Intn(9), Seed: r.Int63()})
+		case k < 14:
+			add(op{Kind: "symlink", Path: genName(r), Sel: r.Intn(1000), Flag: r.Intn(3) == 0})
+		case k < 16:
+			add(op{Kind: "rename", Sel: r.Intn(1000), Path: genName(r), Flag: r.Intn(2) == 0, Seed: r.Int63()})
+		case k < 18:
+			add(op{Kind: "delete", Sel: r.Intn(1000)})
+		case k < 19:
+			add(op{Kind: "todir", Sel: r.Intn(1000), Path: nameParts[r.Intn(8)] + ".txt", Seed: r.Int63()})
+		default:
+			add(op{Kind: "ignore", Path: dirParts[r.Intn(len(dirParts))], Sel: r.Intn(4)})
+		}
+	}
+	commits := 2 + r.Intn(6)
+	branched := false
+	for c := 0; c < commits; c++ {
+		for n := 1 + r.Intn(4); n > 0; n-- {
+			randFileOp()
+		}
+		add(op{Kind: "commit", Msg: messages[r.Intn(len(messages))], Sel: r.Intn(len(identities)), Content: r.Intn(len(zones))})
+		switch k := r.Intn(12); {
+		case k == 0:
+			add(op{Kind: "tag", Path: fmt.Sprintf("v%d", c), Flag: r.Intn(2) == 0})
+		case k == 1 && !branched:
+			branched = true
+			name := []string{"topic", "feature/x", "fix-1"}[r.Intn(3)]
+			add(op{Kind: "branch", Path: name})
+			for n := 1 + r.Intn(3); n > 0; n-- {
+				randFileOp()
+			}
+			add(op{Kind: "commit", Msg: "on branch", Sel: r.Intn(len(identities))})
+			add(op{Kind: "switch", Path: "main"})
+			if r.Intn(2) == 0 {
+				// Same file both sides: a conflict resolved by hand.
+				add(op{Kind: "edit", Sel: r.Intn(1000), Content: r.Intn(9), Seed: r.Int63()})
+				add(op{Kind: "commit", Msg: "on main", Sel: r.Intn(len(identities))})
+			}
+			add(op{Kind: "merge", Path: name, Seed: r.Int63(), Flag: r.Intn(2) == 0})
+		case k == 2:
+			add(op{Kind: "gitlink", Path: []string{"sub", "vendor/mod", "ext lib"}[r.Intn(3)], Seed: r.Int63(), Flag: r.Intn(2) == 0})
+			add(op{Kind: "commit", Msg: "add submodule", Sel: r.Intn(len(identities))})
+		}
+	}
+	// The repository's shape at the end.
+	switch k := r.Intn(10); {
+	case k == 0:
+		add(op{Kind: "detach", Sel: 1 + r.Intn(2)})
+	case k == 1:
+		add(op{Kind: "upstream", Sel: r.Intn(3), Flag: r.Intn(2) == 0})
+	case k == 2:
+		add(op{Kind: "shallow", Sel: 1 + r.Intn(3)})
+	}
+	// A worktree with staged, unstaged-on-staged, untracked, ignored and
+	// deleted files.
+	for n := r.Intn(7); n > 0; n-- {
+		switch k := r.Intn(10); {
+		case k < 6:
+			randFileOp()
+		case k < 8:
+			add(op{Kind: "stage", Sel: r.Intn(1000), Flag: r.Intn(2) == 0})
+		case k < 9:
+			add(op{Kind: "rmcached", Sel: r.Intn(1000)})
+		default:
+			add(op{Kind: "mv", Sel: r.Intn(1000), Path: genName(r)})
+		}
+	}
+	return ops
+}
+
+// content makes file bytes of one of several kinds.
+func content(kind int, seed int64) []byte {
+	r := rand.New(rand.NewSource(seed))
+	lines := func(n int, eol string) []byte {
+		var b bytes.Buffer
+		for i := 0; i < n; i++ {
+			b.WriteString(words[r.Intn(len(words))])
+			b.WriteString(eol)
+		}
+		return b.Bytes()
+	}
+	switch kind {
+	case 0:
+		return nil // empty
+	case 1:
+		b := lines(1+r.Intn(5), "\n")
+		return b[:len(b)-1] // no trailing newline
+	case 2:
+		return lines(1+r.Intn(6), "\r\n") // CRLF
+	case 3:
+		b := lines(2+r.Intn(8), "\n")
+		b = append(b, 0, 1, 2, 0xff) // binary
+		return b
+	case 4:
+		return lines(40+r.Intn(40), "\n") // long enough for several hunks
+	default:
+		return lines(1+r.Intn(12), "\n")
+	}
+}
+
+// editContent changes some lines of old so renames stay similar.
+func editContent(old []byte, kind int, seed int64) []byte {
+	r := rand.New(rand.NewSource(seed))
+	if kind < 4 || len(old) == 0 || bytes.IndexByte(old, 0) >= 0 {
+		return content(kind, seed)
+	}
+	ls := strings.SplitAfter(string(old), "\n")
+	for n := 1 + r.Intn(3); n > 0; n-- {
+		i := r.Intn(len(ls) + 1)
+		switch r.Intn(3) {
+		case 0:
+			ls = append(ls[:i], append([]string{words[r.Intn(len(words))] + "\n"}, ls[i:]...)...)
+		case 1:
+			if i < len(ls) {
+				ls = append(ls[:i], ls[i+1:]...)
+			}
+		default:
+			if i < len(ls) {
+				ls[i] = "changed " + ls[i]
+			}
+		}
+	}
+	return []byte(strings.Join(ls, ""))
+}
+
+// builder runs operations in a directory, recording a shell script.
+type builder struct {
+	t      testing.TB
+	dir    string
+	script []string
+	clock  int64
+	zone   string
+	who    [2]string
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./=:,+@%^", c))
+	}) < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, c := range []byte(s) {
+		switch {
+		case c == '\'' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("'")
+	return b.String()
+}
+
+// gitEnv is the pinned environment of every git command the tests run.
+func gitEnv(extra ...string) []string {
+	home := filepath.Join(os.TempDir(), "tgp-integration-home")
+	_ = os.MkdirAll(home, 0o755)
+	env := []string{
+		"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TZ=UTC", "LANG=C", "LC_ALL=C",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
+		"GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat",
+	}
+	return append(env, extra...)
+}
+
+// runGit runs git in dir and returns stdout, stderr and the error.
+func runGit(dir string, env []string, args ...string) (string, string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+func (b *builder) env() []string {
+	date := fmt.Sprintf("%d %s", b.clock, b.zone)
+	return gitEnv("GIT_AUTHOR_NAME="+b.who[0], "GIT_AUTHOR_EMAIL="+b.who[1], "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date)
+}
+
+// git runs a command that may fail (recorded either way).
+func (b *builder) git(args ...string) (string, error) {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	out, stderr, err := runGit(b.dir, b.env(), args...)
+	line := "git " + strings.Join(q, " ")
+	if err != nil {
+		line += " || true # " + strings.TrimSpace(strings.SplitN(stderr, "\n", 2)[0])
+	}
+	b.script = append(b.script, line)
+	return out, err
+}
+
+func (b *builder) mustGit(args ...string) string {
+	out, err := b.git(args...)
+	if err != nil {
+		b.t.Fatalf("git %q: %v\n%s", args, err, strings.Join(b.script, "\n"))
+	}
+	return out
+}
+
+func (b *builder) writeFile(p string, data []byte, mode os.FileMode) bool {
+	full := filepath.Join(b.dir, p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return false
+	}
+	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+		return false
+	}
+	_ = os.Remove(full)
+	if err := os.WriteFile(full, data, mode); err != nil {
+		return false
+	}
+	b.script = append(b.script, fmt.Sprintf("mkdir -p %s && printf '%%s' %s > %s && chmod %o %s",
+		shellQuote(filepath.Dir(p)), shellQuote(string(data)), shellQuote(p), mode, shellQuote(p)))
+	return true
+}
+
+// files lists regular files and symlinks in the worktree (not .git), sorted.
+func (b *builder) files() []string {
+	var out []string
+	_ = filepath.Walk(b.dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(b.dir, p)
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		if !info.IsDir() {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func (b *builder) pick(sel int) (string, bool) {
+	fs := b.files()
+	if len(fs) == 0 {
+		return "", false
+	}
+	return fs[sel%len(fs)], true
+}
+
+// build makes a repository from ops in a new directory and returns it.
+func build(t testing.TB, ops []op) (string, *builder) {
+	t.Helper()
+	dir := t.TempDir()
+	b := &builder{t: t, dir: dir, clock: 1700000000, zone: "+0000", who: identities[0]}
+	b.mustGit("init", "-q", "-b", "main")
+	for _, o := range ops {
+		b.apply(o)
+	}
+	return b.dir, b
+}
+
+func (b *builder) apply(o op) {
+	b.clock += 3607
+	switch o.Kind {
+	case "write":
+		mode := os.FileMode(0o644)
+		if o.Content == 7 {
+			mode = 0o755
+		}
+		b.writeFile(o.Path, content(o.Content, o.Seed), mode)
+	case "edit":
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		full := filepath.Join(b.dir, p)
+		fi, err := os.Lstat(full)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			return
+		}
+		old, _ := os.ReadFile(full)
+		b.writeFile(p, editContent(old, o.Content, o.Seed), fi.Mode().Perm())
+	case "chmod":
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		full := filepath.Join(b.dir, p)
+		fi, err := os.Lstat(full)
+		if err != nil || !fi.Mode().IsRegular() {
+			return
+		}
+		mode := fi.Mode().Perm() ^ 0o111
+		_ = os.Chmod(full, mode)
+		b.script = append(b.script, fmt.Sprintf("chmod %o %s", mode, shellQuote(p)))
+	case "symlink":
+		target := "nowhere"
+		if p, ok := b.pick(o.Sel); ok && !o.Flag {
+			target = p
+			if d := filepath.Dir(o.Path); d != "." {
+				target = strings.Repeat("../", strings.Count(o.Path, "/")) + p
+			}
+		}
+		full := filepath.Join(b.dir, o.Path)
+		if _, err := os.Lstat(full); err == nil {
+			return
+		}
+		if os.MkdirAll(filepath.Dir(full), 0o755) != nil || os.Symlink(target, full) != nil {
+			return
+		}
+		b.script = append(b.script, fmt.Sprintf("mkdir -p %s && ln -s %s %s", shellQuote(filepath.Dir(o.Path)), shellQuote(target), shellQuote(o.Path)))
+	case "rename", "mv":
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		full, dst := filepath.Join(b.dir, p), filepath.Join(b.dir, o.Path)
+		if _, err := os.Lstat(dst); err == nil {
+			return
+		}
+		if o.Kind == "mv" {
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return
+			}
+			b.script = append(b.script, "mkdir -p "+shellQuote(filepath.Dir(o.Path)))
+			b.git("mv", "--", p, o.Path)
+			return
+		}
+		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil || os.Rename(full, dst) != nil {
+			return
+		}
+		b.script = append(b.script, fmt.Sprintf("mkdir -p %s && mv %s %s", shellQuote(filepath.Dir(o.Path)), shellQuote(p), shellQuote(o.Path)))
+		fi, err := os.Lstat(dst)
+		if o.Flag && err == nil && fi.Mode().IsRegular() {
+			old, _ := os.ReadFile(dst)
+			if bytes.IndexByte(old, 0) < 0 && len(old) > 40 {
+				b.writeFile(o.Path, append(old, []byte("one more line\n")...), fi.Mode().Perm())
+			}
+		}
+	case "delete":
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		_ = os.Remove(filepath.Join(b.dir, p))
+		b.script = append(b.script, "rm "+shellQuote(p))
+	case "todir":
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		_ = os.Remove(filepath.Join(b.dir, p))
+		b.script = append(b.script, "rm "+shellQuote(p))
+		b.writeFile(p+"/"+o.Path, content(5, o.Seed), 0o644)
+	case "ignore":
+		patterns := [][]string{{"*.log", "!keep*.log"}, {"build/", "*.bin"}, {"/b*", "!b1*"}, {"*.json", "deep/"}}[o.Sel%4]
+		var data []byte
+		for _, p := range patterns {
+			data = append(data, p+"\n"...)
+		}
+		b.writeFile(o.Path+"/.gitignore", data, 0o644)
+	case "commit":
+		b.who = identities[o.Sel%len(identities)]
+		b.zone = zones[o.Content%len(zones)]
+		b.git("add", "-A")
+		b.git("commit", "-q", "--allow-empty", "-m", o.Msg)
+	case "tag":
+		if o.Flag {
+			b.git("tag", "-a", "-m", "release "+o.Path, o.Path)
+		} else {
+			b.git("tag", o.Path)
+		}
+	case "branch":
+		b.git("checkout", "-q", "-b", o.Path)
+	case "switch":
+		b.git("checkout", "-q", o.Path)
+	case "merge":
+		args := []string{"merge", "-q", "--no-edit"}
+		if o.Flag {
+			args = append(args, "--no-ff")
+		}
+		if _, err := b.git(append(args, o.Path)...); err != nil {
+			out, _ := b.git("diff", "--name-only", "--diff-filter=U")
+			for _, p := range strings.Split(strings.TrimSpace(out), "\n") {
+				if p != "" {
+					p = unquoteGit(p)
+					b.writeFile(p, append(content(5, o.Seed), "resolved\n"...), 0o644)
+				}
+			}
+			b.git("add", "-A")
+			b.git("commit", "-q", "--no-edit")
+		}
+	case "gitlink":
+		sha := fmt.Sprintf("%040x", o.Seed)[:40]
+		b.git("update-index", "--add", "--cacheinfo", "160000,"+sha+","+o.Path)
+		if o.Flag {
+			_ = os.MkdirAll(filepath.Join(b.dir, o.Path), 0o755)
+			b.script = append(b.script, "mkdir -p "+shellQuote(o.Path))
+		}
+	case "detach":
+		b.git("checkout", "-q", "--detach", fmt.Sprintf("HEAD~%d", o.Sel))
+	case "upstream":
+		// A remote-tracking branch behind, ahead or beside the branch.
+		target := "HEAD~1"
+		if o.Sel == 1 {
+			target = "HEAD"
+		}
+		rev, err := b.git("rev-parse", "-q", "--verify", target+"^{commit}")
+		if err != nil {
+			return
+		}
+		rev = strings.TrimSpace(rev)
+		if o.Sel == 2 {
+			// Diverged: a commit on top of HEAD~1 that main lacks.
+			tree, err := b.git("rev-parse", "HEAD~1^{tree}")
+			if err != nil {
+				return
+			}
+			c, err := b.git("commit-tree", "-p", rev, "-m", "remote work", strings.TrimSpace(tree))
+			if err != nil {
+				return
+			}
+			rev = strings.TrimSpace(c)
+		}
+		b.git("update-ref", "refs/remotes/origin/main", rev)
+		b.git("config", "remote.origin.url", "https://example.com/r.git")
+		b.git("config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
+		if o.Flag {
+			b.git("config", "branch.main.remote", "origin")
+			b.git("config", "branch.main.merge", "refs/heads/main")
+		}
+	case "shallow":
+		// Continue in a shallow clone of what was built so far.
+		clone := b.t.TempDir()
+		out, stderr, err := runGit(clone, gitEnv(), "clone", "-q", "--no-local", "--depth", fmt.Sprint(o.Sel), "file://"+b.dir, "c")
+		_ = out
+		if err != nil {
+			b.script = append(b.script, "# shallow clone failed: "+stderr)
+			return
+		}
+		b.script = append(b.script, fmt.Sprintf("git clone -q --no-local --depth %d file://$PWD c && cd c", o.Sel))
+		b.dir = filepath.Join(clone, "c")
+	case "stage":
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		b.git("add", "--", p)
+		if o.Flag {
+			// Unstaged on top of staged.
+			full := filepath.Join(b.dir, p)
+			if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() {
+				old, _ := os.ReadFile(full)
+				b.writeFile(p, append(old, "unstaged line\n"...), fi.Mode().Perm())
+			}
+		}
+	case "rmcached":
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		b.git("rm", "-q", "--cached", "--", p)
+	}
+}
+
+// unquoteGit undoes git's C-style quoting of a path in its output.
+func unquoteGit(s string) string {
+	if len(s) < 2 || s[0] != '"' {
+		return s
+	}
+	s = s[1 : len(s)-1]
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b = append(b, c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b = append(b, '\n')
+		case 't':
+			b = append(b, '\t')
+		case 'a':
+			b = append(b, '\a')
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'r':
+			b = append(b, '\r')
+		case 'v':
+			b = append(b, '\v')
+		case '0', '1', '2', '3':
+			if i+2 < len(s) {
+				var v byte
+				for _, d := range s[i : i+3] {
+					v = v*8 + byte(d-'0')
+				}
+				b = append(b, v)
+				i += 2
+			}
+		default:
+			b = append(b, s[i])
+		}
+	}
+	return string(b)
+}

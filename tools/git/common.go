@@ -17,12 +17,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/tools"
@@ -162,4 +166,59 @@ func checkArg(field, v string) error {
 func unknownRevision(ref string) error {
 	return &tools.Error{Kind: tools.KindExecutionFailed,
 		Message: fmt.Sprintf("fatal: ambiguous argument '%s': unknown revision or path not in the working tree.", ref)}
+}
+
+// findEntry looks a path up in a tree without go-git's FindEntry, which
+// refuses names git stores happily (a tab, a control character): the
+// repository's own content must always be readable. It returns nil when
+// the path is absent.
+func findEntry(s storer.EncodedObjectStorer, t *object.Tree, p string) *object.TreeEntry {
+	for {
+		name, rest, more := strings.Cut(p, "/")
+		var found *object.TreeEntry
+		for i := range t.Entries {
+			if t.Entries[i].Name == name {
+				found = &t.Entries[i]
+				break
+			}
+		}
+		if found == nil || !more {
+			return found
+		}
+		if found.Mode != filemode.Dir {
+			return nil
+		}
+		sub, err := object.GetTree(s, found.Hash)
+		if err != nil {
+			return nil
+		}
+		t, p = sub, rest
+	}
+}
+
+// fileAtCommit reads a blob at path p in commit c (ok false when absent or
+// not a file).
+func fileAtCommit(s storer.EncodedObjectStorer, c *object.Commit, p string) ([]byte, filemode.FileMode, bool) {
+	t, err := c.Tree()
+	if err != nil {
+		return nil, 0, false
+	}
+	e := findEntry(s, t, p)
+	if e == nil || e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
+		return nil, 0, false
+	}
+	blob, err := object.GetBlob(s, e.Hash)
+	if err != nil {
+		return nil, 0, false
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, 0, false
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, 0, false
+	}
+	return data, e.Mode, true
 }

@@ -81,7 +81,7 @@ func checkoutTool(d Deps) *tools.Tool {
 }
 
 func checkout(ctx context.Context, r *git.Repository, a checkoutArgs) (string, error) {
-	w, err := r.Worktree()
+	w, err := worktreeOf(r)
 	if err != nil {
 		return "", err
 	}

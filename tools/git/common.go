@@ -19,10 +19,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -221,4 +223,26 @@ func fileAtCommit(s storer.EncodedObjectStorer, c *object.Commit, p string) ([]b
 		return nil, 0, false
 	}
 	return data, e.Mode, true
+}
+
+// worktreeOf is r.Worktree() over the root's own filesystem. go-git wraps
+// the worktree filesystem in a validator that refuses to even Lstat a name
+// holding a tab or a control character, names git itself checks out and
+// lists; the jail (vfs) and git's path rules on writes (gitpath) are the
+// policy here, so the wrapper is taken off. TestWorktreeOfUnwraps fails if
+// a go-git upgrade changes the wrapper's shape.
+func worktreeOf(r *git.Repository) (*git.Worktree, error) {
+	w, err := r.Worktree()
+	if err != nil {
+		return nil, err
+	}
+	v := reflect.ValueOf(w.Filesystem)
+	if v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
+		if f := v.Elem().FieldByName("Filesystem"); f.IsValid() && f.CanInterface() {
+			if raw, ok := f.Interface().(billy.Filesystem); ok && raw != nil {
+				w.Filesystem = raw
+			}
+		}
+	}
+	return w, nil
 }

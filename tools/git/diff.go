@@ -167,7 +167,7 @@ func indexFiles(r *git.Repository) (map[string]side, error) {
 }
 
 func worktreeFiles(r *git.Repository, tracked map[string]side) (map[string]side, error) {
-	w, err := r.Worktree()
+	w, err := worktreeOf(r)
 	if err != nil {
 		return nil, err
 	}

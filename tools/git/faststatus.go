@@ -29,7 +29,7 @@ func fastStatus(r *git.Repository, untracked bool) (git.Status, error) {
 
 // fastStatusIndex is fastStatus that also hands back the index it read.
 func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Index, error) {
-	w, err := r.Worktree()
+	w, err := worktreeOf(r)
 	if err != nil {
 		return nil, nil, err
 	}

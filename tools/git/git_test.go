@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	gogit "github.com/go-git/go-git/v5"
+
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/tools"
@@ -805,4 +807,38 @@ func TestValidationRulesReadOnly(t *testing.T) {
 			t.Errorf("%s %v: got %s field %q (%s), want bad_args on %s", c.tool, c.args, e.Kind, e.Field, e.Message, c.field)
 		}
 	}
+}
+
+// TestWorktreeOfUnwraps pins the go-git detail worktreeOf relies on: a name
+// with a tab must be readable through the worktree it returns.
+func TestWorktreeOfUnwraps(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "tab\there"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := gitbackend.Open(context.Background(), mustOS(t, dir).Billy(), gitbackend.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = repo.Do(context.Background(), func(r *gogit.Repository) error {
+		w, err := worktreeOf(r)
+		if err != nil {
+			return err
+		}
+		_, err = w.Filesystem.Lstat("tab\there")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("worktreeOf: Lstat of a name with a tab: %v", err)
+	}
+}
+
+func mustOS(t *testing.T, dir string) *vfs.FS {
+	f, err := vfs.NewOS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -78,7 +78,7 @@ func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
 }
 
 func add(r *git.Repository, a addArgs) (int, error) {
-	w, err := r.Worktree()
+	w, err := worktreeOf(r)
 	if err != nil {
 		return 0, err
 	}
@@ -424,7 +424,7 @@ func restoreTool(d Deps) *tools.Tool {
 }
 
 func restore(r *git.Repository, a restoreArgs) error {
-	w, err := r.Worktree()
+	w, err := worktreeOf(r)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ type reflogEntry struct {
 	msg      string
 }
 
-func (s *stasher) wt() (*git.Worktree, error) { return s.r.Worktree() }
+func (s *stasher) wt() (*git.Worktree, error) { return worktreeOf(s.r) }
 
 // dotgit is the repository's .git directory (go-git's worktree filesystem
 // refuses .git paths).

@@ -476,3 +476,15 @@ func StagePaths(s storage.Storer, wt billy.Filesystem, paths []string) error {
 	}
 	return stageInIndex(s, wt, changes)
 }
+
+// ApplyFiles writes files to the worktree and records them in the index in
+// one index write (Delete removes a path from both): restoring paths from
+// the index or from a commit.
+func ApplyFiles(s storage.Storer, wt billy.Filesystem, files map[string]TreeFile) error {
+	changes := make([]fileChange, 0, len(files))
+	for p, f := range files {
+		changes = append(changes, fileChange{Path: p, Mode: f.Mode, Hash: f.Hash, Delete: f.Delete})
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	return applyToWorktree(s, wt, changes)
+}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/index"
-
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
@@ -84,7 +82,7 @@ func (k *Kernel) indexHashes() map[string]string {
 			return err
 		}
 		for _, e := range idx.Entries {
-			if !registry.IsTool(e.Name) || e.Stage != index.Merged {
+			if !registry.IsTool(e.Name) || e.Stage != 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)
 				continue
 			}
 			info, err := k.fs.Lstat(e.Name)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
@@ -74,19 +75,19 @@ func checkoutTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a checkoutArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return checkout(ctx, r, a)
+				return checkout(ctx, r, d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
 }
 
-func checkout(ctx context.Context, r *git.Repository, a checkoutArgs) (string, error) {
+func checkout(ctx context.Context, r *git.Repository, wd string, a checkoutArgs) (string, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return "", err
 	}
 	if len(a.Paths) > 0 {
-		return checkoutPaths(r, w, a)
+		return checkoutPaths(r, w, wd, a)
 	}
 	head, _ := r.Head()
 	var target plumbing.Hash
@@ -224,34 +225,53 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 	return gitbackend.ApplyTreeDiff(ctx, r.Storer, w.Filesystem, fromTree, tc.TreeHash)
 }
 
-func checkoutPaths(r *git.Repository, w *git.Worktree, a checkoutArgs) (string, error) {
-	if a.Commit != "" {
-		h, err := r.ResolveRevision(plumbing.Revision(a.Commit))
-		if err != nil {
-			return "", unknownRevision(a.Commit)
-		}
-		c, err := object.GetCommit(r.Storer, *h)
-		if err != nil {
-			return "", unknownRevision(a.Commit)
-		}
-		tree, _ := c.Tree()
-		files, _ := treeFiles(r, tree)
-		for _, p := range a.Paths {
-			if _, ok := files[strings.TrimPrefix(p, "./")]; !ok {
-				return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", p)}
-			}
-		}
-		var ps []string
-		for _, p := range a.Paths {
-			ps = append(ps, strings.TrimPrefix(p, "./"))
-		}
-		if err := gitbackend.ApplyPaths(r.Storer, w.Filesystem, c.TreeHash, ps); err != nil {
+func checkoutPaths(r *git.Repository, w *git.Worktree, wd string, a checkoutArgs) (string, error) {
+	if a.Commit == "" {
+		if err := restore(r, wd, restoreArgs{Paths: a.Paths, Worktree: true}); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Updated %d path%s from %s\n", len(ps), plural(len(ps)), c.Hash.String()[:7]), nil
+		return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
 	}
-	if err := restore(r, restoreArgs{Paths: a.Paths, Worktree: true}); err != nil {
+	h, err := r.ResolveRevision(plumbing.Revision(a.Commit))
+	if err != nil {
+		return "", unknownRevision(a.Commit)
+	}
+	c, err := object.GetCommit(r.Storer, *h)
+	if err != nil {
+		return "", unknownRevision(a.Commit)
+	}
+	ps, err := parsePathspec(wd, a.Paths)
+	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
+	tree, err := c.Tree()
+	if err != nil {
+		return "", err
+	}
+	all, err := treeFiles(r, tree)
+	if err != nil {
+		return "", err
+	}
+	// Overlay: matching paths of the commit go to index and worktree;
+	// nothing is deleted. Every item must match something in the commit.
+	files := map[string]gitbackend.TreeFile{}
+	for i := range ps.items {
+		one := pathspec{items: ps.items[i : i+1]}
+		found := false
+		for p, s := range all {
+			if one.match(p) {
+				found = true
+				if s.mode != filemode.Submodule {
+					files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
+				}
+			}
+		}
+		if !found {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", a.Paths[i])}
+		}
+	}
+	if err := gitbackend.ApplyFiles(r.Storer, w.Filesystem, files); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Updated %d path%s from %s\n", len(files), plural(len(files)), c.Hash.String()[:7]), nil
 }

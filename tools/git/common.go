@@ -149,16 +149,16 @@ func result(s string, maxBytes int) tools.Result {
 	return tools.Result{Value: cut, Truncated: truncated}
 }
 
-// checkArg refuses a ref or name that git would take as an option or that
-// climbs directories.
+// checkArg refuses a ref or name that git would take as an option, and a
+// NUL anywhere. Paths are pathspecs after `--` in git: a leading '-', '..'
+// and control characters are all legal there (parsePathspec refuses a path
+// that leaves the repository).
 func checkArg(field, v string) error {
-	if strings.HasPrefix(v, "-") {
+	isPath := field == "path" || field == "paths"
+	if strings.HasPrefix(v, "-") && !isPath {
 		return tools.BadArg(field, "%s must not start with '-'", field)
 	}
-	if strings.Contains(v, "..") && !strings.Contains(field, "ref") {
-		return tools.BadArg(field, "%s must not contain '..'", field)
-	}
-	if strings.ContainsAny(v, "\x00\n") {
+	if strings.ContainsRune(v, 0) || (!isPath && strings.ContainsRune(v, '\n')) {
 		return tools.BadArg(field, "%s contains a control character", field)
 	}
 	return nil
@@ -245,4 +245,17 @@ func worktreeOf(r *git.Repository) (*git.Worktree, error) {
 		}
 	}
 	return w, nil
+}
+
+// relDir is working_dir as a repository-relative directory ("" for the
+// root); run has already refused one that does not resolve.
+func (d Deps) relDir(workingDir string) string {
+	if workingDir == "" {
+		return ""
+	}
+	rel, err := d.FS.Resolve(workingDir)
+	if err != nil || rel == "." {
+		return ""
+	}
+	return rel
 }

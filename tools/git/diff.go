@@ -67,7 +67,7 @@ func diffTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a diffArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
-				changes, err := collectChanges(r, a)
+				changes, err := collectChanges(r, d.relDir(a.WorkingDir), a)
 				if err != nil {
 					return "", err
 				}
@@ -147,10 +147,10 @@ func treeFiles(r *git.Repository, t *object.Tree) (map[string]side, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
+		if e.Mode == filemode.Dir {
 			continue
 		}
-		out[name] = side{mode: e.Mode, hash: e.Hash, load: blobLoader(r, e.Hash)}
+		out[name] = side{mode: e.Mode, hash: e.Hash, load: entryLoader(r, e.Mode, e.Hash)}
 	}
 }
 
@@ -161,7 +161,7 @@ func indexFiles(r *git.Repository) (map[string]side, error) {
 	}
 	out := map[string]side{}
 	for _, e := range idx.Entries {
-		out[e.Name] = side{mode: e.Mode, hash: e.Hash, load: blobLoader(r, e.Hash)}
+		out[e.Name] = side{mode: e.Mode, hash: e.Hash, load: entryLoader(r, e.Mode, e.Hash)}
 	}
 	return out, nil
 }
@@ -172,7 +172,15 @@ func worktreeFiles(r *git.Repository, tracked map[string]side) (map[string]side,
 		return nil, err
 	}
 	out := map[string]side{}
-	for p := range tracked {
+	for p, t := range tracked {
+		if t.mode == filemode.Submodule {
+			// A gitlink is unchanged while its directory exists (git
+			// compares a checked-out submodule's HEAD, not its files).
+			if info, err := w.Filesystem.Lstat(p); err == nil && info.IsDir() {
+				out[p] = t
+			}
+			continue
+		}
 		data, mode, err := readWorktree(w.Filesystem, p)
 		if err != nil {
 			continue // deleted in the worktree
@@ -181,6 +189,15 @@ func worktreeFiles(r *git.Repository, tracked map[string]side) (map[string]side,
 		out[p] = side{mode: mode, hash: blobHash(d), load: func() ([]byte, error) { return d, nil }}
 	}
 	return out, nil
+}
+
+// entryLoader loads a tree or index entry's text: a blob's bytes, or for a
+// gitlink the line git diffs ("Subproject commit <hash>").
+func entryLoader(r *git.Repository, mode filemode.FileMode, h plumbing.Hash) func() ([]byte, error) {
+	if mode == filemode.Submodule {
+		return func() ([]byte, error) { return []byte("Subproject commit " + h.String() + "\n"), nil }
+	}
+	return blobLoader(r, h)
 }
 
 func readWorktree(fsys billy.Filesystem, p string) ([]byte, filemode.FileMode, error) {
@@ -234,9 +251,12 @@ func headTree(r *git.Repository) (*object.Tree, error) {
 	return c.Tree()
 }
 
-func collectChanges(r *git.Repository, a diffArgs) ([]*change, error) {
+func collectChanges(r *git.Repository, wd string, a diffArgs) ([]*change, error) {
+	ps, err := parsePathspec(wd, a.Paths)
+	if err != nil {
+		return nil, err
+	}
 	var from, to map[string]side
-	var err error
 	switch {
 	case a.FromRef != "" && a.ToRef != "":
 		ft, err := resolveTree(r, a.FromRef)
@@ -292,23 +312,11 @@ func collectChanges(r *git.Repository, a diffArgs) ([]*change, error) {
 			return nil, err
 		}
 	}
-	return detectRenames(diffSides(from, to, a.Paths)), nil
+	return detectRenames(diffSides(from, to, ps.match)), nil
 }
 
-func inPaths(p string, paths []string) bool {
-	if len(paths) == 0 {
-		return true
-	}
-	for _, q := range paths {
-		q = strings.TrimSuffix(strings.TrimPrefix(q, "./"), "/")
-		if q == "." || p == q || strings.HasPrefix(p, q+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-func diffSides(from, to map[string]side, paths []string) []*change {
+// diffSides lists the differences of the paths match selects (nil: all).
+func diffSides(from, to map[string]side, match func(string) bool) []*change {
 	names := map[string]bool{}
 	for p := range from {
 		names[p] = true
@@ -318,7 +326,7 @@ func diffSides(from, to map[string]side, paths []string) []*change {
 	}
 	var out []*change
 	for p := range names {
-		if !inPaths(p, paths) {
+		if match != nil && !match(p) {
 			continue
 		}
 		f, inF := from[p]

@@ -29,23 +29,30 @@ func fastStatus(r *git.Repository, untracked bool) (git.Status, error) {
 
 // fastStatusIndex is fastStatus that also hands back the index it read.
 func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Index, error) {
+	st, idx, _, err := fastStatusIgnored(r, untracked)
+	return st, idx, err
+}
+
+// fastStatusIgnored is fastStatusIndex that also returns the ignored
+// untracked files (git add refuses to add them by name).
+func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.Index, map[string]bool, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	idx, err := r.Storer.Index()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	head := map[string]object.TreeEntry{}
 	if ref, err := r.Head(); err == nil {
 		c, err := r.CommitObject(ref.Hash())
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		t, err := c.Tree()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		tw := object.NewTreeWalker(t, true, nil)
 		for {
@@ -55,9 +62,9 @@ func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Inde
 			}
 			if err != nil {
 				tw.Close()
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
-			if e.Mode != filemode.Dir && e.Mode != filemode.Submodule {
+			if e.Mode != filemode.Dir {
 				head[name] = e
 			}
 		}
@@ -83,6 +90,7 @@ func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Inde
 		}
 	}
 	inIndex := map[string]bool{}
+	var gitlinks []string
 	refreshed := 0
 	for _, e := range idx.Entries {
 		inIndex[e.Name] = true
@@ -95,6 +103,12 @@ func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Inde
 		worktree := git.Unmodified
 		info, ok := infos[e.Name]
 		switch {
+		case e.Mode == filemode.Submodule:
+			// A gitlink: unchanged while its directory exists.
+			gitlinks = append(gitlinks, e.Name)
+			if info, err := w.Filesystem.Lstat(e.Name); err != nil || !info.IsDir() {
+				worktree = git.Deleted
+			}
 		case !ok:
 			worktree = git.Deleted
 		case uint32(info.Size()) == e.Size && info.ModTime().Equal(e.ModifiedAt) && modeOf(info) == e.Mode:
@@ -125,10 +139,10 @@ func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Inde
 		}
 	}
 	if !untracked {
-		return st, idx, nil
+		return st, idx, ignored, nil
 	}
 	for p := range infos {
-		if inIndex[p] || ignored[p] {
+		if inIndex[p] || ignored[p] || underAny(p, gitlinks) {
 			continue
 		}
 		if fs, ok := st[p]; ok && fs.Staging == git.Deleted {
@@ -137,7 +151,7 @@ func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Inde
 		}
 		set(p, git.Untracked, git.Untracked)
 	}
-	return st, idx, nil
+	return st, idx, ignored, nil
 }
 
 func modeOf(info fs.FileInfo) filemode.FileMode {
@@ -206,4 +220,15 @@ func walkWorktree(fsys billy.Filesystem, dir string, patterns []gitignore.Patter
 			ignored[p] = true
 		}
 	}
+}
+
+// underAny reports whether p lies inside one of the directories dirs (the
+// files of a submodule's worktree are not the superproject's).
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }

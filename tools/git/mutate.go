@@ -3,14 +3,14 @@ package git
 import (
 	"context"
 	"fmt"
-	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
@@ -57,7 +57,7 @@ func addTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a addArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				n, err := add(r, a)
+				n, err := add(r, d.relDir(a.WorkingDir), a)
 				if err != nil {
 					return "", err
 				}
@@ -77,51 +77,65 @@ func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
 	return out
 }
 
-func add(r *git.Repository, a addArgs) (int, error) {
+func add(r *git.Repository, wd string, a addArgs) (int, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return 0, err
 	}
+	ps, err := parsePathspec(wd, a.Paths)
+	if err != nil {
+		return 0, err
+	}
 	before := indexSnapshot(r)
-	st, err := fastStatus(r, true)
+	st, _, ignored, err := fastStatusIgnored(r, true)
 	if err != nil {
 		return 0, err
 	}
 	var targets []string
 	for p, s := range st {
-		if strings.HasPrefix(p, ".git/") {
-			continue
-		}
 		untracked := s.Worktree == git.Untracked
 		changed := s.Worktree != git.Unmodified
-		switch {
-		case a.All:
-			if changed {
-				targets = append(targets, p)
-			}
-		case a.Update:
-			if changed && !untracked {
-				targets = append(targets, p)
-			}
-		default:
-			if changed && matchesPathspec(p, a.Paths) {
-				targets = append(targets, p)
-			}
+		if changed && ps.match(p) && (!a.Update || !untracked) {
+			targets = append(targets, p)
 		}
 	}
+	// git add checks every named path before it stages anything: one that
+	// matches nothing is fatal; one that names only ignored files is
+	// reported after the others are staged.
+	var ignoredItems []string
 	if !a.All && !a.Update {
-		for _, ps := range a.Paths {
-			if !anyMatch(ps, targets) && !tracked(before, ps) {
-				if _, err := w.Filesystem.Lstat(ps); err != nil && !strings.ContainsAny(ps, "*?[") {
-					return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps)}
-				}
+		for i, it := range ps.items {
+			one := pathspec{items: ps.items[i : i+1]}
+			found := false
+			for p := range before {
+				found = found || one.match(p)
 			}
+			for p, s := range st {
+				found = found || (s.Worktree != git.Unmodified && one.match(p))
+			}
+			if found {
+				continue
+			}
+			hitIgnored := false
+			for p := range ignored {
+				hitIgnored = hitIgnored || one.match(p)
+			}
+			if hitIgnored && !it.glob {
+				ignoredItems = append(ignoredItems, a.Paths[i])
+				continue
+			}
+			return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", a.Paths[i])}
 		}
 	}
 	sort.Strings(targets)
 	// One index write for all paths (go-git's Add rewrites it per file).
 	if err := gitbackend.StagePaths(r.Storer, w.Filesystem, targets); err != nil {
 		return 0, err
+	}
+	if len(ignoredItems) > 0 {
+		return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: "The following paths are ignored by one of your .gitignore files:\n" +
+			strings.Join(ignoredItems, "\n") + "\nhint: Use -f if you really want to add them.\n" +
+			"hint: Turn this message off by running\nhint: \"git config advice.addIgnoredFile false\""}
 	}
 	after := indexSnapshot(r)
 	n := 0
@@ -146,56 +160,6 @@ func tracked(idx map[string]plumbing.Hash, p string) bool {
 		}
 	}
 	return false
-}
-
-func anyMatch(ps string, paths []string) bool {
-	for _, p := range paths {
-		if matchesPathspec(p, []string{ps}) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchesPathspec: a path matches an exact path, a directory prefix, or a
-// glob (git's default pathspec: * matches across /).
-func matchesPathspec(p string, specs []string) bool {
-	for _, s := range specs {
-		s = strings.TrimPrefix(s, "./")
-		if s == "." || s == "" || p == s || strings.HasPrefix(p, strings.TrimSuffix(s, "/")+"/") {
-			return true
-		}
-		if strings.ContainsAny(s, "*?[") {
-			re := globToRegexp(s)
-			if re.MatchString(p) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func globToRegexp(g string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, c := range g {
-		switch c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		case '.', '+', '(', ')', '|', '^', '$', '{', '}', '\\':
-			b.WriteString("\\" + string(c))
-		default:
-			b.WriteRune(c)
-		}
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return regexp.MustCompile("^$")
-	}
-	return re
 }
 
 // ---- git_commit ----
@@ -417,14 +381,18 @@ func restoreTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a restoreArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return "", restore(r, a)
+				return "", restore(r, d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
 }
 
-func restore(r *git.Repository, a restoreArgs) error {
+func restore(r *git.Repository, wd string, a restoreArgs) error {
 	w, err := worktreeOf(r)
+	if err != nil {
+		return err
+	}
+	ps, err := parsePathspec(wd, a.Paths)
 	if err != nil {
 		return err
 	}
@@ -440,51 +408,67 @@ func restore(r *git.Repository, a restoreArgs) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range a.Paths {
-		p = strings.TrimPrefix(p, "./")
-		if a.Staged {
-			src, ok := head[p]
-			if !ok {
-				if _, ierr := idx.Entry(p); ierr != nil {
-					return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", p)}
-				}
-				_, _ = idx.Remove(p) // a new file: unstaged, kept in the worktree
-				continue
-			}
-			e, err := idx.Entry(p)
-			if err != nil {
-				e = idx.Add(p)
-			}
-			e.Hash, e.Mode = src.hash, src.mode
-			e.ModifiedAt = time.Time{} // force a re-check of the worktree file
+	inIndex := map[string]*index.Entry{}
+	for _, e := range idx.Entries {
+		inIndex[e.Name] = e
+	}
+	// Every pathspec item must match something the restore knows about.
+	for i, it := range ps.items {
+		one := pathspec{items: ps.items[i : i+1]}
+		found := false
+		for p := range inIndex {
+			found = found || one.match(p)
 		}
-		if a.Worktree {
-			e, err := idx.Entry(p)
-			if err != nil {
-				return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", p)}
-			}
-			data, err := blobLoader(r, e.Hash)()
-			if err != nil {
-				return err
-			}
-			if dir := path.Dir(p); dir != "." {
-				_ = w.Filesystem.MkdirAll(dir, 0o755)
-			}
-			f, err := w.Filesystem.Create(p)
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(data); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-			if info, err := w.Filesystem.Lstat(p); err == nil {
-				e.ModifiedAt, e.Size = info.ModTime(), uint32(info.Size())
-			}
+		for p := range head {
+			found = found || (a.Staged && one.match(p))
+		}
+		if !found {
+			_ = it
+			return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", a.Paths[i])}
 		}
 	}
-	return r.Storer.SetIndex(idx)
+	switch {
+	case a.Staged && a.Worktree:
+		// Both from HEAD; paths HEAD lacks leave index and worktree.
+		files := map[string]gitbackend.TreeFile{}
+		for p, s := range head {
+			if ps.match(p) {
+				files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
+			}
+		}
+		for p, e := range inIndex {
+			if _, ok := head[p]; !ok && ps.match(p) && e.Mode != filemode.Submodule {
+				files[p] = gitbackend.TreeFile{Delete: true}
+			}
+		}
+		return gitbackend.ApplyFiles(r.Storer, w.Filesystem, files)
+	case a.Staged:
+		for p, s := range head {
+			if !ps.match(p) {
+				continue
+			}
+			e, ok := inIndex[p]
+			if !ok {
+				e = idx.Add(p)
+			}
+			if e.Hash != s.hash || e.Mode != s.mode {
+				e.Hash, e.Mode = s.hash, s.mode
+				e.ModifiedAt = time.Time{} // force a re-check of the worktree file
+			}
+		}
+		for p := range inIndex {
+			if _, ok := head[p]; !ok && ps.match(p) {
+				_, _ = idx.Remove(p) // a new file: unstaged, kept in the worktree
+			}
+		}
+		return r.Storer.SetIndex(idx)
+	default:
+		files := map[string]gitbackend.TreeFile{}
+		for p, e := range inIndex {
+			if ps.match(p) && e.Stage == 0 && e.Mode != filemode.Submodule { // go-git decodes a merged entry as stage 0, not index.Merged (1)
+				files[p] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
+			}
+		}
+		return gitbackend.ApplyFiles(r.Storer, w.Filesystem, files)
+	}
 }

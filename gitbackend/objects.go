@@ -211,12 +211,9 @@ func treeEntry(s storer.EncodedObjectStorer, tree plumbing.Hash, p string) (obje
 	if err != nil {
 		return object.TreeEntry{}, false, err
 	}
-	e, err := t.FindEntry(p)
-	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+	e := FindEntry(s, t, p)
+	if e == nil {
 		return object.TreeEntry{}, false, nil
-	}
-	if err != nil {
-		return object.TreeEntry{}, false, err
 	}
 	return *e, true, nil
 }
@@ -487,4 +484,33 @@ func ApplyFiles(s storage.Storer, wt billy.Filesystem, files map[string]TreeFile
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	return applyToWorktree(s, wt, changes)
+}
+
+// FindEntry looks a path up in a tree without go-git's Tree.FindEntry,
+// which refuses names git stores happily (a tab, a control character): the
+// repository's own content must always be readable. Whether a name may be
+// written to a worktree is decided where it is written. It returns nil
+// when the path is absent.
+func FindEntry(s storer.EncodedObjectStorer, t *object.Tree, p string) *object.TreeEntry {
+	for {
+		name, rest, more := strings.Cut(p, "/")
+		var found *object.TreeEntry
+		for i := range t.Entries {
+			if t.Entries[i].Name == name {
+				found = &t.Entries[i]
+				break
+			}
+		}
+		if found == nil || !more {
+			return found
+		}
+		if found.Mode != filemode.Dir {
+			return nil
+		}
+		sub, err := object.GetTree(s, found.Hash)
+		if err != nil {
+			return nil
+		}
+		t, p = sub, rest
+	}
 }

@@ -170,32 +170,10 @@ func unknownRevision(ref string) error {
 		Message: fmt.Sprintf("fatal: ambiguous argument '%s': unknown revision or path not in the working tree.", ref)}
 }
 
-// findEntry looks a path up in a tree without go-git's FindEntry, which
-// refuses names git stores happily (a tab, a control character): the
-// repository's own content must always be readable. It returns nil when
-// the path is absent.
+// findEntry looks a path up in a tree (nil when absent); see
+// gitbackend.FindEntry for why not go-git's Tree.FindEntry.
 func findEntry(s storer.EncodedObjectStorer, t *object.Tree, p string) *object.TreeEntry {
-	for {
-		name, rest, more := strings.Cut(p, "/")
-		var found *object.TreeEntry
-		for i := range t.Entries {
-			if t.Entries[i].Name == name {
-				found = &t.Entries[i]
-				break
-			}
-		}
-		if found == nil || !more {
-			return found
-		}
-		if found.Mode != filemode.Dir {
-			return nil
-		}
-		sub, err := object.GetTree(s, found.Hash)
-		if err != nil {
-			return nil
-		}
-		t, p = sub, rest
-	}
+	return gitbackend.FindEntry(s, t, p)
 }
 
 // fileAtCommit reads a blob at path p in commit c (ok false when absent or

@@ -138,6 +138,7 @@ func treeFiles(r *git.Repository, t *object.Tree) (map[string]side, error) {
 		return out, nil
 	}
 	w := object.NewTreeWalker(t, true, nil)
+	w.SkipPathValidation() // reading, not writing: every name git stores
 	defer w.Close()
 	for {
 		name, e, err := w.Next()

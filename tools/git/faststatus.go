@@ -55,6 +55,7 @@ func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.In
 			return nil, nil, nil, err
 		}
 		tw := object.NewTreeWalker(t, true, nil)
+		tw.SkipPathValidation() // reading, not writing: every name git stores
 		for {
 			name, e, err := tw.Next()
 			if err == io.EOF {

@@ -243,7 +243,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	wfiles := map[string]gitbackend.TreeFile{}
 	for _, p := range tracked {
 		if _, inIndex := files[p]; !inIndex {
-			if _, err := hc.File(p); err != nil {
+			if _, _, ok := fileAtCommit(s.r.Storer, hc, p); !ok {
 				continue // staged-then-deleted, or not tracked at all
 			}
 		}

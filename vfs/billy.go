@@ -3,6 +3,7 @@ package vfs
 import (
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,7 +28,12 @@ var (
 )
 
 func (b *billyFS) rel(p string) string {
-	p = strings.TrimPrefix(path.Clean("/"+strings.ReplaceAll(p, "\\", "/")), "/")
+	// A backslash is an ordinary character in a file name on Unix (git
+	// stores such names); only where it is the OS separator is it one here.
+	if filepath.Separator == '\\' {
+		p = strings.ReplaceAll(p, "\\", "/")
+	}
+	p = strings.TrimPrefix(path.Clean("/"+p), "/")
 	if p == "" {
 		return b.base
 	}

@@ -78,7 +78,12 @@ func diffTool(d Deps) *tools.Tool {
 				if a.OutputDir != "" {
 					return writePatches(d, a.OutputDir, changes, ctxLines)
 				}
-				return render(changes, a.NameOnly, a.Stat, ctxLines), nil
+				out := render(changes, a.NameOnly, a.Stat, ctxLines)
+				if a.Stat && !a.NameOnly && a.Unified != nil && out != "" {
+					// -U implies -p: git prints the stat, a blank line, the patch.
+					out += "\n" + render(changes, false, false, ctxLines)
+				}
+				return out, nil
 			})
 		},
 	})
@@ -282,14 +287,12 @@ func collectChanges(r *git.Repository, wd string, a diffArgs) ([]*change, error)
 		if from, err = treeFiles(r, ft); err != nil {
 			return nil, err
 		}
+		// git diff <commit> looks at the worktree files the index tracks:
+		// a path only the commit has is deleted, even if an untracked file
+		// of that name exists.
 		idx, err := indexFiles(r)
 		if err != nil {
 			return nil, err
-		}
-		for p, s := range from {
-			if _, ok := idx[p]; !ok {
-				idx[p] = s
-			}
 		}
 		if to, err = worktreeFiles(r, idx); err != nil {
 			return nil, err
@@ -379,6 +382,10 @@ func isBinary(b []byte) bool {
 	return bytes.IndexByte(b, 0) >= 0
 }
 
+// writePatch writes one file's patch in git's order (diff.c builtin_diff
+// and fill_metainfo): the mode lines, then similarity and rename lines,
+// then the index line (with the mode only when it did not change); the
+// ---/+++ names only when there is a hunk to follow them.
 func writePatch(b *strings.Builder, c *change, ctxLines int) {
 	from := c.path
 	if c.oldPath != "" {
@@ -386,26 +393,36 @@ func writePatch(b *strings.Builder, c *change, ctxLines int) {
 	}
 	a, bb := "a/"+from, "b/"+c.path
 	fmt.Fprintf(b, "diff --git %s %s\n", quotePath(a), quotePath(bb))
+	var meta strings.Builder
 	if c.oldPath != "" {
-		fmt.Fprintf(b, "similarity index %d%%\nrename from %s\nrename to %s\n", c.score, quotePath(c.oldPath), quotePath(c.path))
+		fmt.Fprintf(&meta, "similarity index %d%%\nrename from %s\nrename to %s\n", c.score, quotePath(c.oldPath), quotePath(c.path))
+	}
+	if c.oldHash != c.newHash {
+		fmt.Fprintf(&meta, "index %s..%s", short(c.oldHash), short(c.newHash))
+		if c.oldMode == c.newMode {
+			fmt.Fprintf(&meta, " %06o", c.oldMode)
+		}
+		meta.WriteString("\n")
 	}
 	switch {
 	case c.oldMode == 0:
-		fmt.Fprintf(b, "new file mode %o\nindex %s..%s\n", c.newMode, short(plumbing.ZeroHash), short(c.newHash))
+		fmt.Fprintf(b, "new file mode %06o\n", c.newMode)
 	case c.newMode == 0:
-		fmt.Fprintf(b, "deleted file mode %o\nindex %s..%s\n", c.oldMode, short(c.oldHash), short(plumbing.ZeroHash))
+		fmt.Fprintf(b, "deleted file mode %06o\n", c.oldMode)
 	case c.oldMode != c.newMode:
-		fmt.Fprintf(b, "old mode %o\nnew mode %o\n", c.oldMode, c.newMode)
-		if c.oldHash != c.newHash {
-			fmt.Fprintf(b, "index %s..%s\n", short(c.oldHash), short(c.newHash))
-		}
-	case c.oldHash != c.newHash:
-		fmt.Fprintf(b, "index %s..%s %o\n", short(c.oldHash), short(c.newHash), c.oldMode)
+		fmt.Fprintf(b, "old mode %06o\nnew mode %06o\n", c.oldMode, c.newMode)
 	}
+	b.WriteString(meta.String())
 	if c.oldHash == c.newHash {
 		return
 	}
-	oldData, newData := c.old(), c.new()
+	var oldData, newData []byte
+	if c.oldMode != 0 {
+		oldData = c.old()
+	}
+	if c.newMode != 0 {
+		newData = c.new()
+	}
 	fromName, toName := quotePath(a), quotePath(bb)
 	if c.oldMode == 0 {
 		fromName = "/dev/null"
@@ -417,6 +434,11 @@ func writePatch(b *strings.Builder, c *change, ctxLines int) {
 		fmt.Fprintf(b, "Binary files %s and %s differ\n", fromName, toName)
 		return
 	}
+	var hunks strings.Builder
+	writeHunks(&hunks, oldData, newData, ctxLines)
+	if hunks.Len() == 0 {
+		return
+	}
 	// git ends a ---/+++ name holding a space with a tab, for patch(1).
 	tab := func(name string) string {
 		if name != "/dev/null" && strings.Contains(name, " ") {
@@ -425,7 +447,7 @@ func writePatch(b *strings.Builder, c *change, ctxLines int) {
 		return name
 	}
 	fmt.Fprintf(b, "--- %s\n+++ %s\n", tab(fromName), tab(toName))
-	writeHunks(b, oldData, newData, ctxLines)
+	b.WriteString(hunks.String())
 }
 
 type op struct {

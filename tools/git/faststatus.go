@@ -91,7 +91,6 @@ func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.In
 		}
 	}
 	inIndex := map[string]bool{}
-	var gitlinks []string
 	refreshed := 0
 	for _, e := range idx.Entries {
 		inIndex[e.Name] = true
@@ -106,7 +105,6 @@ func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.In
 		switch {
 		case e.Mode == filemode.Submodule:
 			// A gitlink: unchanged while its directory exists.
-			gitlinks = append(gitlinks, e.Name)
 			if info, err := w.Filesystem.Lstat(e.Name); err != nil || !info.IsDir() {
 				worktree = git.Deleted
 			}
@@ -143,7 +141,7 @@ func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.In
 		return st, idx, ignored, nil
 	}
 	for p := range infos {
-		if inIndex[p] || ignored[p] || underAny(p, gitlinks) {
+		if inIndex[p] || ignored[p] || ancestorIn(p, inIndex) {
 			continue
 		}
 		if fs, ok := st[p]; ok && fs.Staging == git.Deleted {
@@ -223,11 +221,12 @@ func walkWorktree(fsys billy.Filesystem, dir string, patterns []gitignore.Patter
 	}
 }
 
-// underAny reports whether p lies inside one of the directories dirs (the
-// files of a submodule's worktree are not the superproject's).
-func underAny(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if strings.HasPrefix(p, d+"/") {
+// ancestorIn reports whether a directory above p is itself an index entry
+// (a file replaced by a directory, or a gitlink): git does not look inside
+// such a directory for untracked files (dir.c, treat_one_path case 1).
+func ancestorIn(p string, entries map[string]bool) bool {
+	for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {
+		if entries[p[:i]] {
 			return true
 		}
 	}

@@ -1,37 +1,79 @@
 package git
 
 import (
+	"path"
 	"sort"
-	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
-// Rename detection as git does it by default (diff.renames): deleted and
-// added files are paired, exact matches first, then by similarity of at
-// least 50%, where similarity is the bytes of lines the two files share
-// over the larger size (git's spanhash estimate counts the same thing for
-// line-structured text).
+// Rename detection as git does it by default (diffcore-rename): deleted
+// and added files are paired, exact matches first (same blob; for a
+// non-regular file also the same mode), then regular files by git's
+// similarity estimate (diffcore-delta: content cut into chunks at each
+// newline or every 64 bytes, CR of CRLF ignored in text, chunks hashed and
+// counted; the score is the bytes of the source found again in the
+// destination over the larger size). A pair needs 50%; the best pairs go
+// first, a source is used once.
 
-const renameThreshold = 50
+const (
+	maxScore     = 60000
+	minimumScore = 30000 // 50%, git's default -M
+	hashBase     = 107927
+	renameLimit  = 1000 // git's diff.renameLimit default
+)
 
-func similarity(a, b []byte) int {
-	if len(a) == 0 && len(b) == 0 {
-		return 100
-	}
-	count := map[string]int{}
-	for _, l := range strings.SplitAfter(string(a), "\n") {
-		if l != "" {
-			count[l]++
+// spanHash counts git's content chunks: hash → bytes.
+func spanHash(data []byte) map[uint32]int {
+	text := !isBinary(data)
+	out := map[uint32]int{}
+	var accum1, accum2 uint32
+	n := 0
+	for i := 0; i < len(data); i++ {
+		c := uint32(data[i])
+		if text && c == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			continue
 		}
-	}
-	common := 0
-	for _, l := range strings.SplitAfter(string(b), "\n") {
-		if l != "" && count[l] > 0 {
-			count[l]--
-			common += len(l)
+		old1 := accum1
+		accum1 = (accum1 << 7) ^ (accum2 >> 25)
+		accum2 = (accum2 << 7) ^ (old1 >> 25)
+		accum1 += c
+		n++
+		if n < 64 && c != '\n' {
+			continue
 		}
+		out[(accum1+accum2*0x61)%hashBase] += n
+		n, accum1, accum2 = 0, 0, 0
 	}
-	return common * 100 / max(len(a), len(b))
+	return out
 }
+
+// similarityScore is git's estimate_similarity (0..maxScore) for a source
+// and destination of sizes and contents.
+func similarityScore(src, dst []byte) int {
+	maxSize, baseSize := len(src), len(dst)
+	if baseSize > maxSize {
+		maxSize, baseSize = baseSize, maxSize
+	}
+	if maxSize*(maxScore-minimumScore) < (maxSize-baseSize)*maxScore {
+		return 0
+	}
+	if len(dst) == 0 {
+		return 0
+	}
+	sh, dh := spanHash(src), spanHash(dst)
+	copied := 0
+	for h, sc := range sh {
+		copied += min(sc, dh[h])
+	}
+	return copied * maxScore / maxSize
+}
+
+// similarity is the similarity index git prints (percent).
+func similarity(a, b []byte) int { return similarityScore(a, b) * 100 / maxScore }
+
+// basenameSame is git's tie-breaker: same file name in another directory.
+func basenameSame(a, b string) bool { return path.Base(a) == path.Base(b) }
 
 // detectRenames pairs deletions with additions in changes (sorted by
 // path) and returns the list sorted by the destination path.
@@ -49,32 +91,68 @@ func detectRenames(changes []*change) []*change {
 		return changes
 	}
 	paired := map[*change]*change{} // add → del
+	scores := map[*change]int{}
 	used := map[*change]bool{}
-	for _, a := range adds {
-		for _, d := range dels {
-			if !used[d] && d.oldHash == a.newHash && d.oldMode == a.newMode {
-				paired[a], used[d] = d, true
-				break
-			}
-		}
+	regular := func(m filemode.FileMode) bool {
+		return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
 	}
-	if len(adds)*len(dels) <= 10000 {
-		for _, a := range adds {
-			if paired[a] != nil || isBinary(a.new()) {
+	for _, a := range adds {
+		var best *change
+		for _, d := range dels {
+			if used[d] || d.oldHash != a.newHash || (!(regular(d.oldMode) && regular(a.newMode)) && d.oldMode != a.newMode) {
 				continue
 			}
-			best, bestScore := (*change)(nil), renameThreshold-1
+			if best == nil || (!basenameSame(best.path, a.path) && basenameSame(d.path, a.path)) {
+				best = d
+			}
+		}
+		if best != nil {
+			paired[a], used[best], scores[a] = best, true, maxScore
+		}
+	}
+	type cand struct {
+		a, d      *change
+		score     int
+		nameScore bool
+	}
+	var cands []cand
+	left := 0
+	for _, a := range adds {
+		if paired[a] == nil {
+			left++
+		}
+	}
+	if left > 0 && left*len(dels) <= renameLimit*renameLimit {
+		for _, a := range adds {
+			if paired[a] != nil || !regular(a.newMode) {
+				continue
+			}
+			// Up to four best sources per destination, as git keeps.
+			var best []cand
 			for _, d := range dels {
-				if used[d] || isBinary(d.old()) {
+				if used[d] || !regular(d.oldMode) {
 					continue
 				}
-				if s := similarity(d.old(), a.new()); s > bestScore {
-					best, bestScore = d, s
+				c := cand{a: a, d: d, score: similarityScore(d.old(), a.new()), nameScore: basenameSame(d.path, a.path)}
+				if c.score < minimumScore {
+					continue
 				}
+				best = append(best, c)
 			}
-			if best != nil {
-				paired[a], used[best] = best, true
+			sort.SliceStable(best, func(i, j int) bool { return better(best[i].score, best[i].nameScore, best[j].score, best[j].nameScore) })
+			if len(best) > 4 {
+				best = best[:4]
 			}
+			cands = append(cands, best...)
+		}
+		sort.SliceStable(cands, func(i, j int) bool {
+			return better(cands[i].score, cands[i].nameScore, cands[j].score, cands[j].nameScore)
+		})
+		for _, c := range cands {
+			if paired[c.a] != nil || used[c.d] {
+				continue
+			}
+			paired[c.a], used[c.d], scores[c.a] = c.d, true, c.score
 		}
 	}
 	var out []*change
@@ -85,15 +163,21 @@ func detectRenames(changes []*change) []*change {
 		if d := paired[c]; d != nil {
 			c.oldPath = d.path
 			c.oldMode, c.oldHash, c.oldData, c.oldLoaded = d.oldMode, d.oldHash, d.oldData, d.oldLoaded
-			c.score = similarity(c.old(), c.new())
-			if c.oldHash == c.newHash {
-				c.score = 100
-			}
+			c.score = scores[c] * 100 / maxScore
 		}
 		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out
+}
+
+// better orders rename candidates like git's score_compare: higher score
+// first, then a same-basename pair.
+func better(s1 int, n1 bool, s2 int, n2 bool) bool {
+	if s1 != s2 {
+		return s1 > s2
+	}
+	return n1 && !n2
 }
 
 // renameName is git's --stat name for a rename: the common directory

@@ -472,7 +472,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			return "", err
 		}
 	}
-	out, err := status(s.r, statusArgs{Porcelain: false, Untracked: true})
+	out, err := status(s.r, "", statusArgs{Porcelain: false, Untracked: true})
 	if err != nil {
 		return "", err
 	}

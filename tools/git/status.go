@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -29,7 +30,7 @@ func statusTool(d Deps) *tools.Tool {
 		Summary:     func(statusArgs) string { return "Show git status" },
 		Run: func(ctx context.Context, a statusArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return status(r, a)
+				return status(r, d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
@@ -41,7 +42,7 @@ type entry struct {
 	from string // the old path of a rename
 }
 
-func status(r *git.Repository, a statusArgs) (string, error) {
+func status(r *git.Repository, wd string, a statusArgs) (string, error) {
 	st, idx, err := fastStatusIndex(r, a.Untracked)
 	if err != nil {
 		return "", err
@@ -54,24 +55,26 @@ func status(r *git.Repository, a statusArgs) (string, error) {
 	}
 	var entries []entry
 	untracked := map[string]bool{}
+	// addUntracked lists p, or like git the top-most directory above it
+	// that holds no tracked file.
+	addUntracked := func(p string) {
+		shown := p
+		parts := strings.Split(p, "/")
+		for i := 1; i < len(parts); i++ {
+			if d := strings.Join(parts[:i], "/"); !trackedDirs[d] {
+				shown = d + "/"
+				break
+			}
+		}
+		if !untracked[shown] {
+			untracked[shown] = true
+			entries = append(entries, entry{x: '?', y: '?', path: shown})
+		}
+	}
 	for p, s := range st {
 		if s.Staging == git.Untracked && s.Worktree == git.Untracked {
-			if !a.Untracked {
-				continue
-			}
-			// Collapse like git: the top-most directory holding no tracked file.
-			shown := p
-			parts := strings.Split(p, "/")
-			for i := 1; i < len(parts); i++ {
-				d := strings.Join(parts[:i], "/")
-				if !trackedDirs[d] {
-					shown = d + "/"
-					break
-				}
-			}
-			if !untracked[shown] {
-				untracked[shown] = true
-				entries = append(entries, entry{x: '?', y: '?', path: shown})
+			if a.Untracked {
+				addUntracked(p)
 			}
 			continue
 		}
@@ -83,12 +86,9 @@ func status(r *git.Repository, a statusArgs) (string, error) {
 			// removed from the index but still on disk: git lists it twice
 			entries = append(entries, entry{x: 'D', y: ' ', path: p})
 			if a.Untracked {
-				entries = append(entries, entry{x: '?', y: '?', path: p})
+				addUntracked(p)
 			}
 			continue
-		}
-		if x == 'A' && y == 'D' {
-			continue // added then deleted: nothing for git status to show? keep git's view below
 		}
 		entries = append(entries, entry{x: x, y: y, path: p})
 	}
@@ -105,7 +105,7 @@ func status(r *git.Repository, a statusArgs) (string, error) {
 	branchName, detached := currentBranch(r)
 	var b strings.Builder
 	if !a.Porcelain {
-		return longStatus(r, entries, branchName, detached, headErr == nil, head), nil
+		return longStatus(r, wd, a.Untracked, entries, branchName, detached, headErr == nil, head), nil
 	}
 	if a.Branch {
 		b.WriteString("## ")
@@ -132,10 +132,10 @@ func status(r *git.Repository, a statusArgs) (string, error) {
 	}
 	for _, e := range entries {
 		if e.from != "" {
-			fmt.Fprintf(&b, "%c%c %s -> %s\n", e.x, e.y, quotePath(e.from), quotePath(e.path))
+			fmt.Fprintf(&b, "%c%c %s -> %s\n", e.x, e.y, quotePathSP(e.from), quotePathSP(e.path))
 			continue
 		}
-		fmt.Fprintf(&b, "%c%c %s\n", e.x, e.y, quotePath(e.path))
+		fmt.Fprintf(&b, "%c%c %s\n", e.x, e.y, quotePathSP(e.path))
 	}
 	return b.String(), nil
 }
@@ -214,6 +214,15 @@ func aheadBehind(r *git.Repository, a, b plumbing.Hash) (int, int) {
 	return ahead, behind
 }
 
+// quotePathSP is quotePath that also quotes a name with a space, as git's
+// short status does (QUOTE_PATH_QUOTE_SP) so the output splits on spaces.
+func quotePathSP(p string) string {
+	if q := quotePath(p); q != p || !strings.Contains(p, " ") {
+		return q
+	}
+	return `"` + p + `"`
+}
+
 // quotePath quotes a path the way git does with core.quotePath=true.
 func quotePath(p string) string {
 	need := false
@@ -263,8 +272,9 @@ func quotePath(p string) string {
 }
 
 // longStatus renders git's human-readable status.
-func longStatus(r *git.Repository, entries []entry, branch string, detached, hasHead bool, head *plumbing.Reference) string {
+func longStatus(r *git.Repository, wd string, showUntracked bool, entries []entry, branch string, detached, hasHead bool, head *plumbing.Reference) string {
 	var b strings.Builder
+	rel := func(p string) string { return quotePath(relativeTo(wd, p)) }
 	switch {
 	case detached && head != nil:
 		fmt.Fprintf(&b, "HEAD detached at %s\n", head.Hash().String()[:7])
@@ -312,10 +322,10 @@ func longStatus(r *git.Repository, entries []entry, branch string, detached, has
 		}
 		for _, e := range staged {
 			if e.from != "" {
-				fmt.Fprintf(&b, "\t%s%s -> %s\n", word[e.x], quotePath(e.from), quotePath(e.path))
+				fmt.Fprintf(&b, "\t%s%s -> %s\n", word[e.x], rel(e.from), rel(e.path))
 				continue
 			}
-			fmt.Fprintf(&b, "\t%s%s\n", word[e.x], quotePath(e.path))
+			fmt.Fprintf(&b, "\t%s%s\n", word[e.x], rel(e.path))
 		}
 		b.WriteString("\n")
 	}
@@ -331,16 +341,18 @@ func longStatus(r *git.Repository, entries []entry, branch string, detached, has
 		b.WriteString(" <file>...\" to update what will be committed)\n")
 		b.WriteString("  (use \"git restore <file>...\" to discard changes in working directory)\n")
 		for _, e := range unstaged {
-			fmt.Fprintf(&b, "\t%s%s\n", word[e.y], quotePath(e.path))
+			fmt.Fprintf(&b, "\t%s%s\n", word[e.y], rel(e.path))
 		}
 		b.WriteString("\n")
 	}
 	if len(untracked) > 0 {
 		b.WriteString("Untracked files:\n  (use \"git add <file>...\" to include in what will be committed)\n")
 		for _, e := range untracked {
-			fmt.Fprintf(&b, "\t%s\n", quotePath(e.path))
+			fmt.Fprintf(&b, "\t%s\n", rel(e.path))
 		}
 		b.WriteString("\n")
+	} else if !showUntracked && len(staged) > 0 {
+		b.WriteString("Untracked files not listed (use -u option to show untracked files)\n")
 	}
 	switch {
 	case len(staged) > 0:
@@ -350,6 +362,8 @@ func longStatus(r *git.Repository, entries []entry, branch string, detached, has
 		b.WriteString("nothing added to commit but untracked files present (use \"git add\" to track)\n")
 	case !hasHead:
 		b.WriteString("nothing to commit (create/copy files and use \"git add\" to track)\n")
+	case !showUntracked:
+		b.WriteString("nothing to commit (use -u to show untracked files)\n")
 	default:
 		b.WriteString("nothing to commit, working tree clean\n")
 	}
@@ -423,4 +437,27 @@ func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
 		}
 	}
 	return out
+}
+
+// relativeTo is p (repository-relative) as seen from directory wd, the way
+// git prints paths in its long status: "../x" for a path outside wd; a
+// directory keeps its trailing slash.
+func relativeTo(wd, p string) string {
+	if wd == "" {
+		return p
+	}
+	slash := strings.HasSuffix(p, "/")
+	rel, err := filepath.Rel(wd, strings.TrimSuffix(p, "/"))
+	if err != nil {
+		return p
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == "." {
+		rel = "./"
+		slash = false
+	}
+	if slash {
+		rel += "/"
+	}
+	return rel
 }

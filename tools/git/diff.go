@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
@@ -564,10 +565,21 @@ func funcName(lines [][]byte, before int) string {
 	return ""
 }
 
+// counts is a file's diffstat: lines added and deleted, or for a binary
+// file the new and old sizes (zero when the content is the same).
 func counts(c *change) (int, int, bool) {
-	oldData, newData := c.old(), c.new()
+	var oldData, newData []byte
+	if c.oldMode != 0 {
+		oldData = c.old()
+	}
+	if c.newMode != 0 {
+		newData = c.new()
+	}
 	if isBinary(oldData) || isBinary(newData) {
-		return 0, 0, true
+		if c.oldHash == c.newHash {
+			return 0, 0, true
+		}
+		return len(newData), len(oldData), true
 	}
 	add, del := 0, 0
 	for _, o := range editScript(merge.Lines(oldData), merge.Lines(newData)) {
@@ -581,6 +593,9 @@ func counts(c *change) (int, int, bool) {
 	return add, del, false
 }
 
+// writeStat is git's diffstat (diff.c show_stats) for an 80-column
+// output: names cut from the left with "..." when they do not fit, the
+// graph scaled with scale_linear, binary files as "Bin old -> new bytes".
 func writeStat(b *strings.Builder, changes []*change) {
 	if len(changes) == 0 {
 		return
@@ -589,48 +604,87 @@ func writeStat(b *strings.Builder, changes []*change) {
 		name     string
 		add, del int
 		bin      bool
-		old, new int
 	}
-	var rows []row
-	nameW, maxChange, adds, dels := 0, 0, 0, 0
+	rows := make([]row, 0, len(changes))
+	maxLen, maxChange, numberW, binW := 0, 0, 0, 0
 	for _, c := range changes {
 		a, d, bin := counts(c)
 		name := quotePath(c.path)
 		if c.oldPath != "" {
 			name = renameName(c.oldPath, c.path)
 		}
-		r := row{name: name, add: a, del: d, bin: bin, old: len(c.old()), new: len(c.new())}
-		rows = append(rows, r)
-		nameW = max(nameW, len(r.name))
-		maxChange = max(maxChange, a+d)
-		adds += a
-		dels += d
-	}
-	numW := len(fmt.Sprint(maxChange))
-	for _, r := range rows {
-		if r.bin && numW < 3 {
-			numW = 3 // "Bin" shares the count column
-		}
-	}
-	for _, r := range rows {
-		if r.bin {
-			fmt.Fprintf(b, " %-*s | %*s %d -> %d bytes\n", nameW, r.name, numW, "Bin", r.old, r.new)
+		rows = append(rows, row{name: name, add: a, del: d, bin: bin})
+		maxLen = max(maxLen, len(name))
+		if bin {
+			binW = max(binW, 14+decimalWidth(a)+decimalWidth(d))
+			numberW = 3
 			continue
 		}
-		graphW := 80 - nameW - numW - 6
-		if graphW < 10 {
-			graphW = 10
+		maxChange = max(maxChange, a+d)
+	}
+	width := 80
+	numberW = max(numberW, decimalWidth(maxChange))
+	if width < 16+6+numberW {
+		width = 16 + 6 + numberW
+	}
+	graphW := maxChange
+	if maxChange+4 <= binW {
+		graphW = binW - 4
+	}
+	nameW := maxLen
+	if nameW+numberW+6+graphW > width {
+		if graphW > width*3/8-numberW-6 {
+			graphW = max(width*3/8-numberW-6, 6)
 		}
-		a, d := r.add, r.del
-		if maxChange > graphW {
-			a = scale(a, maxChange, graphW)
-			d = scale(d, maxChange, graphW)
+		if nameW > width-numberW-6-graphW {
+			nameW = width - numberW - 6 - graphW
+		} else {
+			graphW = width - numberW - 6 - nameW
 		}
-		graph := strings.Repeat("+", a) + strings.Repeat("-", d)
-		if graph != "" {
-			graph = " " + graph
+	}
+	adds, dels := 0, 0
+	for _, r := range rows {
+		prefix, name := "", r.name
+		if nameW < len(name) {
+			prefix = "..."
+			keep := max(nameW-3, 0)
+			name = name[len(name)-keep:]
+			if i := strings.IndexByte(name, '/'); i >= 0 {
+				name = name[i:]
+			}
 		}
-		fmt.Fprintf(b, " %-*s | %*d%s\n", nameW, r.name, numW, r.add+r.del, graph)
+		padding := max(nameW-len(prefix)-len(name), 0)
+		if r.bin {
+			fmt.Fprintf(b, " %s%s%*s | %*s", prefix, name, padding, "", numberW, "Bin")
+			if r.add == 0 && r.del == 0 {
+				b.WriteString("\n")
+				continue
+			}
+			fmt.Fprintf(b, " %d -> %d bytes\n", r.del, r.add)
+			continue
+		}
+		adds += r.add
+		dels += r.del
+		add, del := r.add, r.del
+		if graphW <= maxChange {
+			total := scaleLinear(add+del, graphW, maxChange)
+			if total < 2 && add > 0 && del > 0 {
+				total = 2
+			}
+			if add < del {
+				add = scaleLinear(add, graphW, maxChange)
+				del = total - add
+			} else {
+				del = scaleLinear(del, graphW, maxChange)
+				add = total - del
+			}
+		}
+		sep := ""
+		if r.add+r.del > 0 {
+			sep = " "
+		}
+		fmt.Fprintf(b, " %s%s%*s | %*d%s%s%s\n", prefix, name, padding, "", numberW, r.add+r.del, sep,
+			strings.Repeat("+", add), strings.Repeat("-", del))
 	}
 	fmt.Fprintf(b, " %d file%s changed", len(rows), plural(len(rows)))
 	if adds > 0 || dels == 0 {
@@ -642,16 +696,15 @@ func writeStat(b *strings.Builder, changes []*change) {
 	b.WriteString("\n")
 }
 
-func scale(v, maxV, width int) int {
-	if v == 0 {
+// scaleLinear is git's: at least one column for any change.
+func scaleLinear(it, width, maxChange int) int {
+	if it == 0 {
 		return 0
 	}
-	s := (v*width + maxV/2) / maxV
-	if s == 0 {
-		s = 1
-	}
-	return s
+	return 1 + it*(width-1)/maxChange
 }
+
+func decimalWidth(n int) int { return len(strconv.Itoa(n)) }
 
 // writePatches writes one patch per file into dir (inside the jail), named
 // NNNN-<path with / as ->.patch, and returns the list of written files.

@@ -3,6 +3,7 @@ package git
 import (
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -180,24 +181,49 @@ func better(s1 int, n1 bool, s2 int, n2 bool) bool {
 	return n1 && !n2
 }
 
-// renameName is git's --stat name for a rename: the common directory
-// prefix and suffix kept outside braces, "{old => new}".
-func renameName(from, to string) string {
+// renameName is git's --stat name for a rename (diff.c pprint_rename):
+// both names quoted in full when either needs quoting, else the common
+// directory prefix and suffix kept outside braces, "{old => new}".
+func renameName(a, b string) string {
+	if quotePath(a) != a || quotePath(b) != b {
+		return quotePath(a) + " => " + quotePath(b)
+	}
 	pfx := 0
-	for i := 0; i < len(from) && i < len(to) && from[i] == to[i]; i++ {
-		if from[i] == '/' {
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '/' {
 			pfx = i + 1
 		}
 	}
+	// The suffix scan starts at the terminating NUL (equal in both) and
+	// may run one byte into a prefix ending in '/'.
 	sfx := 0
-	for i := 1; i <= len(from)-pfx && i <= len(to)-pfx && from[len(from)-i] == to[len(to)-i]; i++ {
-		if from[len(from)-i] == '/' {
-			sfx = i
+	adj := 0
+	if pfx > 0 {
+		adj = 1
+	}
+	for i, j := len(a), len(b); pfx-adj <= i && pfx-adj <= j; i, j = i-1, j-1 {
+		ca, cb := byte(0), byte(0)
+		if i < len(a) {
+			ca = a[i]
+		}
+		if j < len(b) {
+			cb = b[j]
+		}
+		if ca != cb {
+			break
+		}
+		if ca == '/' {
+			sfx = len(a) - i
 		}
 	}
-	a, b := from[pfx:len(from)-sfx], to[pfx:len(to)-sfx]
-	if pfx == 0 && sfx == 0 {
-		return from + " => " + to
+	aMid, bMid := max(len(a)-pfx-sfx, 0), max(len(b)-pfx-sfx, 0)
+	var out strings.Builder
+	if pfx+sfx > 0 {
+		out.WriteString(a[:pfx] + "{")
 	}
-	return from[:pfx] + "{" + a + " => " + b + "}" + from[len(from)-sfx:]
+	out.WriteString(a[pfx:pfx+aMid] + " => " + b[pfx:pfx+bMid])
+	if pfx+sfx > 0 {
+		out.WriteString("}" + a[len(a)-sfx:])
+	}
+	return out.String()
 }

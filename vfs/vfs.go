@@ -199,12 +199,9 @@ func (f *FS) resolve(op, p string, followLast bool) (string, error) {
 			break
 		}
 		if info.Mode()&fs.ModeSymlink == 0 || (!followLast && i == len(parts)-1) {
-			if info.Mode()&fs.ModeSymlink != 0 {
-				// The link itself is the target: check it does not point out.
-				if _, err := f.linkTarget(op, p, rdr, cur, &hops); err != nil {
-					return "", err
-				}
-			}
+			// A link that is itself the operand (lstat, readlink, remove)
+			// is inside the root wherever it points: git stores links to
+			// anywhere as data, and nothing here follows this one.
 			done = cur
 			continue
 		}

@@ -21,10 +21,14 @@
 // (`git update-index --cacheinfo` runs verify_path; `git fsck --strict`
 // runs the tree-entry checks).
 //
-// Two rules go beyond git on Linux, never the other way round: a NUL byte is
-// refused (a C string cannot hold one; a Go string can), and ".git" right
-// after a backslash is refused even at the start of a component (git's
-// Windows build refuses every backslash; its Unix build misses "\.git").
+// Verify refuses exactly what verify_path refuses plus what `git fsck
+// --strict` flags in a tree holding the path, and a NUL byte (a C string
+// cannot hold one; a Go string can). The fsck-only rules: ".git" right after
+// a backslash that starts a component (verify_path on Unix looks only at
+// backslashes inside one; fsck, and git on Windows, refuse it), and a
+// directory named as .gitmodules or .gitattributes (fsck wants a blob there:
+// gitmodulesBlob, gitattributesBlob). The oracle test checks the equality
+// on thousands of generated paths.
 package gitpath
 
 import (
@@ -60,6 +64,7 @@ const (
 	ReasonHFSDotGit        = "a name HFS+ reads as '.git' (ignorable code points)"
 	ReasonNTFSDotGit       = "a name NTFS reads as '.git' (short name git~1, trailing dots or spaces, alternate data stream, or after a backslash)"
 	ReasonGitmodulesSymlnk = "'.gitmodules' (or a name HFS+ or NTFS reads as it) as a symbolic link"
+	ReasonSpecialDir       = "'.gitmodules' or '.gitattributes' (or a name HFS+ or NTFS reads as one) as a directory"
 )
 
 // Verify reports whether p may be a path in a git tree: nil, or an
@@ -84,8 +89,17 @@ func reason(p string, isSymlink bool) string {
 	if r := gitReason(p, isSymlink); r != "" {
 		return r
 	}
-	// Beyond git: ".git" right after a backslash that starts a component
-	// (git checks only backslashes inside a component).
+	// Beyond verify_path, as git fsck: ".git" right after a backslash that
+	// starts a component (verify_path checks only backslashes inside one),
+	// and a directory named as .gitmodules or .gitattributes (fsck requires
+	// a blob there: gitmodulesBlob, gitattributesBlob).
+	if dirs := strings.LastIndexByte(p, '/'); dirs > 0 {
+		for _, comp := range strings.Split(p[:dirs], "/") {
+			if isDotGitmodules(comp) || isDotGitattributes(comp) {
+				return ReasonSpecialDir
+			}
+		}
+	}
 	for i := 0; i < len(p); i++ {
 		if p[i] == '\\' && IsNTFSDotGit(p[i+1:]) {
 			return ReasonNTFSDotGit
@@ -236,6 +250,31 @@ func IsNTFSDotGit(name string) bool {
 // "gitmod~1".."gitmod~4", or an 8.3 fall-back short name of it ("gi7eba~N").
 func IsNTFSDotGitmodules(name string) bool { return isNTFSDotGeneric(name, "gitmodules", "gi7eba") }
 
+// IsNTFSDotGitattributes is git's is_ntfs_dotgitattributes.
+func IsNTFSDotGitattributes(name string) bool {
+	return isNTFSDotGeneric(name, "gitattributes", "gi7d29")
+}
+
+// isDotGitmodules is what git fsck takes for a .gitmodules entry: name is
+// one tree entry's name.
+func isDotGitmodules(name string) bool {
+	if IsHFSDotGitmodules(name) || IsNTFSDotGitmodules(name) {
+		return true
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == '\\' && IsNTFSDotGitmodules(name[i+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDotGitattributes is what git fsck takes for a .gitattributes entry
+// (fsck does not look behind backslashes for this one).
+func isDotGitattributes(name string) bool {
+	return IsHFSDotGitattributes(name) || IsNTFSDotGitattributes(name)
+}
+
 // isNTFSDotGeneric is git's is_ntfs_dot_generic. Unlike IsNTFSDotGit it
 // stops only at the end or a ':' (git calls it on a name, or on the rest of
 // a path where only the last component can be a symlink).
@@ -309,6 +348,9 @@ func IsHFSDotGit(name string) bool { return isHFSDotGeneric(name, "git") }
 
 // IsHFSDotGitmodules is git's is_hfs_dotgitmodules.
 func IsHFSDotGitmodules(name string) bool { return isHFSDotGeneric(name, "gitmodules") }
+
+// IsHFSDotGitattributes is git's is_hfs_dotgitattributes.
+func IsHFSDotGitattributes(name string) bool { return isHFSDotGeneric(name, "gitattributes") }
 
 func isHFSDotGeneric(name, needle string) bool {
 	i := 0

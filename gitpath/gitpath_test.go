@@ -30,6 +30,9 @@ var verifyCases = []struct {
 	{".gitmodulesx", true, true, ""},
 	{"a b/c\td\ne", false, true, ""},
 	{"caf\u00e9/\u200c", false, true, ""},
+	{"a\\.gitattributes/x", false, true, ""},
+	{"x/.gitattributes", false, true, ""},
+	{".gitattributes", true, true, ""}, // fsck only warns (gitattributesSymlink)
 
 	{"", false, false, ReasonEmpty},
 	{"a\x00b", false, false, ReasonNUL},
@@ -66,6 +69,14 @@ var verifyCases = []struct {
 	{"gi7eba~9", true, false, ReasonGitmodulesSymlnk},
 	{"GI7EB~12", true, false, ReasonGitmodulesSymlnk},
 	{"a\\.gitmodules", true, false, ReasonGitmodulesSymlnk},
+	{".gitmodules/x", false, false, ReasonSpecialDir}, // fsck: gitmodulesBlob
+	{"a/GITMOD~1/x", false, false, ReasonSpecialDir},
+	{"~1234567/x", false, false, ReasonSpecialDir},
+	{"a\\.gitmodules/x", false, false, ReasonSpecialDir},
+	{".gitattributes/x", false, false, ReasonSpecialDir}, // fsck: gitattributesBlob
+	{".gitattributes\u200c/x", false, false, ReasonSpecialDir},
+	{"gitatt~1/x", false, false, ReasonSpecialDir},
+	{"gi7d29~1:y/x", false, false, ReasonSpecialDir},
 }
 
 func TestVerifyTable(t *testing.T) {

@@ -256,7 +256,16 @@ func getTreeOrNil(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, 
 
 // applyToWorktree writes the changes to the worktree and the index:
 // deletions first (a file may be replaced by a directory), then writes.
+// Every path is checked against git's checkout rules before anything is
+// touched, so a tree git refuses to check out changes nothing.
 func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange) error {
+	for _, c := range changes {
+		if !c.Delete {
+			if err := verifyCheckoutPath(c.Path, c.Mode); err != nil {
+				return err
+			}
+		}
+	}
 	idx, err := s.Index()
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)
@@ -265,6 +274,12 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 	for _, c := range changes {
 		if c.Delete {
 			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
+				if info, lerr := wt.Lstat(c.Path); lerr == nil && info.IsDir() {
+					// A submodule's directory with content in it: git
+					// leaves it ("unable to rmdir") and so do we.
+					_, _ = idx.Remove(c.Path)
+					continue
+				}
 				return fmt.Errorf("remove %s: %w", c.Path, err)
 			}
 			pruneEmptyDirs(wt, path.Dir(c.Path))
@@ -314,9 +329,12 @@ func setIndexEntry(idx *index.Index, wt billy.Filesystem, c fileChange) error {
 }
 
 func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c fileChange) error {
+	if c.Mode == filemode.Submodule {
+		return writeGitlink(wt, c.Path)
+	}
 	content, err := readBlob(s, c.Hash)
 	if err != nil {
-		return err
+		return fmt.Errorf("check out %s: %w", c.Path, err)
 	}
 	// A file where a directory must go (or the other way round) goes first.
 	dir := path.Dir(c.Path)
@@ -359,6 +377,30 @@ func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c file
 	return nil
 }
 
+// writeGitlink checks out a submodule entry the way git clone does without
+// --recurse-submodules: an empty directory (the commit it names lives in
+// another repository). A directory already there is left as it is.
+func writeGitlink(wt billy.Filesystem, p string) error {
+	if dir := path.Dir(p); dir != "." {
+		clearFileAncestors(wt, dir)
+	}
+	if info, err := wt.Lstat(p); err == nil {
+		if info.IsDir() {
+			return nil
+		}
+		if err := wt.Remove(p); err != nil {
+			return fmt.Errorf("check out %s: %w", p, err)
+		}
+	}
+	if err := wt.MkdirAll(p, 0o755); err != nil {
+		return fmt.Errorf("check out %s: %w", p, err)
+	}
+	return nil
+}
+
+// clearFileAncestors removes a file or symlink standing where a directory
+// of dir must go. A symlink is never followed: writing through one could
+// land outside the worktree (git checks for leading symlinks too).
 func clearFileAncestors(wt billy.Filesystem, dir string) {
 	parts := strings.Split(dir, "/")
 	for i := range parts {
@@ -513,4 +555,27 @@ func FindEntry(s storer.EncodedObjectStorer, t *object.Tree, p string) *object.T
 		}
 		t, p = sub, rest
 	}
+}
+
+// InvalidPathError is git's refusal to check out a tree entry whose path
+// could overwrite the repository's own files on some filesystem (".GIT",
+// "git~1", ".git" with an ignorable code point, "..").
+type InvalidPathError struct {
+	Path string
+	// Reason says which rule refused it (may be nil).
+	Reason error
+}
+
+// Error is git's message, word for word.
+func (e *InvalidPathError) Error() string { return fmt.Sprintf("error: invalid path '%s'", e.Path) }
+
+func (e *InvalidPathError) Unwrap() error { return e.Reason }
+
+// verifyCheckoutPath applies git's verify_path to a path about to be
+// written to the worktree.
+func verifyCheckoutPath(p string, mode filemode.FileMode) error {
+	if err := verifyPath(p, mode == filemode.Symlink); err != nil {
+		return &InvalidPathError{Path: p, Reason: err}
+	}
+	return nil
 }

@@ -32,6 +32,9 @@ type RetryConfig struct {
 // Config says which remote branch the root mirrors and how to commit.
 type Config struct {
 	Remote string
+	// Branch is the remote branch the root mirrors. Empty follows the
+	// remote's HEAD like git clone (main for an empty remote whose HEAD
+	// cannot be read).
 	Branch string
 	Depth  int
 	// Token is the HTTP(S) password (basic auth); the kernel reads it from
@@ -67,6 +70,9 @@ type Repo struct {
 	sleep    func(context.Context, time.Duration) error
 	jitter   func(time.Duration) time.Duration
 	progress io.Writer
+	// notes are repairs made while opening (a broken .git), reported by
+	// the next Hydrate.
+	notes []string
 }
 
 // Option configures Open.
@@ -85,9 +91,6 @@ var ErrNoRepository = errors.New("not a git repository")
 // Open opens the repository in wt (creating it when a remote is
 // configured and wt has none). It does not touch the remote: call Hydrate.
 func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) (*Repo, error) {
-	if cfg.Branch == "" {
-		cfg.Branch = "main"
-	}
 	if cfg.Retry.MaxAttempts <= 0 {
 		cfg.Retry.MaxAttempts = 8
 	}
@@ -105,22 +108,23 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 		return nil, err
 	}
 	defer r.unlock()
-	dot, err := wt.Chroot(".git")
-	if err != nil {
+	if err := r.openStore(); err != nil {
 		return nil, err
 	}
-	// Keep pack files open: otherwise go-git opens (and the jail
-	// resolves) the pack for every object read. Close releases them.
-	r.store = filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, MaxOpenDescriptors: 64})
+	if cfg.Remote != "" {
+		// A process that died mid-clone or mid-write may have left the
+		// .git half-made; make it usable before go-git reads it.
+		r.notes = r.repairGitDir()
+	}
 	if _, err := wt.Stat(".git/HEAD"); err == nil {
 		r.repo, err = git.Open(r.store, wt)
 		if err != nil {
-			return nil, fmt.Errorf("open repository: %w", err)
+			return nil, fmt.Errorf("open repository %s: %w", wt.Root(), err)
 		}
 	} else if cfg.Remote != "" {
-		r.repo, err = git.InitWithOptions(r.store, wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(cfg.Branch)})
+		r.repo, err = git.InitWithOptions(r.store, wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch())})
 		if err != nil {
-			return nil, fmt.Errorf("init repository: %w", err)
+			return nil, fmt.Errorf("init repository %s: %w", wt.Root(), err)
 		}
 	} else {
 		return nil, ErrNoRepository
@@ -133,6 +137,27 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 	return r, nil
 }
 
+// openStore (re)opens the object and ref storage of wt/.git.
+func (r *Repo) openStore() error {
+	dot, err := r.wt.Chroot(".git")
+	if err != nil {
+		return fmt.Errorf("open %s/.git: %w", r.wt.Root(), err)
+	}
+	// Keep pack files open: otherwise go-git opens (and the jail
+	// resolves) the pack for every object read. Close releases them.
+	r.store = filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, MaxOpenDescriptors: 64})
+	return nil
+}
+
+// defaultBranch is the branch to name before the remote has been asked
+// which one it follows.
+func (r *Repo) defaultBranch() string {
+	if r.cfg.Branch != "" {
+		return r.cfg.Branch
+	}
+	return "main"
+}
+
 func (r *Repo) setRemote() error {
 	cfg, err := r.repo.Config()
 	if err != nil {
@@ -141,7 +166,9 @@ func (r *Repo) setRemote() error {
 	if rc, ok := cfg.Remotes["origin"]; !ok || len(rc.URLs) == 0 || rc.URLs[0] != r.cfg.Remote {
 		cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{r.cfg.Remote},
 			Fetch: []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/origin/*")}}
-		cfg.Branches[r.cfg.Branch] = &config.Branch{Name: r.cfg.Branch, Remote: "origin", Merge: plumbing.NewBranchReferenceName(r.cfg.Branch)}
+		if r.cfg.Branch != "" {
+			cfg.Branches[r.cfg.Branch] = &config.Branch{Name: r.cfg.Branch, Remote: "origin", Merge: plumbing.NewBranchReferenceName(r.cfg.Branch)}
+		}
 		if err := r.repo.SetConfig(cfg); err != nil {
 			return fmt.Errorf("configure remote: %w", err)
 		}
@@ -215,6 +242,12 @@ type HydrateResult struct {
 	Action string // "cloned", "fetched", "up-to-date", "empty-remote", "local"
 	Head   string
 	Pushed int // local commits found unpushed and pushed (crash recovery)
+	// Branch is the branch the root is on (the remote's HEAD when
+	// git.branch was not configured).
+	Branch string
+	// Notes are one-line reports of repairs boot made (a half-made .git
+	// re-cloned, a stale lock removed, ...), for the kernel to show.
+	Notes []string
 }
 
 // Hydrate brings the root up to the remote branch: clone into an empty
@@ -225,6 +258,16 @@ func (r *Repo) Hydrate(ctx context.Context) (*HydrateResult, error) {
 		return nil, err
 	}
 	defer r.unlock()
+	res, err := r.hydrate(ctx)
+	if res != nil {
+		for _, n := range res.Notes {
+			r.progressf("%s", n)
+		}
+	}
+	return res, err
+}
+
+func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 	if r.remote == nil {
 		h, _ := r.head()
 		return &HydrateResult{Action: "local", Head: h.String()}, nil
@@ -238,17 +281,35 @@ func (r *Repo) Hydrate(ctx context.Context) (*HydrateResult, error) {
 		return nil, err
 	}
 	known := r.trackingTip(branch)
-	fresh := head.IsZero() && known.IsZero()
-	r.progressf("fetching %s from %s", branch, r.cfg.Remote)
-	depth := 0
-	if fresh {
-		depth = r.cfg.Depth
+	if head.IsZero() && known.IsZero() {
+		// Nothing local: a clone (into a staging directory, moved into
+		// place only when complete).
+		res, err := r.cloneFresh(ctx)
+		if res != nil {
+			res.Notes = append(r.notes, res.Notes...)
+			r.notes = nil
+		}
+		return res, err
 	}
-	tip, err := r.remote.Fetch(ctx, branch, depth)
+	if !head.IsZero() {
+		if _, err := object.GetCommit(r.store, head); err != nil {
+			// The branch names a commit whose objects are gone: nothing
+			// local can be recovered; put the broken .git aside and clone.
+			res, err := r.recloneBroken(ctx, fmt.Sprintf("HEAD commit %s is unreadable (%v)", short(head), err))
+			if res != nil {
+				res.Notes = append(r.notes, res.Notes...)
+				r.notes = nil
+			}
+			return res, err
+		}
+	}
+	r.progressf("fetching %s from %s", branch, r.cfg.Remote)
+	tip, err := r.remote.Fetch(ctx, branch, 0)
 	if err != nil {
 		return nil, r.wrapRemoteErr("fetch", err)
 	}
-	res := &HydrateResult{}
+	res := &HydrateResult{Branch: branch, Notes: r.notes}
+	r.notes = nil
 	switch {
 	case tip.IsZero() && head.IsZero():
 		res.Action = "empty-remote"
@@ -263,9 +324,6 @@ func (r *Repo) Hydrate(ctx context.Context) (*HydrateResult, error) {
 			return nil, err
 		}
 		res.Action, res.Head = "fetched", tip.String()
-		if fresh {
-			res.Action = "cloned"
-		}
 		r.progressf("%s %s at %s", res.Action, branch, short(tip))
 		return res, nil
 	default:
@@ -325,7 +383,7 @@ func (r *Repo) branch() (string, error) {
 		return "", fmt.Errorf("read HEAD: %w", err)
 	}
 	if ref.Type() != plumbing.SymbolicReference {
-		return "", fmt.Errorf("HEAD is detached; check out a branch (e.g. %s) to persist changes", r.cfg.Branch)
+		return "", fmt.Errorf("HEAD is detached; check out a branch (e.g. %s) to persist changes", r.defaultBranch())
 	}
 	return ref.Target().Short(), nil
 }

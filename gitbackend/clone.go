@@ -1,0 +1,645 @@
+package gitbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// ErrBranchNotFound: the branch to check out does not exist on a remote
+// that has other branches. Starting it would begin an unrelated history
+// beside the remote's, so boot refuses and names the branches there are.
+var ErrBranchNotFound = errors.New("branch not found on the remote")
+
+// remoteHeads is what the remote advertises: the branch its HEAD names
+// (possibly unborn) and its branches.
+type remoteHeads struct {
+	head     string
+	branches map[string]plumbing.Hash
+}
+
+// listRemote asks the remote for its HEAD and branches, the way git clone
+// does before it picks the branch to check out.
+func (r *Repo) listRemote(ctx context.Context) (remoteHeads, error) {
+	rh := remoteHeads{branches: map[string]plumbing.Hash{}}
+	if l, ok := r.remote.(*localRemote); ok {
+		rs := l.open()
+		defer rs.Close()
+		if b, err := os.ReadFile(filepath.Join(l.path, "HEAD")); err == nil {
+			if t, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:"); ok {
+				rh.head = strings.TrimPrefix(strings.TrimSpace(t), "refs/heads/")
+			}
+		}
+		iter, err := rs.IterReferences()
+		if err != nil {
+			return rh, fmt.Errorf("list refs of %s: %w", l.path, err)
+		}
+		err = iter.ForEach(func(ref *plumbing.Reference) error {
+			if ref.Name().IsBranch() && ref.Type() == plumbing.HashReference {
+				rh.branches[ref.Name().Short()] = ref.Hash()
+			}
+			return nil
+		})
+		if err != nil {
+			return rh, fmt.Errorf("list refs of %s: %w", l.path, err)
+		}
+		return rh, nil
+	}
+	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{r.cfg.Remote}})
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: basicAuth(r.cfg.Token)})
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return rh, nil
+	}
+	if err != nil {
+		return rh, classifyNetErr(err)
+	}
+	for _, ref := range refs {
+		switch {
+		case ref.Name() == plumbing.HEAD && ref.Type() == plumbing.SymbolicReference:
+			rh.head = strings.TrimPrefix(ref.Target().String(), "refs/heads/")
+		case ref.Name().IsBranch() && ref.Type() == plumbing.HashReference:
+			rh.branches[ref.Name().Short()] = ref.Hash()
+		}
+	}
+	return rh, nil
+}
+
+// pickBranch chooses the branch a fresh root checks out: the configured
+// one, else the remote's HEAD (git clone's choice). It never picks a
+// branch the remote lacks while it has others.
+func (r *Repo) pickBranch(rh remoteHeads) (branch, note string, err error) {
+	if len(rh.branches) == 0 {
+		switch {
+		case r.cfg.Branch != "":
+			return r.cfg.Branch, "", nil
+		case rh.head != "":
+			return rh.head, "", nil // git clone of an empty remote keeps its unborn HEAD
+		}
+		return "main", "", nil
+	}
+	names := make([]string, 0, len(rh.branches))
+	for b := range rh.branches {
+		names = append(names, b)
+	}
+	sort.Strings(names)
+	list := strings.Join(names, ", ")
+	if len(names) > 8 {
+		list = strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
+	}
+	if r.cfg.Branch != "" {
+		if _, ok := rh.branches[r.cfg.Branch]; ok {
+			return r.cfg.Branch, "", nil
+		}
+		return "", "", fmt.Errorf("%w: remote %s has no branch %q (it has: %s); set git.branch to one of them",
+			ErrBranchNotFound, redact(r.cfg.Remote), r.cfg.Branch, list)
+	}
+	if _, ok := rh.branches[rh.head]; ok {
+		return rh.head, "", nil
+	}
+	if len(names) == 1 {
+		return names[0], fmt.Sprintf("remote HEAD names no existing branch; checked out its only branch %s", names[0]), nil
+	}
+	return "", "", fmt.Errorf("%w: remote %s HEAD names no existing branch (it has: %s); set git.branch to one of them",
+		ErrBranchNotFound, redact(r.cfg.Remote), list)
+}
+
+// cloneFresh fills a root that has no commit of its own: it picks the
+// branch, fetches it and checks it out, all in a staging area, then moves
+// the result into place. A failure leaves the root as it was.
+func (r *Repo) cloneFresh(ctx context.Context) (*HydrateResult, error) {
+	rh, err := r.listRemote(ctx)
+	if err != nil {
+		return nil, r.wrapRemoteErr("list", err)
+	}
+	branch, note, err := r.pickBranch(rh)
+	if err != nil {
+		return nil, err
+	}
+	res := &HydrateResult{Branch: branch}
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	r.cfg.Branch = branch
+	if _, ok := rh.branches[branch]; !ok {
+		// An empty remote: the root starts the branch (the first push
+		// creates it).
+		if err := r.pointHEAD(branch); err != nil {
+			return nil, err
+		}
+		res.Action = "empty-remote"
+		return res, nil
+	}
+	r.progressf("cloning %s from %s", branch, redact(r.cfg.Remote))
+	var tip plumbing.Hash
+	if stage, ok := r.osStagingParent(); ok {
+		var notes []string
+		tip, notes, err = r.cloneStaged(ctx, stage, branch)
+		res.Notes = append(res.Notes, notes...)
+	} else {
+		tip, err = r.cloneInPlace(ctx, branch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Action, res.Head = "cloned", tip.String()
+	r.progressf("cloned %s at %s", branch, short(tip))
+	return res, nil
+}
+
+// recloneBroken puts the contents of a .git that cannot be used aside
+// (nothing is deleted: it may hold something a person wants back) and
+// clones afresh.
+func (r *Repo) recloneBroken(ctx context.Context, why string) (*HydrateResult, error) {
+	aside := fmt.Sprintf(".git/tgp-broken-%d", time.Now().UnixNano())
+	if err := r.wt.MkdirAll(aside, 0o755); err != nil {
+		return nil, fmt.Errorf("set aside broken .git: %w", err)
+	}
+	for _, name := range []string{"HEAD", "refs", "packed-refs", "objects", "index", "shallow"} {
+		if _, err := r.wt.Lstat(".git/" + name); err == nil {
+			if err := r.wt.Rename(".git/"+name, aside+"/"+name); err != nil {
+				return nil, fmt.Errorf("set aside broken .git/%s: %w", name, err)
+			}
+		}
+	}
+	_ = r.store.Close()
+	if err := r.openStore(); err != nil {
+		return nil, err
+	}
+	repo, err := git.InitWithOptions(r.store, r.wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch())})
+	if errors.Is(err, git.ErrRepositoryAlreadyExists) {
+		repo, err = git.Open(r.store, r.wt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("re-init %s/.git: %w", r.wt.Root(), err)
+	}
+	r.repo = repo
+	if err := r.setRemote(); err != nil {
+		return nil, err
+	}
+	res, err := r.cloneFresh(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("re-clone (%s): %w", why, err)
+	}
+	res.Notes = append([]string{fmt.Sprintf("re-cloned: %s; the old repository data is in %s", why, aside)}, res.Notes...)
+	return res, nil
+}
+
+// pointHEAD makes HEAD name branch and records its upstream.
+func (r *Repo) pointHEAD(branch string) error {
+	ref := plumbing.NewBranchReferenceName(branch)
+	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, ref)); err != nil {
+		return fmt.Errorf("write HEAD: %w", err)
+	}
+	cfg, err := r.repo.Config()
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	if b, ok := cfg.Branches[branch]; !ok || b.Remote != "origin" || b.Merge != ref {
+		cfg.Branches[branch] = &config.Branch{Name: branch, Remote: "origin", Merge: ref}
+		if err := r.repo.SetConfig(cfg); err != nil {
+			return fmt.Errorf("configure branch %s: %w", branch, err)
+		}
+	}
+	return nil
+}
+
+// osStagingParent returns the OS directory of the root when the worktree
+// is the OS directory itself (not memory): only then can a clone be staged
+// beside it and renamed into place.
+func (r *Repo) osStagingParent() (string, bool) {
+	root := r.wt.Root()
+	if root == "" || !filepath.IsAbs(root) {
+		return "", false
+	}
+	a, err1 := r.wt.Stat(".")
+	b, err2 := os.Stat(root)
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		return "", false
+	}
+	return root, true
+}
+
+// checkoutEntry is one tree entry to materialise.
+type checkoutEntry struct {
+	path string
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+// listCheckout lists every non-tree entry of tree, in index order, and
+// refuses the whole tree if any path is one git refuses to check out.
+func listCheckout(ctx context.Context, s storer.EncodedObjectStorer, tree plumbing.Hash) ([]checkoutEntry, error) {
+	var out []checkoutEntry
+	var walk func(h plumbing.Hash, prefix string) error
+	walk = func(h plumbing.Hash, prefix string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t, err := object.GetTree(s, h)
+		if err != nil {
+			return fmt.Errorf("read tree %s%s: %w", prefix, h, err)
+		}
+		for _, e := range t.Entries {
+			p := prefix + e.Name
+			if e.Mode == filemode.Dir {
+				if err := walk(e.Hash, p+"/"); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := verifyCheckoutPath(p, e.Mode); err != nil {
+				return err
+			}
+			out = append(out, checkoutEntry{path: p, mode: e.Mode, hash: e.Hash})
+		}
+		return nil
+	}
+	if err := walk(tree, ""); err != nil {
+		return nil, err
+	}
+	// A directory component is checked too: a tree holding ".GIT" as a
+	// directory has entries below it, and each carries the prefix.
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
+}
+
+// checkoutAll writes entries into an empty worktree.
+func checkoutAll(ctx context.Context, s storer.EncodedObjectStorer, wt billy.Filesystem, entries []checkoutEntry) error {
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := writeWorktreeFile(s, wt, fileChange{Path: e.path, Mode: e.mode, Hash: e.hash}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeCheckoutIndex records entries in a new index with the stat data of
+// the files as they are now in wt (after any move).
+func writeCheckoutIndex(s storage.Storer, wt billy.Filesystem, entries []checkoutEntry) error {
+	idx := &index.Index{Version: 2}
+	for _, c := range entries {
+		e := &index.Entry{Name: c.path, Hash: c.hash, Mode: c.mode}
+		if c.mode != filemode.Submodule {
+			if info, err := wt.Lstat(c.path); err == nil {
+				e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
+				e.Size = uint32(info.Size())
+				fillStat(e, info)
+			}
+		}
+		idx.Entries = append(idx.Entries, e)
+	}
+	if err := s.SetIndex(idx); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	return nil
+}
+
+// finishClone records a checked-out clone: index, HEAD and upstream, and
+// last the branch and tracking refs, which is what makes the root no longer
+// fresh (a crash before that point re-clones at the next boot).
+func (r *Repo) finishClone(branch string, tip plumbing.Hash, entries []checkoutEntry) error {
+	if err := writeCheckoutIndex(r.store, r.wt, entries); err != nil {
+		return err
+	}
+	if err := r.pointHEAD(branch); err != nil {
+		return err
+	}
+	if err := r.setTracking(branch, tip); err != nil {
+		return fmt.Errorf("write tracking ref: %w", err)
+	}
+	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), tip)); err != nil {
+		return fmt.Errorf("write branch %s: %w", branch, err)
+	}
+	return nil
+}
+
+// cloneInPlace clones into the root itself (a memory root: a crash loses
+// it anyway). Every path is verified before the first write; a failure
+// while writing removes what was written.
+func (r *Repo) cloneInPlace(ctx context.Context, branch string) (plumbing.Hash, error) {
+	tip, err := r.remote.Fetch(ctx, branch, r.cfg.Depth)
+	if err != nil {
+		return plumbing.ZeroHash, r.wrapRemoteErr("fetch", err)
+	}
+	tree, err := r.treeOf(tip)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	entries, err := listCheckout(ctx, r.store, tree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	before := map[string]bool{}
+	if infos, err := r.wt.ReadDir("."); err == nil {
+		for _, i := range infos {
+			before[i.Name()] = true
+		}
+	}
+	if err := checkoutAll(ctx, r.store, r.wt, entries); err != nil {
+		for _, e := range entries {
+			top, _, _ := strings.Cut(e.path, "/")
+			if !before[top] {
+				_ = removeAllBilly(r.wt, top)
+			}
+		}
+		return plumbing.ZeroHash, err
+	}
+	return tip, r.finishClone(branch, tip, entries)
+}
+
+func removeAllBilly(wt billy.Filesystem, p string) error {
+	info, err := wt.Lstat(p)
+	if err != nil {
+		return nil
+	}
+	if info.IsDir() {
+		return removeAll(wt, p)
+	}
+	return wt.Remove(p)
+}
+
+// stagingPrefix names the staging directories of root, beside it.
+func stagingPrefix(root string) string {
+	return filepath.Join(filepath.Dir(root), "."+filepath.Base(root)+".tgp-clone-")
+}
+
+// cloneStaged clones into a fresh directory beside the root and moves the
+// result in: worktree entries first, then the objects, then index, HEAD and
+// refs. The root's .git directory itself stays (it holds the cross-process
+// lock file).
+func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.Hash, []string, error) {
+	var notes []string
+	if r.flock != nil {
+		// We hold the root's lock: no other process is cloning into it, so
+		// any staging directory left is from one that died.
+		old, _ := filepath.Glob(stagingPrefix(root) + "*")
+		inside, _ := filepath.Glob(filepath.Join(root, ".git", "tgp-clone-*"))
+		old = append(old, inside...)
+		for _, o := range old {
+			if err := os.RemoveAll(o); err == nil {
+				notes = append(notes, "removed the half-made clone "+o+" left by an interrupted boot")
+			}
+		}
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(root), filepath.Base(stagingPrefix(root)))
+	if err != nil {
+		// The parent is not writable: stage inside .git instead (same
+		// filesystem, hidden from the worktree).
+		stage, err = os.MkdirTemp(filepath.Join(root, ".git"), "tgp-clone-")
+		if err != nil {
+			return plumbing.ZeroHash, notes, fmt.Errorf("make staging directory for %s: %w", root, err)
+		}
+	}
+	defer os.RemoveAll(stage)
+	stageWT := osfs.New(stage)
+	dot, err := stageWT.Chroot(".git")
+	if err != nil {
+		return plumbing.ZeroHash, notes, err
+	}
+	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, MaxOpenDescriptors: 64})
+	closed := false
+	defer func() {
+		if !closed {
+			_ = st.Close()
+		}
+	}()
+	var rem remoteStore
+	if l, ok := r.remote.(*localRemote); ok {
+		rem = &localRemote{path: l.path, local: st}
+	} else {
+		repo, err := git.Init(st, nil)
+		if err != nil {
+			return plumbing.ZeroHash, notes, fmt.Errorf("init staging repository %s: %w", stage, err)
+		}
+		rem = &netRemote{url: r.cfg.Remote, repo: repo, auth: basicAuth(r.cfg.Token), progress: r.progress}
+	}
+	tip, err := rem.Fetch(ctx, branch, r.cfg.Depth)
+	if err != nil {
+		return plumbing.ZeroHash, notes, r.wrapRemoteErr("fetch", err)
+	}
+	if tip.IsZero() {
+		return plumbing.ZeroHash, notes, fmt.Errorf("fetch %s: branch %s vanished from the remote", redact(r.cfg.Remote), branch)
+	}
+	c, err := object.GetCommit(st, tip)
+	if err != nil {
+		return plumbing.ZeroHash, notes, fmt.Errorf("read commit %s: %w", tip, err)
+	}
+	entries, err := listCheckout(ctx, st, c.TreeHash)
+	if err != nil {
+		return plumbing.ZeroHash, notes, err
+	}
+	if err := checkoutAll(ctx, st, stageWT, entries); err != nil {
+		return plumbing.ZeroHash, notes, err
+	}
+	if err := st.Close(); err != nil {
+		return plumbing.ZeroHash, notes, fmt.Errorf("close staging repository: %w", err)
+	}
+	closed = true
+	if err := ctx.Err(); err != nil {
+		return plumbing.ZeroHash, notes, err
+	}
+	// From here on the clone is complete; moving it is renames only.
+	if err := r.store.Close(); err != nil {
+		return plumbing.ZeroHash, notes, fmt.Errorf("close %s/.git: %w", root, err)
+	}
+	reopened := false
+	defer func() {
+		if !reopened {
+			// A move failed: keep the Repo usable on whatever is there;
+			// the next boot sees a fresh root and clones again.
+			if r.openStore() == nil {
+				if repo, err := git.Open(r.store, r.wt); err == nil {
+					r.repo = repo
+					_ = r.setRemote()
+				}
+			}
+		}
+	}()
+	gitdir := filepath.Join(root, ".git")
+	if err := replacePath(filepath.Join(stage, ".git", "objects"), filepath.Join(gitdir, "objects")); err != nil {
+		return plumbing.ZeroHash, notes, err
+	}
+	if _, err := os.Lstat(filepath.Join(stage, ".git", "shallow")); err == nil {
+		if err := replacePath(filepath.Join(stage, ".git", "shallow"), filepath.Join(gitdir, "shallow")); err != nil {
+			return plumbing.ZeroHash, notes, err
+		}
+	} else {
+		_ = os.Remove(filepath.Join(gitdir, "shallow"))
+	}
+	tops, err := os.ReadDir(stage)
+	if err != nil {
+		return plumbing.ZeroHash, notes, fmt.Errorf("read %s: %w", stage, err)
+	}
+	for _, t := range tops {
+		if t.Name() == ".git" {
+			continue
+		}
+		if err := mergeMove(filepath.Join(stage, t.Name()), filepath.Join(root, t.Name())); err != nil {
+			return plumbing.ZeroHash, notes, err
+		}
+	}
+	if err := r.openStore(); err != nil {
+		return plumbing.ZeroHash, notes, err
+	}
+	reopened = true
+	repo, err := git.Open(r.store, r.wt)
+	if err != nil {
+		return plumbing.ZeroHash, notes, fmt.Errorf("open repository %s: %w", root, err)
+	}
+	r.repo = repo
+	if err := r.setRemote(); err != nil {
+		return plumbing.ZeroHash, notes, err
+	}
+	return tip, notes, r.finishClone(branch, tip, entries)
+}
+
+// replacePath renames src over dst, removing whatever dst was.
+func replacePath(src, dst string) error {
+	if err := os.RemoveAll(dst); err != nil {
+		return fmt.Errorf("replace %s: %w", dst, err)
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return fmt.Errorf("move %s into place: %w", dst, err)
+	}
+	return nil
+}
+
+// mergeMove moves src to dst. Where both are real directories their
+// contents merge (an untracked file already in the root survives, as with
+// the in-place checkout before staging existed); otherwise src replaces
+// dst.
+func mergeMove(src, dst string) error {
+	si, err := os.Lstat(src)
+	if err != nil {
+		return fmt.Errorf("move %s: %w", src, err)
+	}
+	di, err := os.Lstat(dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(src, dst); err != nil {
+			return fmt.Errorf("move %s into place: %w", dst, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("move %s into place: %w", dst, err)
+	}
+	if si.IsDir() && di.IsDir() {
+		kids, err := os.ReadDir(src)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", src, err)
+		}
+		for _, k := range kids {
+			if err := mergeMove(filepath.Join(src, k.Name()), filepath.Join(dst, k.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return replacePath(src, dst)
+}
+
+// staleGitLocks are the lock files git and go-git leave in a .git when a
+// process dies while holding them.
+var staleGitLocks = []string{"index.lock", "HEAD.lock", "config.lock", "packed-refs.lock", "shallow.lock"}
+
+// repairGitDir fixes what an interrupted process can leave in .git before
+// go-git reads it: stale lock files, a missing or garbled HEAD next to
+// branches that hold commits. A .git with nothing worth keeping is left for
+// Hydrate to clone over. It returns a note per repair.
+func (r *Repo) repairGitDir() []string {
+	if _, err := r.wt.Lstat(".git"); err != nil {
+		return nil
+	}
+	var notes []string
+	cutoff := time.Now().Add(-staleLockAge)
+	for _, name := range staleGitLocks {
+		p := ".git/" + name
+		if info, err := r.wt.Lstat(p); err == nil && info.ModTime().Before(cutoff) {
+			if r.wt.Remove(p) == nil {
+				notes = append(notes, "removed the stale lock "+p+" left by a process that died")
+			}
+		}
+	}
+	notes = append(notes, r.removeStaleRefLocks(".git/refs", cutoff)...)
+	head, err := r.store.Reference(plumbing.HEAD)
+	if err == nil && (head.Type() == plumbing.SymbolicReference || !head.Hash().IsZero()) {
+		return notes
+	}
+	// HEAD is missing or unreadable. With local branches it is repaired
+	// (they may hold commits never pushed); without, the root is fresh.
+	var branches []string
+	if iter, err := r.store.IterReferences(); err == nil {
+		_ = iter.ForEach(func(ref *plumbing.Reference) error {
+			if ref.Name().IsBranch() {
+				branches = append(branches, ref.Name().Short())
+			}
+			return nil
+		})
+	}
+	if _, err := r.wt.Lstat(".git/HEAD"); err != nil && len(branches) == 0 {
+		return notes // not a repository yet (or a half-made one): Open inits, Hydrate clones
+	}
+	pick := r.defaultBranch()
+	if len(branches) > 0 && !contains(branches, pick) {
+		sort.Strings(branches)
+		pick = branches[0]
+	}
+	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(pick))); err == nil {
+		notes = append(notes, "repaired .git/HEAD (missing or unreadable): it now names "+pick)
+	}
+	return notes
+}
+
+func (r *Repo) removeStaleRefLocks(dir string, cutoff time.Time) []string {
+	infos, err := r.wt.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var notes []string
+	for _, i := range infos {
+		p := path.Join(dir, i.Name())
+		switch {
+		case i.IsDir():
+			notes = append(notes, r.removeStaleRefLocks(p, cutoff)...)
+		case strings.HasSuffix(i.Name(), ".lock") && i.ModTime().Before(cutoff):
+			if r.wt.Remove(p) == nil {
+				notes = append(notes, "removed the stale lock "+p+" left by a process that died")
+			}
+		}
+	}
+	return notes
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,454 @@
+package gitbackend
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/vfs"
+)
+
+// bootRoot opens and hydrates a root on remote the way the kernel does
+// (branch "" = not configured).
+func bootRoot(t testing.TB, remote, branch string, memory bool, root string) (*vfs.FS, *Repo, *HydrateResult, error) {
+	t.Helper()
+	var f *vfs.FS
+	var opts []Option
+	if memory {
+		f = vfs.NewMemory()
+	} else {
+		if root == "" {
+			root = filepath.Join(t.TempDir(), "root")
+		}
+		var err error
+		if f, err = vfs.NewOS(root); err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, WithLockFile(LockFilePath(f.Root())))
+	}
+	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: branch,
+		Author: Identity{Name: "Agent", Email: "agent@example.com"}}, opts...)
+	if err != nil {
+		return f, nil, nil, err
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	res, err := r.Hydrate(context.Background())
+	return f, r, res, err
+}
+
+// workRepo makes a non-bare repository with the git CLI.
+func workRepo(t testing.TB, branch string) string {
+	t.Helper()
+	gittest.RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "work")
+	gittest.Git(t, "", "init", "-q", "-b", branch, dir)
+	return dir
+}
+
+// bareFrom pushes every branch of work into a new bare remote whose HEAD
+// names head.
+func bareFrom(t testing.TB, work, head string) string {
+	t.Helper()
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	gittest.Git(t, "", "init", "-q", "--bare", "-b", head, bare)
+	gittest.Git(t, bare, "config", "http.receivepack", "true")
+	gittest.Git(t, work, "push", "-q", bare, "refs/heads/*:refs/heads/*")
+	return bare
+}
+
+func writeFile(t testing.TB, dir, p, content string, mode os.FileMode) {
+	t.Helper()
+	full := filepath.Join(dir, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(full, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compareWithGitClone clones remote with the git CLI and compares, with
+// ours: every worktree entry (type, mode, bytes or link target), `git
+// ls-files -s` and `git status --porcelain=v2 --branch` (run in both
+// roots by the git CLI). It returns the differences, one per line.
+func compareWithGitClone(t testing.TB, remote, ours string) []string {
+	t.Helper()
+	theirs := filepath.Join(t.TempDir(), "git-clone")
+	gittest.Git(t, "", "clone", "-q", remote, theirs)
+	var diffs []string
+	a, b := snapshotTree(t, theirs), snapshotTree(t, ours)
+	for _, p := range unionKeys(a, b) {
+		if a[p] != b[p] {
+			diffs = append(diffs, "worktree "+p+": git clone "+quoteOrMissing(a[p])+", ours "+quoteOrMissing(b[p]))
+		}
+	}
+	for _, args := range [][]string{{"ls-files", "-s"}, {"status", "--porcelain=v2", "--branch"}, {"status", "--porcelain"}} {
+		want, werr := gittest.GitErr(theirs, args...)
+		got, gerr := gittest.GitErr(ours, args...)
+		if want != got || (werr == nil) != (gerr == nil) {
+			diffs = append(diffs, "git "+strings.Join(args, " ")+":\n--- git clone\n"+want+"--- ours\n"+got)
+		}
+	}
+	return diffs
+}
+
+func quoteOrMissing(s string) string {
+	if s == "" {
+		return "(missing)"
+	}
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return "[" + s + "]"
+}
+
+func unionKeys(a, b map[string]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// snapshotTree describes every entry under dir except .git.
+func snapshotTree(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "symlink -> " + target
+		case info.IsDir():
+			out[rel] = "dir"
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			kind := "file"
+			if info.Mode()&0o100 != 0 {
+				kind = "exec"
+			}
+			out[rel] = kind + " " + string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBootGitlinkLikeGitClone: a submodule entry (mode 160000) is checked
+// out as an empty directory, recorded in the index, and status is clean —
+// what git clone does without --recurse-submodules.
+func TestBootGitlinkLikeGitClone(t *testing.T) {
+	work := workRepo(t, "main")
+	writeFile(t, work, "a.txt", "a\n", 0o644)
+	writeFile(t, work, "lib/x.go", "package x\n", 0o644)
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,vendor/sub")
+	gittest.Git(t, work, "commit", "-q", "-m", "with a submodule")
+	remote := bareFrom(t, work, "main")
+	for _, memory := range []bool{false, true} {
+		f, _, res, err := bootRoot(t, remote, "", memory, "")
+		if err != nil {
+			t.Fatalf("memory=%v: boot: %v", memory, err)
+		}
+		if res.Action != "cloned" || res.Branch != "main" {
+			t.Fatalf("memory=%v: %+v", memory, res)
+		}
+		info, err := f.Lstat("vendor/sub")
+		if err != nil || !info.IsDir() {
+			t.Fatalf("memory=%v: vendor/sub: %v %v", memory, info, err)
+		}
+		if !memory {
+			if d := compareWithGitClone(t, remote, f.Root()); len(d) > 0 {
+				t.Fatalf("differs from git clone:\n%s", strings.Join(d, "\n"))
+			}
+		}
+	}
+}
+
+// TestBootFollowsRemoteHEAD: with git.branch unset, a remote whose only
+// branch is master checks out master (the issue's "empty-remote" bug), and
+// a remote whose HEAD names trunk among several branches checks out trunk.
+func TestBootFollowsRemoteHEAD(t *testing.T) {
+	work := workRepo(t, "master")
+	writeFile(t, work, "README", "hello\n", 0o644)
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "commit", "-q", "-m", "init")
+	masterOnly := bareFrom(t, work, "master")
+	gittest.Git(t, work, "checkout", "-q", "-b", "trunk")
+	writeFile(t, work, "t.txt", "t\n", 0o644)
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "commit", "-q", "-m", "trunk")
+	trunkHead := bareFrom(t, work, "trunk")
+	srv := gittest.NewHTTPServer(t, filepath.Dir(trunkHead), "")
+	for _, tc := range []struct {
+		name, remote, want, file string
+	}{
+		{"local master only", masterOnly, "master", "README"},
+		{"local HEAD trunk", trunkHead, "trunk", "t.txt"},
+		{"http HEAD trunk", srv.URL(filepath.Base(trunkHead)), "trunk", "t.txt"},
+	} {
+		for _, memory := range []bool{false, true} {
+			f, r, res, err := bootRoot(t, tc.remote, "", memory, "")
+			if err != nil {
+				t.Fatalf("%s memory=%v: %v", tc.name, memory, err)
+			}
+			if res.Action != "cloned" || res.Branch != tc.want {
+				t.Fatalf("%s memory=%v: %+v", tc.name, memory, res)
+			}
+			if _, err := f.ReadFile(tc.file); err != nil {
+				t.Fatalf("%s memory=%v: %v", tc.name, memory, err)
+			}
+			// The first write goes onto the remote's branch, not a new one.
+			if err := f.WriteFile("new.txt", []byte("n\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			pr, err := r.Persist(context.Background(), Change{Paths: []string{"new.txt"}, Message: "add"})
+			if err != nil || pr.Branch != tc.want {
+				t.Fatalf("%s memory=%v: persist %+v %v", tc.name, memory, pr, err)
+			}
+			if !memory && !strings.HasPrefix(tc.remote, "http") {
+				if d := compareWithGitClone(t, tc.remote, f.Root()); len(d) > 0 {
+					t.Fatalf("%s: differs from git clone:\n%s", tc.name, strings.Join(d, "\n"))
+				}
+			}
+		}
+	}
+}
+
+// TestBootConfiguredBranchMissing: a configured branch the remote lacks,
+// while it has others, is refused with one line naming them, and nothing
+// is checked out.
+func TestBootConfiguredBranchMissing(t *testing.T) {
+	work := workRepo(t, "master")
+	writeFile(t, work, "README", "hello\n", 0o644)
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "commit", "-q", "-m", "init")
+	gittest.Git(t, work, "branch", "dev")
+	remote := bareFrom(t, work, "master")
+	srv := gittest.NewHTTPServer(t, filepath.Dir(remote), "")
+	for _, rem := range []string{remote, srv.URL(filepath.Base(remote))} {
+		f, _, _, err := bootRoot(t, rem, "main", false, "")
+		if !errors.Is(err, ErrBranchNotFound) || strings.Contains(err.Error(), "\n") ||
+			!strings.Contains(err.Error(), `no branch "main" (it has: dev, master)`) {
+			t.Fatalf("%s: %v", rem, err)
+		}
+		if _, err := f.Lstat("README"); err == nil {
+			t.Fatalf("%s: a refused boot checked files out", rem)
+		}
+	}
+	before := gittest.Git(t, remote, "for-each-ref")
+	if after := gittest.Git(t, remote, "for-each-ref"); after != before {
+		t.Fatalf("remote changed:\n%s\n%s", before, after)
+	}
+}
+
+// TestBootEmptyRemote: a truly empty remote starts the branch its HEAD
+// names (main by default), and the first write creates it there.
+func TestBootEmptyRemote(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	f, r, res, err := bootRoot(t, remote, "", false, "")
+	if err != nil || res.Action != "empty-remote" || res.Branch != "main" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	_ = f.WriteFile("a.txt", []byte("a\n"), 0o644)
+	if _, err := r.Persist(context.Background(), Change{Paths: []string{"a.txt"}, Message: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, remote, "for-each-ref", "--format=%(refname)"); got != "refs/heads/main\n" {
+		t.Fatalf("%q", got)
+	}
+}
+
+// hostileRemote makes a bare remote whose main branch holds a file at p
+// (built with plumbing commands, which do not check names).
+func hostileRemote(t testing.TB, p string) string {
+	t.Helper()
+	remote := gittest.SeedRemote(t, map[string]string{"ok.txt": "ok\n"})
+	blob := strings.TrimSpace(gittestStdin(t, remote, "x\n", "hash-object", "-w", "--stdin"))
+	parts := strings.Split(p, "/")
+	entry := "100644 blob " + blob + "\t" + parts[len(parts)-1] + "\n"
+	for i := len(parts) - 2; i >= 0; i-- {
+		tree := strings.TrimSpace(gittestStdin(t, remote, entry, "mktree"))
+		entry = "040000 tree " + tree + "\t" + parts[i] + "\n"
+	}
+	okBlob := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main:ok.txt"))
+	root := strings.TrimSpace(gittestStdin(t, remote, entry+"100644 blob "+okBlob+"\tok.txt\n", "mktree"))
+	commit := strings.TrimSpace(gittest.Git(t, remote, "commit-tree", root, "-p", "main", "-m", "hostile"))
+	gittest.Git(t, remote, "update-ref", "refs/heads/main", commit)
+	return remote
+}
+
+func gittestStdin(t testing.TB, dir, stdin string, args ...string) string {
+	t.Helper()
+	out, err := gitStdin(dir, stdin, args...)
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+// TestBootRefusesInvalidPaths: git refuses to check out a tree holding a
+// path some filesystem reads as .git; so does boot, with git's message, and
+// it leaves nothing behind (the next boot fails the same way, not with a
+// half-made repository's error).
+func TestBootRefusesInvalidPaths(t *testing.T) {
+	for _, p := range []string{".GIT/config", "git~1/x", ".git\u200c/x", "a/.Git/hooks/post-checkout"} {
+		remote := hostileRemote(t, p)
+		// git on Linux checks HFS+ names only with core.protectHFS (on by
+		// default on macOS): ask for it, as the kernel always does.
+		if out, err := gittest.GitErr("", "-c", "core.protectHFS=true", "clone", "-q", remote, filepath.Join(t.TempDir(), "c")); err == nil ||
+			!strings.Contains(out, "error: invalid path '"+p+"'") {
+			t.Fatalf("oracle: git clone of %q: %v %s", p, err, out)
+		}
+		for _, memory := range []bool{false, true} {
+			parent := t.TempDir()
+			root := filepath.Join(parent, "root")
+			f, _, _, err := bootRoot(t, remote, "", memory, root)
+			var ip *InvalidPathError
+			if !errors.As(err, &ip) || ip.Path != p || !strings.Contains(err.Error(), "error: invalid path '"+p+"'") {
+				t.Fatalf("%q memory=%v: %v", p, memory, err)
+			}
+			if _, err := f.Lstat("ok.txt"); err == nil {
+				t.Fatalf("%q memory=%v: a refused clone left ok.txt", p, memory)
+			}
+			if memory {
+				continue
+			}
+			if left := listDir(t, parent); strings.Join(left, ",") != "root" {
+				t.Fatalf("%q: left beside the root: %v", p, left)
+			}
+			if left := listDir(t, root); len(left) != 1 || left[0] != ".git" {
+				t.Fatalf("%q: left in the root: %v", p, left)
+			}
+			// The next boot says the same thing.
+			if _, _, _, err := bootRoot(t, remote, "", false, root); !errors.As(err, &ip) {
+				t.Fatalf("%q: second boot: %v", p, err)
+			}
+		}
+	}
+}
+
+func listDir(t testing.TB, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestBootRepairsHalfMadeGitDir: the states an interrupted boot or write
+// leaves (the old half-made clone, a stale lock, a missing HEAD, lost
+// objects, a staging directory) are repaired or re-cloned, with a note.
+func TestBootRepairsHalfMadeGitDir(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n", "d/b.txt": "b\n"})
+	old := time.Now().Add(-time.Hour)
+	cases := []struct {
+		name   string
+		break_ func(t *testing.T, root string)
+		note   string
+	}{
+		{"init only (old half-made clone)", func(t *testing.T, root string) {
+			_ = os.RemoveAll(filepath.Join(root, ".git"))
+			gittest.Git(t, "", "init", "-q", "-b", "main", root)
+			writeFile(t, root, "a.txt", "half\n", 0o644)
+		}, ""},
+		{"stale index.lock", func(t *testing.T, root string) {
+			lock := filepath.Join(root, ".git", "index.lock")
+			writeFile(t, root, ".git/index.lock", "", 0o644)
+			_ = os.Chtimes(lock, old, old)
+		}, "stale lock .git/index.lock"},
+		{"missing HEAD", func(t *testing.T, root string) {
+			_ = os.Remove(filepath.Join(root, ".git", "HEAD"))
+		}, "repaired .git/HEAD"},
+		{"lost objects", func(t *testing.T, root string) {
+			_ = os.RemoveAll(filepath.Join(root, ".git", "objects"))
+		}, "re-cloned"},
+		{"staging dir of a dead boot", func(t *testing.T, root string) {
+			_ = os.RemoveAll(filepath.Join(root, ".git"))
+			_ = os.MkdirAll(stagingPrefix(root)+"123/.git", 0o755)
+		}, "removed the half-made clone"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "root")
+			f, r, _, err := bootRoot(t, remote, "", false, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = r.Close()
+			tc.break_(t, root)
+			f, _, res, err := bootRoot(t, remote, "", false, root)
+			if err != nil {
+				t.Fatalf("boot after %s: %v", tc.name, err)
+			}
+			if tc.note != "" && !strings.Contains(strings.Join(res.Notes, "\n"), tc.note) {
+				t.Fatalf("notes %q lack %q", res.Notes, tc.note)
+			}
+			if d := compareWithGitClone(t, remote, f.Root()); len(d) > 0 {
+				t.Fatalf("differs from git clone:\n%s", strings.Join(d, "\n"))
+			}
+			if m, _ := filepath.Glob(stagingPrefix(root) + "*"); len(m) > 0 {
+				t.Fatalf("staging left: %v", m)
+			}
+		})
+	}
+}
+
+// gitStdin runs the git CLI with stdin, in gittest's pinned environment.
+func gitStdin(dir, stdin string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	home := filepath.Join(os.TempDir(), "tgp-gittest-home")
+	_ = os.MkdirAll(home, 0o755)
+	cmd.Env = gittest.Env(home)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}

@@ -111,7 +111,7 @@ func Defaults() map[string]any {
 	return map[string]any{
 		"root_dir":                   ".tgp",
 		"git.remote":                 "",
-		"git.branch":                 "main",
+		"git.branch":                 "", // empty: follow the remote's HEAD like git clone
 		"git.provider":               "local",
 		"git.repo":                   "",
 		"git.depth":                  0,
@@ -384,9 +384,6 @@ func (c *Config) Validate() error {
 	}
 	if c.RootDir == "" {
 		return &ConfigError{Key: "root_dir", Problem: "must not be empty"}
-	}
-	if c.Git.Branch == "" {
-		return &ConfigError{Key: "git.branch", Problem: "must not be empty"}
 	}
 	if c.Git.Retry.BaseDelay < 0 {
 		return &ConfigError{Key: "git.retry.base_delay", Problem: "must be a non-negative duration such as 50ms"}

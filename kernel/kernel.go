@@ -212,6 +212,9 @@ func (k *Kernel) Boot(ctx context.Context) error {
 			return fmt.Errorf("boot: %w", err)
 		}
 		k.hydration = res
+		if k.cfg.Git.Branch == "" {
+			k.cfg.Git.Branch = res.Branch // the remote's default branch, now known
+		}
 	}
 	if err := k.loadRegistry(); err != nil {
 		return fmt.Errorf("boot: %w", err)

@@ -12,7 +12,8 @@ root_dir: .tgp
 git:
   # The shared toolbox: a local path, file://, https:// or git:// URL. Empty: work on root_dir as it is.
   remote: ""
-  branch: main
+  # The remote branch to mirror. Empty: the remote's default branch (its HEAD), like git clone.
+  branch: ""
   # github | local | generic (local and generic have no pull-request API).
   provider: local
   # owner/name on GitHub (for write_strategy: pr); derived from the remote when empty.

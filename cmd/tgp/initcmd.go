@@ -36,7 +36,7 @@ func newInitCmd(a *app) *cobra.Command {
 					body = strings.Replace(body, "  remote: \"\"\n", fmt.Sprintf("  remote: %q\n", remote), 1)
 				}
 				if branch != "" {
-					body = strings.Replace(body, "  branch: main\n", fmt.Sprintf("  branch: %q\n", branch), 1)
+					body = strings.Replace(body, "  branch: \"\"\n", fmt.Sprintf("  branch: %q\n", branch), 1)
 				}
 				if err := os.WriteFile(cfgPath, []byte(body), 0o644); err != nil {
 					return &exitError{code: 1, err: err}

@@ -78,6 +78,23 @@ func Verify(p string, isSymlink bool) error {
 	return nil
 }
 
+// VerifyDir is Verify for a directory (a tree entry): the rules for a file,
+// and the last component may not be a name git fsck takes for .gitmodules
+// or .gitattributes, which must be blobs.
+func VerifyDir(p string) error {
+	r := reason(p, false)
+	if r == "" {
+		last := p[strings.LastIndexByte(p, '/')+1:]
+		if isDotGitmodules(last) || isDotGitattributes(last) {
+			r = ReasonSpecialDir
+		}
+	}
+	if r != "" {
+		return &InvalidPathError{Path: p, Reason: r}
+	}
+	return nil
+}
+
 // reason is Verify's rule, returning which rule refused p ("" if none).
 func reason(p string, isSymlink bool) string {
 	if p == "" {

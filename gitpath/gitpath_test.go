@@ -104,3 +104,22 @@ func TestVerifyTable(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyDir(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{
+		{"tools", true}, {"a/b", true}, {".github", true}, {"x/.gitattributes.d", true},
+		{".gitmodules", false}, {"a/GITMOD~1", false}, {".gitattributes", false}, {"x/.gitattributes\u200c", false},
+		{".GIT", false}, {"a//b", false}, {"", false}, {"a/..", false},
+	} {
+		err := VerifyDir(c.path)
+		if (err == nil) != c.ok {
+			t.Errorf("VerifyDir(%q) = %v, want ok=%v", c.path, err, c.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("VerifyDir(%q) = %v: not ErrInvalidPath", c.path, err)
+		}
+	}
+}

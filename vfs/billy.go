@@ -78,7 +78,7 @@ func (b *billyFS) Stat(filename string) (os.FileInfo, error) { return b.fs.Stat(
 func (b *billyFS) Lstat(filename string) (os.FileInfo, error) { return b.fs.Lstat(b.rel(filename)) }
 
 func (b *billyFS) Rename(oldpath, newpath string) error {
-	return b.fs.Rename(b.rel(oldpath), b.rel(newpath))
+	return b.fs.rename(b.rel(oldpath), b.rel(newpath), false)
 }
 
 func (b *billyFS) Remove(filename string) error { return b.fs.Remove(b.rel(filename)) }
@@ -103,10 +103,13 @@ func (b *billyFS) TempFile(dir, prefix string) (billy.File, error) {
 func (b *billyFS) ReadDir(p string) ([]os.FileInfo, error) { return b.fs.ReadDir(b.rel(p)) }
 
 func (b *billyFS) MkdirAll(filename string, perm os.FileMode) error {
-	return b.fs.MkdirAll(b.rel(filename), perm)
+	return b.fs.mkdirAll(b.rel(filename), perm, false)
 }
 
-func (b *billyFS) Symlink(target, link string) error { return b.fs.Symlink(target, b.rel(link)) }
+// Rename, MkdirAll and Symlink skip git's path rules: go-git writes .git
+// itself through this view, and what a checkout may materialize is decided
+// by the git layer above it.
+func (b *billyFS) Symlink(target, link string) error { return b.fs.symlink(target, b.rel(link), false) }
 
 func (b *billyFS) Readlink(link string) (string, error) { return b.fs.Readlink(b.rel(link)) }
 

@@ -11,24 +11,36 @@ import (
 	"strings"
 
 	"github.com/spf13/afero"
+
+	"github.com/tgp-go/tgp/gitpath"
 )
 
 // ErrViolation matches (errors.Is) every refusal of the jail.
 var ErrViolation = errors.New("sandbox violation")
 
-// ViolationError says which path was refused and why.
+// ViolationError says which path was refused and why. Err is the rule's
+// own error when there is one: a *gitpath.InvalidPathError for a path git
+// would refuse to store, whose text (git's "invalid path '<p>'") leads the
+// message.
 type ViolationError struct {
 	Op     string
 	Path   string
 	Reason string
+	Err    error
 }
 
 func (e *ViolationError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%v: %s (sandbox violation: %s %q)", e.Err, e.Reason, e.Op, e.Path)
+	}
 	return fmt.Sprintf("Path outside sandbox: %q (%s: %s)", e.Path, e.Op, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrViolation) true.
 func (e *ViolationError) Is(target error) bool { return target == ErrViolation }
+
+// Unwrap exposes the rule's error (errors.Is(err, gitpath.ErrInvalidPath)).
+func (e *ViolationError) Unwrap() error { return e.Err }
 
 // maxLinkHops bounds symlink chains, like the kernel's ELOOP limit.
 const maxLinkHops = 40
@@ -107,6 +119,58 @@ func (f *FS) storage(rel string) string {
 
 func violation(op, p, reason string) error {
 	return &ViolationError{Op: op, Path: p, Reason: reason}
+}
+
+// gitPathOK refuses to create rel (relative to the root) when git would
+// refuse to store it (gitpath.Verify: ".GIT", "git~1", ".git\u200c",
+// ".gitmodules" as a link, ...). Every write an agent can make lands in a
+// commit: a name some filesystem reads as .git is code execution for the
+// person who clones it there. kind is what rel becomes: a file, a link or a
+// directory.
+func gitPathOK(op, p, rel string, kind entryKind) error {
+	if rel == "." {
+		return nil
+	}
+	var err error
+	switch kind {
+	case entryDir:
+		err = gitpath.VerifyDir(rel)
+	default:
+		err = gitpath.Verify(rel, kind == entryLink)
+	}
+	if err == nil {
+		return nil
+	}
+	var ipe *gitpath.InvalidPathError
+	reason := "git refuses this path"
+	if errors.As(err, &ipe) {
+		reason = ipe.Reason
+	}
+	return &ViolationError{Op: op, Path: p, Reason: reason, Err: err}
+}
+
+type entryKind int
+
+const (
+	entryFile entryKind = iota
+	entryLink
+	entryDir
+)
+
+// checkCreate runs gitPathOK on the path as written (cleaned) and on where
+// it resolves (after links), since either can end up in a tree.
+func (f *FS) checkCreate(op, p, resolved string, kind entryKind) error {
+	lexical, err := f.clean(op, p)
+	if err != nil {
+		return err
+	}
+	if err := gitPathOK(op, p, lexical, kind); err != nil {
+		return err
+	}
+	if resolved != lexical {
+		return gitPathOK(op, p, resolved, kind)
+	}
+	return nil
 }
 
 // clean checks and cleans a path lexically, returning it relative to the
@@ -280,6 +344,7 @@ func (f *FS) ReadFile(p string) ([]byte, error) {
 
 // WriteFile writes data atomically: a temporary file in the same
 // directory, then a rename over the target. Parent directories are created.
+// A path git would refuse to store (gitpath.Verify) is refused.
 func (f *FS) WriteFile(p string, data []byte, perm fs.FileMode) error {
 	rel, err := f.resolve("write", p, true)
 	if err != nil {
@@ -287,6 +352,9 @@ func (f *FS) WriteFile(p string, data []byte, perm fs.FileMode) error {
 	}
 	if rel == "." {
 		return violation("write", p, "cannot write the root itself")
+	}
+	if err := f.checkCreate("write", p, rel, entryFile); err != nil {
+		return err
 	}
 	dir := path.Dir(rel)
 	if err := f.store.MkdirAll(f.storage(dir), f.perm); err != nil {
@@ -321,11 +389,21 @@ func (f *FS) WriteFile(p string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-// MkdirAll creates a directory and its parents.
-func (f *FS) MkdirAll(p string, perm fs.FileMode) error {
+// MkdirAll creates a directory and its parents; a path git would refuse to
+// store (gitpath.VerifyDir) is refused.
+func (f *FS) MkdirAll(p string, perm fs.FileMode) error { return f.mkdirAll(p, perm, true) }
+
+// mkdirAll is MkdirAll; verify false is for the go-git view, which must
+// create .git itself.
+func (f *FS) mkdirAll(p string, perm fs.FileMode, verify bool) error {
 	rel, err := f.resolve("mkdir", p, true)
 	if err != nil {
 		return err
+	}
+	if verify {
+		if err := f.checkCreate("mkdir", p, rel, entryDir); err != nil {
+			return err
+		}
 	}
 	return f.pathErr("mkdir", p, f.store.MkdirAll(f.storage(rel), perm))
 }
@@ -355,8 +433,13 @@ func (f *FS) RemoveAll(p string) error {
 }
 
 // Rename moves a file or directory inside the root; parents of the new
-// path are created.
-func (f *FS) Rename(oldp, newp string) error {
+// path are created. The new path, and every path below it when a directory
+// moves, must be one git would store (gitpath.Verify); the old one may be
+// anything (renaming is how an odd name is fixed).
+func (f *FS) Rename(oldp, newp string) error { return f.rename(oldp, newp, true) }
+
+// rename is Rename; verify false is for the go-git view.
+func (f *FS) rename(oldp, newp string, verify bool) error {
 	o, err := f.resolve("rename", oldp, false)
 	if err != nil {
 		return err
@@ -368,10 +451,58 @@ func (f *FS) Rename(oldp, newp string) error {
 	if o == "." || n == "." {
 		return violation("rename", oldp, "cannot rename the root")
 	}
+	if verify {
+		if err := f.checkRenameTarget(newp, o, n); err != nil {
+			return err
+		}
+	}
 	if err := f.store.MkdirAll(f.storage(path.Dir(n)), f.perm); err != nil {
 		return f.pathErr("rename", newp, err)
 	}
 	return f.pathErr("rename", oldp, f.store.Rename(f.storage(o), f.storage(n)))
+}
+
+// checkRenameTarget verifies what moving o to n would create: n itself
+// (as the kind of entry o is) and, for a directory, each entry below it
+// under its new name.
+func (f *FS) checkRenameTarget(newp, o, n string) error {
+	info, err := f.lstatRel(newp, o)
+	if err != nil {
+		return nil // the rename itself reports the missing source
+	}
+	if err := f.checkCreate("rename", newp, n, kindOf(info)); err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return nil
+	}
+	lexical, err := f.clean("rename", newp)
+	if err != nil {
+		return err
+	}
+	return f.walk(o, info, func(rel string, info fs.FileInfo, err error) error {
+		if err != nil || rel == o {
+			return err
+		}
+		suffix := rel[len(o):]
+		if err := gitPathOK("rename", newp, lexical+suffix, kindOf(info)); err != nil {
+			return err
+		}
+		if n != lexical {
+			return gitPathOK("rename", newp, n+suffix, kindOf(info))
+		}
+		return nil
+	})
+}
+
+func kindOf(info fs.FileInfo) entryKind {
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		return entryLink
+	case info.IsDir():
+		return entryDir
+	}
+	return entryFile
 }
 
 // Stat follows links (inside the root).
@@ -448,11 +579,20 @@ func (f *FS) Readlink(p string) (string, error) {
 }
 
 // Symlink creates a link at newp; a target leading outside the root is
-// refused.
-func (f *FS) Symlink(target, newp string) error {
+// refused, and so is a name git would refuse for a link (gitpath.Verify:
+// a link named .gitmodules, or any name refused for a file).
+func (f *FS) Symlink(target, newp string) error { return f.symlink(target, newp, true) }
+
+// symlink is Symlink; verify false is for the go-git view.
+func (f *FS) symlink(target, newp string, verify bool) error {
 	rel, err := f.resolve("symlink", newp, false)
 	if err != nil {
 		return err
+	}
+	if verify {
+		if err := f.checkCreate("symlink", newp, rel, entryLink); err != nil {
+			return err
+		}
 	}
 	l, ok := f.store.(afero.Linker)
 	if !ok {

@@ -180,7 +180,9 @@ func stagePath(s storer.EncodedObjectStorer, wt billy.Filesystem, p string) (fil
 		}
 		content, mode = []byte(t), filemode.Symlink
 	case info.IsDir():
-		return fileChange{}, fmt.Errorf("%s is a directory", p)
+		// A file replaced by a directory: the file is gone, as git add
+		// stages it (the directory's files are paths of their own).
+		return fileChange{Path: p, Delete: true}, nil
 	default:
 		f, err := wt.Open(p)
 		if err != nil {
@@ -219,32 +221,76 @@ func treeEntry(s storer.EncodedObjectStorer, tree plumbing.Hash, p string) (obje
 }
 
 // treeDiff lists the file-level differences between two trees (zero hash =
-// empty tree) as changes that turn a into b.
+// empty tree) as changes that turn a into b. It walks the trees itself:
+// go-git's DiffTree looks subtrees up by name through its write-side path
+// validation and fails ("directory not found") on names git stores, such
+// as ".GIT", which must reach the checkout to be refused with git's error.
 func treeDiff(ctx context.Context, s storer.EncodedObjectStorer, a, b plumbing.Hash) ([]fileChange, error) {
+	var out []fileChange
+	if err := diffTrees(ctx, s, a, b, "", &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func diffTrees(ctx context.Context, s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, out *[]fileChange) error {
+	if a == b {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	ta, err := getTreeOrNil(s, a)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("read tree %s: %w", a, err)
 	}
 	tb, err := getTreeOrNil(s, b)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("read tree %s: %w", b, err)
 	}
-	changes, err := object.DiffTreeWithOptions(ctx, ta, tb, &object.DiffTreeOptions{})
-	if err != nil {
-		return nil, err
+	old := make(map[string]object.TreeEntry, len(ta.Entries))
+	for _, e := range ta.Entries {
+		old[e.Name] = e
 	}
-	var out []fileChange
-	for _, c := range changes {
-		if c.To.Name == "" {
-			out = append(out, fileChange{Path: c.From.Name, Delete: true})
+	for _, eb := range tb.Entries {
+		p := prefix + eb.Name
+		ea, ok := old[eb.Name]
+		delete(old, eb.Name)
+		switch {
+		case ok && ea.Mode == eb.Mode && ea.Hash == eb.Hash:
+		case eb.Mode == filemode.Dir:
+			from := plumbing.ZeroHash
+			if ok && ea.Mode == filemode.Dir {
+				from = ea.Hash
+			} else if ok {
+				*out = append(*out, fileChange{Path: p, Delete: true})
+			}
+			if err := diffTrees(ctx, s, from, eb.Hash, p+"/", out); err != nil {
+				return err
+			}
+		default:
+			if ok && ea.Mode == filemode.Dir {
+				if err := diffTrees(ctx, s, ea.Hash, plumbing.ZeroHash, p+"/", out); err != nil {
+					return err
+				}
+			}
+			*out = append(*out, fileChange{Path: p, Mode: eb.Mode, Hash: eb.Hash})
+		}
+	}
+	for _, ea := range ta.Entries {
+		if _, gone := old[ea.Name]; !gone {
 			continue
 		}
-		if c.From.Name != "" && c.From.Name != c.To.Name {
-			out = append(out, fileChange{Path: c.From.Name, Delete: true})
+		p := prefix + ea.Name
+		if ea.Mode == filemode.Dir {
+			if err := diffTrees(ctx, s, ea.Hash, plumbing.ZeroHash, p+"/", out); err != nil {
+				return err
+			}
+			continue
 		}
-		out = append(out, fileChange{Path: c.To.Name, Mode: c.To.TreeEntry.Mode, Hash: c.To.TreeEntry.Hash})
+		*out = append(*out, fileChange{Path: p, Delete: true})
 	}
-	return out, nil
+	return nil
 }
 
 func getTreeOrNil(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, error) {

@@ -143,6 +143,9 @@ func branch(r *git.Repository, a branchArgs) (string, error) {
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: refname refs/heads/%s not found\nfatal: Branch rename failed", a.Rename)}
 		}
 		nn := plumbing.NewBranchReferenceName(a.NewName)
+		if nn == old {
+			return "", nil // git branch -m x x: nothing to do
+		}
 		if _, err := r.Storer.Reference(nn); err == nil {
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: a branch named '%s' already exists", a.NewName)}
 		}
@@ -154,7 +157,21 @@ func branch(r *git.Repository, a branchArgs) (string, error) {
 				return "", err
 			}
 		}
-		return "", r.Storer.RemoveReference(old)
+		if err := r.Storer.RemoveReference(old); err != nil {
+			return "", err
+		}
+		// The branch's configuration (upstream, ...) moves with it.
+		if cfg, err := r.Config(); err == nil {
+			if bc, ok := cfg.Branches[a.Rename]; ok {
+				delete(cfg.Branches, a.Rename)
+				bc.Name = a.NewName
+				cfg.Branches[a.NewName] = bc
+				if err := r.Storer.SetConfig(cfg); err != nil {
+					return "", err
+				}
+			}
+		}
+		return "", nil
 	}
 	return listBranches(r, a)
 }
@@ -177,9 +194,11 @@ func isAncestor(r *git.Repository, anc, of plumbing.Hash) bool {
 
 func listBranches(r *git.Repository, a branchArgs) (string, error) {
 	type row struct {
-		name string
-		hash plumbing.Hash
-		cur  bool
+		name   string
+		hash   plumbing.Hash
+		cur    bool
+		target string // a symbolic ref's target, shown as "-> target"
+		branch string // a local branch's name, for its upstream
 	}
 	var rows []row
 	cur, detached := currentBranch(r)
@@ -192,13 +211,17 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 		n := ref.Name()
 		switch {
 		case n.IsBranch() && !a.ListRemote && ref.Type() == plumbing.HashReference:
-			rows = append(rows, row{name: n.Short(), hash: ref.Hash(), cur: !detached && n.Short() == cur})
-		case n.IsRemote() && (a.ListAll || a.ListRemote) && ref.Type() == plumbing.HashReference:
+			rows = append(rows, row{name: n.Short(), hash: ref.Hash(), cur: !detached && n.Short() == cur, branch: n.Short()})
+		case n.IsRemote() && (a.ListAll || a.ListRemote):
 			short := n.Short()
 			if a.ListAll {
 				short = "remotes/" + short
 			}
-			remotes = append(remotes, row{name: short, hash: ref.Hash()})
+			rw := row{name: short, hash: ref.Hash()}
+			if ref.Type() == plumbing.SymbolicReference {
+				rw.target = ref.Target().Short()
+			}
+			remotes = append(remotes, rw)
 		}
 		return nil
 	})
@@ -220,11 +243,65 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 		if rw.cur {
 			mark = "* "
 		}
+		if rw.target != "" {
+			fmt.Fprintf(&b, "%s%-*s -> %s\n", mark, width, rw.name, rw.target)
+			continue
+		}
 		subj := ""
 		if c, err := object.GetCommit(r.Storer, rw.hash); err == nil {
-			subj = subject(c.Message)
+			subj = onelineSubject(c.Message)
 		}
-		fmt.Fprintf(&b, "%s%-*s %s %s\n", mark, width, rw.name, rw.hash.String()[:7], subj)
+		track := ""
+		if rw.branch != "" {
+			track = trackingInfo(r, rw.branch, rw.hash)
+		}
+		fmt.Fprintf(&b, "%s%-*s %s %s%s\n", mark, width, rw.name, rw.hash.String()[:7], track, subj)
 	}
 	return b.String(), nil
+}
+
+// trackingInfo is git branch -v's "[ahead N, behind M] " (or "[gone] ")
+// for a branch with an upstream; empty when it is up to date or has none.
+func trackingInfo(r *git.Repository, branch string, tip plumbing.Hash) string {
+	cfg, err := r.Config()
+	if err != nil {
+		return ""
+	}
+	bc, ok := cfg.Branches[branch]
+	if !ok || bc.Remote == "" || bc.Merge == "" {
+		return ""
+	}
+	var upRef plumbing.ReferenceName
+	if bc.Remote == "." {
+		upRef = bc.Merge
+	} else {
+		upRef = plumbing.NewRemoteReferenceName(bc.Remote, bc.Merge.Short())
+	}
+	ref, err := r.Storer.Reference(upRef)
+	if err != nil {
+		return "[gone] "
+	}
+	ahead, behind := aheadBehind(r, tip, ref.Hash())
+	switch {
+	case ahead > 0 && behind > 0:
+		return fmt.Sprintf("[ahead %d, behind %d] ", ahead, behind)
+	case ahead > 0:
+		return fmt.Sprintf("[ahead %d] ", ahead)
+	case behind > 0:
+		return fmt.Sprintf("[behind %d] ", behind)
+	}
+	return ""
+}
+
+// onelineSubject is the subject as git's oneline format shows it: the
+// first paragraph's lines joined with spaces.
+func onelineSubject(msg string) string {
+	para, _, _ := strings.Cut(strings.TrimLeft(msg, "\n"), "\n\n")
+	var parts []string
+	for _, l := range strings.Split(para, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ")
 }

@@ -29,13 +29,15 @@ func fastStatus(r *git.Repository, untracked bool) (git.Status, error) {
 
 // fastStatusIndex is fastStatus that also hands back the index it read.
 func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Index, error) {
-	st, idx, _, err := fastStatusIgnored(r, untracked)
+	st, idx, _, err := fastStatusIgnored(r, untracked, false)
 	return st, idx, err
 }
 
 // fastStatusIgnored is fastStatusIndex that also returns the ignored
-// untracked files (git add refuses to add them by name).
-func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.Index, map[string]bool, error) {
+// untracked files (git add refuses to add them by name). With
+// underIndexFiles, untracked files inside a directory that replaced an
+// indexed file are listed too: git status hides them, git add -A adds them.
+func fastStatusIgnored(r *git.Repository, untracked, underIndexFiles bool) (git.Status, *index.Index, map[string]bool, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return nil, nil, nil, err
@@ -91,6 +93,7 @@ func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.In
 		}
 	}
 	inIndex := map[string]bool{}
+	gitlinks := map[string]bool{}
 	refreshed := 0
 	for _, e := range idx.Entries {
 		inIndex[e.Name] = true
@@ -105,6 +108,7 @@ func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.In
 		switch {
 		case e.Mode == filemode.Submodule:
 			// A gitlink: unchanged while its directory exists.
+			gitlinks[e.Name] = true
 			if info, err := w.Filesystem.Lstat(e.Name); err != nil || !info.IsDir() {
 				worktree = git.Deleted
 			}
@@ -141,7 +145,7 @@ func fastStatusIgnored(r *git.Repository, untracked bool) (git.Status, *index.In
 		return st, idx, ignored, nil
 	}
 	for p := range infos {
-		if inIndex[p] || ignored[p] || ancestorIn(p, inIndex) {
+		if inIndex[p] || ignored[p] || ancestorIn(p, gitlinks) || (!underIndexFiles && ancestorIn(p, inIndex)) {
 			continue
 		}
 		if fs, ok := st[p]; ok && fs.Staging == git.Deleted {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,7 +88,7 @@ func add(r *git.Repository, wd string, a addArgs) (int, error) {
 		return 0, err
 	}
 	before := indexSnapshot(r)
-	st, _, ignored, err := fastStatusIgnored(r, true)
+	st, _, ignored, err := fastStatusIgnored(r, true, true)
 	if err != nil {
 		return 0, err
 	}
@@ -105,6 +106,9 @@ func add(r *git.Repository, wd string, a addArgs) (int, error) {
 	var ignoredItems []string
 	if !a.All && !a.Update {
 		for i, it := range ps.items {
+			if it.pat == "" {
+				continue // "." at the top matches even an empty tree
+			}
 			one := pathspec{items: ps.items[i : i+1]}
 			found := false
 			for p := range before {
@@ -198,7 +202,14 @@ func commitTool(d Deps) *tools.Tool {
 			if err != nil {
 				return tools.Result{}, err
 			}
-			if d.Persister != nil {
+			detached := false
+			if repo := d.Repo(); repo != nil {
+				_ = repo.Do(ctx, func(r *git.Repository) error { _, detached = currentBranch(r); return nil })
+			}
+			if detached {
+				// git commits on a detached HEAD; there is no branch to push.
+				out += "\nPersisted: no (HEAD is detached: check out a branch to push)"
+			} else if d.Persister != nil {
 				per, err := d.Persister.Persist(ctx, tools.Change{Tool: "git_commit", Message: commitMessage(a)})
 				if err != nil {
 					return tools.Result{}, err
@@ -234,11 +245,14 @@ func commit(d Deps, r *git.Repository, msg string) (string, error) {
 	if len(changes) == 0 {
 		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "nothing to commit"}
 	}
-	name, email := d.identity(r)
-	if name == "" || email == "" {
+	author, committer, ok := d.signatures(r, time.Now())
+	if !ok {
 		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: identityMessage}
 	}
-	sig := object.Signature{Name: name, Email: email, When: time.Now()}
+	msg = cleanupMessage(msg)
+	if msg == "" {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "Aborting commit due to empty commit message."}
+	}
 	// Build only the trees on changed paths from HEAD's tree (go-git's
 	// Commit rebuilds every tree of the index).
 	files := map[string]gitbackend.TreeFile{}
@@ -260,11 +274,8 @@ func commit(d Deps, r *git.Repository, msg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !strings.HasSuffix(msg, "\n") {
-		msg += "\n"
-	}
 	obj := r.Storer.NewEncodedObject()
-	if err := (&object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}).Encode(obj); err != nil {
+	if err := (&object.Commit{Author: author, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}).Encode(obj); err != nil {
 		return "", err
 	}
 	h, err := r.Storer.SetEncodedObject(obj)
@@ -319,26 +330,100 @@ func commit(d Deps, r *git.Repository, msg string) (string, error) {
 
 // identity follows the kernel's order: git.author, then GIT_AUTHOR_* /
 // GIT_COMMITTER_* in Environ, then the repository's user.name/email.
-func (d Deps) identity(r *git.Repository) (string, string) {
-	name, email := d.AuthorName, d.AuthorEmail
+// signatures resolves author and committer as git does: git.author from
+// the configuration for both, else GIT_AUTHOR_* for the author and
+// GIT_COMMITTER_* for the committer, else the repository's user.name and
+// user.email; GIT_AUTHOR_DATE / GIT_COMMITTER_DATE set the times. ok is
+// false when a name or an email is missing.
+func (d Deps) signatures(r *git.Repository, now time.Time) (author, committer object.Signature, ok bool) {
+	env := map[string]string{}
 	for _, kv := range d.Environ {
-		k, v, _ := strings.Cut(kv, "=")
-		switch {
-		case name == "" && (k == "GIT_AUTHOR_NAME" || k == "GIT_COMMITTER_NAME"):
-			name = v
-		case email == "" && (k == "GIT_AUTHOR_EMAIL" || k == "GIT_COMMITTER_EMAIL"):
-			email = v
+		if k, v, found := strings.Cut(kv, "="); found {
+			env[k] = v
 		}
 	}
+	var cfgName, cfgEmail string
 	if cfg, err := r.Config(); err == nil {
-		if name == "" {
-			name = cfg.User.Name
+		cfgName, cfgEmail = cfg.User.Name, cfg.User.Email
+	}
+	one := func(who string) object.Signature {
+		sig := object.Signature{
+			Name:  firstSet(d.AuthorName, env["GIT_"+who+"_NAME"], cfgName),
+			Email: firstSet(d.AuthorEmail, env["GIT_"+who+"_EMAIL"], cfgEmail),
+			When:  now,
 		}
-		if email == "" {
-			email = cfg.User.Email
+		if t, ok := parseGitDate(env["GIT_"+who+"_DATE"]); ok {
+			sig.When = t
+		}
+		return sig
+	}
+	author, committer = one("AUTHOR"), one("COMMITTER")
+	ok = author.Name != "" && author.Email != "" && committer.Name != "" && committer.Email != ""
+	return author, committer, ok
+}
+
+func firstSet(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
 		}
 	}
-	return name, email
+	return ""
+}
+
+// parseGitDate reads the date forms git's own tools write: "<unix> <tz>",
+// "@<unix> [<tz>]" and RFC 3339.
+func parseGitDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, false
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, true
+	}
+	secs, tz, _ := strings.Cut(strings.TrimPrefix(s, "@"), " ")
+	n, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	loc := time.UTC
+	if len(tz) == 5 && (tz[0] == '+' || tz[0] == '-') {
+		if hh, err1 := strconv.Atoi(tz[1:3]); err1 == nil {
+			if mm, err2 := strconv.Atoi(tz[3:5]); err2 == nil {
+				off := hh*3600 + mm*60
+				if tz[0] == '-' {
+					off = -off
+				}
+				loc = time.FixedZone("", off)
+			}
+		}
+	}
+	return time.Unix(n, 0).In(loc), true
+}
+
+// cleanupMessage is git commit's default cleanup for a message given with
+// -m ("whitespace"): trailing whitespace removed from every line, leading
+// and trailing blank lines dropped, runs of blank lines collapsed to one,
+// and a final newline.
+func cleanupMessage(msg string) string {
+	var out []string
+	blank := false
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimRight(l, " \t\r\v\f")
+		if l == "" {
+			blank = len(out) > 0
+			continue
+		}
+		if blank {
+			out = append(out, "")
+			blank = false
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, "\n") + "\n"
 }
 
 // ---- git_restore ----

@@ -212,11 +212,10 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if len(tracked) == 0 && (!a.IncludeUntracked || len(untracked) == 0) {
 		return "No local changes to save\n", nil
 	}
-	name, email := s.d.identity(s.r)
-	if name == "" || email == "" {
+	sig, committer, ok := s.d.signatures(s.r, time.Now())
+	if !ok {
 		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: identityMessage}
 	}
-	sig := object.Signature{Name: name, Email: email, When: time.Now()}
 	branch, det := currentBranch(s.r)
 	if det {
 		branch = "(no branch)"
@@ -302,7 +301,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if len(es) > 0 {
 		old = es[0].new
 	}
-	who := fmt.Sprintf("%s <%s> %d %s", name, email, sig.When.Unix(), sig.When.Format("-0700"))
+	who := fmt.Sprintf("%s <%s> %d %s", committer.Name, committer.Email, committer.When.Unix(), committer.When.Format("-0700"))
 	es = append([]reflogEntry{{old: old, new: wCommit, who: who, msg: msg}}, es...)
 	if err := s.writeEntries(es); err != nil {
 		return "", err

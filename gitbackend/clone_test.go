@@ -452,3 +452,56 @@ func gitStdin(dir, stdin string, args ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+// TestApplyTreeDiffGitlinksAndInvalidPaths: the checkout path the git tools
+// use (and the fast-forward at a later boot) materialises gitlinks as
+// directories and refuses a tree with an invalid path before touching
+// anything.
+func TestApplyTreeDiffGitlinksAndInvalidPaths(t *testing.T) {
+	work := workRepo(t, "main")
+	writeFile(t, work, "a.txt", "a\n", 0o644)
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "commit", "-q", "-m", "one")
+	remote := bareFrom(t, work, "main")
+	f, r, _, err := bootRoot(t, remote, "", false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The remote gains a gitlink and an edit: a second boot fast-forwards.
+	writeFile(t, work, "a.txt", "a2\n", 0o644)
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "update-index", "--add", "--cacheinfo", "160000,2222222222222222222222222222222222222222,sub")
+	gittest.Git(t, work, "commit", "-q", "-m", "two")
+	gittest.Git(t, work, "push", "-q", remote, "main")
+	_ = r.Close()
+	f, r, res, err := bootRoot(t, remote, "", false, f.Root())
+	if err != nil || res.Action != "fetched" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if d := compareWithGitClone(t, remote, f.Root()); len(d) > 0 {
+		t.Fatalf("differs from git clone:\n%s", strings.Join(d, "\n"))
+	}
+	// Someone pushes a hostile path: the fast-forward is refused, nothing moves.
+	blob := strings.TrimSpace(gittestStdin(t, remote, "x\n", "hash-object", "-w", "--stdin"))
+	sub := strings.TrimSpace(gittestStdin(t, remote, "100644 blob "+blob+"\tconfig\n", "mktree"))
+	base := strings.TrimSpace(gittest.Git(t, remote, "ls-tree", "main"))
+	tree := strings.TrimSpace(gittestStdin(t, remote, base+"\n040000 tree "+sub+"\t.GIT\n", "mktree"))
+	commit := strings.TrimSpace(gittest.Git(t, remote, "commit-tree", tree, "-p", "main", "-m", "hostile"))
+	gittest.Git(t, remote, "update-ref", "refs/heads/main", commit)
+	headBefore := gittest.Git(t, f.Root(), "rev-parse", "HEAD")
+	_ = r.Close()
+	_, _, _, err = bootRoot(t, remote, "", false, f.Root())
+	var ip *InvalidPathError
+	if !errors.As(err, &ip) || ip.Path != ".GIT/config" {
+		t.Fatalf("fast-forward onto an invalid path: %v", err)
+	}
+	if got := gittest.Git(t, f.Root(), "rev-parse", "HEAD"); got != headBefore {
+		t.Fatalf("HEAD moved: %s -> %s", headBefore, got)
+	}
+	if st := gittest.Git(t, f.Root(), "status", "--porcelain"); st != "" {
+		t.Fatalf("worktree changed:\n%s", st)
+	}
+	if _, err := os.Lstat(filepath.Join(f.Root(), ".GIT")); err == nil {
+		t.Fatal(".GIT was written")
+	}
+}

@@ -164,7 +164,7 @@ func (ft *fileTools) planEnvelope(patch string) ([]fileOp, error) {
 		line := lines[i]
 		switch {
 		case strings.HasPrefix(line, "*** Add File: "):
-			p, err := ft.agentPath("patch", strings.TrimSpace(strings.TrimPrefix(line, "*** Add File: ")))
+			p, err := ft.writePath("patch", strings.TrimSpace(strings.TrimPrefix(line, "*** Add File: ")))
 			if err != nil {
 				return nil, err
 			}
@@ -212,7 +212,7 @@ func (ft *fileTools) planEnvelope(patch string) ([]fileOp, error) {
 			i++
 			dest := p
 			if i < len(lines) && strings.HasPrefix(lines[i], "*** Move to: ") {
-				dest, err = ft.agentPath("patch", strings.TrimSpace(strings.TrimPrefix(lines[i], "*** Move to: ")))
+				dest, err = ft.writePath("patch", strings.TrimSpace(strings.TrimPrefix(lines[i], "*** Move to: ")))
 				if err != nil {
 					return nil, err
 				}
@@ -225,6 +225,13 @@ func (ft *fileTools) planEnvelope(patch string) ([]fileOp, error) {
 					}
 				}
 				i++
+			}
+			// Updating in place rewrites p: git's rules hold there too.
+			// Moving only removes it (which is how an odd name is fixed).
+			if dest == p {
+				if err := writable("patch", p); err != nil {
+					return nil, err
+				}
 			}
 			start := i
 			for i < len(lines) && !(strings.HasPrefix(lines[i], "*** ") && lines[i] != "*** End of File") {
@@ -420,7 +427,7 @@ func (ft *fileTools) planUnified(patch string) ([]fileOp, error) {
 		}
 		target := oldName
 		if !f.IsDelete {
-			p, err := ft.agentPath("patch", newName)
+			p, err := ft.writePath("patch", newName)
 			if err != nil {
 				return nil, err
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tgp-go/tgp/gitpath"
 	"github.com/tgp-go/tgp/registry"
 )
 
@@ -306,7 +307,7 @@ func (ft *fileTools) writeFile() *Tool {
 		Annotations: Annotations{Risk: RiskMedium, Idempotent: true},
 		Summary:     func(a writeFileArgs) string { return fmt.Sprintf("write %d bytes to %s", len(a.Content), a.Path) },
 		Run: func(ctx context.Context, a writeFileArgs) (Result, error) {
-			p, err := ft.agentPath("path", a.Path)
+			p, err := ft.writePath("path", a.Path)
 			if err != nil {
 				return Result{}, err
 			}
@@ -336,6 +337,36 @@ func (ft *fileTools) writeFile() *Tool {
 			return Result{Value: WriteResult{Path: p, Bytes: len(a.Content), Hash: BlobHash([]byte(a.Content)), Created: created, Persisted: per}}, nil
 		},
 	})
+}
+
+// writePath is agentPath for a path the tool will create or overwrite:
+// git's path rules apply (gitpath.Verify), so no commit holds a name that
+// some filesystem reads as .git (".GIT", "git~1", ".git\u200c", ...),
+// which would be code execution for whoever clones it there. The rule
+// applies to where the path resolves, which is what gets committed.
+func (ft *fileTools) writePath(field, p string) (string, error) {
+	if rel, err := ft.fs.Resolve(p); err == nil {
+		if err := writable(field, rel); err != nil {
+			return "", err
+		}
+	}
+	return ft.agentPath(field, p)
+}
+
+// writable checks a resolved path against git's path rules; the message
+// starts with git's own ("invalid path '<p>'").
+func writable(field, rel string) error {
+	err := gitpath.Verify(rel, false)
+	if err == nil {
+		return nil
+	}
+	reason := "git refuses this path"
+	var ipe *gitpath.InvalidPathError
+	if errors.As(err, &ipe) {
+		reason = ipe.Reason
+	}
+	return &Error{Kind: KindSandboxViolation, Field: field, Err: err,
+		Message: fmt.Sprintf("%v: %s; git refuses to store this path (on macOS or Windows it can be read as .git or break the clone), choose another name", err, reason)}
 }
 
 func orNone(s string) string {
@@ -377,7 +408,7 @@ func (ft *fileTools) patchFile() *Tool {
 			return nil
 		},
 		Run: func(ctx context.Context, a patchFileArgs) (Result, error) {
-			p, err := ft.agentPath("path", a.Path)
+			p, err := ft.writePath("path", a.Path)
 			if err != nil {
 				return Result{}, err
 			}

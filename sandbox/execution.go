@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/tgp-go/tgp/gitpath"
 )
 
 // execution is one run: a fresh Runtime, its module cache, its event loop
@@ -298,6 +300,13 @@ func (ex *execution) install() error {
 	_ = tgp.Set("write_file", func(p, content string) {
 		if !ex.writeAllowed(p) {
 			ex.throwSecurity("Write access denied for '%s'. Allowed directories: %s", p, strings.Join(ex.r.writeDirs, ", "))
+		}
+		// Git's path rules, whatever FS is behind the bridge: what a tool
+		// writes gets committed, and a name some filesystem reads as .git
+		// (".GIT", "git~1", ".git\u200c") is code execution for whoever
+		// clones it there.
+		if err := gitpath.Verify(path.Clean(p), false); err != nil {
+			ex.throwSecurity("write_file('%s'): %v", p, err)
 		}
 		if len(content) > 16<<20 {
 			panic(vm.NewTypeError("write_file: content over 16 MiB"))

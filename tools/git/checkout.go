@@ -162,54 +162,103 @@ func checkout(ctx context.Context, r *git.Repository, wd string, a checkoutArgs)
 		"HEAD is now at %s %s\n", a.Commit, target.String()[:7], subject(c.Message)), nil
 }
 
-// switchTree moves worktree and index from HEAD to target like git: local
-// changes to paths the switch does not touch are carried over; a local
-// change (or an untracked file) in the way aborts with git's message and
-// nothing is changed.
+// switchTree moves worktree and index from HEAD to target with git's
+// two-way merge (unpack-trees.c twoway_merge): per path, with the index
+// entry I, HEAD's entry H and the target's T, the entry is kept when H and
+// T agree or I already is T; it becomes T (or goes, if T lacks it) when I
+// is H and the worktree file matches I; anything else, a local change in
+// the way or an untracked file where T puts one, aborts with git's message
+// and nothing is changed.
 func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *plumbing.Reference, target plumbing.Hash) error {
-	var fromTree plumbing.Hash
+	var oldFiles map[string]side
 	if head != nil {
 		c, err := object.GetCommit(r.Storer, head.Hash())
 		if err != nil {
 			return err
 		}
-		fromTree = c.TreeHash
+		t, err := c.Tree()
+		if err != nil {
+			return err
+		}
+		if oldFiles, err = treeFiles(r, t); err != nil {
+			return err
+		}
 	}
 	tc, err := object.GetCommit(r.Storer, target)
 	if err != nil {
 		return err
 	}
-	if fromTree == tc.TreeHash {
-		return nil
-	}
-	ft, _ := object.GetTree(r.Storer, fromTree)
-	tt, _ := object.GetTree(r.Storer, tc.TreeHash)
-	fromFiles, err := treeFiles(r, ft)
+	tt, err := tc.Tree()
 	if err != nil {
 		return err
 	}
-	toFiles, err := treeFiles(r, tt)
+	newFiles, err := treeFiles(r, tt)
 	if err != nil {
 		return err
 	}
-	touched := diffSides(fromFiles, toFiles, nil)
+	idx, err := indexFiles(r)
+	if err != nil {
+		return err
+	}
 	st, err := fastStatus(r, true)
 	if err != nil {
 		return err
 	}
-	var dirty, untracked []string
-	for _, c := range touched {
-		s, listed := st[c.path] // Status.File reports unlisted (clean) files as untracked
-		if !listed {
-			continue
+	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
+	uptodate := func(p string) bool {
+		s, listed := st[p]
+		return !listed || s.Worktree == git.Unmodified || s.Worktree == git.Deleted
+	}
+	paths := map[string]bool{}
+	for _, m := range []map[string]side{oldFiles, newFiles, idx} {
+		for p := range m {
+			paths[p] = true
 		}
+	}
+	files := map[string]gitbackend.TreeFile{}
+	var dirty, untracked []string
+	for p := range paths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cur, hasCur := idx[p]
+		old, hasOld := oldFiles[p]
+		nw, hasNew := newFiles[p]
 		switch {
-		case s.Staging == git.Untracked && s.Worktree == git.Untracked:
-			if _, inTarget := toFiles[c.path]; inTarget {
-				untracked = append(untracked, c.path)
+		case hasCur:
+			switch {
+			case (!hasOld && !hasNew) || (!hasOld && same(cur, nw)) || (hasOld && hasNew && same(old, nw)) || (hasNew && same(cur, nw)):
+				// keep the index entry and the worktree as they are
+			case hasOld && !hasNew && same(cur, old):
+				if !uptodate(p) {
+					dirty = append(dirty, p)
+				} else if cur.mode != filemode.Submodule {
+					files[p] = gitbackend.TreeFile{Delete: true}
+				}
+			case hasOld && hasNew && same(cur, old):
+				if !uptodate(p) {
+					dirty = append(dirty, p)
+				} else if nw.mode != filemode.Submodule {
+					files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
+				}
+			default:
+				dirty = append(dirty, p)
 			}
-		case s.Staging != git.Unmodified || s.Worktree != git.Unmodified:
-			dirty = append(dirty, c.path)
+		case hasNew:
+			if hasOld {
+				// The deletion of the path was staged.
+				if !same(old, nw) {
+					dirty = append(dirty, p)
+				}
+				continue
+			}
+			if s, listed := st[p]; listed && s.Worktree == git.Untracked {
+				untracked = append(untracked, p)
+				continue
+			}
+			if nw.mode != filemode.Submodule {
+				files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
+			}
 		}
 	}
 	sort.Strings(dirty)
@@ -222,7 +271,7 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 		return &tools.Error{Kind: tools.KindConflict, Message: "error: The following untracked working tree files would be overwritten by checkout:\n\t" +
 			strings.Join(untracked, "\n\t") + "\nPlease move or remove them before you switch branches.\nAborting"}
 	}
-	return gitbackend.ApplyTreeDiff(ctx, r.Storer, w.Filesystem, fromTree, tc.TreeHash)
+	return gitbackend.ApplyFiles(r.Storer, w.Filesystem, files)
 }
 
 func checkoutPaths(r *git.Repository, w *git.Worktree, wd string, a checkoutArgs) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -313,6 +314,12 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if a.IncludeUntracked {
 		for _, p := range untracked {
 			_ = w.Filesystem.Remove(p)
+			// git clean -d semantics: directories left empty go too.
+			for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+				if es, err := w.Filesystem.ReadDir(dir); err != nil || len(es) > 0 || w.Filesystem.Remove(dir) != nil {
+					break
+				}
+			}
 		}
 	}
 	return "Saved working directory and index state " + msg + "\n", nil

@@ -1,0 +1,338 @@
+package git
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// fakeWorkingTree is git's fake_working_tree_commit: the working tree
+// file as a commit "Not Committed Yet" whose parents are HEAD and the
+// MERGE_HEAD commits, diffed against the index with the file's entry
+// replaced by the working tree's content and mode.
+func (sb *scoreboard) fakeWorkingTree(p string) (*borigin, error) {
+	head, err := sb.r.Head()
+	if err != nil {
+		return nil, fatalf("no such ref: HEAD")
+	}
+	now := time.Now()
+	c := &bcommit{fake: true, date: now.Unix(), author: "Not Committed Yet", when: now, parents: []plumbing.Hash{head.Hash()}}
+	if dot, ok := sb.r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
+		if f, err := dot.Filesystem().Open("MERGE_HEAD"); err == nil {
+			raw, _ := io.ReadAll(f)
+			f.Close()
+			for _, l := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+				if l = strings.TrimSpace(l); len(l) == 40 {
+					c.parents = append(c.parents, plumbing.NewHash(l))
+				}
+			}
+		}
+	}
+	sb.commits[plumbing.ZeroHash] = c
+	// verify_working_tree_path: a blob in a parent, or in the index.
+	idx, _ := sb.r.Storer.Index()
+	sb.index = map[string]indexEntry{}
+	if idx != nil {
+		for _, e := range idx.Entries {
+			if _, ok := sb.index[e.Name]; !ok || e.Stage == 0 {
+				sb.index[e.Name] = indexEntry{hash: e.Hash, mode: e.Mode}
+			}
+		}
+	}
+	known := false
+	for _, h := range c.parents {
+		pc, err := sb.commit(h)
+		if err != nil {
+			return nil, fatalf("no such commit %s", h)
+		}
+		if e := sb.entry(pc, p); e != nil && e.mode != filemode.Submodule {
+			known = true
+			break
+		}
+	}
+	if _, ok := sb.index[p]; ok {
+		known = true
+	}
+	if !known {
+		return nil, fatalf("no such path '%s' in HEAD", p)
+	}
+	w, err := worktreeOf(sb.r)
+	if err != nil {
+		return nil, fatalf("Cannot lstat '%s': %v", p, err)
+	}
+	info, err := w.Filesystem.Lstat(p)
+	if err != nil {
+		reason := "No such file or directory"
+		if !os.IsNotExist(err) {
+			reason = err.Error()
+		}
+		return nil, fatalf("Cannot lstat '%s': %s", p, reason)
+	}
+	var data []byte
+	mode := filemode.Regular
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		t, err := w.Filesystem.Readlink(p)
+		if err != nil {
+			return nil, fatalf("cannot readlink '%s'", p)
+		}
+		data, mode = []byte(t), filemode.Symlink
+	case info.Mode().IsRegular():
+		f, err := w.Filesystem.Open(p)
+		if err != nil {
+			return nil, fatalf("cannot open or read '%s'", p)
+		}
+		data, err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, fatalf("cannot open or read '%s'", p)
+		}
+		if info.Mode()&0o100 != 0 {
+			mode = filemode.Executable
+		}
+	default:
+		return nil, fatalf("unsupported file type %s", p)
+	}
+	h := blobHash(data)
+	sb.index[p] = indexEntry{hash: h, mode: mode}
+	o := sb.origin(c, p, h, mode)
+	o.data, o.loaded = data, true
+	return o, nil
+}
+
+type renameSrc struct {
+	path string
+	hash plumbing.Hash
+	mode filemode.FileMode
+}
+
+// deletions lists, in path order, the paths with a non-tree entry in the
+// parent p and none in c: the rename sources of git's diff p → c.
+func (sb *scoreboard) deletions(p, c *bcommit) ([]renameSrc, error) {
+	var out []renameSrc
+	if c.fake {
+		err := walkTree(sb, p.tree, "", func(q string, e object.TreeEntry) {
+			if _, ok := sb.index[q]; !ok {
+				out = append(out, renameSrc{q, e.Hash, e.Mode})
+			}
+		})
+		sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+		return out, err
+	}
+	err := sb.diffDeleted(p.tree, c.tree, "", &out)
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, err
+}
+
+func walkTree(sb *scoreboard, t *object.Tree, prefix string, fn func(string, object.TreeEntry)) error {
+	if err := sb.ctx.Err(); err != nil {
+		return err
+	}
+	for _, e := range t.Entries {
+		q := prefix + e.Name
+		if e.Mode == filemode.Dir {
+			sub, err := object.GetTree(sb.s, e.Hash)
+			if err != nil {
+				continue
+			}
+			if err := walkTree(sb, sub, q+"/", fn); err != nil {
+				return err
+			}
+			continue
+		}
+		fn(q, e)
+	}
+	return nil
+}
+
+// diffDeleted collects the entries of a that b lacks (as a non-tree),
+// skipping identical subtrees.
+func (sb *scoreboard) diffDeleted(a, b *object.Tree, prefix string, out *[]renameSrc) error {
+	if err := sb.ctx.Err(); err != nil {
+		return err
+	}
+	bm := make(map[string]*object.TreeEntry, len(b.Entries))
+	for i := range b.Entries {
+		bm[b.Entries[i].Name] = &b.Entries[i]
+	}
+	for _, e := range a.Entries {
+		q := prefix + e.Name
+		be := bm[e.Name]
+		if e.Mode == filemode.Dir {
+			sub, err := object.GetTree(sb.s, e.Hash)
+			if err != nil {
+				continue
+			}
+			if be != nil && be.Mode == filemode.Dir {
+				if be.Hash == e.Hash {
+					continue
+				}
+				bsub, err := object.GetTree(sb.s, be.Hash)
+				if err != nil {
+					continue
+				}
+				if err := sb.diffDeleted(sub, bsub, q+"/", out); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := walkTree(sb, sub, q+"/", func(q string, e object.TreeEntry) {
+				*out = append(*out, renameSrc{q, e.Hash, e.Mode})
+			}); err != nil {
+				return err
+			}
+			continue
+		}
+		if be == nil || be.Mode == filemode.Dir {
+			*out = append(*out, renameSrc{q, e.Hash, e.Mode})
+		}
+	}
+	return nil
+}
+
+func isRegular(m filemode.FileMode) bool {
+	return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
+}
+
+// findRename is git's find_rename: diffcore-rename of the parent against
+// the commit with only o's path as a destination (exact matches, then a
+// unique basename at 75%, then the best of git's four candidates at 50%).
+func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
+	if sb.entry(p, o.path) != nil {
+		return nil, nil // a modification or a type change, not an addition
+	}
+	srcs, err := sb.deletions(p, o.c)
+	if err != nil || len(srcs) == 0 {
+		return nil, err
+	}
+	pick := func(s renameSrc) *borigin { return sb.origin(p, s.path, s.hash, s.mode) }
+	// Exact renames: the first identical source, one with the same
+	// basename preferred.
+	best, bestScore := -1, -1
+	base := path.Base(o.path)
+	for i, s := range srcs {
+		if s.hash != o.blob {
+			continue
+		}
+		if (!isRegular(s.mode) || !isRegular(o.mode)) && s.mode != o.mode {
+			continue
+		}
+		score := 1
+		if path.Base(s.path) == base {
+			score++
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+			if score == 2 {
+				break
+			}
+		}
+	}
+	if best >= 0 {
+		return pick(srcs[best]), nil
+	}
+	dst, err := sb.load(o)
+	if err != nil {
+		return nil, nil
+	}
+	srcData := func(s renameSrc) []byte {
+		b, err := readBlob(sb.s, s.hash)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	// Basename matches: a source whose basename is unique among sources.
+	n, at := 0, -1
+	for i, s := range srcs {
+		if path.Base(s.path) == base {
+			n++
+			at = i
+		}
+	}
+	if n == 1 {
+		s := srcs[at]
+		minBase := minimumScore + (maxScore-minimumScore)/2
+		if isRegular(s.mode) && isRegular(o.mode) {
+			if sc := estimateSimilarity(srcData(s), dst, minBase); sc >= minBase {
+				return pick(s), nil
+			}
+		}
+	}
+	// Inexact: git's record_if_better keeps four candidates.
+	type cand struct {
+		src, score int
+		name       bool
+		used       bool
+	}
+	slots := make([]cand, 4)
+	worse := func(a, b cand) bool { // a sorts after b
+		if !a.used {
+			return b.used
+		}
+		if !b.used {
+			return false
+		}
+		if a.score == b.score {
+			return !a.name && b.name
+		}
+		return a.score < b.score
+	}
+	for i, s := range srcs {
+		if err := sb.ctx.Err(); err != nil {
+			return nil, err
+		}
+		sc := 0
+		if isRegular(s.mode) && isRegular(o.mode) {
+			sc = estimateSimilarity(srcData(s), dst, minimumScore)
+		}
+		c := cand{src: i, score: sc, name: path.Base(s.path) == base, used: true}
+		w := 0
+		for k := 1; k < 4; k++ {
+			if worse(slots[k], slots[w]) {
+				w = k
+			}
+		}
+		if worse(slots[w], c) {
+			slots[w] = c
+		}
+	}
+	sort.SliceStable(slots, func(i, j int) bool { return worse(slots[j], slots[i]) })
+	for _, c := range slots {
+		if !c.used || c.score < minimumScore {
+			break
+		}
+		return pick(srcs[c.src]), nil
+	}
+	return nil, nil
+}
+
+// estimateSimilarity is diffcore-rename's estimate_similarity for two
+// regular files with a minimum score for the size cut.
+func estimateSimilarity(src, dst []byte, minScore int) int {
+	maxSize, baseSize := len(src), len(dst)
+	if baseSize > maxSize {
+		maxSize, baseSize = baseSize, maxSize
+	}
+	if maxSize*(maxScore-minScore) < (maxSize-baseSize)*maxScore {
+		return 0
+	}
+	if len(dst) == 0 {
+		return 0
+	}
+	sh, dh := spanHash(src), spanHash(dst)
+	copied := 0
+	for h, sc := range sh {
+		copied += min(sc, dh[h])
+	}
+	return copied * maxScore / maxSize
+}

@@ -1,0 +1,189 @@
+package git
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/bits"
+	"sort"
+	"strings"
+
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/text/width"
+)
+
+// output is builtin/blame.c's find_alignment + emit_other for git's
+// default format.
+func (sb *scoreboard) output(final string, data []byte) string {
+	es := sb.guilty
+	sort.Slice(es, func(i, j int) bool { return es[i].lno < es[j].lno })
+	showName := false
+	longestFile, longestAuthor, maxLno := 0, 0, 0
+	abbrev := sb.defaultAbbrev()
+	seen := map[*bcommit]bool{}
+	for _, e := range es {
+		if e.o.path != final {
+			showName = true
+		}
+		longestFile = max(longestFile, len(e.o.path))
+		if !seen[e.o.c] {
+			seen[e.o.c] = true
+			longestAuthor = max(longestAuthor, strWidth(e.o.c.author))
+			abbrev = max(abbrev, sb.uniqueAbbrev(e.o.c.hash, abbrev))
+		}
+		maxLno = max(maxLno, e.lno+e.n)
+	}
+	abbrev++
+	digits := len(fmt.Sprint(maxLno))
+	starts := lineStarts(data)
+	var b strings.Builder
+	for _, e := range es {
+		c := e.o.c
+		hex := c.hash.String()
+		when := c.when.Format("2006-01-02 15:04:05 -0700")
+		name := c.author
+		pad := strings.Repeat(" ", max(longestAuthor-strWidth(name), 0))
+		for k := 0; k < e.n; k++ {
+			n := abbrev
+			if c.boundary {
+				b.WriteByte('^')
+				n--
+			}
+			b.WriteString(hex[:min(n, len(hex))])
+			if showName {
+				// C's %-*s pads bytes, not runes as Go's does.
+				b.WriteByte(' ')
+				b.WriteString(e.o.path)
+				b.WriteString(strings.Repeat(" ", longestFile-len(e.o.path)))
+			}
+			fmt.Fprintf(&b, " (%s%s %10s %*d) ", name, pad, when, digits, e.lno+1+k)
+			l := e.lno + k
+			line := data[starts[l]:starts[l+1]]
+			b.Write(line)
+			if len(line) == 0 || line[len(line)-1] != '\n' {
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}
+
+// lineStarts are the offsets of each line and, last, the end.
+func lineStarts(data []byte) []int {
+	s := []int{0}
+	for i, c := range data {
+		if c == '\n' && i+1 < len(data) {
+			s = append(s, i+1)
+		}
+	}
+	if len(data) == 0 {
+		return []int{0, 0}
+	}
+	return append(s, len(data))
+}
+
+// strWidth is git's utf8_strwidth: East Asian wide and fullwidth runes
+// count two columns, combining marks and other zero-width runes none.
+func strWidth(s string) int {
+	if !utf8.ValidString(s) {
+		return len(s)
+	}
+	w := 0
+	for _, r := range s {
+		switch {
+		case r == 0:
+		case r < 32 || (r >= 0x7f && r < 0xa0):
+			// git's wcwidth gives -1 for controls; utf8_strwidth skips them.
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200B || (r >= 0x1160 && r <= 0x11FF):
+		default:
+			switch width.LookupRune(r).Kind() {
+			case width.EastAsianWide, width.EastAsianFullwidth:
+				w += 2
+			default:
+				w++
+			}
+		}
+	}
+	return w
+}
+
+// defaultAbbrev is git's default abbreviation length: 7, more for a
+// repository with many packed objects (repo_approximate_object_count).
+func (sb *scoreboard) defaultAbbrev() int {
+	dot, ok := sb.r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return 7
+	}
+	fsys := dot.Filesystem()
+	ents, err := fsys.ReadDir("objects/pack")
+	if err != nil {
+		return 7
+	}
+	var count uint64
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".idx") {
+			continue
+		}
+		if n, ok := idxCount(fsys, "objects/pack/"+e.Name()); ok {
+			count += n
+		}
+	}
+	if count == 0 {
+		return 7
+	}
+	l := bits.Len64(count) // msb + 1
+	l = (l + 1) / 2
+	return max(l, 7)
+}
+
+// idxCount reads a pack index's object count (the last fan-out entry).
+func idxCount(fsys billy.Filesystem, name string) (uint64, bool) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	head := make([]byte, 8+256*4)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return 0, false
+	}
+	if string(head[:4]) == "\xfftOc" {
+		return uint64(binary.BigEndian.Uint32(head[8+255*4:])), true
+	}
+	return uint64(binary.BigEndian.Uint32(head[255*4:])), true
+}
+
+// uniqueAbbrev is git's find_unique_abbrev: the shortest length from min
+// up at which no other object shares the prefix.
+func (sb *scoreboard) uniqueAbbrev(h plumbing.Hash, minLen int) int {
+	hp, ok := sb.r.Storer.(interface {
+		HashesWithPrefix([]byte) ([]plumbing.Hash, error)
+	})
+	if !ok {
+		return minLen
+	}
+	hs, err := hp.HashesWithPrefix(h[:minLen/2])
+	if err != nil {
+		return minLen
+	}
+	hex := h.String()
+	l := minLen
+	for _, o := range hs {
+		if o == h {
+			continue
+		}
+		ox := o.String()
+		i := 0
+		for i < len(hex) && hex[i] == ox[i] {
+			i++
+		}
+		if i >= l {
+			l = i + 1
+		}
+	}
+	return l
+}

@@ -229,16 +229,10 @@ func (r *Repo) pointHEAD(branch string) error {
 // is the OS directory itself (not memory): only then can a clone be staged
 // beside it and renamed into place.
 func (r *Repo) osStagingParent() (string, bool) {
-	root := r.wt.Root()
-	if root == "" || !filepath.IsAbs(root) {
+	if _, ok := osPathOf(r.wt, "."); !ok {
 		return "", false
 	}
-	a, err1 := r.wt.Stat(".")
-	b, err2 := os.Stat(root)
-	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
-		return "", false
-	}
-	return root, true
+	return r.wt.Root(), true
 }
 
 // checkoutEntry is one tree entry to materialise.
@@ -369,7 +363,33 @@ func (r *Repo) cloneInPlace(ctx context.Context, branch string) (plumbing.Hash, 
 		}
 		return plumbing.ZeroHash, err
 	}
+	for _, e := range entries {
+		if e.mode != filemode.Symlink {
+			continue
+		}
+		if info, err := r.wt.Lstat(e.path); err == nil && info.Mode()&fs.ModeSymlink == 0 {
+			// The root cannot hold links: say so in the config, as git
+			// clone does on such a filesystem, so git reads the plain
+			// files it wrote as the links they stand for.
+			if err := r.setConfigOption("core", "symlinks", "false"); err != nil {
+				return plumbing.ZeroHash, err
+			}
+		}
+		break
+	}
 	return tip, r.finishClone(branch, tip, entries)
+}
+
+func (r *Repo) setConfigOption(section, key, value string) error {
+	cfg, err := r.repo.Config()
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	cfg.Raw.Section(section).SetOption(key, value)
+	if err := r.repo.SetConfig(cfg); err != nil {
+		return fmt.Errorf("write config %s.%s: %w", section, key, err)
+	}
+	return nil
 }
 
 func removeAllBilly(wt billy.Filesystem, p string) error {
@@ -416,7 +436,9 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 		}
 	}
 	defer os.RemoveAll(stage)
-	stageWT := osfs.New(stage)
+	// BoundOS: the chroot variant rewrites absolute link targets into the
+	// staging directory; git checks links out verbatim.
+	stageWT := osfs.New(stage, osfs.WithBoundOS())
 	dot, err := stageWT.Chroot(".git")
 	if err != nil {
 		return plumbing.ZeroHash, notes, err

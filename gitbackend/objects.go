@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -390,20 +391,33 @@ func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c file
 			return fmt.Errorf("mkdir %s: %w", dir, err)
 		}
 	}
-	if info, err := wt.Lstat(c.Path); err == nil && (info.IsDir() || info.Mode()&fs.ModeSymlink != 0) {
+	if info, err := wt.Lstat(c.Path); err == nil && (info.IsDir() || info.Mode()&fs.ModeSymlink != 0 || c.Mode == filemode.Symlink) {
 		if info.IsDir() {
 			if err := removeAll(wt, c.Path); err != nil {
 				return err
 			}
 		} else if err := wt.Remove(c.Path); err != nil {
-			return err
+			return fmt.Errorf("check out %s: %w", c.Path, err)
 		}
 	}
-	if c.Mode == filemode.Symlink {
-		return wt.Symlink(string(content), c.Path)
-	}
 	perm := os.FileMode(0o644)
-	if c.Mode == filemode.Executable {
+	if c.Mode == filemode.Symlink {
+		err := wt.Symlink(string(content), c.Path)
+		if err == nil {
+			return nil
+		}
+		if full, ok := osPathOf(wt, c.Path); ok {
+			// The jail refuses to create a link whose target is outside
+			// the root; the repository's own link is checked out as git
+			// does (reads through the jail still refuse to follow it).
+			if os.Symlink(string(content), full) == nil {
+				return nil
+			}
+			return fmt.Errorf("check out %s: %w", c.Path, err)
+		}
+		// A root with no symbolic links (memory): git's core.symlinks=false
+		// checkout, a plain file holding the target.
+	} else if c.Mode == filemode.Executable {
 		perm = 0o755
 	}
 	f, err := wt.OpenFile(c.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
@@ -421,6 +435,21 @@ func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c file
 		_ = ch.Chmod(c.Path, perm)
 	}
 	return nil
+}
+
+// osPathOf returns the OS path of p when wt is an OS directory (not
+// memory).
+func osPathOf(wt billy.Filesystem, p string) (string, bool) {
+	root := wt.Root()
+	if root == "" || !filepath.IsAbs(root) {
+		return "", false
+	}
+	a, err1 := wt.Stat(".")
+	b, err2 := os.Stat(root)
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		return "", false
+	}
+	return filepath.Join(root, filepath.FromSlash(p)), true
 }
 
 // writeGitlink checks out a submodule entry the way git clone does without

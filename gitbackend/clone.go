@@ -33,6 +33,31 @@ import (
 // beside the remote's, so boot refuses and names the branches there are.
 var ErrBranchNotFound = errors.New("branch not found on the remote")
 
+// BranchNotFoundError is ErrBranchNotFound with the names: one line, with
+// the hint.
+type BranchNotFoundError struct {
+	Remote string
+	// Branch is the configured branch, or "" when the remote's HEAD names
+	// a branch it does not have.
+	Branch   string
+	Branches []string
+}
+
+func (e *BranchNotFoundError) Error() string {
+	list := strings.Join(e.Branches, ", ")
+	if len(e.Branches) > 8 {
+		list = strings.Join(e.Branches[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(e.Branches))
+	}
+	what := fmt.Sprintf("has no branch %q", e.Branch)
+	if e.Branch == "" {
+		what = "HEAD names no existing branch"
+	}
+	return fmt.Sprintf("remote %s %s (it has: %s); set git.branch to one of them", e.Remote, what, list)
+}
+
+// Is makes errors.Is(err, ErrBranchNotFound) true.
+func (e *BranchNotFoundError) Is(target error) bool { return target == ErrBranchNotFound }
+
 // remoteHeads is what the remote advertises: the branch its HEAD names
 // (possibly unborn) and its branches.
 type remoteHeads struct {
@@ -104,16 +129,11 @@ func (r *Repo) pickBranch(rh remoteHeads) (branch, note string, err error) {
 		names = append(names, b)
 	}
 	sort.Strings(names)
-	list := strings.Join(names, ", ")
-	if len(names) > 8 {
-		list = strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
-	}
 	if r.cfg.Branch != "" {
 		if _, ok := rh.branches[r.cfg.Branch]; ok {
 			return r.cfg.Branch, "", nil
 		}
-		return "", "", fmt.Errorf("%w: remote %s has no branch %q (it has: %s); set git.branch to one of them",
-			ErrBranchNotFound, redact(r.cfg.Remote), r.cfg.Branch, list)
+		return "", "", &BranchNotFoundError{Remote: redact(r.cfg.Remote), Branch: r.cfg.Branch, Branches: names}
 	}
 	if _, ok := rh.branches[rh.head]; ok {
 		return rh.head, "", nil
@@ -121,8 +141,7 @@ func (r *Repo) pickBranch(rh remoteHeads) (branch, note string, err error) {
 	if len(names) == 1 {
 		return names[0], fmt.Sprintf("remote HEAD names no existing branch; checked out its only branch %s", names[0]), nil
 	}
-	return "", "", fmt.Errorf("%w: remote %s HEAD names no existing branch (it has: %s); set git.branch to one of them",
-		ErrBranchNotFound, redact(r.cfg.Remote), list)
+	return "", "", &BranchNotFoundError{Remote: redact(r.cfg.Remote), Branches: names}
 }
 
 // cloneFresh fills a root that has no commit of its own: it picks the

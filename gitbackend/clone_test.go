@@ -278,9 +278,22 @@ func TestBootConfiguredBranchMissing(t *testing.T) {
 			t.Fatalf("%s: a refused boot checked files out", rem)
 		}
 	}
-	before := gittest.Git(t, remote, "for-each-ref")
-	if after := gittest.Git(t, remote, "for-each-ref"); after != before {
-		t.Fatalf("remote changed:\n%s\n%s", before, after)
+	// A remote whose HEAD names a branch it lacks: with several branches
+	// boot refuses (git clone would check out nothing and the first write
+	// would start an unrelated history); with one, that one.
+	dangling := bareFrom(t, work, "main")
+	f, _, _, err := bootRoot(t, dangling, "", false, "")
+	var bn *BranchNotFoundError
+	if !errors.As(err, &bn) || bn.Branch != "" || !strings.Contains(err.Error(), "HEAD names no existing branch (it has: dev, master)") {
+		t.Fatalf("dangling HEAD: %v", err)
+	}
+	if _, err := f.Lstat("README"); err == nil {
+		t.Fatal("a refused boot checked files out")
+	}
+	gittest.Git(t, dangling, "branch", "-D", "dev")
+	_, _, res, err := bootRoot(t, dangling, "", false, "")
+	if err != nil || res.Branch != "master" || !strings.Contains(strings.Join(res.Notes, "\n"), "only branch master") {
+		t.Fatalf("dangling HEAD, one branch: %+v %v", res, err)
 	}
 }
 

@@ -244,6 +244,8 @@ func firstNonEmpty(v ...string) string {
 // fetched. It returns the attempts made and the final head.
 func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash) (int, plumbing.Hash, error) {
 	if lr, ok := r.remote.(*localRemote); ok {
+		// The remote's hooks speak to whoever pushes, as git shows them.
+		lr.progress = r.cfg.Progress
 		return r.pushUnderRemoteLock(ctx, lr, branch)
 	}
 	head, err := r.head()
@@ -267,7 +269,9 @@ func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash)
 			return attempt, head, nil
 		}
 		lastErr = err
-		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
+		// A refusal by the remote's policy (a hook, receive.*) is
+		// permanent: the same commits would be refused again.
+		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) || ctx.Err() != nil {
 			return attempt, head, r.wrapRemoteErr("push", err)
 		}
 		if attempt == r.cfg.Retry.MaxAttempts {
@@ -397,7 +401,11 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 			}
 		}
 		author := c.Author
-		nc, err := r.writeCommit(newTree, []plumbing.Hash{cur}, c.Message, &author)
+		var parents []plumbing.Hash
+		if !cur.IsZero() { // the remote branch was deleted: a root commit
+			parents = []plumbing.Hash{cur}
+		}
+		nc, err := r.writeCommit(newTree, parents, c.Message, &author)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -655,7 +663,7 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		if err == nil {
 			break
 		}
-		if errors.Is(err, ErrAuth) || errors.Is(err, ErrRejected) || attempt >= r.cfg.Retry.MaxAttempts {
+		if errors.Is(err, ErrAuth) || errors.Is(err, ErrRejected) || errors.Is(err, ErrDeclined) || attempt >= r.cfg.Retry.MaxAttempts {
 			return nil, r.wrapRemoteErr("push "+branch, err)
 		}
 		if err := r.sleep(ctx, r.jitter(backoff(r.cfg.Retry.BaseDelay, attempt))); err != nil {

@@ -72,6 +72,9 @@ func isLocalRemote(remote string) (string, bool) {
 type localRemote struct {
 	path  string // the remote's git directory
 	local storage.Storer
+	// progress receives the remote's output ("remote: ..." lines) of a
+	// push it accepted; a refusal carries it in the error.
+	progress func(string)
 }
 
 func newLocalRemote(p string, local storage.Storer) (*localRemote, error) {
@@ -97,40 +100,16 @@ func (l *localRemote) open() *filesystem.Storage {
 
 // Update runs a whole push as one transaction under the remote ref's lock:
 // read the tip, let fn bring the local commits onto it (fetching what is
-// missing), copy the objects, move the ref. Writers queue on the lock
-// instead of racing, so no work is wasted on rejected pushes.
+// missing), then hand the update to the remote's receive policy (see
+// receive.go), which copies the objects and moves the ref. Writers queue on
+// the lock instead of racing, so no work is wasted on rejected pushes.
 func (l *localRemote) Update(ctx context.Context, branch string, fn func(tip plumbing.Hash) (plumbing.Hash, error)) error {
 	ref := "refs/heads/" + branch
-	refPath := filepath.Join(l.path, filepath.FromSlash(ref))
-	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
+	lk, err := acquireRefLock(ctx, l.path, ref, true)
+	if err != nil {
 		return err
 	}
-	lock := refPath + ".lock"
-	var f *os.File
-	for wait := time.Millisecond; ; wait = min(wait*2, 20*time.Millisecond) {
-		var err error
-		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return err
-		}
-		if fi, serr := os.Stat(lock); serr == nil && time.Since(fi.ModTime()) > staleLockAge {
-			_ = os.Remove(lock) // left by a dead process
-			continue
-		}
-		if err := sleepCtx(ctx, fullJitter(wait)); err != nil {
-			return fmt.Errorf("waiting for %s: %w", lock, err)
-		}
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			f.Close()
-			os.Remove(lock)
-		}
-	}()
+	defer lk.release()
 	tip, err := readRef(l.path, ref)
 	if err != nil {
 		return err
@@ -149,22 +128,9 @@ func (l *localRemote) Update(ctx context.Context, branch string, fn func(tip plu
 	if head == tip {
 		return nil
 	}
-	if err := copyObjects(ctx, l.local, rs, head, 0); err != nil {
-		return fmt.Errorf("push %s: %w", branch, err)
-	}
-	if _, err := f.WriteString(head.String() + "\n"); err != nil {
+	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: tip, New: head}); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(lock, refPath); err != nil {
-		return err
-	}
-	committed = true
 	if tip.IsZero() {
 		pointHEADAt(l.path, branch)
 	}
@@ -184,13 +150,29 @@ func (l *localRemote) Fetch(ctx context.Context, branch string, depth int) (plum
 	return tip, nil
 }
 
+// Push moves the branch from old to new (new zero deletes it) with a
+// compare-and-swap under the ref's lock, through the remote's receive
+// policy.
 func (l *localRemote) Push(ctx context.Context, branch string, old, new plumbing.Hash) error {
+	ref := "refs/heads/" + branch
+	lk, err := acquireRefLock(ctx, l.path, ref, false)
+	if err != nil {
+		return err
+	}
+	defer lk.release()
+	cur, err := readRef(l.path, ref)
+	if err != nil {
+		return err
+	}
+	if cur != old {
+		return fmt.Errorf("%w (%s is at %s, expected %s)", ErrRejected, ref, short(cur), short(old))
+	}
+	if old == new {
+		return nil
+	}
 	rs := l.open()
 	defer rs.Close()
-	if err := copyObjects(ctx, l.local, rs, new, 0); err != nil {
-		return fmt.Errorf("push %s: %w", branch, err)
-	}
-	if err := casRef(l.path, "refs/heads/"+branch, old, new); err != nil {
+	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: old, New: new}); err != nil {
 		return err
 	}
 	if old.IsZero() {
@@ -220,8 +202,28 @@ func pointHEADAt(gitdir, branch string) {
 // copies only that many commits of history and records the shallow
 // boundary, like `git clone --depth`.
 func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash, depth int) error {
+	order, shallow, err := collectMissing(ctx, src, dst, tip, depth)
+	if err != nil {
+		return err
+	}
+	if err := writeObjects(src, dst, order); err != nil {
+		return err
+	}
+	if len(shallow) > 0 {
+		old, _ := dst.Shallow()
+		if err := dst.SetShallow(append(old, shallow...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collectMissing lists the closure of tip that dst lacks, children before
+// parents, and the commits where src's history ends (it is shallow there,
+// or depth cut it) while dst has not their parents either.
+func collectMissing(ctx context.Context, src, dst storer.EncodedObjectStorer, tip plumbing.Hash, depth int) ([]plumbing.Hash, []plumbing.Hash, error) {
 	if dst.HasEncodedObject(tip) == nil {
-		return nil
+		return nil, nil, nil
 	}
 	// Collect missing commits, newest first, breadth first.
 	type item struct {
@@ -234,13 +236,13 @@ func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash
 	queue := []item{{tip, 1}}
 	for len(queue) > 0 {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, nil, err
 		}
 		it := queue[0]
 		queue = queue[1:]
 		c, err := object.GetCommit(src, it.h)
 		if err != nil {
-			return fmt.Errorf("read commit %s: %w", it.h, err)
+			return nil, nil, fmt.Errorf("read commit %s: %w", it.h, err)
 		}
 		commits = append(commits, c)
 		if depth > 0 && it.d >= depth {
@@ -262,28 +264,19 @@ func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash
 			queue = append(queue, item{p, it.d + 1})
 		}
 	}
-	// Collect the missing objects children first, then write them: as
-	// loose objects when few, as one packfile when many (a clone), which
-	// on slow disks is the difference between one file and thousands.
+	// Children first, so that a crash never leaves an object whose closure
+	// is incomplete; written as a packfile when many (a clone), which on
+	// slow disks is the difference between one file and thousands.
 	var order []plumbing.Hash
 	collected := map[plumbing.Hash]bool{}
 	for i := len(commits) - 1; i >= 0; i-- {
 		c := commits[i]
 		if err := collectTree(ctx, src, dst, c.TreeHash, collected, &order); err != nil {
-			return err
+			return nil, nil, err
 		}
 		order = append(order, c.Hash)
 	}
-	if err := writeObjects(src, dst, order); err != nil {
-		return err
-	}
-	if len(shallow) > 0 {
-		old, _ := dst.Shallow()
-		if err := dst.SetShallow(append(old, shallow...)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return order, shallow, nil
 }
 
 func collectTree(ctx context.Context, src, dst storer.EncodedObjectStorer, h plumbing.Hash, seen map[plumbing.Hash]bool, order *[]plumbing.Hash) error {
@@ -395,24 +388,106 @@ func readRef(gitdir, ref string) (plumbing.Hash, error) {
 // a dead process.
 const staleLockAge = 30 * time.Second
 
-// casRef moves ref from old to new the way git's receive-pack does: take
-// <ref>.lock with O_EXCL (so it excludes other processes and the git CLI),
-// check the current value, write, rename.
-func casRef(gitdir, ref string, old, new plumbing.Hash) error {
+// refLock is git's lock on a ref (refs.c / lockfile.c): <ref>.lock created
+// with O_EXCL, so it excludes other processes and the git CLI; the new
+// value is written into it and renamed over the ref.
+type refLock struct {
+	gitdir, ref, path string
+	f                 *os.File
+	done              bool
+}
+
+// acquireRefLock takes the lock on ref; wait makes it queue behind another
+// holder (bounded by ctx), else a held lock is ErrRemoteLocked.
+func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLock, error) {
 	refPath := filepath.Join(gitdir, filepath.FromSlash(ref))
 	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	lock := refPath + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		if fi, serr := os.Stat(lock); serr == nil && time.Since(fi.ModTime()) > staleLockAge {
-			_ = os.Remove(lock)
+	for backoff := time.Millisecond; ; backoff = min(backoff*2, 20*time.Millisecond) {
+		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return &refLock{gitdir: gitdir, ref: ref, path: refPath, f: f}, nil
 		}
-		return ErrRemoteLocked
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		stale := false
+		if fi, serr := os.Stat(lock); serr == nil && time.Since(fi.ModTime()) > staleLockAge {
+			_ = os.Remove(lock) // left by a dead process
+			stale = true
+		}
+		if !wait {
+			return nil, ErrRemoteLocked
+		}
+		if stale {
+			continue
+		}
+		if err := sleepCtx(ctx, fullJitter(backoff)); err != nil {
+			return nil, fmt.Errorf("waiting for %s: %w", lock, err)
+		}
 	}
-	if err != nil {
+}
+
+// commit writes h and renames the lock over the ref.
+func (lk *refLock) commit(h plumbing.Hash) error {
+	if _, err := lk.f.WriteString(h.String() + "\n"); err != nil {
 		return err
+	}
+	if err := lk.f.Sync(); err != nil {
+		return err
+	}
+	if err := lk.f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(lk.path+".lock", lk.path); err != nil {
+		return err
+	}
+	lk.done = true
+	return nil
+}
+
+// deleteRef removes the ref: from packed-refs (under packed-refs.lock, as
+// git does) and its loose file, then drops the lock.
+func (lk *refLock) deleteRef() error {
+	if err := removePackedRef(lk.gitdir, lk.ref); err != nil {
+		return err
+	}
+	if err := os.Remove(lk.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	lk.release()
+	return nil
+}
+
+// release drops the lock unless it was committed.
+func (lk *refLock) release() {
+	if lk.done {
+		return
+	}
+	lk.done = true
+	lk.f.Close()
+	os.Remove(lk.path + ".lock")
+}
+
+// removePackedRef rewrites packed-refs without ref (and its peeled line).
+func removePackedRef(gitdir, ref string) error {
+	packed := filepath.Join(gitdir, "packed-refs")
+	if _, err := os.Stat(packed); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	lock := packed + ".lock"
+	var f *os.File
+	for wait := time.Millisecond; ; wait *= 2 {
+		var err error
+		if f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) || wait > time.Second {
+			return fmt.Errorf("lock %s: %w", packed, err)
+		}
+		time.Sleep(wait)
 	}
 	committed := false
 	defer func() {
@@ -421,23 +496,33 @@ func casRef(gitdir, ref string, old, new plumbing.Hash) error {
 			os.Remove(lock)
 		}
 	}()
-	cur, err := readRef(gitdir, ref)
+	b, err := os.ReadFile(packed)
 	if err != nil {
 		return err
 	}
-	if cur != old {
-		return fmt.Errorf("%w (%s is at %s, expected %s)", ErrRejected, ref, short(cur), short(old))
+	var out strings.Builder
+	found, skipPeeled := false, false
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if skipPeeled && strings.HasPrefix(line, "^") {
+			continue
+		}
+		skipPeeled = false
+		if h, name, ok := strings.Cut(strings.TrimRight(line, "\n"), " "); ok && name == ref && plumbing.IsHash(h) {
+			found, skipPeeled = true, true
+			continue
+		}
+		out.WriteString(line)
 	}
-	if _, err := f.WriteString(new.String() + "\n"); err != nil {
-		return err
+	if !found {
+		return nil
 	}
-	if err := f.Sync(); err != nil {
+	if _, err := f.WriteString(out.String()); err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(lock, refPath); err != nil {
+	if err := os.Rename(lock, packed); err != nil {
 		return err
 	}
 	committed = true
@@ -527,6 +612,12 @@ func classifyNetErr(err error) error {
 	}
 	msg := err.Error()
 	switch {
+	case strings.Contains(msg, "hook declined"), strings.Contains(msg, "unpacker error"),
+		strings.Contains(msg, "deletion prohibited"), strings.Contains(msg, "branch is currently checked out"),
+		strings.Contains(msg, "funny refname"), strings.Contains(msg, "shallow update not allowed"),
+		strings.Contains(msg, "deletion of the current branch prohibited"):
+		// The server's receive-pack policy refused it: permanent.
+		return fmt.Errorf("%w: %v", ErrDeclined, err)
 	case errors.Is(err, git.ErrNonFastForwardUpdate),
 		strings.Contains(msg, "non-fast-forward"),
 		strings.Contains(msg, "fetch first"),

@@ -1,0 +1,606 @@
+package gitbackend
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/tgp-go/tgp/gitpath"
+)
+
+// This file is git's fsck.c as receive-pack runs it when receive.fsckObjects
+// (or transfer.fsckObjects) is set: `index-pack --strict` /
+// `unpack-objects --strict` over every object a push brings. The rules,
+// message ids, messages and default severities are git's; a remote's
+// receive.fsck.<msg-id> settings and receive.fsck.skipList adjust them as
+// they do for git.
+
+type fsckSeverity int
+
+const (
+	fsckIgnore fsckSeverity = iota
+	fsckInfo
+	fsckWarn
+	fsckError
+)
+
+// fsckDefaults are git's default severities (fsck.h), keyed by the
+// lower-cased message id (config keys are case-insensitive).
+var fsckDefaults = map[string]fsckSeverity{
+	"nulinheader": fsckError, "unterminatedheader": fsckError, "baddate": fsckError,
+	"baddateoverflow": fsckError, "bademail": fsckError, "badname": fsckError,
+	"badobjectsha1": fsckError, "badparentsha1": fsckError, "badtimezone": fsckError,
+	"badtree": fsckError, "badtreesha1": fsckError, "badtype": fsckError,
+	"duplicateentries": fsckError, "missingauthor": fsckError, "missingcommitter": fsckError,
+	"missingemail": fsckError, "missingnamebeforeemail": fsckError, "missingobject": fsckError,
+	"missingspacebeforedate": fsckError, "missingspacebeforeemail": fsckError,
+	"missingtag": fsckError, "missingtagentry": fsckError, "missingtree": fsckError,
+	"missingtype": fsckError, "missingtypeentry": fsckError, "multipleauthors": fsckError,
+	"treenotsorted": fsckError, "unknowntype": fsckError, "zeropaddeddate": fsckError,
+	"gitmodulesblob": fsckError, "gitmoduleslarge": fsckError, "gitmodulesname": fsckError,
+	"gitmodulessymlink": fsckError, "gitmodulesurl": fsckError, "gitmodulespath": fsckError,
+	"gitmodulesupdate": fsckError,
+	"emptyname":        fsckWarn, "fullpathname": fsckWarn, "hasdot": fsckWarn, "hasdotdot": fsckWarn,
+	"hasdotgit": fsckWarn, "nullsha1": fsckWarn, "nulincommit": fsckWarn,
+	"zeropaddedfilemode": fsckWarn,
+	"badfilemode":        fsckInfo, "gitmodulesparse": fsckInfo, "gitattributessymlink": fsckInfo,
+	"badtagname": fsckInfo, "missingtaggerentry": fsckInfo,
+	"extraheaderentry": fsckIgnore,
+}
+
+// fsckOptions are the strict options receive-pack passes to index-pack.
+type fsckOptions struct {
+	severity map[string]fsckSeverity // receive.fsck.<id> overrides
+	skip     map[plumbing.Hash]bool  // receive.fsck.skipList
+}
+
+// fsckRun collects git's report lines for one push.
+type fsckRun struct {
+	opts       *fsckOptions
+	lines      []string
+	failed     bool
+	gitmodules map[plumbing.Hash]bool // .gitmodules blobs seen in trees
+}
+
+// report is git's report(): the message at its severity (strict: a
+// warning is an error; an info is shown as a warning and never fails).
+func (r *fsckRun) report(oid plumbing.Hash, id, msg string) {
+	sev, ok := r.opts.severity[strings.ToLower(id)]
+	if !ok {
+		sev = fsckDefaults[strings.ToLower(id)]
+		if sev == fsckWarn {
+			sev = fsckError
+		}
+	}
+	if sev == fsckIgnore || r.opts.skip[oid] {
+		return
+	}
+	if sev == fsckError {
+		r.failed = true
+		r.lines = append(r.lines, fmt.Sprintf("error: object %s: %s: %s", oid, id, msg))
+		return
+	}
+	r.lines = append(r.lines, fmt.Sprintf("warning: object %s: %s: %s", oid, id, msg))
+}
+
+// fsckObjects checks the objects a push brings. It stops at the first
+// object with an error, as unpack-objects --strict dies there; the report
+// lines are what git prints.
+func fsckObjects(src storer.EncodedObjectStorer, hashes []plumbing.Hash, opts *fsckOptions) ([]string, bool, error) {
+	r := &fsckRun{opts: opts, gitmodules: map[plumbing.Hash]bool{}}
+	for _, h := range hashes {
+		o, err := src.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
+		}
+		buf, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
+		}
+		switch o.Type() {
+		case plumbing.TreeObject:
+			r.tree(h, buf)
+		case plumbing.CommitObject:
+			r.commit(h, buf)
+		case plumbing.TagObject:
+			r.tag(h, buf)
+		}
+		if r.failed {
+			return r.lines, true, nil
+		}
+	}
+	// fsck_finish: the .gitmodules blobs the trees named.
+	for _, h := range hashes {
+		if !r.gitmodules[h] {
+			continue
+		}
+		o, err := src.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
+		}
+		if o.Type() != plumbing.BlobObject {
+			r.report(h, "gitmodulesBlob", "non-blob found at .gitmodules")
+			continue
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
+		}
+		buf, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
+		}
+		r.gitmodulesBlob(h, buf)
+		if r.failed {
+			return r.lines, true, nil
+		}
+	}
+	return r.lines, r.failed, nil
+}
+
+const (
+	modeDir     = 0o040000
+	modeLink    = 0o120000
+	modeGitlink = 0o160000
+	modeFmt     = 0o170000
+)
+
+// tree is fsck_tree, on the raw object (go-git's decoder normalizes the
+// modes that zeroPaddedFilemode and badFilemode are about).
+func (r *fsckRun) tree(oid plumbing.Hash, buf []byte) {
+	var hasNull, hasFull, hasEmpty, hasDot, hasDotdot, hasDotgit, hasZeroPad, hasBadModes, hasDups, unsorted bool
+	var oName string
+	var oMode uint32
+	first := true
+	var candidates []string
+	for len(buf) > 0 {
+		sp := bytes.IndexByte(buf, ' ')
+		if sp <= 0 {
+			r.report(oid, "badTree", "cannot be parsed as a tree")
+			return
+		}
+		modeStr := buf[:sp]
+		var mode uint32
+		for _, c := range modeStr {
+			if c < '0' || c > '7' {
+				r.report(oid, "badTree", "cannot be parsed as a tree")
+				return
+			}
+			mode = mode<<3 | uint32(c-'0')
+		}
+		rest := buf[sp+1:]
+		nul := bytes.IndexByte(rest, 0)
+		if nul < 0 || len(rest) < nul+1+20 {
+			r.report(oid, "badTree", "cannot be parsed as a tree")
+			return
+		}
+		name := string(rest[:nul])
+		var entry plumbing.Hash
+		copy(entry[:], rest[nul+1:nul+21])
+		buf = rest[nul+21:]
+
+		hasNull = hasNull || entry.IsZero()
+		hasFull = hasFull || strings.Contains(name, "/")
+		hasEmpty = hasEmpty || name == ""
+		hasDot = hasDot || name == "."
+		hasDotdot = hasDotdot || name == ".."
+		hasDotgit = hasDotgit || gitpath.IsHFSDotGit(name) || gitpath.IsNTFSDotGit(name)
+		hasZeroPad = hasZeroPad || modeStr[0] == '0'
+		isLink := mode&modeFmt == modeLink
+
+		if gitpath.IsHFSDotGitmodules(name) || gitpath.IsNTFSDotGitmodules(name) {
+			if !isLink {
+				r.gitmodules[entry] = true
+			} else {
+				r.report(oid, "gitmodulesSymlink", ".gitmodules is a symbolic link")
+			}
+		}
+		if (gitpath.IsHFSDotGitattributes(name) || gitpath.IsNTFSDotGitattributes(name)) && isLink {
+			r.report(oid, "gitattributesSymlink", ".gitattributes is a symlink")
+		}
+		for i := strings.IndexByte(name, '\\'); i >= 0; {
+			after := name[i+1:]
+			hasDotgit = hasDotgit || gitpath.IsNTFSDotGit(after)
+			if gitpath.IsNTFSDotGitmodules(after) {
+				if !isLink {
+					r.gitmodules[entry] = true
+				} else {
+					r.report(oid, "gitmodulesSymlink", ".gitmodules is a symbolic link")
+				}
+			}
+			j := strings.IndexByte(after, '\\')
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
+
+		switch mode {
+		case 0o100755, 0o100644, modeLink, modeDir, modeGitlink:
+		default:
+			hasBadModes = true // 100664 too: receive-pack's fsck is strict
+		}
+		if !first {
+			switch verifyOrdered(oMode, oName, mode, name, &candidates) {
+			case treeUnordered:
+				unsorted = true
+			case treeHasDups:
+				hasDups = true
+			}
+		}
+		first = false
+		oMode, oName = mode, name
+	}
+	if hasNull {
+		r.report(oid, "nullSha1", "contains entries pointing to null sha1")
+	}
+	if hasFull {
+		r.report(oid, "fullPathname", "contains full pathnames")
+	}
+	if hasEmpty {
+		r.report(oid, "emptyName", "contains empty pathname")
+	}
+	if hasDot {
+		r.report(oid, "hasDot", "contains '.'")
+	}
+	if hasDotdot {
+		r.report(oid, "hasDotdot", "contains '..'")
+	}
+	if hasDotgit {
+		r.report(oid, "hasDotgit", "contains '.git'")
+	}
+	if hasZeroPad {
+		r.report(oid, "zeroPaddedFilemode", "contains zero-padded file modes")
+	}
+	if hasBadModes {
+		r.report(oid, "badFilemode", "contains bad file modes")
+	}
+	if hasDups {
+		r.report(oid, "duplicateEntries", "contains duplicate file entries")
+	}
+	if unsorted {
+		r.report(oid, "treeNotSorted", "not properly sorted")
+	}
+}
+
+const (
+	treeOrdered = iota
+	treeUnordered
+	treeHasDups
+)
+
+func isLessThanSlash(c byte) bool { return c != 0 && c < '/' }
+
+// verifyOrdered is fsck.c's verify_ordered: entries sort by name with a
+// directory's name taken as ending in '/', and a file and a directory of
+// the same name are duplicates even when other names sort between them
+// ("foo", "foo.bar", "foo/"): those files wait on a stack.
+func verifyOrdered(mode1 uint32, name1 string, mode2 uint32, name2 string, candidates *[]string) int {
+	n := min(len(name1), len(name2))
+	if c := strings.Compare(name1[:n], name2[:n]); c < 0 {
+		return treeOrdered
+	} else if c > 0 {
+		return treeUnordered
+	}
+	c1, c2 := at(name1, n), at(name2, n)
+	if c1 == 0 && c2 == 0 {
+		return treeHasDups
+	}
+	if c1 == 0 && mode1&modeFmt == modeDir {
+		c1 = '/'
+	}
+	if c2 == 0 && mode2&modeFmt == modeDir {
+		c2 = '/'
+	}
+	if c1 == 0 && isLessThanSlash(c2) {
+		*candidates = append(*candidates, name1)
+	} else if c2 == '/' && isLessThanSlash(c1) {
+		for len(*candidates) > 0 {
+			f := (*candidates)[len(*candidates)-1]
+			*candidates = (*candidates)[:len(*candidates)-1]
+			p, ok := strings.CutPrefix(name2, f)
+			if !ok {
+				continue
+			}
+			if p == "" {
+				return treeHasDups
+			}
+			if isLessThanSlash(p[0]) {
+				*candidates = append(*candidates, f)
+				break
+			}
+		}
+	}
+	if c1 < c2 {
+		return treeOrdered
+	}
+	return treeUnordered
+}
+
+// at is s[i], or 0 past the end (git reads NUL-terminated names).
+func at(s string, i int) byte {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
+}
+
+// verifyHeaders is fsck.c's verify_headers.
+func (r *fsckRun) verifyHeaders(oid plumbing.Hash, buf []byte) bool {
+	for i, c := range buf {
+		if c == 0 {
+			r.report(oid, "nulInHeader", fmt.Sprintf("unterminated header: NUL at offset %d", i))
+			return false
+		}
+		if c == '\n' && i+1 < len(buf) && buf[i+1] == '\n' {
+			return true
+		}
+	}
+	if len(buf) > 0 && buf[len(buf)-1] == '\n' {
+		return true
+	}
+	r.report(oid, "unterminatedHeader", "unterminated header")
+	return false
+}
+
+// ident is fsck_ident on one "Name <email> <unix> <tz>" line; it returns
+// the rest of the buffer after the line.
+func (r *fsckRun) ident(oid plumbing.Hash, buf []byte) ([]byte, bool) {
+	line := buf
+	rest := []byte(nil)
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		line, rest = buf[:i+1], buf[i+1:]
+	}
+	p := string(line) // ends in '\n' when the line is terminated
+	fail := func(id, what string) ([]byte, bool) {
+		r.report(oid, id, "invalid author/committer line - "+what)
+		return rest, !r.failed
+	}
+	if strings.HasPrefix(p, "<") {
+		return fail("missingNameBeforeEmail", "missing space before email")
+	}
+	i := strings.IndexAny(p, "<>\n")
+	if i < 0 || p[i] == '\n' {
+		return fail("missingEmail", "missing email")
+	}
+	if p[i] == '>' {
+		return fail("badName", "bad name")
+	}
+	if i == 0 || p[i-1] != ' ' {
+		return fail("missingSpaceBeforeEmail", "missing space before email")
+	}
+	p = p[i+1:]
+	i = strings.IndexAny(p, "<>\n")
+	if i < 0 || p[i] != '>' {
+		return fail("badEmail", "bad email")
+	}
+	p = p[i+1:]
+	if at(p, 0) != ' ' {
+		return fail("missingSpaceBeforeDate", "missing space before date")
+	}
+	p = strings.TrimLeft(p[1:], " \t")
+	if c := at(p, 0); c < '0' || c > '9' {
+		return fail("badDate", "bad date")
+	}
+	if p[0] == '0' && at(p, 1) != ' ' {
+		return fail("zeroPaddedDate", "zero-padded date")
+	}
+	end := 0
+	for end < len(p) && p[end] >= '0' && p[end] <= '9' {
+		end++
+	}
+	if _, err := strconv.ParseUint(p[:end], 10, 64); err != nil {
+		return fail("badDateOverflow", "date causes integer overflow")
+	}
+	if at(p, end) != ' ' {
+		return fail("badDate", "bad date")
+	}
+	p = p[end+1:]
+	tzOK := len(p) >= 6 && (p[0] == '+' || p[0] == '-') && p[5] == '\n'
+	for k := 1; tzOK && k <= 4; k++ {
+		tzOK = p[k] >= '0' && p[k] <= '9'
+	}
+	if !tzOK {
+		return fail("badTimezone", "bad time zone")
+	}
+	return rest, true
+}
+
+// hashLine parses "<40 hex>\n" at the start of buf.
+func hashLine(buf []byte) ([]byte, bool) {
+	if len(buf) < 41 || buf[40] != '\n' || !plumbing.IsHash(string(buf[:40])) {
+		return buf, false
+	}
+	return buf[41:], true
+}
+
+// commit is fsck_commit.
+func (r *fsckRun) commit(oid plumbing.Hash, buf []byte) {
+	all := buf
+	if !r.verifyHeaders(oid, buf) {
+		return
+	}
+	var ok bool
+	if buf, ok = bytes.CutPrefix(buf, []byte("tree ")); !ok {
+		r.report(oid, "missingTree", "invalid format - expected 'tree' line")
+		return
+	}
+	if buf, ok = hashLine(buf); !ok {
+		r.report(oid, "badTreeSha1", "invalid 'tree' line format - bad sha1")
+		return
+	}
+	for {
+		var rest []byte
+		if rest, ok = bytes.CutPrefix(buf, []byte("parent ")); !ok {
+			break
+		}
+		if buf, ok = hashLine(rest); !ok {
+			r.report(oid, "badParentSha1", "invalid 'parent' line format - bad sha1")
+			return
+		}
+	}
+	authors := 0
+	for {
+		rest, ok := bytes.CutPrefix(buf, []byte("author "))
+		if !ok {
+			break
+		}
+		authors++
+		if buf, ok = r.ident(oid, rest); !ok || r.failed {
+			return
+		}
+	}
+	if authors < 1 {
+		r.report(oid, "missingAuthor", "invalid format - expected 'author' line")
+	} else if authors > 1 {
+		r.report(oid, "multipleAuthors", "invalid format - multiple 'author' lines")
+	}
+	if r.failed {
+		return
+	}
+	rest, ok := bytes.CutPrefix(buf, []byte("committer "))
+	if !ok {
+		r.report(oid, "missingCommitter", "invalid format - expected 'committer' line")
+		return
+	}
+	if _, ok := r.ident(oid, rest); !ok || r.failed {
+		return
+	}
+	if bytes.IndexByte(all, 0) >= 0 {
+		r.report(oid, "nulInCommit", "NUL byte in the commit object body")
+	}
+}
+
+// tag is fsck_tag_standalone.
+func (r *fsckRun) tag(oid plumbing.Hash, buf []byte) {
+	if !r.verifyHeaders(oid, buf) {
+		return
+	}
+	var ok bool
+	if buf, ok = bytes.CutPrefix(buf, []byte("object ")); !ok {
+		r.report(oid, "missingObject", "invalid format - expected 'object' line")
+		return
+	}
+	if buf, ok = hashLine(buf); !ok {
+		r.report(oid, "badObjectSha1", "invalid 'object' line format - bad sha1")
+		return
+	}
+	if buf, ok = bytes.CutPrefix(buf, []byte("type ")); !ok {
+		r.report(oid, "missingTypeEntry", "invalid format - expected 'type' line")
+		return
+	}
+	eol := bytes.IndexByte(buf, '\n')
+	if eol < 0 {
+		r.report(oid, "missingType", "invalid format - unexpected end after 'type' line")
+		return
+	}
+	if _, err := plumbing.ParseObjectType(string(buf[:eol])); err != nil {
+		r.report(oid, "badType", "invalid 'type' value")
+		if r.failed {
+			return
+		}
+	}
+	buf = buf[eol+1:]
+	if buf, ok = bytes.CutPrefix(buf, []byte("tag ")); !ok {
+		r.report(oid, "missingTagEntry", "invalid format - expected 'tag' line")
+		return
+	}
+	eol = bytes.IndexByte(buf, '\n')
+	if eol < 0 {
+		r.report(oid, "missingTag", "invalid format - unexpected end after 'type' line")
+		return
+	}
+	if plumbing.ReferenceName("refs/tags/"+string(buf[:eol])).Validate() != nil {
+		r.report(oid, "badTagName", "invalid 'tag' name: "+string(buf[:eol]))
+		if r.failed {
+			return
+		}
+	}
+	buf = buf[eol+1:]
+	rest, ok := bytes.CutPrefix(buf, []byte("tagger "))
+	if !ok {
+		r.report(oid, "missingTaggerEntry", "invalid format - expected 'tagger' line")
+		if r.failed {
+			return
+		}
+	} else if buf, ok = r.ident(oid, rest); !ok || r.failed {
+		return
+	}
+	if len(buf) > 0 && buf[0] != '\n' {
+		r.report(oid, "extraHeaderEntry", "invalid format - extra header(s) after 'tagger'")
+	}
+}
+
+// gitmodulesBlob is fsck_gitmodules_fn over a .gitmodules blob: the
+// submodule names, URLs, paths and update commands git refuses to act on
+// (CVE-2018-11235, CVE-2018-17456 and kin).
+func (r *fsckRun) gitmodulesBlob(oid plumbing.Hash, buf []byte) {
+	cfg := formatcfg.New()
+	if err := formatcfg.NewDecoder(bytes.NewReader(buf)).Decode(cfg); err != nil {
+		r.report(oid, "gitmodulesParse", "could not parse gitmodules blob")
+		return
+	}
+	for _, s := range cfg.Sections {
+		if !s.IsName("submodule") {
+			continue
+		}
+		for _, sub := range s.Subsections {
+			if !validSubmoduleName(sub.Name) {
+				r.report(oid, "gitmodulesName", "disallowed submodule name: "+sub.Name)
+			}
+			for _, o := range sub.Options {
+				switch strings.ToLower(o.Key) {
+				case "url":
+					if !validSubmoduleURL(o.Value) {
+						r.report(oid, "gitmodulesUrl", "disallowed submodule url: "+o.Value)
+					}
+				case "path":
+					if strings.HasPrefix(o.Value, "-") {
+						r.report(oid, "gitmodulesPath", "disallowed submodule path: "+o.Value)
+					}
+				case "update":
+					if strings.HasPrefix(o.Value, "!") {
+						r.report(oid, "gitmodulesUpdate", "disallowed submodule update setting: "+o.Value)
+					}
+				}
+			}
+		}
+	}
+}
+
+// validSubmoduleName is check_submodule_name: not empty, no ".."
+// component ('/' and '\\' both separate).
+func validSubmoduleName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if c == ".." {
+			return false
+		}
+	}
+	return !strings.HasPrefix(name, "..") || (len(name) > 2 && name[2] != '/' && name[2] != '\\')
+}
+
+// validSubmoduleURL approximates check_submodule_url: a URL that looks
+// like a command-line option, or that carries a newline (raw or
+// %-encoded, which a credential helper would split on), is refused.
+func validSubmoduleURL(u string) bool {
+	if strings.HasPrefix(u, "-") || strings.ContainsAny(u, "\n\r") {
+		return false
+	}
+	lu := strings.ToLower(u)
+	return !strings.Contains(lu, "%0a") && !strings.Contains(lu, "%0d")
+}

@@ -1,0 +1,708 @@
+package gitbackend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// This file is the receiving side of a push to a local remote: what git's
+// receive-pack (builtin/receive-pack.c) does after the objects arrive, so
+// that a shared repository's own policy holds whoever pushes to it. The
+// kernel pushes to a path in process (no git binary), so without this a
+// pre-receive hook, receive.fsckObjects or receive.denyNonFastForwards that
+// the git CLI obeys would be skipped.
+//
+// The order is git's: fsck the incoming objects (receive.fsckObjects /
+// transfer.fsckObjects), keep them in a quarantine directory, run
+// pre-receive, then for the ref: denyCurrentBranch, denyDeletes,
+// denyDeleteCurrent, denyNonFastForwards, the update hook; move the
+// objects into the store; move the ref; run post-receive and post-update.
+// One deliberate difference: git migrates the objects before the update
+// hook, so a refusal by that hook leaves them in the store (unreachable);
+// here the update hook also sees the quarantine, and a refusal by it
+// leaves nothing behind either.
+//
+// Hooks git would ignore because they are not executable, or that cannot
+// be started on this platform, refuse the push: a policy that cannot run is
+// not skipped.
+
+// ErrDeclined matches every *PushRejectedError: the remote's own policy
+// refused the push. It is permanent: pushing the same commits again is
+// refused again, so the persist loop does not retry it.
+var ErrDeclined = errors.New("push declined by the remote's policy")
+
+// PushRejectedError is a push the remote refused, as git reports it:
+// `! [remote rejected] <ref> (<reason>)` after the lines the remote printed
+// (its hooks' stdout and stderr, receive-pack's own errors), which git
+// shows prefixed with "remote: ".
+type PushRejectedError struct {
+	Ref    string
+	Reason string
+	Output []string
+}
+
+func (e *PushRejectedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[remote rejected] %s (%s)", e.Ref, e.Reason)
+	for _, l := range e.Output {
+		b.WriteString("\nremote: ")
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrDeclined) true.
+func (e *PushRejectedError) Is(t error) bool { return t == ErrDeclined }
+
+type denyAction int
+
+const (
+	denyUnconfigured denyAction = iota
+	denyIgnore
+	denyWarn
+	denyRefuse
+	denyUpdateInstead
+)
+
+// receivePolicy is the remote's receive.* configuration and hooks.
+type receivePolicy struct {
+	gitdir            string
+	bare              bool
+	worktree          string // non-bare: the work tree
+	fsck              bool
+	fsckOpts          fsckOptions
+	denyDeletes       bool
+	denyNonFF         bool
+	denyCurrent       denyAction
+	denyDeleteCurrent denyAction
+	shallowUpdate     bool
+	hooksDir          string
+}
+
+// gitConfigFiles lists the configuration files git reads for a
+// repository, lowest priority first: system, global (XDG, then
+// ~/.gitconfig), the repository's own.
+func gitConfigFiles(gitdir string) []string {
+	var files []string
+	if !gitBool(os.Getenv("GIT_CONFIG_NOSYSTEM"), false) {
+		if p := os.Getenv("GIT_CONFIG_SYSTEM"); p != "" {
+			files = append(files, p)
+		} else {
+			files = append(files, "/etc/gitconfig")
+		}
+	}
+	if p, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
+		if p != "" {
+			files = append(files, p)
+		}
+	} else {
+		home, _ := os.UserHomeDir()
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		if xdg == "" && home != "" {
+			xdg = filepath.Join(home, ".config")
+		}
+		if xdg != "" {
+			files = append(files, filepath.Join(xdg, "git", "config"))
+		}
+		if home != "" {
+			files = append(files, filepath.Join(home, ".gitconfig"))
+		}
+	}
+	return append(files, filepath.Join(gitdir, "config"))
+}
+
+// gitBool is git_config_bool: a key with no value is true.
+func gitBool(v string, def bool) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "true", "yes", "on":
+		return true
+	case "false", "no", "off":
+		return false
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		return n != 0
+	}
+	return def
+}
+
+func parseDeny(v string) denyAction {
+	switch strings.ToLower(v) {
+	case "ignore":
+		return denyIgnore
+	case "warn":
+		return denyWarn
+	case "refuse":
+		return denyRefuse
+	case "updateinstead":
+		return denyUpdateInstead
+	}
+	if gitBool(v, false) {
+		return denyRefuse
+	}
+	return denyIgnore
+}
+
+// expandPath is git_config_pathname's "~/" expansion.
+func expandPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
+}
+
+// loadReceivePolicy reads the configuration git's receive-pack would read
+// for the remote (with go-git's config parser; later files and later
+// lines win, as in git). A file that cannot be parsed refuses the push:
+// git dies on a bad config line too.
+func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
+	p := &receivePolicy{gitdir: gitdir, fsckOpts: fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}}}
+	receiveFsck, transferFsck := "", ""
+	bare := ""
+	worktree := ""
+	var skipLists []string
+	for _, file := range gitConfigFiles(gitdir) {
+		b, err := os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && file != filepath.Join(gitdir, "config") {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read config %s: %w", file, err)
+		}
+		cfg := formatcfg.New()
+		if err := formatcfg.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
+			return nil, fmt.Errorf("bad config file %s: %w", file, err)
+		}
+		for _, s := range cfg.Sections {
+			for _, o := range s.Options {
+				key := strings.ToLower(s.Name + "." + o.Key)
+				v := o.Value
+				switch key {
+				case "receive.fsckobjects":
+					receiveFsck = v
+				case "transfer.fsckobjects":
+					transferFsck = v
+				case "receive.denydeletes":
+					p.denyDeletes = gitBool(v, false)
+				case "receive.denynonfastforwards":
+					p.denyNonFF = gitBool(v, false)
+				case "receive.denycurrentbranch":
+					p.denyCurrent = parseDeny(v)
+				case "receive.denydeletecurrent":
+					p.denyDeleteCurrent = parseDeny(v)
+				case "receive.shallowupdate":
+					p.shallowUpdate = gitBool(v, false)
+				case "core.hookspath":
+					p.hooksDir = expandPath(v)
+				case "core.bare":
+					bare = v
+				case "core.worktree":
+					worktree = v
+				}
+			}
+			// receive.fsck.<msg-id> is the subsection "fsck" of [receive].
+			if s.IsName("receive") {
+				for _, sub := range s.Subsections {
+					if !sub.IsName("fsck") {
+						continue
+					}
+					for _, o := range sub.Options {
+						id := strings.ToLower(o.Key)
+						if id == "skiplist" {
+							skipLists = append(skipLists, expandPath(o.Value))
+							continue
+						}
+						switch strings.ToLower(o.Value) {
+						case "error":
+							p.fsckOpts.severity[id] = fsckError
+						case "warn":
+							p.fsckOpts.severity[id] = fsckWarn
+						case "ignore":
+							p.fsckOpts.severity[id] = fsckIgnore
+						}
+					}
+				}
+			}
+		}
+	}
+	// receive.fsckObjects wins; transfer.fsckObjects is the fallback.
+	switch {
+	case receiveFsck != "":
+		p.fsck = gitBool(receiveFsck, false)
+	case transferFsck != "":
+		p.fsck = gitBool(transferFsck, false)
+	}
+	for _, sl := range skipLists {
+		if err := p.readSkipList(sl); err != nil {
+			return nil, err
+		}
+	}
+	// git takes a repository found as "<dir>/.git" as non-bare unless
+	// core.bare says otherwise.
+	if bare != "" {
+		p.bare = gitBool(bare, true)
+	} else {
+		p.bare = filepath.Base(gitdir) != ".git"
+	}
+	if !p.bare {
+		p.worktree = filepath.Dir(gitdir)
+		if worktree != "" {
+			p.worktree = worktree
+			if !filepath.IsAbs(worktree) {
+				p.worktree = filepath.Join(gitdir, worktree)
+			}
+		}
+	}
+	if p.hooksDir == "" {
+		p.hooksDir = filepath.Join(gitdir, "hooks")
+	} else if !filepath.IsAbs(p.hooksDir) {
+		// Push hooks run in $GIT_DIR, where a relative hooksPath resolves.
+		p.hooksDir = filepath.Join(gitdir, p.hooksDir)
+	}
+	return p, nil
+}
+
+func (p *receivePolicy) readSkipList(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("receive.fsck.skipList %s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if line == "" {
+			continue
+		}
+		if !plumbing.IsHash(line) {
+			return fmt.Errorf("receive.fsck.skipList %s: invalid object name %q", path, line)
+		}
+		p.fsckOpts.skip[plumbing.NewHash(line)] = true
+	}
+	return sc.Err()
+}
+
+// hookMustRun finds a hook: "" when there is none. A hook file that exists
+// but cannot be executed is an error: git would skip it with a hint; a
+// policy that cannot run must not be skipped silently.
+func (p *receivePolicy) hookMustRun(name string) (string, error) {
+	path := filepath.Join(p.hooksDir, name)
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("hook %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return "", fmt.Errorf("hook %s is a directory", path)
+	}
+	if fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("the '%s' hook at %s is not executable: refusing the push rather than skipping the remote's policy (git would ignore it; make it executable or remove it)", name, path)
+	}
+	return path, nil
+}
+
+// localRepoEnv are the variables git unsets before it starts receive-pack
+// for a local push (local_repo_env): the pusher's repository must not leak
+// into the remote's hooks.
+var localRepoEnv = []string{
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+	"GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
+	"GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
+	"GIT_SHALLOW_FILE", "GIT_COMMON_DIR", "GIT_QUARANTINE_PATH", "GIT_PUSH_OPTION_COUNT",
+}
+
+func hookEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		drop := strings.HasPrefix(name, "GIT_PUSH_OPTION_") || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
+		for _, v := range localRepoEnv {
+			drop = drop || name == v
+		}
+		if !drop {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "GIT_DIR=.")
+	return append(env, extra...)
+}
+
+// hookOutputLimit bounds what is kept of a hook's output.
+const hookOutputLimit = 64 << 10
+
+// hookWaitDelay is how long a finished hook's descendants may keep its
+// output open (a post-receive that starts a CI job in the background).
+const hookWaitDelay = 5 * time.Second
+
+type cappedBuffer struct {
+	buf       bytes.Buffer
+	truncated bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := hookOutputLimit - c.buf.Len(); room < len(p) {
+		c.truncated = true
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+// runHook runs a hook in $GIT_DIR with its stdout and stderr interleaved
+// in one stream, as receive-pack relays them. ran is false when there is
+// no such hook; err is set when it could not run or exited non-zero.
+func (p *receivePolicy) runHook(ctx context.Context, name string, args []string, stdin string, env []string) (out []string, ran bool, err error) {
+	path, err := p.hookMustRun(name)
+	if err != nil {
+		return nil, true, err
+	}
+	if path == "" {
+		return nil, false, nil
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = p.gitdir
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var buf cappedBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.WaitDelay = hookWaitDelay
+	runErr := cmd.Run()
+	out = splitLines(buf.buf.String())
+	if buf.truncated {
+		out = append(out, fmt.Sprintf("(hook output cut at %d bytes)", hookOutputLimit))
+	}
+	if errors.Is(runErr, exec.ErrWaitDelay) {
+		runErr = nil
+	}
+	if runErr != nil {
+		var ee *exec.ExitError
+		if errors.As(runErr, &ee) {
+			return out, true, fmt.Errorf("hook %s: %w", name, runErr)
+		}
+		// Not started: no interpreter, not a format this platform runs.
+		return out, true, fmt.Errorf("cannot run the '%s' hook %s (refusing the push rather than skipping the remote's policy): %w", name, path, runErr)
+	}
+	return out, true, nil
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// refUpdate is one command of a push: move Ref from Old to New (New zero:
+// delete it; Old zero: create it).
+type refUpdate struct {
+	Ref      string
+	Old, New plumbing.Hash
+}
+
+func (u refUpdate) line() string {
+	return u.Old.String() + " " + u.New.String() + " " + u.Ref + "\n"
+}
+
+// receive applies u to the remote as git's receive-pack would. lk holds
+// the ref's lock and the ref is known to be at u.Old. On a refusal nothing
+// the push brought stays on the remote.
+func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *refLock, u refUpdate) error {
+	pol, err := loadReceivePolicy(l.path)
+	if err != nil {
+		return err
+	}
+	var out []string
+	reject := func(reason string) error {
+		return &PushRejectedError{Ref: u.Ref, Reason: reason, Output: out}
+	}
+	var q *quarantine
+	defer func() { q.remove() }()
+	var shallow []plumbing.Hash
+	if !u.New.IsZero() {
+		var missing []plumbing.Hash
+		missing, shallow, err = collectMissing(ctx, l.local, rs, u.New, 0)
+		if err != nil {
+			return err
+		}
+		if pol.fsck {
+			lines, failed, err := fsckObjects(l.local, missing, &pol.fsckOpts)
+			if err != nil {
+				return err
+			}
+			out = append(out, lines...)
+			if failed {
+				out = append(out, "fatal: fsck error in packed object")
+				return reject("unpacker error")
+			}
+		}
+		if len(shallow) > 0 && !pol.shallowUpdate {
+			return reject("shallow update not allowed")
+		}
+		if q, err = newQuarantine(l.path); err != nil {
+			return err
+		}
+		if err := q.write(ctx, l.local, missing); err != nil {
+			return err
+		}
+	}
+	var qenv []string
+	if q != nil {
+		qenv = q.env()
+	}
+
+	hookOut, _, err := pol.runHook(ctx, "pre-receive", nil, u.line(), hookEnv(append([]string{"GIT_PUSH_OPTION_COUNT=0"}, qenv...)...))
+	out = append(out, hookOut...)
+	if err != nil {
+		if !isExit(err) {
+			out = append(out, "error: "+err.Error())
+		}
+		return reject("pre-receive hook declined")
+	}
+
+	if reason, lines := pol.check(ctx, l.local, rs, u); reason != "" {
+		out = append(out, lines...)
+		return reject(reason)
+	} else {
+		out = append(out, lines...)
+	}
+
+	hookOut, _, err = pol.runHook(ctx, "update", []string{u.Ref, u.Old.String(), u.New.String()}, "", hookEnv(qenv...))
+	out = append(out, hookOut...)
+	if err != nil {
+		if !isExit(err) {
+			out = append(out, "error: "+err.Error())
+		}
+		out = append(out, "error: hook declined to update "+u.Ref)
+		return reject("hook declined")
+	}
+
+	if q != nil {
+		if err := q.migrate(); err != nil {
+			out = append(out, "error: "+err.Error())
+			return reject("unable to migrate objects to permanent storage")
+		}
+		q = nil
+	}
+	if u.New.IsZero() {
+		err = lk.deleteRef()
+	} else {
+		err = lk.commit(u.New)
+	}
+	if err != nil {
+		return fmt.Errorf("update %s in %s: %w", u.Ref, l.path, err)
+	}
+	if len(shallow) > 0 {
+		// receive.shallowUpdate allowed it: the remote's history now ends
+		// where ours does.
+		old, _ := rs.Shallow()
+		if err := rs.SetShallow(append(old, shallow...)); err != nil {
+			return fmt.Errorf("update shallow of %s: %w", l.path, err)
+		}
+	}
+
+	// After the ref moved: their exit status does not matter (git ignores
+	// it too), but one that cannot run is reported.
+	hookOut, _, err = pol.runHook(ctx, "post-receive", nil, u.line(), hookEnv("GIT_PUSH_OPTION_COUNT=0"))
+	out = append(out, hookOut...)
+	if err != nil && !isExit(err) {
+		out = append(out, "error: "+err.Error())
+	}
+	hookOut, _, err = pol.runHook(ctx, "post-update", []string{u.Ref}, "", hookEnv())
+	out = append(out, hookOut...)
+	if err != nil && !isExit(err) {
+		out = append(out, "error: "+err.Error())
+	}
+	if l.progress != nil {
+		for _, line := range out {
+			l.progress("remote: " + line)
+		}
+	}
+	return nil
+}
+
+func isExit(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee)
+}
+
+const refuseUnconfiguredDenyMsg = `By default, updating the current branch in a non-bare repository
+is denied, because it will make the index and work tree inconsistent
+with what you pushed, and will require 'git reset --hard' to match
+the work tree to HEAD.
+
+You can set the 'receive.denyCurrentBranch' configuration variable
+to 'ignore' or 'warn' in the remote repository to allow pushing into
+its current branch; however, this is not recommended unless you
+arranged to update its work tree to match what you pushed in some
+other way.
+
+To squelch this message and still keep the default behaviour, set
+'receive.denyCurrentBranch' configuration variable to 'refuse'.`
+
+const refuseUnconfiguredDenyDeleteCurrentMsg = `By default, deleting the current branch is denied, because the next
+'git clone' won't result in any file checked out, causing confusion.
+
+You can set 'receive.denyDeleteCurrent' configuration variable to
+'warn' or 'ignore' in the remote repository to allow deleting the
+current branch, with or without a warning message.
+
+To squelch this message, you can set it to 'refuse'.`
+
+func rpError(msg string) []string {
+	lines := strings.Split(msg, "\n")
+	lines[0] = "error: " + lines[0]
+	return lines
+}
+
+// checkedOut reports whether ref is what a work tree of the remote has
+// checked out (find_shared_symref over the main and the linked work
+// trees), and whether ref is the remote's HEAD.
+func (p *receivePolicy) checkedOut(ref string) (inWorktree, isHead bool) {
+	headOf := func(file string) string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return ""
+		}
+		t, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:")
+		if !ok {
+			return ""
+		}
+		return strings.TrimSpace(t)
+	}
+	isHead = headOf(filepath.Join(p.gitdir, "HEAD")) == ref
+	inWorktree = !p.bare && isHead
+	if wts, err := os.ReadDir(filepath.Join(p.gitdir, "worktrees")); err == nil {
+		for _, wt := range wts {
+			if headOf(filepath.Join(p.gitdir, "worktrees", wt.Name(), "HEAD")) == ref {
+				inWorktree = true
+			}
+		}
+	}
+	return inWorktree, isHead
+}
+
+// check is the policy part of receive-pack's update(): it returns the
+// reason the ref may not move ("" if it may) and the lines git prints.
+func (p *receivePolicy) check(ctx context.Context, local, remote storer.EncodedObjectStorer, u refUpdate) (string, []string) {
+	var out []string
+	name := strings.TrimPrefix(u.Ref, "refs/")
+	if !strings.HasPrefix(u.Ref, "refs/") || plumbing.ReferenceName(u.Ref).Validate() != nil || name == "" {
+		return "funny refname", rpError(fmt.Sprintf("refusing to update funny ref '%s' remotely", u.Ref))
+	}
+	inWorktree, isHead := p.checkedOut(u.Ref)
+	if inWorktree {
+		switch p.denyCurrent {
+		case denyIgnore:
+		case denyWarn:
+			out = append(out, "warning: updating the current branch")
+		case denyRefuse, denyUnconfigured:
+			out = append(out, rpError("refusing to update checked out branch: "+u.Ref)...)
+			if p.denyCurrent == denyUnconfigured {
+				out = append(out, rpError(refuseUnconfiguredDenyMsg)...)
+			}
+			return "branch is currently checked out", out
+		case denyUpdateInstead:
+			// Updating the work tree needs git's read-tree -u -m and the
+			// push-to-checkout hook; refusing is the safe answer.
+			out = append(out, rpError("receive.denyCurrentBranch=updateInstead is not supported by the in-process push; refusing to update checked out branch: "+u.Ref)...)
+			return "branch is currently checked out", out
+		}
+	}
+	if !u.Old.IsZero() && u.New.IsZero() {
+		if p.denyDeletes && strings.HasPrefix(u.Ref, "refs/heads/") {
+			out = append(out, rpError("denying ref deletion for "+u.Ref)...)
+			return "deletion prohibited", out
+		}
+		if inWorktree || isHead {
+			switch p.denyDeleteCurrent {
+			case denyIgnore:
+			case denyWarn:
+				out = append(out, "warning: deleting the current branch")
+			default:
+				if p.denyDeleteCurrent == denyUnconfigured {
+					out = append(out, rpError(refuseUnconfiguredDenyDeleteCurrentMsg)...)
+				}
+				out = append(out, rpError("refusing to delete the current branch: "+u.Ref)...)
+				return "deletion of the current branch prohibited", out
+			}
+		}
+	}
+	if p.denyNonFF && !u.New.IsZero() && !u.Old.IsZero() && strings.HasPrefix(u.Ref, "refs/heads/") {
+		ok, err := isAncestor(ctx, u.Old, u.New, local, remote)
+		if err != nil {
+			return "bad ref", append(out, "error: bad sha1 objects for "+u.Ref+": "+err.Error())
+		}
+		if !ok {
+			out = append(out, rpError(fmt.Sprintf("denying non-fast-forward %s (you should pull first)", u.Ref))...)
+			return "non-fast-forward", out
+		}
+	}
+	return "", out
+}
+
+// isAncestor reports whether old is reachable from new, reading commits
+// from the pusher's store first and the remote's second.
+func isAncestor(ctx context.Context, old, new plumbing.Hash, stores ...storer.EncodedObjectStorer) (bool, error) {
+	get := func(h plumbing.Hash) (*object.Commit, error) {
+		var lastErr error
+		for _, s := range stores {
+			c, err := object.GetCommit(s, h)
+			if err == nil {
+				return c, nil
+			}
+			lastErr = err
+		}
+		return nil, fmt.Errorf("commit %s: %w", h, lastErr)
+	}
+	if _, err := get(old); err != nil {
+		return false, err
+	}
+	seen := map[plumbing.Hash]bool{new: true}
+	queue := []plumbing.Hash{new}
+	for len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		h := queue[0]
+		queue = queue[1:]
+		if h == old {
+			return true, nil
+		}
+		c, err := get(h)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range c.ParentHashes {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false, nil
+}

@@ -420,6 +420,28 @@ func TestBootRepairsHalfMadeGitDir(t *testing.T) {
 		{"missing HEAD", func(t *testing.T, root string) {
 			_ = os.Remove(filepath.Join(root, ".git", "HEAD"))
 		}, "repaired .git/HEAD"},
+		{"garbled HEAD", func(t *testing.T, root string) {
+			writeFile(t, root, ".git/HEAD", "\x00garbage", 0o644)
+		}, "repaired .git/HEAD"},
+		{"lost tree object", func(t *testing.T, root string) {
+			tree := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD^{tree}"))
+			// The clone is one pack: unpack it loose, then drop the tree.
+			packs, _ := filepath.Glob(filepath.Join(root, ".git", "objects", "pack", "*.pack"))
+			for _, p := range packs {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = os.Remove(p)
+				_ = os.Remove(strings.TrimSuffix(p, ".pack") + ".idx")
+				if out, err := gitStdin(root, string(data), "unpack-objects", "-q"); err != nil {
+					t.Fatalf("unpack: %v %s", err, out)
+				}
+			}
+			if err := os.Remove(filepath.Join(root, ".git", "objects", tree[:2], tree[2:])); err != nil {
+				t.Fatal(err)
+			}
+		}, "re-cloned"},
 		{"lost objects", func(t *testing.T, root string) {
 			_ = os.RemoveAll(filepath.Join(root, ".git", "objects"))
 		}, "re-cloned"},

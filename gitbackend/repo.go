@@ -292,7 +292,11 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 		return res, err
 	}
 	if !head.IsZero() {
-		if _, err := object.GetCommit(r.store, head); err != nil {
+		c, err := object.GetCommit(r.store, head)
+		if err == nil {
+			_, err = c.Tree()
+		}
+		if err != nil {
 			// The branch names a commit whose objects are gone: nothing
 			// local can be recovered; put the broken .git aside and clone.
 			res, err := r.recloneBroken(ctx, fmt.Sprintf("HEAD commit %s is unreadable (%v)", short(head), err))

@@ -218,7 +218,7 @@ func (sb *scoreboard) finalAt(rev, p string) (*borigin, error) {
 	}
 	c, err := sb.commit(h)
 	if err != nil {
-		return nil, unknownRevision(rev)
+		return nil, badRevision(rev)
 	}
 	e := sb.entry(c, p)
 	if e == nil || e.mode == filemode.Submodule {
@@ -230,6 +230,10 @@ func (sb *scoreboard) finalAt(rev, p string) (*borigin, error) {
 	}
 	return o, nil
 }
+
+// badRevision is setup_revisions' refusal of a revision after which
+// "--" follows.
+func badRevision(rev string) error { return fatalf("bad revision '%s'", rev) }
 
 // resolveBlameRev resolves a revision to a commit the way blame's
 // find_single_final does: a tag is peeled, a tree or blob is refused.
@@ -243,7 +247,7 @@ func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
 		if err != nil || n != 0 {
 			h, ok := reflogAt(r, base[:i], n)
 			if err != nil || !ok {
-				return plumbing.ZeroHash, unknownRevision(rev)
+				return plumbing.ZeroHash, badRevision(rev)
 			}
 			return peelCommit(r, rev, h, peel)
 		}
@@ -254,7 +258,7 @@ func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
 	}
 	h, err := r.ResolveRevision(plumbing.Revision(base))
 	if err != nil {
-		return plumbing.ZeroHash, unknownRevision(rev)
+		return plumbing.ZeroHash, badRevision(rev)
 	}
 	return peelCommit(r, rev, *h, peel)
 }
@@ -263,13 +267,13 @@ func peelCommit(r *git.Repository, rev string, h plumbing.Hash, peel string) (pl
 	for {
 		o, err := r.Storer.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
-			return plumbing.ZeroHash, unknownRevision(rev)
+			return plumbing.ZeroHash, badRevision(rev)
 		}
 		switch o.Type() {
 		case plumbing.TagObject:
 			t, err := object.DecodeTag(r.Storer, o)
 			if err != nil {
-				return plumbing.ZeroHash, unknownRevision(rev)
+				return plumbing.ZeroHash, badRevision(rev)
 			}
 			h = t.Target
 			continue
@@ -278,7 +282,7 @@ func peelCommit(r *git.Repository, rev string, h plumbing.Hash, peel string) (pl
 				return plumbing.ZeroHash, fatalf("Non commit %s?", rev)
 			}
 			if peel != "" && peel != "commit" {
-				return plumbing.ZeroHash, unknownRevision(rev)
+				return plumbing.ZeroHash, badRevision(rev)
 			}
 			return h, nil
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gitpath
+
+const raceEnabled = false

@@ -69,7 +69,7 @@ type fsckRun struct {
 }
 
 // report is git's report(): the message at its severity (strict: a
-// warning is an error; an info is shown as a warning and never fails).
+// warning is an error).
 func (r *fsckRun) report(oid plumbing.Hash, id, msg string) {
 	sev, ok := r.opts.severity[strings.ToLower(id)]
 	if !ok {
@@ -78,7 +78,9 @@ func (r *fsckRun) report(oid plumbing.Hash, id, msg string) {
 			sev = fsckError
 		}
 	}
-	if sev == fsckIgnore || r.opts.skip[oid] {
+	// An info is not shown by git 2.39's receive-pack (newer gits show it
+	// as a warning); either way it never refuses a push.
+	if sev == fsckIgnore || sev == fsckInfo || r.opts.skip[oid] {
 		return
 	}
 	if sev == fsckError {
@@ -557,10 +559,12 @@ func (r *fsckRun) gitmodulesBlob(oid plumbing.Hash, buf []byte) {
 			continue
 		}
 		for _, sub := range s.Subsections {
-			if !validSubmoduleName(sub.Name) {
-				r.report(oid, "gitmodulesName", "disallowed submodule name: "+sub.Name)
-			}
+			// git's callback runs per variable, so a bad name is reported
+			// once for each of its keys.
 			for _, o := range sub.Options {
+				if !validSubmoduleName(sub.Name) {
+					r.report(oid, "gitmodulesName", "disallowed submodule name: "+sub.Name)
+				}
 				switch strings.ToLower(o.Key) {
 				case "url":
 					if !validSubmoduleURL(o.Value) {

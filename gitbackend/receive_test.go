@@ -1,0 +1,721 @@
+package gitbackend
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+// Hostile tests for the receive policy of local remotes (receive.go): the
+// remote's hooks and receive.* settings hold against the in-process push
+// exactly where they hold against `git push`, which is the oracle.
+
+// writeHook installs an executable shell hook in the remote.
+func writeHook(t *testing.T, gitdir, name, body string) {
+	t.Helper()
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh to run hooks")
+	}
+	p := filepath.Join(gitdir, "hooks", name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// objectFiles lists every file of the remote's object store (loose
+// objects, packs, and anything left in a quarantine directory).
+func objectFiles(t *testing.T, gitdir string) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join(gitdir, "objects")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), "tmp_objdir") {
+				out = append(out, rel+"/")
+			}
+			return nil
+		}
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// countObjects is `git count-objects -v` without the size lines, which
+// depend on the filesystem.
+func countObjects(t *testing.T, gitdir string) string {
+	t.Helper()
+	var keep []string
+	for _, l := range strings.Split(gittest.Git(t, gitdir, "count-objects", "-v"), "\n") {
+		if strings.HasPrefix(l, "count:") || strings.HasPrefix(l, "in-pack:") || strings.HasPrefix(l, "packs:") || strings.HasPrefix(l, "garbage:") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// persist writes a file through the agent and returns Persist's error.
+func (a *agent) persist(t *testing.T, p, content string) (*PersistResult, error) {
+	t.Helper()
+	if err := a.fs.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return a.repo.Persist(context.Background(), Change{Paths: []string{p}, Message: "forge: " + p})
+}
+
+// cliCommit commits a file in a fresh clone of remote and returns the clone.
+func cliCommit(t *testing.T, remote, p, content string) string {
+	t.Helper()
+	clone := gittest.Clone(t, remote)
+	if err := os.WriteFile(filepath.Join(clone, p), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, clone, "add", "-A")
+	gittest.Git(t, clone, "commit", "-q", "-m", "cli "+p)
+	return clone
+}
+
+// remoteLines are the "remote: " lines of a git push's output, trimmed as
+// git pads them.
+func remoteLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, "remote: "); ok {
+			lines = append(lines, strings.TrimRight(rest, " "))
+		}
+	}
+	return lines
+}
+
+func envOf(dump string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(dump, "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func TestPreReceiveRejectingEveryPush(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	a := newAgent(t, remote, false)
+	writeHook(t, remote, "pre-receive", `echo run >> pre-receive.runs
+cat > pre-receive.in
+env | grep '^GIT_' > pre-receive.env
+read old new ref < pre-receive.in
+git cat-file -t "$new" > pre-receive.newtype 2>&1
+echo "policy: pushes are closed"
+echo "ask the owners" >&2
+exit 1
+`)
+	tipBefore := gittest.Git(t, remote, "rev-parse", "main")
+	objsBefore, countBefore := objectFiles(t, remote), countObjects(t, remote)
+
+	_, err := a.persist(t, "b.txt", "b\n")
+	if !errors.Is(err, ErrDeclined) {
+		t.Fatalf("persist: %v, want ErrDeclined", err)
+	}
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) || rej.Reason != "pre-receive hook declined" || rej.Ref != "refs/heads/main" {
+		t.Fatalf("rejection %+v", rej)
+	}
+	if got := strings.Join(rej.Output, "|"); got != "policy: pushes are closed|ask the owners" {
+		t.Fatalf("hook output %q", got)
+	}
+	if !strings.Contains(err.Error(), "remote: policy: pushes are closed") {
+		t.Fatalf("error does not carry the hook's output: %v", err)
+	}
+	if got := gittest.Git(t, remote, "rev-parse", "main"); got != tipBefore {
+		t.Fatalf("remote ref moved: %s -> %s", tipBefore, got)
+	}
+	if got := objectFiles(t, remote); strings.Join(got, ",") != strings.Join(objsBefore, ",") {
+		t.Fatalf("objects changed on the remote:\nbefore %v\nafter  %v", objsBefore, got)
+	}
+	if got := countObjects(t, remote); got != countBefore {
+		t.Fatalf("count-objects %q, was %q", got, countBefore)
+	}
+	if runs := readFile(t, filepath.Join(remote, "pre-receive.runs")); runs != "run\n" {
+		t.Fatalf("the hook ran %d times: a policy refusal must not be retried", strings.Count(runs, "run"))
+	}
+	head := mustHead(t, a.repo)
+	if got, want := readFile(t, filepath.Join(remote, "pre-receive.in")), strings.TrimSpace(tipBefore)+" "+head.String()+" refs/heads/main\n"; got != want {
+		t.Fatalf("pre-receive stdin %q, want %q", got, want)
+	}
+	// The hook saw the pushed objects, in the quarantine.
+	if got := readFile(t, filepath.Join(remote, "pre-receive.newtype")); got != "commit\n" {
+		t.Fatalf("the hook could not read the pushed commit: %q", got)
+	}
+	ours := envOf(readFile(t, filepath.Join(remote, "pre-receive.env")))
+	q := ours["GIT_QUARANTINE_PATH"]
+	if !strings.HasPrefix(q, filepath.Join(remote, "objects", "tmp_objdir-incoming-")) || ours["GIT_OBJECT_DIRECTORY"] != q ||
+		ours["GIT_ALTERNATE_OBJECT_DIRECTORIES"] != filepath.Join(remote, "objects") || ours["GIT_DIR"] != "." || ours["GIT_PUSH_OPTION_COUNT"] != "0" {
+		t.Fatalf("hook environment %v", ours)
+	}
+	if _, err := os.Stat(q); !os.IsNotExist(err) {
+		t.Fatalf("quarantine %s left behind: %v", q, err)
+	}
+
+	// The oracle: git push meets the same hook the same way.
+	clone := cliCommit(t, remote, "c.txt", "c\n")
+	out, err := gittest.GitErr(clone, "push", "origin", "main")
+	if err == nil || !strings.Contains(out, "(pre-receive hook declined)") {
+		t.Fatalf("git push: %v\n%s", err, out)
+	}
+	if got := strings.Join(remoteLines(out), "|"); got != strings.Join(rej.Output, "|") {
+		t.Fatalf("git shows %q, we carry %q", got, strings.Join(rej.Output, "|"))
+	}
+	if got := objectFiles(t, remote); strings.Join(got, ",") != strings.Join(objsBefore, ",") {
+		t.Fatalf("git push left objects: %v", got)
+	}
+	theirs := envOf(readFile(t, filepath.Join(remote, "pre-receive.env")))
+	for _, k := range []string{"GIT_DIR", "GIT_QUARANTINE_PATH", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PUSH_OPTION_COUNT"} {
+		if _, ok := theirs[k]; !ok {
+			t.Errorf("git sets %s only in our run? git's env: %v", k, theirs)
+		}
+	}
+	testEnv := envOf(strings.Join(gittest.Env(""), "\n")) // what the test gave git, not git's own
+	for k := range theirs {
+		if _, ok := ours[k]; !ok && k != "GIT_EXEC_PATH" && testEnv[k] == "" {
+			t.Errorf("git gives the hook %s, we do not", k)
+		}
+	}
+}
+
+func TestUpdateHookRejectingOneRef(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	a := newAgent(t, remote, false)
+	writeHook(t, remote, "update", `echo "$1 $2 $3" >> update.args
+case "$1" in
+refs/heads/main) echo "main is protected: use a pull request" >&2; exit 1;;
+esac
+`)
+	tipBefore := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main"))
+	objsBefore := objectFiles(t, remote)
+
+	_, err := a.persist(t, "b.txt", "b\n")
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) || rej.Reason != "hook declined" {
+		t.Fatalf("persist: %v", err)
+	}
+	want := "main is protected: use a pull request|error: hook declined to update refs/heads/main"
+	if got := strings.Join(rej.Output, "|"); got != want {
+		t.Fatalf("output %q, want %q", got, want)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")); got != tipBefore {
+		t.Fatalf("main moved to %s", got)
+	}
+	if got := objectFiles(t, remote); strings.Join(got, ",") != strings.Join(objsBefore, ",") {
+		t.Fatalf("a refused update left objects behind: %v", got)
+	}
+	head := mustHead(t, a.repo)
+	if got := readFile(t, filepath.Join(remote, "update.args")); got != "refs/heads/main "+tipBefore+" "+head.String()+"\n" {
+		t.Fatalf("update args %q", got)
+	}
+
+	// Another ref passes the same hook.
+	if err := a.fs.WriteFile("f.txt", []byte("f\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.repo.PersistBranch(context.Background(), Change{Paths: []string{"f.txt"}, Message: "feature"}, "feature")
+	if err != nil {
+		t.Fatalf("push to feature: %v", err)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "refs/heads/feature")); got != res.Commit {
+		t.Fatalf("feature at %s, want %s", got, res.Commit)
+	}
+	if got := gittest.Git(t, remote, "show", "feature:f.txt"); got != "f\n" {
+		t.Fatalf("feature content %q", got)
+	}
+
+	// The oracle.
+	clone := cliCommit(t, remote, "c.txt", "c\n")
+	out, err := gittest.GitErr(clone, "push", "origin", "main")
+	if err == nil || !strings.Contains(out, "(hook declined)") {
+		t.Fatalf("git push: %v\n%s", err, out)
+	}
+	if got := strings.Join(remoteLines(out), "|"); got != want {
+		t.Fatalf("git shows %q, we carry %q", got, want)
+	}
+}
+
+func TestPostReceiveRunsAfterTheRefMoved(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	var mu sync.Mutex
+	var progress []string
+	f := newAgentWithProgress(t, remote, func(s string) { mu.Lock(); progress = append(progress, s); mu.Unlock() })
+	writeHook(t, remote, "post-receive", `cat > post-receive.in
+git rev-parse refs/heads/main > post-receive.ref
+env | grep '^GIT_' > post-receive.env
+echo "CI triggered"
+exit 3
+`)
+	writeHook(t, remote, "post-update", `echo "$@" > post-update.args
+`)
+	tipBefore := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main"))
+	res, err := f.persist(t, "b.txt", "b\n")
+	if err != nil {
+		t.Fatalf("persist (a failing post-receive does not undo a push): %v", err)
+	}
+	if got := readFile(t, filepath.Join(remote, "post-receive.in")); got != tipBefore+" "+res.Commit+" refs/heads/main\n" {
+		t.Fatalf("post-receive stdin %q", got)
+	}
+	if got := readFile(t, filepath.Join(remote, "post-receive.ref")); got != res.Commit+"\n" {
+		t.Fatalf("post-receive saw main at %q, want the pushed %s", got, res.Commit)
+	}
+	if got := readFile(t, filepath.Join(remote, "post-update.args")); got != "refs/heads/main\n" {
+		t.Fatalf("post-update args %q", got)
+	}
+	env := envOf(readFile(t, filepath.Join(remote, "post-receive.env")))
+	if _, ok := env["GIT_QUARANTINE_PATH"]; ok || env["GIT_DIR"] != "." || env["GIT_PUSH_OPTION_COUNT"] != "0" {
+		t.Fatalf("post-receive environment %v", env)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !contains(progress, "remote: CI triggered") {
+		t.Fatalf("the hook's output did not reach the pusher: %q", progress)
+	}
+}
+
+func newAgentWithProgress(t *testing.T, remote string, progress func(string)) *agent {
+	t.Helper()
+	a := newAgent(t, remote, true)
+	a.repo.cfg.Progress = progress
+	return a
+}
+
+// rawTree writes a tree object byte for byte (git mktree would sort and
+// check it) into the local store and returns its hash.
+type rawEntry struct {
+	mode string
+	name string
+	hash plumbing.Hash
+}
+
+func rawTree(t *testing.T, s *filesystem.Storage, entries ...rawEntry) plumbing.Hash {
+	t.Helper()
+	var b bytes.Buffer
+	for _, e := range entries {
+		b.WriteString(e.mode + " " + e.name + "\x00")
+		b.Write(e.hash[:])
+	}
+	o := s.NewEncodedObject()
+	o.SetType(plumbing.TreeObject)
+	w, _ := o.Writer()
+	w.Write(b.Bytes())
+	w.Close()
+	h, err := s.SetEncodedObject(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// commitTree commits tree on top of the agent's head and moves its branch.
+func commitTree(t *testing.T, a *agent, tree plumbing.Hash) plumbing.Hash {
+	t.Helper()
+	head := mustHead(t, a.repo)
+	c, err := a.repo.writeCommit(tree, []plumbing.Hash{head}, "hostile tree", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.repo.setBranch("main", c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestFsckObjectsRefusesDotGITConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		config [][2]string
+		refuse bool
+	}{
+		{"receive.fsckObjects", [][2]string{{"receive.fsckObjects", "true"}}, true},
+		{"transfer.fsckObjects", [][2]string{{"transfer.fsckObjects", "true"}}, true},
+		{"receive overrides transfer", [][2]string{{"transfer.fsckObjects", "true"}, {"receive.fsckObjects", "false"}}, false},
+		{"hasDotgit demoted", [][2]string{{"receive.fsckObjects", "true"}, {"receive.fsck.hasDotgit", "ignore"}}, false},
+		{"no fsck", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+			for _, kv := range tc.config {
+				gittest.Git(t, remote, "config", kv[0], kv[1])
+			}
+			a := newAgent(t, remote, false)
+			blob, err := storeBlob(a.repo.store, []byte("[core]\n\thooksPath = /tmp/evil\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			inner := rawTree(t, a.repo.store, rawEntry{"100644", "config", blob})
+			a1, _ := storeBlob(a.repo.store, []byte("a\n"))
+			top := rawTree(t, a.repo.store, rawEntry{"40000", ".GIT", inner}, rawEntry{"100644", "a.txt", a1})
+			c := commitTree(t, a, top)
+			tipBefore := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main"))
+			objsBefore := objectFiles(t, remote)
+
+			err = a.repo.Flush(context.Background())
+			if !tc.refuse {
+				if err != nil {
+					t.Fatalf("flush: %v", err)
+				}
+				if got := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")); got != c.String() {
+					t.Fatalf("main at %s, want %s", got, c)
+				}
+				return
+			}
+			var rej *PushRejectedError
+			if !errors.As(err, &rej) || rej.Reason != "unpacker error" {
+				t.Fatalf("flush: %v", err)
+			}
+			wantLine := "error: object " + top.String() + ": hasDotgit: contains '.git'"
+			if len(rej.Output) != 2 || rej.Output[0] != wantLine || rej.Output[1] != "fatal: fsck error in packed object" {
+				t.Fatalf("output %q", rej.Output)
+			}
+			if got := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")); got != tipBefore {
+				t.Fatalf("main moved to %s", got)
+			}
+			if got := objectFiles(t, remote); strings.Join(got, ",") != strings.Join(objsBefore, ",") {
+				t.Fatalf("objects left behind: %v", got)
+			}
+			out, gerr := gittest.GitErr("", "--git-dir="+filepath.Join(a.fs.Root(), ".git"), "push", remote, c.String()+":refs/heads/main")
+			if gerr == nil || !strings.Contains(out, "(unpacker error)") {
+				t.Fatalf("git push: %v\n%s", gerr, out)
+			}
+			if got := remoteLines(out); len(got) < 1 || got[0] != wantLine {
+				t.Fatalf("git shows %q, we %q", got, rej.Output)
+			}
+		})
+	}
+}
+
+// TestFsckAgreesWithGitReceivePack pushes hostile trees with the git CLI
+// to a remote with receive.fsckObjects and compares git's verdict and
+// messages with ours on the same objects.
+func TestFsckAgreesWithGitReceivePack(t *testing.T) {
+	gittest.RequireGit(t)
+	work := filepath.Join(t.TempDir(), "work.git")
+	gittest.Git(t, "", "init", "-q", "--bare", work)
+	st := filesystem.NewStorage(osfs.New(work), cache.NewObjectLRUDefault())
+	blob := func(s string) plumbing.Hash {
+		h, err := storeBlob(st, []byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	b := blob("x\n")
+	sub := rawTree(t, st, rawEntry{"100644", "f", b})
+	link := blob("target")
+	e := func(mode, name string, h plumbing.Hash) rawEntry { return rawEntry{mode, name, h} }
+	cases := map[string][]rawEntry{
+		"clean":             {e("100644", "a", b), e("40000", "d", sub)},
+		".GIT":              {e("40000", ".GIT", sub)},
+		"git~1":             {e("40000", "git~1", sub)},
+		"GIT~1 file":        {e("100644", "GIT~1", b)},
+		".git+ZWNJ":         {e("40000", ".git\u200c", sub)},
+		".git. ntfs":        {e("100644", ".git. ", b)},
+		".git::$INDEX":      {e("100644", ".git::$INDEX_ALLOCATION", b)},
+		"backslash .git":    {e("100644", "a\\.git", b)},
+		"dot":               {e("100644", ".", b)},
+		"dotdot":            {e("40000", "..", sub)},
+		"slash":             {e("100644", "a/b", b)},
+		"zero-padded":       {e("040000", "d", sub)},
+		"100664":            {e("100664", "a", b)},
+		"100600":            {e("100600", "a", b)},
+		"duplicate":         {e("100644", "a", b), e("100644", "a", b)},
+		"unsorted":          {e("100644", "b", b), e("100644", "a", b)},
+		"file and dir":      {e("100644", "a", b), e("40000", "a", sub)},
+		"foo foo.bar foo/":  {e("100644", "foo", b), e("100644", "foo.bar", b), e("40000", "foo", sub)},
+		"dir sorts as /":    {e("40000", "a", sub), e("100644", "a.c", b)},
+		".gitmodules link":  {e("120000", ".gitmodules", link)},
+		"gitmod~1 link":     {e("120000", "GITMOD~1", link)},
+		".gitattributes ln": {e("120000", ".gitattributes", link)},
+		".gitmodules url":   {e("100644", ".gitmodules", blob("[submodule \"x\"]\n\tpath = x\n\turl = -oProxyCommand=evil\n"))},
+		".gitmodules name":  {e("100644", ".gitmodules", blob("[submodule \"../../x\"]\n\tpath = x\n\turl = https://example.com/x\n"))},
+		".gitmodules path":  {e("100644", ".gitmodules", blob("[submodule \"x\"]\n\tpath = -x\n\turl = https://example.com/x\n"))},
+		".gitmodules ok":    {e("100644", ".gitmodules", blob("[submodule \"x\"]\n\tpath = x\n\turl = https://example.com/x\n"))},
+	}
+	names := make([]string, 0, len(cases))
+	for n := range cases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			tree := rawTree(t, st, cases[name]...)
+			commit := strings.TrimSpace(gittest.Git(t, work, "commit-tree", tree.String(), "-m", name))
+			dst := filepath.Join(t.TempDir(), "dst.git")
+			gittest.Git(t, "", "init", "-q", "--bare", dst)
+			gittest.Git(t, dst, "config", "receive.fsckObjects", "true")
+			out, err := gittest.GitErr(work, "push", dst, commit+":refs/heads/main")
+			gitRefused := err != nil
+			var gitLines []string
+			for _, l := range remoteLines(out) {
+				if strings.HasPrefix(l, "error: object ") || strings.HasPrefix(l, "warning: object ") {
+					gitLines = append(gitLines, l)
+				}
+			}
+			if gitRefused && !strings.Contains(out, "unpacker error") {
+				t.Fatalf("git refused for another reason: %s", out)
+			}
+
+			missing, _, err := collectMissing(context.Background(), st, memory.NewStorage(), plumbing.NewHash(commit), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines, failed, err := fsckObjects(st, missing, &fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed != gitRefused || strings.Join(lines, "|") != strings.Join(gitLines, "|") {
+				t.Fatalf("git: refused=%v %q\nours: refused=%v %q", gitRefused, gitLines, failed, lines)
+			}
+		})
+	}
+}
+
+// unrelatedCommit makes a root commit in the agent's store that does not
+// descend from anything on the remote.
+func unrelatedCommit(t *testing.T, a *agent) plumbing.Hash {
+	t.Helper()
+	h, err := storeBlob(a.repo.store, []byte("rewritten\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := rawTree(t, a.repo.store, rawEntry{"100644", "r.txt", h})
+	c, err := a.repo.writeCommit(tree, nil, "rewrite", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func localRemoteOf(t *testing.T, a *agent) *localRemote {
+	t.Helper()
+	lr, ok := a.repo.remote.(*localRemote)
+	if !ok {
+		t.Fatalf("remote is %T", a.repo.remote)
+	}
+	return lr
+}
+
+func TestDenyNonFastForwards(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	a := newAgent(t, remote, false)
+	lr := localRemoteOf(t, a)
+	tip := plumbing.NewHash(strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")))
+	c := unrelatedCommit(t, a)
+
+	gittest.Git(t, remote, "config", "receive.denyNonFastForwards", "true")
+	objsBefore := objectFiles(t, remote)
+	err := lr.Push(context.Background(), "main", tip, c)
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) || rej.Reason != "non-fast-forward" {
+		t.Fatalf("push: %v", err)
+	}
+	want := "error: denying non-fast-forward refs/heads/main (you should pull first)"
+	if strings.Join(rej.Output, "|") != want {
+		t.Fatalf("output %q", rej.Output)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")); got != tip.String() {
+		t.Fatalf("main moved to %s", got)
+	}
+	if got := objectFiles(t, remote); strings.Join(got, ",") != strings.Join(objsBefore, ",") {
+		t.Fatalf("objects left behind: %v", got)
+	}
+	// The oracle: a forced git push of the same commit.
+	out, gerr := gittest.GitErr("", "--git-dir="+filepath.Join(a.fs.Root(), ".git"), "push", "-f", remote, c.String()+":refs/heads/main")
+	if gerr == nil || !strings.Contains(out, "(non-fast-forward)") || strings.Join(remoteLines(out), "|") != want {
+		t.Fatalf("git push -f: %v\n%s", gerr, out)
+	}
+
+	// A fast-forward still passes, and without the setting the rewrite does.
+	a.write(t, "b.txt", "b\n")
+	gittest.Git(t, remote, "config", "receive.denyNonFastForwards", "false")
+	tip = plumbing.NewHash(strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")))
+	if err := lr.Push(context.Background(), "main", tip, c); err != nil {
+		t.Fatalf("non-fast-forward without the setting: %v", err)
+	}
+}
+
+func TestDenyDeletes(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	a := newAgent(t, remote, false)
+	lr := localRemoteOf(t, a)
+	tip := plumbing.NewHash(strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")))
+	gittest.Git(t, remote, "branch", "feature", "main")
+	gittest.Git(t, remote, "pack-refs", "--all") // the ref lives in packed-refs
+	gittest.Git(t, remote, "branch", "other", "main")
+
+	gittest.Git(t, remote, "config", "receive.denyDeletes", "true")
+	err := lr.Push(context.Background(), "feature", tip, plumbing.ZeroHash)
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) || rej.Reason != "deletion prohibited" || strings.Join(rej.Output, "|") != "error: denying ref deletion for refs/heads/feature" {
+		t.Fatalf("delete with denyDeletes: %v", err)
+	}
+	if _, err := gittest.GitErr(remote, "rev-parse", "--verify", "refs/heads/feature"); err != nil {
+		t.Fatal("feature was deleted")
+	}
+	out, gerr := gittest.GitErr("", "--git-dir="+filepath.Join(a.fs.Root(), ".git"), "push", remote, ":refs/heads/feature")
+	if gerr == nil || !strings.Contains(out, "(deletion prohibited)") {
+		t.Fatalf("git push :feature: %v\n%s", gerr, out)
+	}
+
+	// Allowed: the packed and the loose ref go; the current branch stays
+	// protected by receive.denyDeleteCurrent's default.
+	gittest.Git(t, remote, "config", "receive.denyDeletes", "false")
+	for _, b := range []string{"feature", "other"} {
+		if err := lr.Push(context.Background(), b, tip, plumbing.ZeroHash); err != nil {
+			t.Fatalf("delete %s: %v", b, err)
+		}
+		if out, err := gittest.GitErr(remote, "rev-parse", "--verify", "-q", "refs/heads/"+b); err == nil {
+			t.Fatalf("%s still there: %s", b, out)
+		}
+	}
+	err = lr.Push(context.Background(), "main", tip, plumbing.ZeroHash)
+	if !errors.As(err, &rej) || rej.Reason != "deletion of the current branch prohibited" {
+		t.Fatalf("delete main: %v", err)
+	}
+	gittest.Git(t, remote, "fsck", "--strict")
+}
+
+func TestDenyCurrentBranchOfNonBareRemote(t *testing.T) {
+	gittest.RequireGit(t)
+	remote := filepath.Join(t.TempDir(), "checkout")
+	gittest.Git(t, "", "init", "-q", "-b", "main", remote)
+	if err := os.WriteFile(filepath.Join(remote, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, remote, "add", "-A")
+	gittest.Git(t, remote, "commit", "-q", "-m", "seed")
+	a := newAgent(t, remote, false)
+	_, err := a.persist(t, "b.txt", "b\n")
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) || rej.Reason != "branch is currently checked out" {
+		t.Fatalf("persist: %v", err)
+	}
+	if rej.Output[0] != "error: refusing to update checked out branch: refs/heads/main" {
+		t.Fatalf("output %q", rej.Output)
+	}
+	clone := cliCommit(t, remote, "c.txt", "c\n")
+	out, gerr := gittest.GitErr(clone, "push", "origin", "main")
+	if gerr == nil || strings.Join(remoteLines(out), "|") != strings.Join(rej.Output, "|") {
+		t.Fatalf("git push: %v\n%s\nours %q", gerr, out, rej.Output)
+	}
+	gittest.Git(t, remote, "config", "receive.denyCurrentBranch", "warn")
+	var mu sync.Mutex
+	var progress []string
+	a.repo.cfg.Progress = func(s string) { mu.Lock(); progress = append(progress, s); mu.Unlock() }
+	if _, err := a.persist(t, "d.txt", "d\n"); err != nil {
+		t.Fatalf("persist with denyCurrentBranch=warn: %v", err)
+	}
+	if !contains(progress, "remote: warning: updating the current branch") {
+		t.Fatalf("progress %q", progress)
+	}
+}
+
+func TestHookThatCannotRunRefusesThePush(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		mode       os.FileMode
+		want       string
+	}{
+		{"not executable", "#!/bin/sh\nexit 0\n", 0o644, "is not executable"},
+		{"no interpreter", "#!/nonexistent/interpreter\nexit 0\n", 0o755, "cannot run the 'pre-receive' hook"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+			a := newAgent(t, remote, false)
+			if err := os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(tc.body), tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			tipBefore := gittest.Git(t, remote, "rev-parse", "main")
+			objsBefore := objectFiles(t, remote)
+			_, err := a.persist(t, "b.txt", "b\n")
+			if !errors.Is(err, ErrDeclined) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("persist: %v", err)
+			}
+			if gittest.Git(t, remote, "rev-parse", "main") != tipBefore {
+				t.Fatal("ref moved")
+			}
+			if got := objectFiles(t, remote); strings.Join(got, ",") != strings.Join(objsBefore, ",") {
+				t.Fatalf("objects left behind: %v", got)
+			}
+		})
+	}
+}
+
+func TestHooksPathAndQuarantinedPackMigrate(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	a := newAgent(t, remote, false)
+	hooks := filepath.Join(t.TempDir(), "shared-hooks")
+	gittest.Git(t, remote, "config", "core.hooksPath", hooks)
+	seen := filepath.Join(t.TempDir(), "seen")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hooks, "pre-receive"), []byte("#!/bin/sh\nls \"$GIT_QUARANTINE_PATH/pack\" > '"+seen+"' 2>&1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Enough files that the push goes as one pack.
+	var paths []string
+	for i := 0; i < packThreshold+10; i++ {
+		p := "many/f" + hex.EncodeToString([]byte{byte(i)}) + ".txt"
+		if err := a.fs.WriteFile(p, []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	res, err := a.repo.Persist(context.Background(), Change{Paths: paths, Message: "many"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen := readFile(t, seen); !strings.Contains(seen, ".idx") || !strings.Contains(seen, ".pack") {
+		t.Fatalf("the hook in core.hooksPath did not see a quarantined pack: %q", seen)
+	}
+	gittest.Git(t, remote, "fsck", "--strict")
+	if got := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")); got != res.Commit {
+		t.Fatalf("main %s, want %s", got, res.Commit)
+	}
+	for _, f := range objectFiles(t, remote) {
+		if strings.HasPrefix(f, "tmp_objdir") {
+			t.Fatalf("quarantine left: %s", f)
+		}
+	}
+}

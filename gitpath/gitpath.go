@@ -61,7 +61,7 @@ const (
 	ReasonDot              = "'.' component"
 	ReasonDotDot           = "'..' component"
 	ReasonDotGit           = "'.git' component (compared case-insensitively)"
-	ReasonHFSDotGit        = "a name HFS+ reads as '.git' (ignorable code points)"
+	ReasonHFSDotGit        = "a name HFS+ reads as '.git' (it drops code points such as U+200C and folds case)"
 	ReasonNTFSDotGit       = "a name NTFS reads as '.git' (short name git~1, trailing dots or spaces, alternate data stream, or after a backslash)"
 	ReasonGitmodulesSymlnk = "'.gitmodules' (or a name HFS+ or NTFS reads as it) as a symbolic link"
 	ReasonSpecialDir       = "'.gitmodules' or '.gitattributes' (or a name HFS+ or NTFS reads as one) as a directory"
@@ -138,13 +138,13 @@ func gitReason(p string, isSymlink bool) string {
 		// Start of a component: p[i:] is the rest of the path.
 		rest := p[i:]
 		if IsHFSDotGit(rest) {
-			return ReasonHFSDotGit
+			return dotGitReason(rest, ReasonHFSDotGit)
 		}
 		if isSymlink && IsHFSDotGitmodules(rest) {
 			return ReasonGitmodulesSymlnk
 		}
 		if IsNTFSDotGit(rest) {
-			return ReasonNTFSDotGit
+			return dotGitReason(rest, ReasonNTFSDotGit)
 		}
 		if isSymlink && IsNTFSDotGitmodules(rest) {
 			return ReasonGitmodulesSymlnk
@@ -187,6 +187,18 @@ func gitReason(p string, isSymlink bool) string {
 			}
 		}
 	}
+}
+
+// dotGitReason names the plainer rule when the component is just ".git"
+// in some case, so the message does not send the reader to HFS+ or NTFS.
+func dotGitReason(rest, otherwise string) string {
+	if j := strings.IndexByte(rest, '/'); j >= 0 {
+		rest = rest[:j]
+	}
+	if strings.EqualFold(rest, ".git") {
+		return ReasonDotGit
+	}
+	return otherwise
 }
 
 // dotfileReason is git's verify_dotfile: rest follows a '.' that starts a

@@ -243,6 +243,9 @@ func TestVerifyMatchesGit(t *testing.T) {
 		if err != nil {
 			nVerify++
 		}
+		if !c.symlink && (VerifyDir(c.path) == nil) != (Verify(c.path+"/x", false) == nil) {
+			t.Errorf("%q: VerifyDir says %v, Verify of a file below it says %v", c.path, VerifyDir(c.path), Verify(c.path+"/x", false))
+		}
 		if (own != "") != gitRefuses[i] {
 			t.Errorf("%q symlink=%v: verify_path in Go says %q, git update-index refuses=%v", c.path, c.symlink, own, gitRefuses[i])
 		}

@@ -365,6 +365,9 @@ func writable(field, rel string) error {
 	if errors.As(err, &ipe) {
 		reason = ipe.Reason
 	}
+	if q := strconv.Quote(rel); q[1:len(q)-1] != rel {
+		reason += " (the path is " + q + ")" // make invisible code points visible
+	}
 	return &Error{Kind: KindSandboxViolation, Field: field, Err: err,
 		Message: fmt.Sprintf("%v: %s; git refuses to store this path (on macOS or Windows it can be read as .git or break the clone), choose another name", err, reason)}
 }

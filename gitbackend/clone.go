@@ -254,6 +254,62 @@ func (r *Repo) osStagingParent() (string, bool) {
 	return r.wt.Root(), true
 }
 
+// markShallowRoots records, like git's upload-pack, every commit at the
+// depth boundary of a shallow clone as shallow, root commits included
+// (`git clone --depth 1` of a one-commit history is a shallow repository).
+// The in-process copy of a local remote marks only commits with parents.
+func markShallowRoots(ctx context.Context, s storage.Storer, tip plumbing.Hash, depth int) error {
+	if depth <= 0 {
+		return nil
+	}
+	old, err := s.Shallow()
+	if err != nil {
+		return fmt.Errorf("read shallow: %w", err)
+	}
+	have := map[plumbing.Hash]bool{}
+	for _, h := range old {
+		have[h] = true
+	}
+	var add []plumbing.Hash
+	level := []plumbing.Hash{tip}
+	seen := map[plumbing.Hash]bool{tip: true}
+	for d := 1; d <= depth && len(level) > 0; d++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var next []plumbing.Hash
+		for _, h := range level {
+			if have[h] {
+				continue
+			}
+			c, err := object.GetCommit(s, h)
+			if err != nil {
+				return fmt.Errorf("read commit %s: %w", h, err)
+			}
+			if d == depth {
+				if len(c.ParentHashes) == 0 {
+					add = append(add, h)
+				}
+				continue
+			}
+			for _, p := range c.ParentHashes {
+				if !seen[p] {
+					seen[p] = true
+					next = append(next, p)
+				}
+			}
+		}
+		level = next
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if err := s.SetShallow(append(old, add...)); err != nil {
+		return fmt.Errorf("write shallow: %w", err)
+	}
+	return nil
+}
+
 // checkoutEntry is one tree entry to materialise.
 type checkoutEntry struct {
 	path string
@@ -358,6 +414,9 @@ func (r *Repo) cloneInPlace(ctx context.Context, branch string) (plumbing.Hash, 
 	tip, err := r.remote.Fetch(ctx, branch, r.cfg.Depth)
 	if err != nil {
 		return plumbing.ZeroHash, r.wrapRemoteErr("fetch", err)
+	}
+	if err := markShallowRoots(ctx, r.store, tip, r.cfg.Depth); err != nil {
+		return plumbing.ZeroHash, err
 	}
 	tree, err := r.treeOf(tip)
 	if err != nil {
@@ -485,6 +544,9 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	}
 	if tip.IsZero() {
 		return plumbing.ZeroHash, notes, fmt.Errorf("fetch %s: branch %s vanished from the remote", redact(r.cfg.Remote), branch)
+	}
+	if err := markShallowRoots(ctx, st, tip, r.cfg.Depth); err != nil {
+		return plumbing.ZeroHash, notes, err
 	}
 	c, err := object.GetCommit(st, tip)
 	if err != nil {

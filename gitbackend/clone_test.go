@@ -3,11 +3,13 @@ package gitbackend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,11 @@ import (
 // bootRoot opens and hydrates a root on remote the way the kernel does
 // (branch "" = not configured).
 func bootRoot(t testing.TB, remote, branch string, memory bool, root string) (*vfs.FS, *Repo, *HydrateResult, error) {
+	t.Helper()
+	return bootRootDepth(t, remote, branch, memory, root, 0)
+}
+
+func bootRootDepth(t testing.TB, remote, branch string, memory bool, root string, depth int) (*vfs.FS, *Repo, *HydrateResult, error) {
 	t.Helper()
 	var f *vfs.FS
 	var opts []Option
@@ -34,7 +41,7 @@ func bootRoot(t testing.TB, remote, branch string, memory bool, root string) (*v
 		}
 		opts = append(opts, WithLockFile(LockFilePath(f.Root())))
 	}
-	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: branch,
+	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: branch, Depth: depth,
 		Author: Identity{Name: "Agent", Email: "agent@example.com"}}, opts...)
 	if err != nil {
 		return f, nil, nil, err
@@ -84,9 +91,29 @@ func writeFile(t testing.TB, dir, p, content string, mode os.FileMode) {
 // roots by the git CLI). It returns the differences, one per line.
 func compareWithGitClone(t testing.TB, remote, ours string) []string {
 	t.Helper()
+	return compareWithGitCloneDepth(t, remote, ours, 0)
+}
+
+// compareWithGitCloneDepth compares with `git clone --depth depth` (0:
+// full), and then also the history's length and shallowness.
+func compareWithGitCloneDepth(t testing.TB, remote, ours string, depth int) []string {
+	t.Helper()
 	theirs := filepath.Join(t.TempDir(), "git-clone")
-	gittest.Git(t, "", "clone", "-q", remote, theirs)
+	if depth > 0 {
+		gittest.Git(t, "", "clone", "-q", "--depth", strconv.Itoa(depth), "file://"+remote, theirs)
+	} else {
+		gittest.Git(t, "", "clone", "-q", remote, theirs)
+	}
 	var diffs []string
+	if depth > 0 {
+		for _, args := range [][]string{{"rev-list", "--count", "HEAD"}, {"rev-parse", "--is-shallow-repository"}} {
+			want, _ := gittest.GitErr(theirs, args...)
+			got, _ := gittest.GitErr(ours, args...)
+			if want != got {
+				diffs = append(diffs, fmt.Sprintf("git %s: git clone %q, ours %q", strings.Join(args, " "), want, got))
+			}
+		}
+	}
 	a, b := snapshotTree(t, theirs), snapshotTree(t, ours)
 	for _, p := range unionKeys(a, b) {
 		if a[p] != b[p] {

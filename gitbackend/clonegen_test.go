@@ -139,6 +139,9 @@ func generate(seed uint64) genCase {
 		gc.Back = 1 + rng.IntN(2)
 	}
 	gc.HTTP = rng.IntN(5) == 0
+	if rng.IntN(4) == 0 {
+		gc.Depth = 1 + rng.IntN(2)
+	}
 	return gc
 }
 
@@ -342,7 +345,7 @@ func runGenCase(t testing.TB, gc genCase, st *genStats) []string {
 			}
 			gittest.Git(t, remote, "update-ref", "refs/heads/"+gc.Head, at)
 		}
-		f, r, res, err := bootRoot(t, url, "", false, root)
+		f, r, res, err := bootRootDepth(t, url, "", false, root, gc.Depth)
 		if err != nil {
 			return append(diffs, fmt.Sprintf("boot %d (%s): %v", step, at[:7], err))
 		}
@@ -353,13 +356,17 @@ func runGenCase(t testing.TB, gc genCase, st *genStats) []string {
 		if res.Action != want || res.Branch != gc.Head || res.Head != at {
 			diffs = append(diffs, fmt.Sprintf("boot %d: %+v, want %s %s at %s", step, res, want, gc.Head, at[:7]))
 		}
-		for _, d := range compareWithGitClone(t, remote, f.Root()) {
+		depth := gc.Depth
+		if step == 1 {
+			depth = 0 // a fetch into a shallow root deepens it like git fetch, not like a new clone
+		}
+		for _, d := range compareWithGitCloneDepth(t, remote, f.Root(), depth) {
 			diffs = append(diffs, fmt.Sprintf("boot %d: %s", step, d))
 		}
 		_ = r.Close()
 	}
 	// A memory root clones in place: same worktree and index.
-	f, _, _, err := bootRoot(t, url, "", true, "")
+	f, _, _, err := bootRootDepth(t, url, "", true, "", gc.Depth)
 	if err != nil {
 		return append(diffs, fmt.Sprintf("memory boot: %v", err))
 	}
@@ -441,7 +448,7 @@ func shrinkGenCase(t *testing.T, gc genCase) genCase {
 			i += chunk
 		}
 	}
-	for _, try := range []func(c *genCase){func(c *genCase) { c.HTTP = false }, func(c *genCase) { c.Back = 0 }} {
+	for _, try := range []func(c *genCase){func(c *genCase) { c.HTTP = false }, func(c *genCase) { c.Back = 0 }, func(c *genCase) { c.Depth = 0 }} {
 		c := gc
 		try(&c)
 		if fails(c) {
@@ -501,7 +508,7 @@ func TestBootMatchesGitCloneGenerated(t *testing.T) {
 				}
 				small := shrinkGenCase(t, gc)
 				var src strings.Builder
-				fmt.Fprintf(&src, "genCase{Head: %q, Back: %d, HTTP: %v, Ops: []genOp{\n", small.Head, small.Back, small.HTTP)
+				fmt.Fprintf(&src, "genCase{Head: %q, Back: %d, HTTP: %v, Depth: %d, Ops: []genOp{\n", small.Head, small.Back, small.HTTP, small.Depth)
 				for _, o := range small.Ops {
 					fmt.Fprintf(&src, "\t%s,\n", o)
 				}

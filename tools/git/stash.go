@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
@@ -314,13 +315,18 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if a.IncludeUntracked {
 		for _, p := range untracked {
 			_ = w.Filesystem.Remove(p)
-			// git clean -d semantics: directories left empty go too.
-			for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
-				if es, err := w.Filesystem.ReadDir(dir); err != nil || len(es) > 0 || w.Filesystem.Remove(dir) != nil {
-					break
+		}
+		// git stash -u ends with git clean -d: directories left empty, and
+		// those that were empty already, go too.
+		keep := map[string]bool{}
+		if idx, err := s.r.Storer.Index(); err == nil {
+			for _, e := range idx.Entries {
+				if e.Mode == filemode.Submodule {
+					keep[e.Name] = true // a submodule's directory is tracked
 				}
 			}
 		}
+		removeEmptyDirs(w.Filesystem, "", keep)
 	}
 	return "Saved working directory and index state " + msg + "\n", nil
 }
@@ -523,4 +529,30 @@ func (s *stasher) drop(n int) (string, error) {
 
 func (s *stasher) clear() (string, error) {
 	return "", s.writeEntries(nil)
+}
+
+// removeEmptyDirs removes every directory below dir that holds no file,
+// deepest first (never .git nor a directory in keep); it reports whether dir itself is now empty.
+func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool) bool {
+	list := dir
+	if list == "" {
+		list = "."
+	}
+	es, err := fsys.ReadDir(list)
+	if err != nil {
+		return false
+	}
+	empty := true
+	for _, e := range es {
+		p := path.Join(dir, e.Name())
+		if dir == "" && e.Name() == ".git" {
+			empty = false
+			continue
+		}
+		if e.IsDir() && !keep[p] && removeEmptyDirs(fsys, p, keep) && fsys.Remove(p) == nil {
+			continue
+		}
+		empty = false
+	}
+	return empty
 }

@@ -116,6 +116,8 @@ type scoreboard struct {
 	guilty  []bentry
 	// index is the fake commit's index (path → entry), nil otherwise.
 	index map[string]indexEntry
+	// abbrevs finds unique abbreviations (opened by output).
+	abbrevs *abbrevIndex
 }
 
 type indexEntry struct {
@@ -177,37 +179,66 @@ func blame(ctx context.Context, r *git.Repository, prefix string, a blameArgs) (
 }
 
 // blamePath is git's add_prefix: the path joined to the working
-// directory's prefix and normalized; leaving the repository is an error.
+// directory's prefix and normalized like normalize_path_copy (a trailing
+// "/", "." or ".." leaves a trailing slash); leaving the repository is an
+// error.
 func blamePath(r *git.Repository, prefix, p string) (string, error) {
-	full := p
-	if prefix != "" {
-		full = prefix + "/" + p
+	outside := func() error {
+		top := ""
+		if r != nil {
+			if w, err := worktreeOf(r); err == nil {
+				top = w.Filesystem.Root()
+			}
+		}
+		return fatalf("'%s' is outside repository at '%s'", p, top)
 	}
 	if strings.HasPrefix(p, "/") {
-		return "", fatalf("%s: '%s' is outside repository", p, p)
+		return "", outside()
 	}
-	var parts []string
-	for _, c := range strings.Split(full, "/") {
-		switch c {
-		case "", ".":
-		case "..":
-			if len(parts) == 0 {
-				top := ""
-				if w, err := worktreeOf(r); err == nil {
-					top = w.Filesystem.Root()
+	src := p
+	if prefix != "" {
+		src = prefix + "/" + p
+	}
+	src = strings.TrimLeft(src, "/")
+	var dst []byte
+	for {
+		if strings.HasPrefix(src, ".") {
+			switch {
+			case len(src) == 1:
+				return string(dst), nil
+			case src[1] == '/':
+				src = strings.TrimLeft(src[2:], "/")
+				continue
+			case src[1] == '.' && (len(src) == 2 || src[2] == '/'):
+				if len(src) == 2 {
+					src = ""
+				} else {
+					src = strings.TrimLeft(src[3:], "/")
 				}
-				return "", fatalf("%s: '%s' is outside repository at '%s'", p, p, top)
+				// Up one: dst ends with '/'.
+				if len(dst) == 0 {
+					return "", outside()
+				}
+				dst = dst[:len(dst)-1]
+				for len(dst) > 0 && dst[len(dst)-1] != '/' {
+					dst = dst[:len(dst)-1]
+				}
+				if src == "" {
+					return string(dst), nil
+				}
+				continue
 			}
-			parts = parts[:len(parts)-1]
-		default:
-			parts = append(parts, c)
+		}
+		i := strings.IndexByte(src, '/')
+		if i < 0 {
+			return string(append(dst, src...)), nil
+		}
+		dst = append(dst, src[:i+1]...)
+		src = strings.TrimLeft(src[i+1:], "/")
+		if src == "" {
+			return string(dst), nil
 		}
 	}
-	out := strings.Join(parts, "/")
-	if strings.HasSuffix(full, "/") && out != "" {
-		out += "/"
-	}
-	return out, nil
 }
 
 // finalAt sets up the origin of path p at the revision rev.

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -36,6 +37,9 @@ func (sb *scoreboard) output(final string, data []byte) string {
 			abbrev = max(abbrev, sb.uniqueAbbrev(e.o.c.hash, abbrev))
 		}
 		maxLno = max(maxLno, e.lno+e.n)
+	}
+	if sb.abbrevs != nil {
+		sb.abbrevs.close()
 	}
 	abbrev++
 	digits := len(fmt.Sprint(maxLno))
@@ -157,22 +161,110 @@ func idxCount(fsys billy.Filesystem, name string) (uint64, bool) {
 	return uint64(binary.BigEndian.Uint32(head[255*4:])), true
 }
 
-// uniqueAbbrev is git's find_unique_abbrev: the shortest length from min
-// up at which no other object shares the prefix.
-func (sb *scoreboard) uniqueAbbrev(h plumbing.Hash, minLen int) int {
-	hp, ok := sb.r.Storer.(interface {
-		HashesWithPrefix([]byte) ([]plumbing.Hash, error)
-	})
+// abbrevIndex answers git's find_unique_abbrev from the pack indexes
+// (binary search over their sorted names) and the loose object
+// directories, without listing every object.
+type abbrevIndex struct {
+	fsys  billy.Filesystem
+	packs []packIndex
+	loose map[string][]plumbing.Hash
+}
+
+type packIndex struct {
+	f        billy.File
+	n        int
+	namesOff int64
+	stride   int64
+}
+
+func (sb *scoreboard) abbrevIndex() *abbrevIndex {
+	if sb.abbrevs != nil {
+		return sb.abbrevs
+	}
+	ai := &abbrevIndex{loose: map[string][]plumbing.Hash{}}
+	sb.abbrevs = ai
+	dot, ok := sb.r.Storer.(interface{ Filesystem() billy.Filesystem })
 	if !ok {
-		return minLen
+		return ai
 	}
-	hs, err := hp.HashesWithPrefix(h[:minLen/2])
-	if err != nil {
-		return minLen
+	ai.fsys = dot.Filesystem()
+	ents, _ := ai.fsys.ReadDir("objects/pack")
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".idx") {
+			continue
+		}
+		f, err := ai.fsys.Open("objects/pack/" + e.Name())
+		if err != nil {
+			continue
+		}
+		head := make([]byte, 8+256*4)
+		if _, err := io.ReadFull(f, head); err != nil {
+			f.Close()
+			continue
+		}
+		if string(head[:4]) == "\xfftOc" {
+			ai.packs = append(ai.packs, packIndex{f: f, n: int(binary.BigEndian.Uint32(head[8+255*4:])), namesOff: 8 + 256*4, stride: 20})
+		} else {
+			ai.packs = append(ai.packs, packIndex{f: f, n: int(binary.BigEndian.Uint32(head[255*4:])), namesOff: 256*4 + 4, stride: 24})
+		}
 	}
+	return ai
+}
+
+func (ai *abbrevIndex) close() {
+	for _, p := range ai.packs {
+		p.f.Close()
+	}
+}
+
+func (p packIndex) name(i int) (plumbing.Hash, bool) {
+	var h plumbing.Hash
+	if _, err := p.f.ReadAt(h[:], p.namesOff+int64(i)*p.stride); err != nil {
+		return h, false
+	}
+	return h, true
+}
+
+// neighbours are the objects sorted next to h: the ones sharing the
+// longest prefix with it.
+func (ai *abbrevIndex) neighbours(h plumbing.Hash) []plumbing.Hash {
+	var out []plumbing.Hash
+	for _, p := range ai.packs {
+		pos := sort.Search(p.n, func(i int) bool {
+			x, ok := p.name(i)
+			return !ok || bytes.Compare(x[:], h[:]) >= 0
+		})
+		for _, i := range []int{pos - 1, pos, pos + 1} {
+			if i >= 0 && i < p.n {
+				if x, ok := p.name(i); ok {
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	if ai.fsys != nil {
+		dir := h.String()[:2]
+		hs, ok := ai.loose[dir]
+		if !ok {
+			ents, _ := ai.fsys.ReadDir("objects/" + dir)
+			for _, e := range ents {
+				if len(e.Name()) == 38 {
+					hs = append(hs, plumbing.NewHash(dir+e.Name()))
+				}
+			}
+			ai.loose[dir] = hs
+		}
+		out = append(out, hs...)
+	}
+	return out
+}
+
+// uniqueAbbrev is git's find_unique_abbrev: the shortest length from
+// minLen up at which no other object shares the prefix.
+func (sb *scoreboard) uniqueAbbrev(h plumbing.Hash, minLen int) int {
 	hex := h.String()
 	l := minLen
-	for _, o := range hs {
+	for _, o := range sb.abbrevIndex().neighbours(h) {
 		if o == h {
 			continue
 		}

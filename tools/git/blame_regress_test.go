@@ -402,3 +402,60 @@ func TestRegressBlameCancelled(t *testing.T) {
 		t.Fatal("blame with a cancelled context succeeded")
 	}
 }
+
+// Abbreviations grow with the packed object count as git's default does
+// (over 2^14 objects: 8 hex digits, so blame prints 9).
+func TestRegressBlameAbbrevPacked(t *testing.T) {
+	f := blameFixture(t)
+	var in bytes.Buffer
+	// Unreferenced blobs still land in fast-import's pack.
+	for i := 0; i < 17000; i++ {
+		body := fmt.Sprintf("blob %d\n", i)
+		fmt.Fprintf(&in, "blob\ndata %d\n%s\n", len(body), body)
+	}
+	in.WriteString("commit refs/heads/main\ncommitter T <t@x> 1700000000 +0000\ndata 2\nx\n")
+	in.WriteString("M 100644 inline f.txt\ndata 4\nabc\n\n")
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Stdin = f.dir, &in
+	cmd.Env = gittest.Env(t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v %s", err, out)
+	}
+	f.git(t, "reset", "-q", "--hard")
+	f = open(t, f.dir) // go-git lists packs once: see fast-import's
+	f.write(t, "f.txt", "abc\ndef\n")
+	f.git(t, "add", "-A")
+	commitAs(t, f, "B", 2, "two")
+	sameBlame(t, f, map[string]any{"path": "f.txt"}, "", "--", "f.txt")
+	f.git(t, "gc", "-q")
+	f = open(t, f.dir)
+	sameBlame(t, f, map[string]any{"path": "f.txt"}, "", "--", "f.txt")
+	sameBlame(t, f, map[string]any{"path": "f.txt", "commit": "HEAD"}, "", "HEAD", "--", "f.txt")
+}
+
+// Paths are normalized like git's normalize_path_copy: "." ".." and a
+// trailing slash leave "dir/", which names no file (a directory that was a
+// file in an older commit is not blamed as that file).
+func TestRegressBlamePathNormalization(t *testing.T) {
+	f := blameFixture(t)
+	f.write(t, "b10", "was a file\n")
+	f.git(t, "add", "-A")
+	commitAs(t, f, "A", 1, "file")
+	f.git(t, "rm", "-q", "b10")
+	f.write(t, "b10/in.txt", "now a dir\n")
+	f.git(t, "add", "-A")
+	commitAs(t, f, "B", 2, "dir")
+	sameBlame(t, f, map[string]any{"path": ".", "working_dir": "b10", "commit": "HEAD~1"}, "b10", "HEAD~1", "--", ".")
+	sameBlame(t, f, map[string]any{"path": ".", "working_dir": "b10"}, "b10", "--", ".")
+	sameBlame(t, f, map[string]any{"path": "..", "working_dir": "b10"}, "b10", "--", "..")
+	sameBlame(t, f, map[string]any{"path": "../..", "working_dir": "b10"}, "b10", "--", "../..")
+	sameBlame(t, f, map[string]any{"path": "b10/", "commit": "HEAD~1"}, "", "HEAD~1", "--", "b10/")
+	for in, want := range map[string]string{
+		"a/./b": "a/b", "a//b": "a/b", "a/b/..": "a/", "a/..": "", "a/.": "a/", "./a": "a",
+		"a/../b/": "b/", "..x/.y": "..x/.y",
+	} {
+		if got, err := blamePath(nil, "", in); err != nil || got != want {
+			t.Errorf("blamePath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}

@@ -191,30 +191,8 @@ func (r *Repo) cloneFresh(ctx context.Context) (*HydrateResult, error) {
 // (nothing is deleted: it may hold something a person wants back) and
 // clones afresh.
 func (r *Repo) recloneBroken(ctx context.Context, why string) (*HydrateResult, error) {
-	aside := fmt.Sprintf(".git/tgp-broken-%d", time.Now().UnixNano())
-	if err := r.wt.MkdirAll(aside, 0o755); err != nil {
-		return nil, fmt.Errorf("set aside broken .git: %w", err)
-	}
-	for _, name := range []string{"HEAD", "refs", "packed-refs", "objects", "index", "shallow"} {
-		if _, err := r.wt.Lstat(".git/" + name); err == nil {
-			if err := r.wt.Rename(".git/"+name, aside+"/"+name); err != nil {
-				return nil, fmt.Errorf("set aside broken .git/%s: %w", name, err)
-			}
-		}
-	}
-	_ = r.store.Close()
-	if err := r.openStore(); err != nil {
-		return nil, err
-	}
-	repo, err := git.InitWithOptions(r.store, r.wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch())})
-	if errors.Is(err, git.ErrRepositoryAlreadyExists) {
-		repo, err = git.Open(r.store, r.wt)
-	}
+	aside, err := r.setAsideBroken()
 	if err != nil {
-		return nil, fmt.Errorf("re-init %s/.git: %w", r.wt.Root(), err)
-	}
-	r.repo = repo
-	if err := r.setRemote(); err != nil {
 		return nil, err
 	}
 	res, err := r.cloneFresh(ctx)
@@ -223,6 +201,40 @@ func (r *Repo) recloneBroken(ctx context.Context, why string) (*HydrateResult, e
 	}
 	res.Notes = append([]string{fmt.Sprintf("re-cloned: %s; the old repository data is in %s", why, aside)}, res.Notes...)
 	return res, nil
+}
+
+// setAsideBroken moves the repository data of .git into a
+// .git/tgp-broken-<time> directory and initialises a fresh repository in
+// its place (the lock file stays where it is).
+func (r *Repo) setAsideBroken() (string, error) {
+	aside := fmt.Sprintf(".git/tgp-broken-%d", time.Now().UnixNano())
+	if err := r.wt.MkdirAll(aside, 0o755); err != nil {
+		return "", fmt.Errorf("set aside broken .git: %w", err)
+	}
+	for _, name := range []string{"HEAD", "config", "refs", "packed-refs", "objects", "index", "shallow"} {
+		if _, err := r.wt.Lstat(".git/" + name); err == nil {
+			if err := r.wt.Rename(".git/"+name, aside+"/"+name); err != nil {
+				return "", fmt.Errorf("set aside broken .git/%s: %w", name, err)
+			}
+		}
+	}
+	if r.store != nil {
+		_ = r.store.Close()
+	}
+	if err := r.openStore(); err != nil {
+		return "", err
+	}
+	repo, err := git.InitWithOptions(r.store, r.wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch())})
+	if err != nil {
+		return "", fmt.Errorf("re-init %s/.git: %w", r.wt.Root(), err)
+	}
+	r.repo = repo
+	if r.cfg.Remote != "" {
+		if err := r.setRemote(); err != nil {
+			return "", err
+		}
+	}
+	return aside, nil
 }
 
 // pointHEAD makes HEAD name branch and records its upstream.

@@ -469,6 +469,9 @@ func TestBootRepairsHalfMadeGitDir(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "re-cloned"},
+		{"garbled config", func(t *testing.T, root string) {
+			writeFile(t, root, ".git/config", "[core\n\x00]]]", 0o644)
+		}, "re-cloned: the repository could not be opened"},
 		{"lost objects", func(t *testing.T, root string) {
 			_ = os.RemoveAll(filepath.Join(root, ".git", "objects"))
 		}, "re-cloned"},

@@ -118,6 +118,16 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 	}
 	if _, err := wt.Stat(".git/HEAD"); err == nil {
 		r.repo, err = git.Open(r.store, wt)
+		if err != nil && cfg.Remote != "" {
+			// Unreadable (a garbled config, say): keep the data aside and
+			// start afresh; Hydrate clones and reports it.
+			aside, aerr := r.setAsideBroken()
+			if aerr != nil {
+				return nil, fmt.Errorf("open repository %s: %w (setting it aside: %v)", wt.Root(), err, aerr)
+			}
+			r.notes = append(r.notes, fmt.Sprintf("re-cloned: the repository could not be opened (%v); the old repository data is in %s", err, aside))
+			err = nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("open repository %s: %w", wt.Root(), err)
 		}

@@ -14,6 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/vfs"
 )
@@ -568,5 +574,53 @@ func TestApplyTreeDiffGitlinksAndInvalidPaths(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(f.Root(), ".GIT")); err == nil {
 		t.Fatal(".GIT was written")
+	}
+}
+
+// TestApplyRefusesInvalidPaths: ApplyTreeDiff, ApplyPaths and ApplyFiles
+// (git_checkout, git_restore, git_stash) refuse a tree entry git refuses
+// to check out, before writing anything.
+func TestApplyRefusesInvalidPaths(t *testing.T) {
+	f := vfs.NewMemory()
+	dot, err := f.Billy().Chroot(".git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := filesystem.NewStorage(dot, cache.NewObjectLRUDefault())
+	if _, err := git.Init(st, f.Billy()); err != nil {
+		t.Fatal(err)
+	}
+	blob, err := StoreBlob(st, []byte("x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{".GIT/config", "git~1/x", ".git\u200c/x", "a/../b", "x/.gitmodules"} {
+		files := map[string]TreeFile{"ok.txt": {Mode: filemode.Regular, Hash: blob}, bad: {Mode: filemode.Regular, Hash: blob}}
+		isLink := strings.HasSuffix(bad, ".gitmodules")
+		if isLink {
+			files[bad] = TreeFile{Mode: filemode.Symlink, Hash: blob}
+		}
+		tree, err := WriteTree(st, plumbing.ZeroHash, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks := map[string]error{
+			"ApplyTreeDiff": ApplyTreeDiff(context.Background(), st, f.Billy(), plumbing.ZeroHash, tree),
+			"ApplyPaths":    ApplyPaths(st, f.Billy(), tree, []string{"ok.txt", bad}),
+			"ApplyFiles":    ApplyFiles(st, f.Billy(), files),
+		}
+		for name, err := range checks {
+			var ip *InvalidPathError
+			if !errors.As(err, &ip) || ip.Path != bad || err.Error() != "error: invalid path '"+bad+"'" {
+				t.Fatalf("%s %q: %v", name, bad, err)
+			}
+		}
+		if _, err := f.Lstat("ok.txt"); err == nil {
+			t.Fatalf("%q: ok.txt written by a refused checkout", bad)
+		}
+		idx, err := st.Index()
+		if err != nil || len(idx.Entries) != 0 {
+			t.Fatalf("%q: index changed: %v %v", bad, idx, err)
+		}
 	}
 }

@@ -114,7 +114,7 @@ func runSeed(t *testing.T, seed int64) bool {
 		}
 		ok = false
 		if os.Getenv("TGP_GIT_SUMMARY") != "" {
-			t.Errorf("DIFF %s :: %s", c, firstLine(strings.SplitN(detail, "\n", 2)[0]+" "+strings.Join(strings.SplitN(detail, "\n", 4)[1:], " | ")))
+			t.Errorf("DIFF seed=%d %s :: %s", seed, c, firstLine(strings.SplitN(detail, "\n", 2)[0]+" "+strings.Join(strings.SplitN(detail, "\n", 4)[1:], " | ")))
 			continue
 		}
 		if reported >= 2 {
@@ -757,6 +757,15 @@ func runMutation(t *testing.T, dir string, c check) (bool, string) {
 	got, terr := callTool(k, c)
 	want, stderr, gerr := runGit(filepath.Join(gitDir, c.WD), gitEnv(), c.Git...)
 	var notes []string
+	if terr != nil && strings.Contains(terr.Error(), "link target outside the root") {
+		// A deliberate difference: the jail does not create a symbolic link
+		// that points out of the root, where git would. The refusal must
+		// leave everything as it was.
+		if before, after := state(dir, base), state(toolDir, base); before != after {
+			return true, "the tool refused a link out of the root but changed the repository:\n" + stateDiff(before, after)
+		}
+		return false, ""
+	}
 	switch {
 	case gerr != nil && terr == nil:
 		return true, fmt.Sprintf("git refused (%s) but the tool succeeded: %s", firstLine(stderr), clip(got))

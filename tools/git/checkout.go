@@ -120,6 +120,9 @@ func checkout(ctx context.Context, r *git.Repository, wd string, a checkoutArgs)
 		if err != nil {
 			return "", unknownRevision(a.Commit)
 		}
+		if _, err := object.GetCommit(r.Storer, *h); err != nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: Cannot switch branch to a non-commit '%s'", a.Commit)}
+		}
 		target = *h
 	}
 	if err := switchTree(ctx, r, w, head, target); err != nil {

@@ -4,7 +4,7 @@ BIN       ?= bin/tgp
 FUZZTIME  ?= 60s
 PKGS      := ./...
 
-.PHONY: all build test deps vet bench fuzz lint demo clean
+.PHONY: all build test deps vet bench fuzz fuzz-git lint demo clean
 
 all: build
 
@@ -24,6 +24,14 @@ test: deps vet
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x $(PKGS)
+
+# fuzz-git runs the randomized differential suite of the git tools against
+# the git CLI on SEEDS generated repositories (make test runs 16), from
+# seed SEED0; a failure prints its minimal reproduction.
+SEEDS ?= 1000
+SEED0 ?= 1
+fuzz-git: deps
+	TGP_GIT_SEEDS=$(SEEDS) TGP_GIT_SEED0=$(SEED0) $(GO) test ./test/integration -run '^TestGitDifferential$$' -count=1 -timeout 0
 
 fuzz:
 	$(GO) test ./vfs -run '^$$' -fuzz FuzzJail -fuzztime $(FUZZTIME)

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tgp-go/tgp/kernel"
 )
@@ -81,6 +82,13 @@ func TestGitDifferential(t *testing.T) {
 	n := envInt("TGP_GIT_SEEDS", 16)
 	seed0 := envInt("TGP_GIT_SEED0", 1)
 	var failed atomic.Int32
+	var checksRun atomic.Int64
+	start := time.Now()
+	t.Cleanup(func() {
+		// Printed even without -v: make fuzz-git reports the budget it ran.
+		fmt.Fprintf(os.Stderr, "git differential suite: seeds %d..%d, %d checks, %d differing seeds, %s\n",
+			seed0, seed0+n-1, checksRun.Load(), failed.Load(), time.Since(start).Round(time.Second))
+	})
 	for s := seed0; s < seed0+n; s++ {
 		seed := int64(s)
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -88,7 +96,7 @@ func TestGitDifferential(t *testing.T) {
 			if failed.Load() >= 5 && os.Getenv("TGP_GIT_SUMMARY") == "" {
 				t.Skip("five seeds failed already")
 			}
-			if !runSeed(t, seed) {
+			if !runSeed(t, seed, &checksRun) {
 				failed.Add(1)
 			}
 		})
@@ -97,7 +105,7 @@ func TestGitDifferential(t *testing.T) {
 
 // runSeed builds the seed's repository and runs its checks; it reports
 // (and shrinks) failures and returns false when any check failed.
-func runSeed(t *testing.T, seed int64) bool {
+func runSeed(t *testing.T, seed int64, checksRun *atomic.Int64) bool {
 	ops := genOps(seed)
 	dir, _ := build(t, ops)
 	checks := genChecks(rand.New(rand.NewSource(seed^0x5eed)), dir)
@@ -109,6 +117,7 @@ func runSeed(t *testing.T, seed int64) bool {
 			continue
 		}
 		bad, detail := runCheck(t, dir, c)
+		checksRun.Add(1)
 		if !bad {
 			continue
 		}

@@ -114,8 +114,11 @@ type scoreboard struct {
 	queue   commitQueue
 	seq     int
 	guilty  []bentry
-	// index is the fake commit's index (path → entry), nil otherwise.
-	index map[string]indexEntry
+	// index holds the paths of the index (for the fake commit), read
+	// lazily; fakePath's entry is replaced by the working tree's.
+	index     map[string]struct{}
+	fakePath  string
+	fakeEntry indexEntry
 	// abbrevs finds unique abbreviations (opened by output).
 	abbrevs *abbrevIndex
 }
@@ -379,8 +382,14 @@ func (sb *scoreboard) commit(h plumbing.Hash) (*bcommit, error) {
 // entry is the non-tree entry at p in c (nil when absent or a tree).
 func (sb *scoreboard) entry(c *bcommit, p string) *indexEntry {
 	if c.fake {
-		if e, ok := sb.index[p]; ok {
+		// The fake commit's index holds the working tree's entry at
+		// the blamed path; no other path of it is ever looked up.
+		if p == sb.fakePath {
+			e := sb.fakeEntry
 			return &e
+		}
+		if _, ok := sb.indexNames()[p]; ok {
+			return &indexEntry{}
 		}
 		return nil
 	}

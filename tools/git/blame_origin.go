@@ -38,16 +38,8 @@ func (sb *scoreboard) fakeWorkingTree(p string) (*borigin, error) {
 		}
 	}
 	sb.commits[plumbing.ZeroHash] = c
-	// verify_working_tree_path: a blob in a parent, or in the index.
-	idx, _ := sb.r.Storer.Index()
-	sb.index = map[string]indexEntry{}
-	if idx != nil {
-		for _, e := range idx.Entries {
-			if _, ok := sb.index[e.Name]; !ok || e.Stage == 0 {
-				sb.index[e.Name] = indexEntry{hash: e.Hash, mode: e.Mode}
-			}
-		}
-	}
+	// verify_working_tree_path: a blob in a parent, or in the index
+	// (read only when needed: a large index costs more than the walk).
 	known := false
 	for _, h := range c.parents {
 		pc, err := sb.commit(h)
@@ -59,8 +51,10 @@ func (sb *scoreboard) fakeWorkingTree(p string) (*borigin, error) {
 			break
 		}
 	}
-	if _, ok := sb.index[p]; ok {
-		known = true
+	if !known {
+		if _, ok := sb.indexNames()[p]; ok {
+			known = true
+		}
 	}
 	if !known {
 		return nil, fatalf("no such path '%s' in HEAD", p)
@@ -103,10 +97,24 @@ func (sb *scoreboard) fakeWorkingTree(p string) (*borigin, error) {
 		return nil, fatalf("unsupported file type %s", p)
 	}
 	h := blobHash(data)
-	sb.index[p] = indexEntry{hash: h, mode: mode}
+	sb.fakePath, sb.fakeEntry = p, indexEntry{hash: h, mode: mode}
 	o := sb.origin(c, p, h, mode)
 	o.data, o.loaded = data, true
 	return o, nil
+}
+
+// indexNames are the paths the index holds (any stage), read once.
+func (sb *scoreboard) indexNames() map[string]struct{} {
+	if sb.index != nil {
+		return sb.index
+	}
+	sb.index = map[string]struct{}{}
+	if idx, err := sb.r.Storer.Index(); err == nil {
+		for _, e := range idx.Entries {
+			sb.index[e.Name] = struct{}{}
+		}
+	}
+	return sb.index
 }
 
 type renameSrc struct {
@@ -121,7 +129,7 @@ func (sb *scoreboard) deletions(p, c *bcommit) ([]renameSrc, error) {
 	var out []renameSrc
 	if c.fake {
 		err := walkTree(sb, p.tree, "", func(q string, e object.TreeEntry) {
-			if _, ok := sb.index[q]; !ok {
+			if _, ok := sb.indexNames()[q]; !ok && q != sb.fakePath {
 				out = append(out, renameSrc{q, e.Hash, e.Mode})
 			}
 		})

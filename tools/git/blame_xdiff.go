@@ -81,7 +81,7 @@ func trimCommonTail(a, b []byte) ([]byte, []byte) {
 }
 
 func splitRecords(b []byte) [][]byte {
-	var out [][]byte
+	out := make([][]byte, 0, bytes.Count(b, []byte{'\n'})+1)
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -109,8 +109,9 @@ func blameHunks(ctx context.Context, parent, target []byte) ([]hunk, error) {
 	x1 := &xfile{lines: splitRecords(parent)}
 	x2 := &xfile{lines: splitRecords(target)}
 	// Classify records; count each class's occurrences on each side.
-	ids := map[string]int{}
-	var len1, len2 []int
+	ids := make(map[string]int, len(x1.lines)+len(x2.lines))
+	len1 := make([]int, 0, len(x1.lines)+len(x2.lines))
+	len2 := make([]int, 0, len(x1.lines)+len(x2.lines))
 	classify := func(x *xfile, side int) {
 		x.class = make([]int, len(x.lines))
 		for i, l := range x.lines {

@@ -429,8 +429,9 @@ func snapshotVFS(t testing.TB, f *vfs.FS) map[string]string {
 	return out
 }
 
-// shrinkGenCase removes ops (halves, then one at a time) while the case
-// still fails, and returns the smallest failing case found.
+// shrinkGenCase removes ops (halves, then one at a time), then simplifies
+// contents and options, while the case still fails, and returns the
+// smallest failing case found.
 func shrinkGenCase(t *testing.T, gc genCase) genCase {
 	fails := func(c genCase) bool {
 		var d []string
@@ -446,6 +447,16 @@ func shrinkGenCase(t *testing.T, gc genCase) genCase {
 				continue
 			}
 			i += chunk
+		}
+	}
+	for i, op := range gc.Ops {
+		if (op.Kind == "write" || op.Kind == "exec") && len(op.Data) > 2 {
+			c := gc
+			c.Ops = append([]genOp{}, gc.Ops...)
+			c.Ops[i].Data = "x\n"
+			if fails(c) {
+				gc = c
+			}
 		}
 	}
 	for _, try := range []func(c *genCase){func(c *genCase) { c.HTTP = false }, func(c *genCase) { c.Back = 0 }, func(c *genCase) { c.Depth = 0 }} {

@@ -81,6 +81,7 @@ type bcommit struct {
 	parents  []plumbing.Hash
 	date     int64 // committer time: the queue's order
 	author   string
+	email    string
 	when     time.Time
 	tree     *object.Tree
 	boundary bool
@@ -371,7 +372,7 @@ func (sb *scoreboard) commit(h plumbing.Hash) (*bcommit, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &bcommit{hash: h, date: co.Committer.When.Unix(), author: co.Author.Name, when: co.Author.When, tree: t}
+	c := &bcommit{hash: h, date: co.Committer.When.Unix(), author: co.Author.Name, email: co.Author.Email, when: co.Author.When, tree: t}
 	if !sb.shallow[h] {
 		c.parents = co.ParentHashes
 	}

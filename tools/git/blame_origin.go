@@ -25,7 +25,7 @@ func (sb *scoreboard) fakeWorkingTree(p string) (*borigin, error) {
 		return nil, fatalf("no such ref: HEAD")
 	}
 	now := time.Now()
-	c := &bcommit{fake: true, date: now.Unix(), author: "Not Committed Yet", when: now, parents: []plumbing.Hash{head.Hash()}}
+	c := &bcommit{fake: true, date: now.Unix(), author: "Not Committed Yet", email: "not.committed.yet", when: now, parents: []plumbing.Hash{head.Hash()}}
 	if dot, ok := sb.r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
 		if f, err := dot.Filesystem().Open("MERGE_HEAD"); err == nil {
 			raw, _ := io.ReadAll(f)

@@ -25,6 +25,7 @@ func (sb *scoreboard) output(final string, data []byte) string {
 	showName := false
 	longestFile, longestAuthor, maxLno := 0, 0, 0
 	abbrev := sb.defaultAbbrev()
+	mm := readMailmap(sb.r)
 	seen := map[*bcommit]bool{}
 	for _, e := range es {
 		if e.o.path != final {
@@ -33,6 +34,7 @@ func (sb *scoreboard) output(final string, data []byte) string {
 		longestFile = max(longestFile, len(e.o.path))
 		if !seen[e.o.c] {
 			seen[e.o.c] = true
+			e.o.c.author = mm.mapName(e.o.c.author, e.o.c.email)
 			longestAuthor = max(longestAuthor, strWidth(e.o.c.author))
 			abbrev = max(abbrev, sb.uniqueAbbrev(e.o.c.hash, abbrev))
 		}

@@ -459,3 +459,23 @@ func TestRegressBlamePathNormalization(t *testing.T) {
 		}
 	}
 }
+
+// Authors are shown through .mailmap (simple and name-qualified entries,
+// emails without case), as git blame does.
+func TestRegressBlameMailmap(t *testing.T) {
+	f := blameFixture(t)
+	f.write(t, "m.txt", "a\n")
+	f.git(t, "add", "-A")
+	commitAs(t, f, "old name", 1, "one")
+	f.write(t, "m.txt", "a\nb\n")
+	f.git(t, "add", "-A")
+	env := []string{"GIT_AUTHOR_NAME=Typo Nme", "GIT_AUTHOR_EMAIL=Typo@Example.com", "GIT_AUTHOR_DATE=2023-11-05 10:00:00 +0000"}
+	if _, e, err := bgit(t, f.dir, env, "commit", "-q", "-m", "two"); err != nil {
+		t.Fatal(err, e)
+	}
+	f.write(t, "m.txt", "a\nb\nc\n")
+	sameBlame(t, f, map[string]any{"path": "m.txt"}, "", "--", "m.txt")
+	f.write(t, ".mailmap", "# comment\nProper Person <test@example.com>\nFixed Name <fixed@x> Typo Nme <typo@example.COM>\n<not.committed.yet> <nobody@x>\n")
+	sameBlame(t, f, map[string]any{"path": "m.txt"}, "", "--", "m.txt")
+	sameBlame(t, f, map[string]any{"path": "m.txt", "commit": "HEAD"}, "", "HEAD", "--", "m.txt")
+}

@@ -104,7 +104,10 @@ func strWidth(s string) int {
 		case r == 0:
 		case r < 32 || (r >= 0x7f && r < 0xa0):
 			// git's wcwidth gives -1 for controls; utf8_strwidth skips them.
-		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200B || (r >= 0x1160 && r <= 0x11FF):
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || (unicode.Is(unicode.Cf, r) && r != 0xAD) ||
+			r == 0x200B || (r >= 0x1160 && r <= 0x11FF):
+			// git's zero-width table: Mn, Me, Cf but the soft hyphen,
+			// Hangul medial vowels and final consonants.
 		default:
 			switch width.LookupRune(r).Kind() {
 			case width.EastAsianWide, width.EastAsianFullwidth:

@@ -479,3 +479,21 @@ func TestRegressBlameMailmap(t *testing.T) {
 	sameBlame(t, f, map[string]any{"path": "m.txt"}, "", "--", "m.txt")
 	sameBlame(t, f, map[string]any{"path": "m.txt", "commit": "HEAD"}, "", "HEAD", "--", "m.txt")
 }
+
+// Author columns use git's display width: wide CJK and emoji count two,
+// combining marks and format characters none, the soft hyphen one.
+func TestRegressBlameAuthorDisplayWidth(t *testing.T) {
+	names := []string{"Ab", "e\u0301e\u0301", "\u65e5\u672c\u8a9e", "x\U0001F600", "a\u200db", "soft\u00adhyphen", "\uff21\uff22", "\u1100\u1161\u11a8"}
+	f := blameFixture(t)
+	var lines []string
+	for i, n := range names {
+		lines = append(lines, fmt.Sprint("line ", i))
+		f.write(t, "n.txt", strings.Join(lines, "\n")+"\n")
+		f.git(t, "add", "-A")
+		commitAs(t, f, n, 1+i, "c")
+	}
+	sameBlame(t, f, map[string]any{"path": "n.txt"}, "", "--", "n.txt")
+	for i := range names {
+		sameBlame(t, f, map[string]any{"path": "n.txt", "start_line": i + 1, "end_line": i + 1}, "", "-L", fmt.Sprintf("%d,%d", i+1, i+1), "--", "n.txt")
+	}
+}

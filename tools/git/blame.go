@@ -531,6 +531,12 @@ func (sb *scoreboard) assign() error {
 				sb.guilty = append(sb.guilty, e)
 			}
 			o.suspects = nil
+			// Like git's drop_origin_blob: a long history keeps only
+			// the blobs still to be diffed (the working tree's cannot
+			// be read again).
+			if !c.fake {
+				o.data, o.loaded = nil, false
+			}
 		}
 	}
 	return nil

@@ -263,26 +263,12 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 // trackingInfo is git branch -v's "[ahead N, behind M] " (or "[gone] ")
 // for a branch with an upstream; empty when it is up to date or has none.
 func trackingInfo(r *git.Repository, branch string, tip plumbing.Hash) string {
-	cfg, err := r.Config()
-	if err != nil {
-		return ""
-	}
-	bc, ok := cfg.Branches[branch]
-	if !ok || bc.Remote == "" || bc.Merge == "" {
-		return ""
-	}
-	var upRef plumbing.ReferenceName
-	if bc.Remote == "." {
-		upRef = bc.Merge
-	} else {
-		upRef = plumbing.NewRemoteReferenceName(bc.Remote, bc.Merge.Short())
-	}
-	ref, err := r.Storer.Reference(upRef)
-	if err != nil {
-		return "[gone] "
-	}
-	ahead, behind := aheadBehind(r, tip, ref.Hash())
+	_, ahead, behind, gone, ok := upstream(r, branch, tip)
 	switch {
+	case !ok:
+		return ""
+	case gone:
+		return "[gone] "
 	case ahead > 0 && behind > 0:
 		return fmt.Sprintf("[ahead %d, behind %d] ", ahead, behind)
 	case ahead > 0:

@@ -5,11 +5,17 @@ package git
 // tool differ from the git CLI.
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/tools"
 )
 
 // newRepo makes an empty repository with a tool set on it.
@@ -80,4 +86,233 @@ func TestRegressPathspecs(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "relative to working_dir", got, want)
+}
+
+// sameState runs the tool on f and git on a copy, then compares what git
+// sees in both: status, index, HEAD's tree and every file's mode and bytes.
+func sameState(t *testing.T, f *fixture, tool string, args map[string]any, gitArgs ...string) {
+	t.Helper()
+	ref := copyRepo(t, f.dir)
+	_, gitErr := gittest.GitErr(ref, gitArgs...)
+	raw, _ := json.Marshal(args)
+	_, toolErr := f.set.Call(context.Background(), tool, raw)
+	if (gitErr == nil) != (toolErr == nil) {
+		t.Fatalf("%s %s: tool error %v, git error %v", tool, raw, toolErr, gitErr)
+	}
+	for _, q := range [][]string{{"status", "--porcelain=v2", "--branch", "--untracked-files=all"}, {"ls-files", "-s"}, {"stash", "list"}} {
+		same(t, strings.Join(q, " "), f.git(t, q...), gittest.Git(t, ref, q...))
+	}
+	same(t, "worktree", snapshot(t, f.dir), snapshot(t, ref))
+}
+
+// snapshot lists every worktree entry with its mode and content.
+func snapshot(t *testing.T, dir string) string {
+	var b strings.Builder
+	_ = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			fmt.Fprintf(&b, "%q -> %q\n", rel, target)
+		case info.IsDir():
+			fmt.Fprintf(&b, "%q/\n", rel)
+		default:
+			data, _ := os.ReadFile(p)
+			fmt.Fprintf(&b, "%q %v %q\n", rel, info.Mode().Perm()&0o111 != 0, data)
+		}
+		return nil
+	})
+	return b.String()
+}
+
+// Status: a name with a space is quoted in the short format; a file
+// removed from the index collapses into its untracked directory; files
+// inside a directory that replaced a tracked file are not listed; a
+// staged rename of a binary file pairs like git's similarity estimate; an
+// added-then-deleted file is "AD"; -uno long format says so.
+func TestRegressStatusShapes(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "sp ace/a.txt", "a\n")
+	f.write(t, "lib/a6", "x\n")
+	f.write(t, "file", "f\n")
+	f.write(t, "bin/old.bin", strings.Repeat("binary line\n", 20)+"\x00\x01\x02")
+	f.commitAll(t, "x")
+	f.write(t, "sp ace/a.txt", "b\n")
+	f.git(t, "rm", "-q", "--cached", "--", "lib/a6")
+	if err := os.Remove(filepath.Join(f.dir, "file")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "file/inside.txt", "i\n")
+	f.write(t, "bin/old.bin", strings.Repeat("binary line\n", 20)+"\x00\x01\x02more\n")
+	f.git(t, "add", "bin/old.bin")
+	f.git(t, "mv", "bin/old.bin", "bin/new.bin")
+	f.write(t, "added.txt", "a\n")
+	f.git(t, "add", "added.txt")
+	if err := os.Remove(filepath.Join(f.dir, "added.txt")); err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, f.dir)
+	same(t, "short", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+	same(t, "long", f.call(t, "git_status", map[string]any{"porcelain": false}), f.git(t, "status"))
+	same(t, "long -uno", f.call(t, "git_status", map[string]any{"porcelain": false, "untracked": false}), f.git(t, "status", "-uno"))
+	got := f.call(t, "git_status", map[string]any{"porcelain": false, "working_dir": "sp ace"})
+	want, err := gittest.GitErr(filepath.Join(f.dir, "sp ace"), "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "long in a subdirectory", got, want)
+}
+
+// Diff: a rename with a mode change prints the mode lines first; an empty
+// new file has no ---/+++; --stat with -U also prints the patch; a pure
+// binary rename is "Bin"; a rename of a non-ASCII name is quoted whole.
+func TestRegressDiffShapes(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a/script.sh", strings.Repeat("echo line\n", 12))
+	f.write(t, "img.bin", "\x00\x01binary")
+	f.write(t, "caf\u00e9.txt", strings.Repeat("word\n", 10))
+	f.commitAll(t, "x")
+	for _, d := range []string{"b", "d"} {
+		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.git(t, "mv", "a/script.sh", "b/run.sh")
+	if err := os.Chmod(filepath.Join(f.dir, "b/run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "mv", "img.bin", "moved.bin")
+	f.git(t, "mv", "caf\u00e9.txt", "d/caf\u00e9.txt")
+	f.write(t, "empty.txt", "")
+	f.git(t, "add", "-A")
+	f = open(t, f.dir)
+	same(t, "patch", f.call(t, "git_diff", map[string]any{"cached": true}), f.git(t, "diff", "--cached"))
+	same(t, "stat", f.call(t, "git_diff", map[string]any{"cached": true, "stat": true}), f.git(t, "diff", "--cached", "--stat"))
+	same(t, "stat -U1", f.call(t, "git_diff", map[string]any{"cached": true, "stat": true, "unified": 1}), f.git(t, "diff", "--cached", "--stat", "-U1"))
+}
+
+// git_add of an ignored path: git stages the others and refuses with its
+// message; a file replaced by a directory is staged as a deletion and the
+// directory's files are added.
+func TestRegressAddIgnoredAndFileToDir(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, ".gitignore", "*.log\n")
+	f.write(t, "x", "x\n")
+	f.commitAll(t, "x")
+	f.write(t, "a.log", "ignored\n")
+	f.write(t, "b.txt", "b\n")
+	f = open(t, f.dir)
+	sameState(t, f, "git_add", map[string]any{"paths": []string{"a.log", "b.txt"}}, "add", "--", "a.log", "b.txt")
+	if err := os.Remove(filepath.Join(f.dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "x/d.txt", "d\n")
+	sameState(t, f, "git_add", map[string]any{"all": true}, "add", "-A")
+}
+
+// git_restore brings back the exec bit, takes globs and directories.
+func TestRegressRestoreModesGlobsDirs(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "run.sh", "echo\n")
+	if err := os.Chmod(filepath.Join(f.dir, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "src/a.ts", "a\n")
+	f.write(t, "src/b.ts", "b\n")
+	f.commitAll(t, "x")
+	if err := os.Chmod(filepath.Join(f.dir, "run.sh"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "src/a.ts", "changed\n")
+	if err := os.Remove(filepath.Join(f.dir, "src/b.ts")); err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, f.dir)
+	sameState(t, f, "git_restore", map[string]any{"paths": []string{"run.sh"}}, "restore", "--", "run.sh")
+	sameState(t, f, "git_restore", map[string]any{"paths": []string{"src"}}, "restore", "--", "src")
+	f.write(t, "src/a.ts", "again\n")
+	sameState(t, f, "git_restore", map[string]any{"paths": []string{"*.ts"}}, "restore", "--", "*.ts")
+}
+
+// git_commit records author and committer from their own variables and
+// cleans the message like git commit -m.
+func TestRegressCommitIdentityAndCleanup(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a", "a\n")
+	f.git(t, "add", "a")
+	fsys := mustOS(t, f.dir)
+	repo, err := gitbackend.Open(context.Background(), fsys.Billy(), gitbackend.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := tools.NewSet()
+	env := []string{"GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=C", "GIT_COMMITTER_EMAIL=c@x"}
+	if err := set.Add(Tools(Deps{FS: fsys, Repo: func() *gitbackend.Repo { return repo }, Environ: env})...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.Call(context.Background(), "git_commit", json.RawMessage(`{"type":"feat","message":"trailing   \n\n\n\nbody\t \n"}`)); err != nil {
+		t.Fatal(err)
+	}
+	same(t, "identity", f.git(t, "log", "-1", "--format=%an <%ae>|%cn <%ce>"), "A <a@x>|C <c@x>\n")
+	same(t, "message", f.git(t, "log", "-1", "--format=%B"), "feat: trailing\n\nbody\n\n")
+}
+
+// git_branch -v shows upstream tracking and symbolic remote refs; a rename
+// takes the branch's configuration along.
+func TestRegressBranchListingAndRename(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a", "a\n")
+	f.commitAll(t, "tab\tin subject")
+	f.git(t, "update-ref", "refs/remotes/origin/main", "HEAD")
+	f.git(t, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+	f.git(t, "config", "remote.origin.url", "https://example.com/r.git")
+	f.git(t, "config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
+	f.git(t, "config", "branch.main.remote", "origin")
+	f.git(t, "config", "branch.main.merge", "refs/heads/main")
+	f.write(t, "a", "b\n")
+	f.commitAll(t, "second\nline")
+	f = open(t, f.dir)
+	same(t, "branch -v -a", f.call(t, "git_branch", map[string]any{"list_all": true}), f.git(t, "branch", "-v", "-a"))
+	f.git(t, "update-ref", "-d", "refs/remotes/origin/HEAD")
+	f.git(t, "update-ref", "-d", "refs/remotes/origin/main")
+	same(t, "branch -v, upstream gone", f.call(t, "git_branch", map[string]any{}), f.git(t, "branch", "-v"))
+	same(t, "status, upstream gone", f.call(t, "git_status", map[string]any{}), f.git(t, "status", "--porcelain=1", "-b"))
+	same(t, "long status, upstream gone", f.call(t, "git_status", map[string]any{"porcelain": false}), f.git(t, "status"))
+	sameState(t, f, "git_branch", map[string]any{"rename": "main", "new_name": "trunk"}, "branch", "-m", "main", "trunk")
+	same(t, "config", f.git(t, "config", "--get-regexp", `^branch\.`), "branch.trunk.remote origin\nbranch.trunk.merge refs/heads/main\n")
+}
+
+// git_checkout carries a local change to a file the switch does not touch
+// and one whose staged content already is the target's.
+func TestRegressCheckoutCarriesCompatibleChanges(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "keep.txt", "k\n")
+	f.write(t, "moving.txt", "1\n")
+	f.commitAll(t, "one")
+	f.write(t, "moving.txt", "2\n")
+	f.commitAll(t, "two")
+	f.write(t, "keep.txt", "local edit\n")
+	f.write(t, "moving.txt", "1\n")
+	f.git(t, "add", "moving.txt")
+	f = open(t, f.dir)
+	sameState(t, f, "git_checkout", map[string]any{"commit": "HEAD~1"}, "checkout", "-q", "--detach", "HEAD~1")
+}
+
+// git_stash -u removes the untracked directories it emptied.
+func TestRegressStashUntrackedDirectories(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a", "a\n")
+	f.commitAll(t, "x")
+	f.write(t, "new/deep/file.txt", "n\n")
+	if err := os.MkdirAll(filepath.Join(f.dir, "empty/dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, f.dir)
+	sameState(t, f, "git_stash", map[string]any{"action": "push", "include_untracked": true}, "stash", "push", "-q", "-u")
 }

@@ -116,9 +116,11 @@ func status(r *git.Repository, wd string, a statusArgs) (string, error) {
 			b.WriteString("No commits yet on " + branchName)
 		default:
 			b.WriteString(branchName)
-			if up, ahead, behind, ok := upstream(r, branchName, head.Hash()); ok {
+			if up, ahead, behind, gone, ok := upstream(r, branchName, head.Hash()); ok {
 				b.WriteString("..." + up)
 				switch {
+				case gone:
+					b.WriteString(" [gone]")
 				case ahead > 0 && behind > 0:
 					fmt.Fprintf(&b, " [ahead %d, behind %d]", ahead, behind)
 				case ahead > 0:
@@ -161,22 +163,45 @@ func currentBranch(r *git.Repository) (string, bool) {
 }
 
 // upstream resolves branch.<b>.remote/merge and counts ahead/behind.
-func upstream(r *git.Repository, branch string, head plumbing.Hash) (string, int, int, bool) {
+func upstream(r *git.Repository, branch string, head plumbing.Hash) (name string, ahead, behind int, gone, ok bool) {
+	name, ref, ok := upstreamRef(r, branch)
+	if !ok {
+		return "", 0, 0, false, false
+	}
+	tip, err := r.Storer.Reference(ref)
+	if err != nil {
+		return name, 0, 0, true, true
+	}
+	ahead, behind = aheadBehind(r, head, tip.Hash())
+	return name, ahead, behind, false, true
+}
+
+// upstreamRef is the remote-tracking ref of a branch's upstream, found as
+// git does: branch.<b>.merge mapped through the remote's fetch refspecs
+// ("." for a local branch). ok is false when nothing maps it.
+func upstreamRef(r *git.Repository, branch string) (string, plumbing.ReferenceName, bool) {
 	cfg, err := r.Config()
 	if err != nil {
-		return "", 0, 0, false
+		return "", "", false
 	}
 	bc, ok := cfg.Branches[branch]
 	if !ok || bc.Remote == "" || bc.Merge == "" {
-		return "", 0, 0, false
+		return "", "", false
 	}
-	name := bc.Remote + "/" + bc.Merge.Short()
-	ref, err := r.Storer.Reference(plumbing.NewRemoteReferenceName(bc.Remote, bc.Merge.Short()))
-	if err != nil {
-		return name, 0, 0, true
+	if bc.Remote == "." {
+		return bc.Merge.Short(), bc.Merge, true
 	}
-	ahead, behind := aheadBehind(r, head, ref.Hash())
-	return name, ahead, behind, true
+	rc, ok := cfg.Remotes[bc.Remote]
+	if !ok {
+		return "", "", false
+	}
+	for _, rs := range rc.Fetch {
+		if rs.Match(bc.Merge) {
+			dst := rs.Dst(bc.Merge)
+			return dst.Short(), dst, true
+		}
+	}
+	return "", "", false
 }
 
 // aheadBehind counts commits reachable from a but not b, and the reverse.
@@ -282,8 +307,10 @@ func longStatus(r *git.Repository, wd string, showUntracked bool, entries []entr
 		fmt.Fprintf(&b, "On branch %s\n", branch)
 	}
 	if hasHead && !detached {
-		if up, ahead, behind, ok := upstream(r, branch, head.Hash()); ok {
+		if up, ahead, behind, gone, ok := upstream(r, branch, head.Hash()); ok {
 			switch {
+			case gone:
+				fmt.Fprintf(&b, "Your branch is based on '%s', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n", up)
 			case ahead == 0 && behind == 0:
 				fmt.Fprintf(&b, "Your branch is up to date with '%s'.\n", up)
 			case behind == 0:

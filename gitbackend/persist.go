@@ -309,10 +309,8 @@ func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash)
 // under the lock. The wait for the lock is bounded by the retry budget.
 func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch string) (int, plumbing.Hash, error) {
 	budget := time.Duration(r.cfg.Retry.MaxAttempts) * 4 * time.Second
-	lctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
 	var final plumbing.Hash
-	err := lr.Update(lctx, branch, func(tip plumbing.Hash) (plumbing.Hash, error) {
+	err := lr.Update(ctx, branch, budget, func(tip plumbing.Hash) (plumbing.Hash, error) {
 		head, err := r.head()
 		if err != nil {
 			return plumbing.ZeroHash, err

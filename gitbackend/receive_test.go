@@ -719,3 +719,25 @@ func TestHooksPathAndQuarantinedPackMigrate(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkRemoteHookRefusalIsPermanent: a real receive-pack over smart
+// HTTP whose pre-receive declines: one attempt, ErrDeclined, the hook's
+// output in the error (go-git's sideband), no retry storm.
+func TestNetworkRemoteHookRefusalIsPermanent(t *testing.T) {
+	root := t.TempDir()
+	remote := filepath.Join(root, "r.git")
+	gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", remote)
+	gittest.Git(t, remote, "config", "http.receivepack", "true")
+	srv := gittest.NewHTTPServer(t, root, "")
+	a := newAgent(t, srv.URL("r.git"), true)
+	a.write(t, "a.txt", "a\n")
+	writeHook(t, remote, "pre-receive", "echo closed >&2\nexit 1\n")
+	before := srv.ReceivePacks.Load()
+	_, err := a.persist(t, "b.txt", "b\n")
+	if !errors.Is(err, ErrDeclined) || !strings.Contains(err.Error(), "pre-receive hook declined") {
+		t.Fatalf("persist: %v", err)
+	}
+	if n := srv.ReceivePacks.Load() - before; n != 1 {
+		t.Fatalf("%d receive-packs for a permanent refusal", n)
+	}
+}

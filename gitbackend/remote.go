@@ -103,9 +103,14 @@ func (l *localRemote) open() *filesystem.Storage {
 // missing), then hand the update to the remote's receive policy (see
 // receive.go), which copies the objects and moves the ref. Writers queue on
 // the lock instead of racing, so no work is wasted on rejected pushes.
-func (l *localRemote) Update(ctx context.Context, branch string, fn func(tip plumbing.Hash) (plumbing.Hash, error)) error {
+//
+// lockWait bounds only the wait for the lock, not the remote's hooks,
+// which may legitimately run long (ctx bounds those).
+func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.Duration, fn func(tip plumbing.Hash) (plumbing.Hash, error)) error {
 	ref := "refs/heads/" + branch
-	lk, err := acquireRefLock(ctx, l.path, ref, true)
+	wctx, cancel := context.WithTimeout(ctx, lockWait)
+	lk, err := acquireRefLock(wctx, l.path, ref, true)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -395,6 +400,33 @@ type refLock struct {
 	gitdir, ref, path string
 	f                 *os.File
 	done              bool
+	stop              chan struct{}
+}
+
+// keepFresh touches the lock while it is held: a lock older than
+// staleLockAge is taken for a dead process's, and the remote's hooks may
+// run for longer than that.
+func (lk *refLock) keepFresh() {
+	lk.stop = make(chan struct{})
+	go func() {
+		t := time.NewTicker(staleLockAge / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-lk.stop:
+				return
+			case now := <-t.C:
+				_ = os.Chtimes(lk.path+".lock", now, now)
+			}
+		}
+	}()
+}
+
+func (lk *refLock) stopFresh() {
+	if lk.stop != nil {
+		close(lk.stop)
+		lk.stop = nil
+	}
 }
 
 // acquireRefLock takes the lock on ref; wait makes it queue behind another
@@ -408,7 +440,9 @@ func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLoc
 	for backoff := time.Millisecond; ; backoff = min(backoff*2, 20*time.Millisecond) {
 		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
-			return &refLock{gitdir: gitdir, ref: ref, path: refPath, f: f}, nil
+			lk := &refLock{gitdir: gitdir, ref: ref, path: refPath, f: f}
+			lk.keepFresh()
+			return lk, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
 			return nil, err
@@ -432,6 +466,7 @@ func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLoc
 
 // commit writes h and renames the lock over the ref.
 func (lk *refLock) commit(h plumbing.Hash) error {
+	lk.stopFresh()
 	if _, err := lk.f.WriteString(h.String() + "\n"); err != nil {
 		return err
 	}
@@ -463,6 +498,7 @@ func (lk *refLock) deleteRef() error {
 
 // release drops the lock unless it was committed.
 func (lk *refLock) release() {
+	lk.stopFresh()
 	if lk.done {
 		return
 	}

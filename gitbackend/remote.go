@@ -407,16 +407,17 @@ type refLock struct {
 // staleLockAge is taken for a dead process's, and the remote's hooks may
 // run for longer than that.
 func (lk *refLock) keepFresh() {
-	lk.stop = make(chan struct{})
+	stop, lock := make(chan struct{}), lk.path+".lock"
+	lk.stop = stop
 	go func() {
 		t := time.NewTicker(staleLockAge / 4)
 		defer t.Stop()
 		for {
 			select {
-			case <-lk.stop:
+			case <-stop:
 				return
 			case now := <-t.C:
-				_ = os.Chtimes(lk.path+".lock", now, now)
+				_ = os.Chtimes(lock, now, now)
 			}
 		}
 	}()

@@ -26,8 +26,9 @@ import (
 // worktree entry, `git ls-files -s` and `git status`. A second boot after
 // the remote moves checks the fast-forward path the same way.
 //
-// `go test` runs cloneGenSeeds seeds; TGP_CLONEGEN_SEEDS=N runs N (and
-// TGP_CLONEGEN_SEED=S only seed S). A failing seed is shrunk to a minimal
+// `go test` runs cloneGenSeeds seeds (5 with -short); TGP_CLONEGEN_SEEDS=N
+// runs N (and TGP_CLONEGEN_SEED=S only seed S; TGP_CLONEGEN_NOSHRINK=1
+// reports failures without shrinking them). A failing seed is shrunk to a minimal
 // op list, printed as Go source for a named regression test.
 
 const cloneGenSeeds = 20
@@ -478,6 +479,9 @@ func genSeeds(t *testing.T) []uint64 {
 		return []uint64{n}
 	}
 	n := cloneGenSeeds
+	if testing.Short() {
+		n = 5
+	}
 	if s := os.Getenv("TGP_CLONEGEN_SEEDS"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil {

@@ -325,6 +325,9 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 		return head, nil
 	})
 	if err != nil {
+		if errors.Is(err, ErrDeclined) {
+			err = fmt.Errorf("%w\n(commit %s stays local and is not retried: the remote's own policy refused it, and refuses every push that contains it until that policy accepts it)", err, short(final))
+		}
 		return 1, final, r.wrapRemoteErr("push", err)
 	}
 	if err := r.setTracking(branch, final); err != nil {

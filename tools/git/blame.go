@@ -280,7 +280,18 @@ func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
 	if i := strings.Index(base, "@{"); i >= 0 && strings.HasSuffix(base, "}") {
 		n, err := strconv.Atoi(base[i+2 : len(base)-1])
 		if err != nil || n != 0 {
-			h, ok := reflogAt(r, base[:i], n)
+			h, count, ok := reflogAt(r, base[:i], n)
+			if err == nil && !ok && count > 0 {
+				name := base[:i]
+				if name == "" {
+					name = "HEAD"
+				}
+				entries := "entries"
+				if count == 1 {
+					entries = "entry"
+				}
+				return plumbing.ZeroHash, fatalf("log for '%s' only has %d %s", name, count, entries)
+			}
 			if err != nil || !ok {
 				return plumbing.ZeroHash, badRevision(rev)
 			}
@@ -293,6 +304,13 @@ func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
 	}
 	h, err := r.ResolveRevision(plumbing.Revision(base))
 	if err != nil {
+		// go-git peels refs to commits; a tag of a tree or blob is
+		// found by its ref, to be refused as git does.
+		for _, name := range []string{base, "refs/" + base, "refs/tags/" + base, "refs/heads/" + base} {
+			if ref, err := r.Reference(plumbing.ReferenceName(name), true); err == nil {
+				return peelCommit(r, rev, ref.Hash(), peel)
+			}
+		}
 		return plumbing.ZeroHash, badRevision(rev)
 	}
 	return peelCommit(r, rev, *h, peel)
@@ -325,11 +343,12 @@ func peelCommit(r *git.Repository, rev string, h plumbing.Hash, peel string) (pl
 	}
 }
 
-// reflogAt reads ref@{n} from the reflog (n counted from the newest).
-func reflogAt(r *git.Repository, ref string, n int) (plumbing.Hash, bool) {
+// reflogAt reads ref@{n} from the reflog (n counted from the newest);
+// count is the number of entries.
+func reflogAt(r *git.Repository, ref string, n int) (plumbing.Hash, int, bool) {
 	dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
 	if !ok {
-		return plumbing.ZeroHash, false
+		return plumbing.ZeroHash, 0, false
 	}
 	if ref == "" {
 		ref = "HEAD"
@@ -340,22 +359,22 @@ func reflogAt(r *git.Repository, ref string, n int) (plumbing.Hash, bool) {
 	}
 	f, err := dot.Filesystem().Open("logs/" + name)
 	if err != nil {
-		return plumbing.ZeroHash, false
+		return plumbing.ZeroHash, 0, false
 	}
 	defer f.Close()
 	raw, err := io.ReadAll(f)
-	if err != nil {
-		return plumbing.ZeroHash, false
+	if err != nil || len(raw) == 0 {
+		return plumbing.ZeroHash, 0, false
 	}
 	ls := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
 	if n >= len(ls) {
-		return plumbing.ZeroHash, false
+		return plumbing.ZeroHash, len(ls), false
 	}
 	fields := strings.Fields(ls[len(ls)-1-n])
 	if len(fields) < 2 {
-		return plumbing.ZeroHash, false
+		return plumbing.ZeroHash, len(ls), false
 	}
-	return plumbing.NewHash(fields[1]), true
+	return plumbing.NewHash(fields[1]), len(ls), true
 }
 
 // commit loads a commit into the scoreboard (parents from .git/shallow

@@ -267,6 +267,13 @@ func TestRegressBlameContentKinds(t *testing.T) {
 	sameBlame(t, f, map[string]any{"path": "m.txt", "commit": "HEAD^{tree}"}, "", "HEAD^{tree}", "--", "m.txt")
 	sameBlame(t, f, map[string]any{"path": "m.txt", "commit": "HEAD@{0}"}, "", "HEAD@{0}", "--", "m.txt")
 	sameBlame(t, f, map[string]any{"path": "m.txt", "commit": "nonexistent"}, "", "nonexistent", "--", "m.txt")
+	// Annotated tags are peeled; reflog entries resolve; a tag of a tree
+	// is not a commit.
+	f.git(t, "tag", "-a", "-m", "t", "v1", "HEAD~1")
+	f.git(t, "tag", "-a", "-m", "t", "vtree", "HEAD^{tree}")
+	for _, rev := range []string{"v1", "v1^{}", "v1^{commit}", "vtree", "HEAD@{1}", "main@{1}", "HEAD@{99}"} {
+		sameBlame(t, f, map[string]any{"path": "m.txt", "commit": rev}, "", rev, "--", "m.txt")
+	}
 }
 
 // A shallow clone's oldest commit is a boundary ('^') like a root.

@@ -93,6 +93,7 @@ type receivePolicy struct {
 	denyDeleteCurrent denyAction
 	shallowUpdate     bool
 	hooksDir          string
+	shared            int // core.sharedRepository
 }
 
 // gitConfigFiles lists the configuration files git reads for a
@@ -213,6 +214,8 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 					p.hooksDir = expandPath(v)
 				case "core.bare":
 					bare = v
+				case "core.sharedrepository":
+					p.shared = parseSharedRepository(v)
 				case "core.worktree":
 					worktree = v
 				}
@@ -463,7 +466,7 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		if len(shallow) > 0 && !pol.shallowUpdate {
 			return reject("shallow update not allowed")
 		}
-		if q, err = newQuarantine(l.path); err != nil {
+		if q, err = newQuarantine(l.path, pol.shared); err != nil {
 			return err
 		}
 		if err := q.write(ctx, l.local, missing); err != nil {
@@ -511,10 +514,13 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 	if u.New.IsZero() {
 		err = lk.deleteRef()
 	} else {
-		err = lk.commit(u.New)
+		err = lk.commit(u.New, func(p string) error { return adjustSharedPerm(p, pol.shared) })
 	}
 	if err != nil {
 		return fmt.Errorf("update %s in %s: %w", u.Ref, l.path, err)
+	}
+	for _, d := range lk.newDirs {
+		_ = adjustSharedPerm(d, pol.shared) // best effort: the ref is written
 	}
 	if len(shallow) > 0 {
 		// receive.shallowUpdate allowed it: the remote's history now ends

@@ -741,3 +741,72 @@ func TestNetworkRemoteHookRefusalIsPermanent(t *testing.T) {
 		t.Fatalf("%d receive-packs for a permanent refusal", n)
 	}
 }
+
+// modes maps every path under objects/ and refs/ to its permission bits
+// (setgid included), the quarantine's own names aside.
+func modes(t *testing.T, gitdir string) map[string]os.FileMode {
+	t.Helper()
+	m := map[string]os.FileMode{}
+	for _, top := range []string{"objects", "refs"} {
+		err := filepath.WalkDir(filepath.Join(gitdir, top), func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(gitdir, p)
+			m[rel] = fi.Mode() & (os.ModePerm | os.ModeSetgid | os.ModeDir)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// TestSharedRepositoryPermissions: in a core.sharedRepository=group
+// remote, what a push creates is group-writable (directories setgid),
+// mode for mode what git push creates, so the next user can push too.
+func TestSharedRepositoryPermissions(t *testing.T) {
+	for _, shared := range []string{"group", "all", "0640"} {
+		t.Run(shared, func(t *testing.T) {
+			seed := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+			ours := filepath.Join(t.TempDir(), "ours.git")
+			theirs := filepath.Join(t.TempDir(), "theirs.git")
+			for _, r := range []string{ours, theirs} {
+				gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", "--shared="+shared, r)
+				gittest.Git(t, seed, "push", "-q", r, "main")
+			}
+			a := newAgent(t, ours, false)
+			if err := a.fs.WriteFile("dir/new.txt", []byte("new\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.repo.PersistBranch(context.Background(), Change{Paths: []string{"dir/new.txt"}, Message: "new"}, "team/feature")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gittest.Git(t, "", "--git-dir="+filepath.Join(a.fs.Root(), ".git"), "push", "-q", theirs, res.Commit+":refs/heads/team/feature")
+			got, want := modes(t, ours), modes(t, theirs)
+			checked := 0
+			for p, w := range want {
+				g, ok := got[p]
+				if !ok {
+					continue // git may pack where we write loose objects, or keep other files
+				}
+				checked++
+				if g != w {
+					t.Errorf("%s: %v, git push makes it %v", p, g, w)
+				}
+			}
+			if checked < 10 {
+				t.Fatalf("only %d paths in common: %v / %v", checked, got, want)
+			}
+			if m := got[filepath.Join("refs", "heads", "team")]; m&os.ModeSetgid == 0 || m&0o020 == 0 && shared != "0640" {
+				t.Fatalf("refs/heads/team %v", m)
+			}
+		})
+	}
+}

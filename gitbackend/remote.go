@@ -401,6 +401,9 @@ type refLock struct {
 	f                 *os.File
 	done              bool
 	stop              chan struct{}
+	// newDirs are the directories under refs/ that taking the lock
+	// created (for core.sharedRepository).
+	newDirs []string
 }
 
 // keepFresh touches the lock while it is held: a lock older than
@@ -434,6 +437,13 @@ func (lk *refLock) stopFresh() {
 // holder (bounded by ctx), else a held lock is ErrRemoteLocked.
 func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLock, error) {
 	refPath := filepath.Join(gitdir, filepath.FromSlash(ref))
+	var newDirs []string
+	for d := filepath.Dir(refPath); len(d) > len(gitdir); d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		newDirs = append(newDirs, d)
+	}
 	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
 		return nil, err
 	}
@@ -441,7 +451,7 @@ func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLoc
 	for backoff := time.Millisecond; ; backoff = min(backoff*2, 20*time.Millisecond) {
 		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
-			lk := &refLock{gitdir: gitdir, ref: ref, path: refPath, f: f}
+			lk := &refLock{gitdir: gitdir, ref: ref, path: refPath, f: f, newDirs: newDirs}
 			lk.keepFresh()
 			return lk, nil
 		}
@@ -465,8 +475,9 @@ func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLoc
 	}
 }
 
-// commit writes h and renames the lock over the ref.
-func (lk *refLock) commit(h plumbing.Hash) error {
+// commit writes h and renames the lock over the ref; adjust, when not
+// nil, sets the lock file's permissions first.
+func (lk *refLock) commit(h plumbing.Hash, adjust func(path string) error) error {
 	lk.stopFresh()
 	if _, err := lk.f.WriteString(h.String() + "\n"); err != nil {
 		return err
@@ -476,6 +487,11 @@ func (lk *refLock) commit(h plumbing.Hash) error {
 	}
 	if err := lk.f.Close(); err != nil {
 		return err
+	}
+	if adjust != nil {
+		if err := adjust(lk.path + ".lock"); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(lk.path+".lock", lk.path); err != nil {
 		return err

@@ -60,9 +60,10 @@ func (q *quarantine) remove() {
 }
 
 // write stores the objects (children first) in the quarantine: as loose
-// objects when few, as one packfile with its index when many.
-func (q *quarantine) write(ctx context.Context, src storer.EncodedObjectStorer, hashes []plumbing.Hash) error {
-	if len(hashes) > packThreshold {
+// objects, or as one packfile with its index (receive-pack's choice
+// between unpack-objects and index-pack, by receive.unpackLimit).
+func (q *quarantine) write(ctx context.Context, src storer.EncodedObjectStorer, hashes []plumbing.Hash, pack bool) error {
+	if pack && len(hashes) > 0 {
 		return q.writePack(src, hashes)
 	}
 	for _, h := range hashes {

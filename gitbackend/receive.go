@@ -93,7 +93,9 @@ type receivePolicy struct {
 	denyDeleteCurrent denyAction
 	shallowUpdate     bool
 	hooksDir          string
-	shared            int // core.sharedRepository
+	shared            int      // core.sharedRepository
+	hideRefs          []string // transfer.hideRefs and receive.hideRefs, in order
+	unpackLimit       int      // below it objects arrive loose, else as a pack
 }
 
 // gitConfigFiles lists the configuration files git reads for a
@@ -176,6 +178,7 @@ func expandPath(p string) string {
 func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 	p := &receivePolicy{gitdir: gitdir, fsckOpts: fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}}}
 	receiveFsck, transferFsck := "", ""
+	receiveUnpack, transferUnpack := "", ""
 	bare := ""
 	worktree := ""
 	var skipLists []string
@@ -216,6 +219,12 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 					bare = v
 				case "core.sharedrepository":
 					p.shared = parseSharedRepository(v)
+				case "receive.hiderefs", "transfer.hiderefs":
+					p.hideRefs = append(p.hideRefs, strings.TrimRight(v, "/"))
+				case "receive.unpacklimit":
+					receiveUnpack = v
+				case "transfer.unpacklimit":
+					transferUnpack = v
 				case "core.worktree":
 					worktree = v
 				}
@@ -252,6 +261,12 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 	case transferFsck != "":
 		p.fsck = gitBool(transferFsck, false)
 	}
+	p.unpackLimit = 100
+	for _, v := range []string{transferUnpack, receiveUnpack} {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+			p.unpackLimit = n
+		}
+	}
 	for _, sl := range skipLists {
 		if err := p.readSkipList(sl); err != nil {
 			return nil, err
@@ -280,6 +295,23 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 		p.hooksDir = filepath.Join(gitdir, p.hooksDir)
 	}
 	return p, nil
+}
+
+// hidden is git's ref_is_hidden: the last matching transfer.hideRefs /
+// receive.hideRefs pattern decides ("!" negates, "^" names the full ref:
+// the same thing without namespaces).
+func (p *receivePolicy) hidden(ref string) bool {
+	for i := len(p.hideRefs) - 1; i >= 0; i-- {
+		match, neg := p.hideRefs[i], false
+		if m, ok := strings.CutPrefix(match, "!"); ok {
+			match, neg = m, true
+		}
+		match = strings.TrimPrefix(match, "^")
+		if rest, ok := strings.CutPrefix(ref, match); ok && (rest == "" || rest[0] == '/') {
+			return !neg
+		}
+	}
+	return false
 }
 
 func (p *receivePolicy) readSkipList(path string) error {
@@ -469,13 +501,20 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		if q, err = newQuarantine(l.path, pol.shared); err != nil {
 			return err
 		}
-		if err := q.write(ctx, l.local, missing); err != nil {
+		if err := q.write(ctx, l.local, missing, len(missing) >= pol.unpackLimit); err != nil {
 			return err
 		}
 	}
 	var qenv []string
 	if q != nil {
 		qenv = q.env()
+	}
+
+	if pol.hidden(u.Ref) {
+		if u.New.IsZero() {
+			return reject("deny deleting a hidden ref")
+		}
+		return reject("deny updating a hidden ref")
 	}
 
 	hookOut, _, err := pol.runHook(ctx, "pre-receive", nil, u.line(), hookEnv(append([]string{"GIT_PUSH_OPTION_COUNT=0"}, qenv...)...))

@@ -693,9 +693,10 @@ func TestHooksPathAndQuarantinedPackMigrate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(hooks, "pre-receive"), []byte("#!/bin/sh\nls \"$GIT_QUARANTINE_PATH/pack\" > '"+seen+"' 2>&1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Enough files that the push goes as one pack.
+	// Enough objects that the push goes as one pack (receive.unpackLimit).
+	gittest.Git(t, remote, "config", "receive.unpackLimit", "20")
 	var paths []string
-	for i := 0; i < packThreshold+10; i++ {
+	for i := 0; i < 30; i++ {
 		p := "many/f" + hex.EncodeToString([]byte{byte(i)}) + ".txt"
 		if err := a.fs.WriteFile(p, []byte(p), 0o644); err != nil {
 			t.Fatal(err)
@@ -808,5 +809,29 @@ func TestSharedRepositoryPermissions(t *testing.T) {
 				t.Fatalf("refs/heads/team %v", m)
 			}
 		})
+	}
+}
+
+func TestHiddenRefsAreNotUpdated(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	gittest.Git(t, remote, "config", "--add", "transfer.hideRefs", "refs/heads/secret/")
+	gittest.Git(t, remote, "config", "--add", "receive.hideRefs", "!refs/heads/secret/open")
+	a := newAgent(t, remote, false)
+	lr := localRemoteOf(t, a)
+	head := mustHead(t, a.repo)
+	err := lr.Push(context.Background(), "secret/x", plumbing.ZeroHash, head)
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) || rej.Reason != "deny updating a hidden ref" {
+		t.Fatalf("push to a hidden ref: %v", err)
+	}
+	out, gerr := gittest.GitErr("", "--git-dir="+filepath.Join(a.fs.Root(), ".git"), "push", remote, head.String()+":refs/heads/secret/x")
+	if gerr == nil || !strings.Contains(out, "(deny updating a hidden ref)") {
+		t.Fatalf("git push: %v\n%s", gerr, out)
+	}
+	if err := lr.Push(context.Background(), "secret/open", plumbing.ZeroHash, head); err != nil {
+		t.Fatalf("a later negative pattern unhides: %v", err)
+	}
+	if err := lr.Push(context.Background(), "secretive", plumbing.ZeroHash, head); err != nil {
+		t.Fatalf("a prefix that is not a whole component: %v", err)
 	}
 }

@@ -2,10 +2,14 @@ package git
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/tools"
@@ -30,32 +34,139 @@ func showTool(d Deps) *tools.Tool {
 		Validate:    func(a showArgs) error { return checkArg("commit_ref", a.Commit) },
 		Run: func(ctx context.Context, a showArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
-				h, err := r.ResolveRevision(plumbing.Revision(a.Commit))
-				if err != nil {
-					return "", unknownRevision(a.Commit)
-				}
-				c, err := r.CommitObject(*h)
-				if err != nil {
-					return "", unknownRevision(a.Commit)
-				}
-				return show(r, c, a)
+				return showObject(r, a)
 			})
 		},
 	})
 }
 
-func show(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
-	var b strings.Builder
-	if a.Format != "" {
-		b.WriteString(formatCommit(r, c, a.Format) + "\n")
-	} else {
-		b.WriteString(mediumHeader(c))
+// showObject shows what a revision names, as git show does: a commit with
+// its patch, an annotated tag's header and then its target, a tree's
+// entries, a blob's bytes.
+func showObject(r *git.Repository, a showArgs) (string, error) {
+	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now()}
+	obj, err := resolveObject(r, a.Commit)
+	if err != nil {
+		return "", unknownRevision(a.Commit)
 	}
+	var b strings.Builder
+	for {
+		switch o := obj.(type) {
+		case *object.Tag:
+			fmt.Fprintf(&b, "tag %s\nTagger: %s <%s>\nDate:   %s\n\n%s", o.Name, o.Tagger.Name, o.Tagger.Email, o.Tagger.When.Format(gitDate), o.Message)
+			if !strings.HasSuffix(o.Message, "\n") && o.Message != "" {
+				b.WriteString("\n")
+			}
+			b.WriteString("\n")
+			next, err := o.Object()
+			if err != nil {
+				return "", err
+			}
+			obj = next
+			continue
+		case *object.Tree:
+			fmt.Fprintf(&b, "tree %s\n\n", a.Commit)
+			for _, e := range o.Entries {
+				name := quotePath(e.Name)
+				if e.Mode == filemode.Dir {
+					name += "/"
+				}
+				b.WriteString(name + "\n")
+			}
+			return b.String(), nil
+		case *object.Blob:
+			rd, err := o.Reader()
+			if err != nil {
+				return "", err
+			}
+			defer rd.Close()
+			data, err := io.ReadAll(rd)
+			if err != nil {
+				return "", err
+			}
+			b.Write(data)
+			return b.String(), nil
+		case *object.Commit:
+			out, err := show(pc, r, o, a)
+			if err != nil {
+				return "", err
+			}
+			return b.String() + out, nil
+		default:
+			return "", unknownRevision(a.Commit)
+		}
+	}
+}
+
+// resolveObject resolves a revision to the object it names without
+// peeling: "<rev>^{tree}", "<rev>:<path>", an annotated tag, a full hash
+// of any object, else a commit.
+func resolveObject(r *git.Repository, rev string) (object.Object, error) {
+	if base, ok := strings.CutSuffix(rev, "^{tree}"); ok {
+		h, err := r.ResolveRevision(plumbing.Revision(base))
+		if err != nil {
+			return nil, err
+		}
+		c, err := r.CommitObject(*h)
+		if err != nil {
+			return nil, err
+		}
+		return c.Tree()
+	}
+	if base, p, ok := strings.Cut(rev, ":"); ok && !strings.Contains(base, "@{") {
+		if base == "" {
+			base = "HEAD"
+		}
+		h, err := r.ResolveRevision(plumbing.Revision(base))
+		if err != nil {
+			return nil, err
+		}
+		c, err := r.CommitObject(*h)
+		if err != nil {
+			return nil, err
+		}
+		t, err := c.Tree()
+		if err != nil {
+			return nil, err
+		}
+		if p == "" {
+			return t, nil
+		}
+		e := findEntry(r.Storer, t, strings.TrimSuffix(p, "/"))
+		if e == nil {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return object.GetObject(r.Storer, e.Hash)
+	}
+	if ref, err := r.Storer.Reference(plumbing.NewTagReferenceName(rev)); err == nil {
+		if o, err := object.GetObject(r.Storer, ref.Hash()); err == nil {
+			return o, nil
+		}
+	}
+	if plumbing.IsHash(rev) {
+		if o, err := object.GetObject(r.Storer, plumbing.NewHash(rev)); err == nil {
+			return o, nil
+		}
+	}
+	h, err := r.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return nil, err
+	}
+	return r.CommitObject(*h)
+}
+
+func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (string, error) {
+	var b strings.Builder
+	pf := prettyFormat{named: "medium", terminated: true}
+	if a.Format != "" {
+		pf = parsePrettyFormat(a.Format)
+	}
+	b.WriteString(renderCommit(pc, c, pf))
 	if c.NumParents() > 1 {
 		// git's default for merges is the combined diff, which is empty
 		// for a merge that resolved nothing by hand (git still ends the
 		// header with a blank line).
-		if a.Format == "" {
+		if pf.named == "medium" {
 			b.WriteString("\n")
 		}
 		return b.String(), nil
@@ -86,9 +197,9 @@ func show(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
 	if len(changes) == 0 {
 		return b.String(), nil
 	}
-	if a.Format == "" || a.Stat || a.NameOnly {
-		b.WriteString("\n")
-	}
+	// A blank line between the message and the diff; "format:" output has
+	// no terminator, so its line is ended first.
+	b.WriteString("\n")
 	b.WriteString(render(changes, a.NameOnly, a.Stat, 3))
 	return b.String(), nil
 }

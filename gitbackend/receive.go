@@ -29,10 +29,13 @@ import (
 // the git CLI obeys would be skipped.
 //
 // The order is git's: fsck the incoming objects (receive.fsckObjects /
-// transfer.fsckObjects), keep them in a quarantine directory, run
-// pre-receive, then for the ref: denyCurrentBranch, denyDeletes,
-// denyDeleteCurrent, denyNonFastForwards, the update hook; move the
-// objects into the store; move the ref; run post-receive and post-update.
+// transfer.fsckObjects), keep them in a quarantine directory, refuse hidden
+// refs (receive.hideRefs), run pre-receive, then for the ref:
+// denyCurrentBranch, denyDeletes, denyDeleteCurrent, denyNonFastForwards,
+// the update hook, the work tree for denyCurrentBranch=updateInstead
+// (push-to-checkout, or git's own push_to_deploy steps); move the objects
+// into the store (with core.sharedRepository's permissions); move the ref;
+// run post-receive and post-update.
 // One deliberate difference: git migrates the objects before the update
 // hook, so a refusal by that hook leaves them in the store (unreachable);
 // here the update hook also sees the quarantine, and a refusal by it
@@ -526,11 +529,10 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		return reject("pre-receive hook declined")
 	}
 
-	if reason, lines := pol.check(ctx, l.local, rs, u); reason != "" {
-		out = append(out, lines...)
+	reason, lines, updateWorktree := pol.check(ctx, l.local, rs, u)
+	out = append(out, lines...)
+	if reason != "" {
 		return reject(reason)
-	} else {
-		out = append(out, lines...)
 	}
 
 	hookOut, _, err = pol.runHook(ctx, "update", []string{u.Ref, u.Old.String(), u.New.String()}, "", hookEnv(qenv...))
@@ -541,6 +543,14 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		}
 		out = append(out, "error: hook declined to update "+u.Ref)
 		return reject("hook declined")
+	}
+
+	if updateWorktree {
+		lines, reason := pol.updateWorktree(ctx, u.New, qenv)
+		out = append(out, lines...)
+		if reason != "" {
+			return reject(reason)
+		}
 	}
 
 	if q != nil {
@@ -653,7 +663,15 @@ func (p *receivePolicy) checkedOut(ref string) (inWorktree, isHead bool) {
 
 // check is the policy part of receive-pack's update(): it returns the
 // reason the ref may not move ("" if it may) and the lines git prints.
-func (p *receivePolicy) check(ctx context.Context, local, remote storer.EncodedObjectStorer, u refUpdate) (string, []string) {
+func (p *receivePolicy) check(ctx context.Context, local, remote storer.EncodedObjectStorer, u refUpdate) (reason string, out []string, updateWorktree bool) {
+	reason, out = p.check1(ctx, local, remote, u)
+	if reason == "" && p.denyCurrent == denyUpdateInstead {
+		updateWorktree, _ = p.checkedOut(u.Ref)
+	}
+	return reason, out, updateWorktree
+}
+
+func (p *receivePolicy) check1(ctx context.Context, local, remote storer.EncodedObjectStorer, u refUpdate) (string, []string) {
 	var out []string
 	name := strings.TrimPrefix(u.Ref, "refs/")
 	if !strings.HasPrefix(u.Ref, "refs/") || plumbing.ReferenceName(u.Ref).Validate() != nil || name == "" {
@@ -672,10 +690,8 @@ func (p *receivePolicy) check(ctx context.Context, local, remote storer.EncodedO
 			}
 			return "branch is currently checked out", out
 		case denyUpdateInstead:
-			// Updating the work tree needs git's read-tree -u -m and the
-			// push-to-checkout hook; refusing is the safe answer.
-			out = append(out, rpError("receive.denyCurrentBranch=updateInstead is not supported by the in-process push; refusing to update checked out branch: "+u.Ref)...)
-			return "branch is currently checked out", out
+			// Let the other checks speak first; the work tree is updated
+			// after the update hook (updateWorktree).
 		}
 	}
 	if !u.Old.IsZero() && u.New.IsZero() {
@@ -750,4 +766,69 @@ func isAncestor(ctx context.Context, old, new plumbing.Hash, stores ...storer.En
 		}
 	}
 	return false, nil
+}
+
+// updateWorktree is receive-pack's update_worktree for
+// receive.denyCurrentBranch=updateInstead: the push-to-checkout hook when
+// there is one, else push_to_deploy, which receive-pack itself does by
+// running git (update-index --refresh, diff-files, diff-index, read-tree
+// -u -m). Without a git binary the push is refused: the work tree could
+// not be brought to what was pushed. It returns git's lines and the reason
+// for a refusal ("" when the work tree was updated).
+func (p *receivePolicy) updateWorktree(ctx context.Context, newHash plumbing.Hash, qenv []string) ([]string, string) {
+	if p.bare || p.worktree == "" {
+		return nil, "denyCurrentBranch = updateInstead needs a worktree"
+	}
+	gitdir, _ := filepath.Abs(p.gitdir)
+	worktree, _ := filepath.Abs(p.worktree)
+	env := append(hookEnv(qenv...), "GIT_DIR="+gitdir)
+	out, ran, err := p.runHook(ctx, "push-to-checkout", []string{newHash.String()}, "", append(env, "GIT_WORK_TREE="+worktree))
+	if ran {
+		if err != nil {
+			if !isExit(err) {
+				out = append(out, "error: "+err.Error())
+			}
+			return out, "push-to-checkout hook declined"
+		}
+		return out, ""
+	}
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		return rpError("receive.denyCurrentBranch=updateInstead: no git binary to update the work tree with"), "Could not update working tree to new HEAD"
+	}
+	run := func(dir string, args ...string) ([]string, bool) {
+		cmd := exec.CommandContext(ctx, gitBin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		var buf cappedBuffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		err := cmd.Run()
+		return splitLines(buf.buf.String()), err == nil
+	}
+	var lines []string
+	step := func(dir, failure string, args ...string) string {
+		l, ok := run(dir, args...)
+		lines = append(lines, l...)
+		if !ok {
+			return failure
+		}
+		return ""
+	}
+	head := "HEAD"
+	if _, ok := run(worktree, "rev-parse", "--verify", "-q", "HEAD"); !ok {
+		head = "4b825dc642cb6eb9a060e54bf8d69288fbee4904" // the empty tree
+	}
+	for _, s := range []struct {
+		dir, failure string
+		args         []string
+	}{
+		{worktree, "Up-to-date check failed", []string{"update-index", "-q", "--ignore-submodules", "--refresh"}},
+		{worktree, "Working directory has unstaged changes", []string{"diff-files", "--quiet", "--ignore-submodules", "--"}},
+		{gitdir, "Working directory has staged changes", []string{"diff-index", "--quiet", "--cached", "--ignore-submodules", head, "--"}},
+		{worktree, "Could not update working tree to new HEAD", []string{"read-tree", "-u", "-m", newHash.String()}},
+	} {
+		if reason := step(s.dir, s.failure, s.args...); reason != "" {
+			return lines, reason
+		}
+	}
+	return lines, ""
 }

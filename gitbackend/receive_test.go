@@ -835,3 +835,63 @@ func TestHiddenRefsAreNotUpdated(t *testing.T) {
 		t.Fatalf("a prefix that is not a whole component: %v", err)
 	}
 }
+
+func TestDenyCurrentBranchUpdateInstead(t *testing.T) {
+	gittest.RequireGit(t)
+	remote := filepath.Join(t.TempDir(), "checkout")
+	gittest.Git(t, "", "init", "-q", "-b", "main", remote)
+	if err := os.WriteFile(filepath.Join(remote, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, remote, "add", "-A")
+	gittest.Git(t, remote, "commit", "-q", "-m", "seed")
+	gittest.Git(t, remote, "config", "receive.denyCurrentBranch", "updateInstead")
+	a := newAgent(t, remote, false)
+	res, err := a.persist(t, "b.txt", "b\n")
+	if err != nil {
+		t.Fatalf("persist into a clean checked-out branch: %v", err)
+	}
+	if got := readFile(t, filepath.Join(remote, "b.txt")); got != "b\n" {
+		t.Fatalf("work tree not updated: %q", got)
+	}
+	if st := gittest.Git(t, remote, "status", "--porcelain"); st != "" {
+		t.Fatalf("remote work tree not clean after the push: %q", st)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "HEAD")); got != res.Commit {
+		t.Fatalf("HEAD %s, want %s", got, res.Commit)
+	}
+
+	// A dirty work tree refuses, as git does, and nothing moves.
+	if err := os.WriteFile(filepath.Join(remote, "a.txt"), []byte("local edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objsBefore := objectFiles(t, remote+"/.git")
+	_, err = a.persist(t, "c.txt", "c\n")
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) || rej.Reason != "Working directory has unstaged changes" {
+		t.Fatalf("persist into a dirty work tree: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(remote, "c.txt")); !os.IsNotExist(err) {
+		t.Fatalf("c.txt reached the dirty work tree: %v", err)
+	}
+	if got := objectFiles(t, remote+"/.git"); strings.Join(got, ",") != strings.Join(objsBefore, ",") {
+		t.Fatalf("objects left behind: %v", got)
+	}
+	clone := cliCommit(t, remote, "d.txt", "d\n")
+	out, gerr := gittest.GitErr(clone, "push", "origin", "main")
+	if gerr == nil || !strings.Contains(out, "(Working directory has unstaged changes)") {
+		t.Fatalf("git push: %v\n%s", gerr, out)
+	}
+
+	// A push-to-checkout hook takes over.
+	if err := os.WriteFile(filepath.Join(remote, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeHook(t, filepath.Join(remote, ".git"), "push-to-checkout", `echo "deploying $1 to $GIT_WORK_TREE"
+exit 1
+`)
+	_, err = a.persist(t, "e.txt", "e\n")
+	if !errors.As(err, &rej) || rej.Reason != "push-to-checkout hook declined" || !strings.Contains(strings.Join(rej.Output, "|"), "deploying") {
+		t.Fatalf("push-to-checkout: %v", err)
+	}
+}

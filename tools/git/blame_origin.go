@@ -252,12 +252,26 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 	if err != nil {
 		return nil, nil
 	}
-	srcData := func(s renameSrc) []byte {
+	// estimate is estimate_similarity; the size cut comes first, from the
+	// object header, so sources of very different sizes are not read.
+	estimate := func(s renameSrc, minScore int) int {
+		if !isRegular(s.mode) || !isRegular(o.mode) {
+			return 0
+		}
+		if obj, err := sb.s.EncodedObject(plumbing.BlobObject, s.hash); err == nil {
+			maxSize, baseSize := int(obj.Size()), len(dst)
+			if baseSize > maxSize {
+				maxSize, baseSize = baseSize, maxSize
+			}
+			if maxSize*(maxScore-minScore) < (maxSize-baseSize)*maxScore {
+				return 0
+			}
+		}
 		b, err := readBlob(sb.s, s.hash)
 		if err != nil {
-			return nil
+			return 0
 		}
-		return b
+		return estimateSimilarity(b, dst, minScore)
 	}
 	// Basename matches: a source whose basename is unique among sources.
 	n, at := 0, -1
@@ -270,10 +284,8 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 	if n == 1 {
 		s := srcs[at]
 		minBase := minimumScore + (maxScore-minimumScore)/2
-		if isRegular(s.mode) && isRegular(o.mode) {
-			if sc := estimateSimilarity(srcData(s), dst, minBase); sc >= minBase {
-				return pick(s), nil
-			}
+		if sc := estimate(s, minBase); sc >= minBase {
+			return pick(s), nil
 		}
 	}
 	// Inexact: git's record_if_better keeps four candidates.
@@ -299,10 +311,7 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 		if err := sb.ctx.Err(); err != nil {
 			return nil, err
 		}
-		sc := 0
-		if isRegular(s.mode) && isRegular(o.mode) {
-			sc = estimateSimilarity(srcData(s), dst, minimumScore)
-		}
+		sc := estimate(s, minimumScore)
 		c := cand{src: i, score: sc, name: path.Base(s.path) == base, used: true}
 		w := 0
 		for k := 1; k < 4; k++ {

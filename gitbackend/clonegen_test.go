@@ -1,6 +1,7 @@
 package gitbackend
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -135,6 +136,20 @@ func generate(seed uint64) genCase {
 		}
 		ops = append(ops, genOp{Kind: "commit", Data: fmt.Sprintf("commit %d", c)})
 	}
+	if rng.IntN(8) == 0 {
+		// A path git refuses to check out, pushed by a careless or hostile
+		// client, somewhere in the history.
+		hostile := []genOp{
+			{Kind: "hostile", Path: ".GIT/config"}, {Kind: "hostile", Path: "git~1/x"},
+			{Kind: "hostile", Path: ".git\u200c/hooks/post-checkout"}, {Kind: "hostile", Path: "Dir/.Git/y"},
+			{Kind: "hostile", Path: ".git. /z"}, {Kind: "hostile", Path: "GIT~1/q"},
+			{Kind: "hostile-link", Path: ".gitmodules", Data: "a"},
+		}
+		at := rng.IntN(len(ops))
+		h := hostile[rng.IntN(len(hostile))]
+		h.Data += "x\n"
+		ops = append(ops[:at], append([]genOp{h}, ops[at:]...)...)
+	}
 	gc := genCase{Ops: ops, Head: branches[rng.IntN(len(branches))]}
 	if rng.IntN(2) == 0 {
 		gc.Back = 1 + rng.IntN(2)
@@ -218,8 +233,8 @@ func fastImport(ops []genOp) (stream string, branches []string) {
 				fmt.Fprintf(&b, "M %s inline %s\ndata %d\n%s\n", e.mode, cQuote(p), len(e.data), e.data)
 			}
 			marks[cur] = mark
-		default: // write, exec, symlink, gitlink
-			if op.Path == "" || gitpath.Verify(op.Path, op.Kind == "symlink") != nil {
+		default: // write, exec, symlink, gitlink; hostile, hostile-link (not verified)
+			if op.Path == "" || (!strings.HasPrefix(op.Kind, "hostile") && gitpath.Verify(op.Path, op.Kind == "symlink") != nil) {
 				continue
 			}
 			for p := range tree {
@@ -227,7 +242,8 @@ func fastImport(ops []genOp) (stream string, branches []string) {
 					delete(tree, p)
 				}
 			}
-			mode := map[string]string{"write": "100644", "exec": "100755", "symlink": "120000", "gitlink": "160000"}[op.Kind]
+			mode := map[string]string{"write": "100644", "exec": "100755", "symlink": "120000", "gitlink": "160000",
+				"hostile": "100644", "hostile-link": "120000"}[op.Kind]
 			tree[op.Path] = genEntry{mode: mode, data: op.Data}
 		}
 	}
@@ -290,8 +306,8 @@ func buildGenRemote(t testing.TB, gc genCase) (remote, tip, first string) {
 // genStats counts what the generated remotes held, so a run can show it
 // exercised what it claims to.
 type genStats struct {
-	cases, skipped, http, fastForwards int
-	modes                              map[string]int
+	cases, skipped, http, fastForwards, refusals int
+	modes                                        map[string]int
 }
 
 func (s *genStats) add(o *genStats) {
@@ -299,6 +315,7 @@ func (s *genStats) add(o *genStats) {
 	s.skipped += o.skipped
 	s.http += o.http
 	s.fastForwards += o.fastForwards
+	s.refusals += o.refusals
 	for k, v := range o.modes {
 		s.modes[k] += v
 	}
@@ -346,7 +363,31 @@ func runGenCase(t testing.TB, gc genCase, st *genStats) []string {
 			}
 			gittest.Git(t, remote, "update-ref", "refs/heads/"+gc.Head, at)
 		}
+		refused := gitRefuses(t, remote)
 		f, r, res, err := bootRootDepth(t, url, "", false, root, gc.Depth)
+		if refused != "" {
+			if st != nil {
+				st.refusals++
+			}
+			diffs = append(diffs, checkRefusal(t, fmt.Sprintf("boot %d", step), err, refused)...)
+			if step == 0 {
+				// Nothing may be left but the empty repository Open made.
+				if left := listDir(t, root); len(left) != 1 || left[0] != ".git" {
+					diffs = append(diffs, fmt.Sprintf("boot 0: refused clone left %v in the root", left))
+				}
+				if m, _ := filepath.Glob(stagingPrefix(root) + "*"); len(m) > 0 {
+					diffs = append(diffs, fmt.Sprintf("boot 0: refused clone left %v", m))
+				}
+				break
+			}
+			// A refused fast-forward leaves the root where it was.
+			gittest.Git(t, remote, "update-ref", "refs/heads/"+gc.Head, first)
+			for _, d := range compareWithGitClone(t, remote, root) {
+				diffs = append(diffs, "after refused boot 1: "+d)
+			}
+			gittest.Git(t, remote, "update-ref", "refs/heads/"+gc.Head, tip)
+			break
+		}
 		if err != nil {
 			return append(diffs, fmt.Sprintf("boot %d (%s): %v", step, at[:7], err))
 		}
@@ -367,7 +408,15 @@ func runGenCase(t testing.TB, gc genCase, st *genStats) []string {
 		_ = r.Close()
 	}
 	// A memory root clones in place: same worktree and index.
+	refused := gitRefuses(t, remote)
 	f, _, _, err := bootRootDepth(t, url, "", true, "", gc.Depth)
+	if refused != "" {
+		diffs = append(diffs, checkRefusal(t, "memory boot", err, refused)...)
+		if infos, _ := f.Billy().ReadDir("."); len(infos) != 1 {
+			diffs = append(diffs, fmt.Sprintf("memory boot: refused clone left %d entries in the root", len(infos)))
+		}
+		return diffs
+	}
 	if err != nil {
 		return append(diffs, fmt.Sprintf("memory boot: %v", err))
 	}
@@ -385,6 +434,34 @@ func runGenCase(t testing.TB, gc genCase, st *genStats) []string {
 		}
 	}
 	return diffs
+}
+
+// gitRefuses clones remote with git, protecting HFS+ and NTFS names as the
+// kernel always does, and returns the path git refuses to check out ("" if
+// the checkout succeeds).
+func gitRefuses(t testing.TB, remote string) string {
+	t.Helper()
+	out, err := gittest.GitErr("", "-c", "core.protectHFS=true", "-c", "core.protectNTFS=true",
+		"clone", "-q", remote, filepath.Join(t.TempDir(), "git-clone"))
+	if err == nil {
+		return ""
+	}
+	const pre = "error: invalid path '"
+	i := strings.Index(out, pre)
+	if i < 0 {
+		t.Fatalf("git clone failed otherwise: %v\n%s", err, out)
+	}
+	p, _, _ := strings.Cut(out[i+len(pre):], "'\n")
+	return p
+}
+
+// checkRefusal wants err to be git's refusal of path p.
+func checkRefusal(t testing.TB, what string, err error, p string) []string {
+	var ip *InvalidPathError
+	if !errors.As(err, &ip) || ip.Path != p || !strings.Contains(err.Error(), "error: invalid path '"+p+"'") {
+		return []string{fmt.Sprintf("%s: git refuses %q; ours: %v", what, p, err)}
+	}
+	return nil
 }
 
 // snapshotVFS describes a memory root like snapshotTree.
@@ -500,8 +577,8 @@ func TestBootMatchesGitCloneGenerated(t *testing.T) {
 	gittest.RequireGit(t)
 	st := &genStats{modes: map[string]int{}}
 	defer func() {
-		t.Logf("%d generated remotes (%d with no HEAD branch, skipped), %d over smart HTTP, %d fast-forwarded at a second boot; tree entries by mode: %v",
-			st.cases, st.skipped, st.http, st.fastForwards, st.modes)
+		t.Logf("%d generated remotes (%d with no HEAD branch, skipped), %d over smart HTTP, %d fast-forwarded at a second boot, %d boots refused like git (invalid path); tree entries by mode: %v",
+			st.cases, st.skipped, st.http, st.fastForwards, st.refusals, st.modes)
 	}()
 	var mu sync.Mutex
 	t.Run("seeds", func(t *testing.T) {

@@ -170,45 +170,69 @@ func mediumHeader(c *object.Commit) string {
 // subject is git's %s of a message.
 func subject(msg string) string { return parseMessage(msg).subject() }
 
-// decorations lists the refs pointing at h as git's %D does.
+// decorations lists the refs pointing at h as git's %D does: HEAD first
+// ("HEAD -> <branch>" when HEAD is on one of them), then every other ref
+// to h (annotated tags peeled, symbolic refs resolved) in descending
+// refname order.
 func decorations(r *git.Repository, h plumbing.Hash) []string {
-	var out, tags []string
 	headRef, _ := r.Storer.Reference(plumbing.HEAD)
-	headTarget := ""
+	headBranch := plumbing.ReferenceName("")
 	if headRef != nil && headRef.Type() == plumbing.SymbolicReference {
-		headTarget = headRef.Target().String()
+		headBranch = headRef.Target()
 	}
 	iter, err := r.References()
 	if err != nil {
 		return nil
 	}
-	var branches, remotes []string
+	type dec struct {
+		full plumbing.ReferenceName
+		show string
+	}
+	var decs []dec
+	onHead := false
 	_ = iter.ForEach(func(ref *plumbing.Reference) error {
-		if ref.Type() != plumbing.HashReference || ref.Hash() != h {
+		name := ref.Name()
+		if name == plumbing.HEAD {
 			return nil
 		}
-		name := ref.Name()
-		switch {
-		case name.IsBranch():
-			if name.String() == headTarget {
-				out = append(out, "HEAD -> "+name.Short())
-			} else {
-				branches = append(branches, name.Short())
+		target := ref
+		if ref.Type() == plumbing.SymbolicReference {
+			resolved, err := r.Reference(name, true)
+			if err != nil {
+				return nil
 			}
-		case name.IsRemote():
-			remotes = append(remotes, name.Short())
-		case name.IsTag():
-			tags = append(tags, "tag: "+name.Short())
+			target = resolved
 		}
+		th := target.Hash()
+		if tag, err := object.GetTag(r.Storer, th); err == nil {
+			th = tag.Target
+		}
+		if th != h {
+			return nil
+		}
+		show := name.String()
+		switch {
+		case name == headBranch:
+			onHead = true
+			return nil
+		case name.IsBranch(), name.IsRemote():
+			show = name.Short()
+		case name.IsTag():
+			show = "tag: " + name.Short()
+		}
+		decs = append(decs, dec{full: name, show: show})
 		return nil
 	})
-	if headRef != nil && headRef.Type() == plumbing.HashReference && headRef.Hash() == h {
-		out = append([]string{"HEAD"}, out...)
+	sort.Slice(decs, func(i, j int) bool { return decs[i].full > decs[j].full })
+	var out []string
+	switch {
+	case onHead:
+		out = append(out, "HEAD -> "+headBranch.Short())
+	case headRef != nil && headRef.Type() == plumbing.HashReference && headRef.Hash() == h:
+		out = append(out, "HEAD")
 	}
-	sort.Strings(branches)
-	sort.Strings(remotes)
-	sort.Strings(tags)
-	out = append(out, branches...)
-	out = append(out, remotes...)
-	return append(out, tags...)
+	for _, d := range decs {
+		out = append(out, d.show)
+	}
+	return out
 }

@@ -2,8 +2,10 @@ package git
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -53,11 +55,18 @@ func showObject(r *git.Repository, a showArgs) (string, error) {
 	for {
 		switch o := obj.(type) {
 		case *object.Tag:
-			fmt.Fprintf(&b, "tag %s\nTagger: %s <%s>\nDate:   %s\n\n%s", o.Name, o.Tagger.Name, o.Tagger.Email, o.Tagger.When.Format(gitDate), o.Message)
+			// With a --format, git prints the tagger without the date.
+			fmt.Fprintf(&b, "tag %s\nTagger: %s <%s>\n", o.Name, o.Tagger.Name, o.Tagger.Email)
+			if a.Format == "" {
+				fmt.Fprintf(&b, "Date:   %s\n", o.Tagger.When.Format(gitDate))
+			}
+			fmt.Fprintf(&b, "\n%s", o.Message)
 			if !strings.HasSuffix(o.Message, "\n") && o.Message != "" {
 				b.WriteString("\n")
 			}
-			b.WriteString("\n")
+			if a.Format == "" {
+				b.WriteString("\n")
+			}
 			next, err := o.Object()
 			if err != nil {
 				return "", err
@@ -67,7 +76,7 @@ func showObject(r *git.Repository, a showArgs) (string, error) {
 		case *object.Tree:
 			fmt.Fprintf(&b, "tree %s\n\n", a.Commit)
 			for _, e := range o.Entries {
-				name := quotePath(e.Name)
+				name := e.Name // git show prints tree entries unquoted
 				if e.Mode == filemode.Dir {
 					name += "/"
 				}
@@ -162,34 +171,51 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 		pf = parsePrettyFormat(a.Format)
 	}
 	b.WriteString(renderCommit(pc, c, pf))
-	if c.NumParents() > 1 {
-		// git's default for merges is the combined diff, which is empty
-		// for a merge that resolved nothing by hand (git still ends the
-		// header with a blank line).
-		if pf.named == "medium" {
-			b.WriteString("\n")
-		}
-		return b.String(), nil
-	}
 	to, err := c.Tree()
 	if err != nil {
 		return "", err
 	}
+	toFiles, err := treeFiles(r, to)
+	if err != nil {
+		return "", err
+	}
+	if c.NumParents() > 1 {
+		// A merge: --stat is against the first parent; the patch and the
+		// names are git's combined diff, the paths that differ from every
+		// parent (none for a merge that resolved nothing by hand).
+		b.WriteString("\n")
+		var parents []map[string]side
+		for _, ph := range c.ParentHashes {
+			pt, err := commitTree(r, ph)
+			if err != nil {
+				return "", err
+			}
+			files, err := treeFiles(r, pt)
+			if err != nil {
+				return "", err
+			}
+			parents = append(parents, files)
+		}
+		if a.Stat && !a.NameOnly {
+			b.WriteString(render(detectRenames(diffSides(parents[0], toFiles, nil)), false, true, 3))
+			return b.String(), nil
+		}
+		if a.NameOnly {
+			for _, p := range combinedPaths(parents, toFiles) {
+				b.WriteString(quotePath(p) + "\n")
+			}
+		}
+		return b.String(), nil
+	}
 	var from *object.Tree
 	if c.NumParents() == 1 {
-		p, err := c.Parent(0)
-		if err != nil {
-			return "", err
-		}
-		if from, err = p.Tree(); err != nil {
+		// A shallow clone's boundary commit has no parent object: git
+		// shows it as a root.
+		if from, err = commitTree(r, c.ParentHashes[0]); err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
 			return "", err
 		}
 	}
 	fromFiles, err := treeFiles(r, from)
-	if err != nil {
-		return "", err
-	}
-	toFiles, err := treeFiles(r, to)
 	if err != nil {
 		return "", err
 	}
@@ -202,4 +228,44 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 	b.WriteString("\n")
 	b.WriteString(render(changes, a.NameOnly, a.Stat, 3))
 	return b.String(), nil
+}
+
+// commitTree is the tree of a commit given by hash.
+func commitTree(r *git.Repository, h plumbing.Hash) (*object.Tree, error) {
+	c, err := object.GetCommit(r.Storer, h)
+	if err != nil {
+		return nil, err
+	}
+	return c.Tree()
+}
+
+// combinedPaths lists, sorted, the paths of a merge result that differ
+// from the same path in every parent.
+func combinedPaths(parents []map[string]side, result map[string]side) []string {
+	names := map[string]bool{}
+	for p := range result {
+		names[p] = true
+	}
+	for _, m := range parents {
+		for p := range m {
+			names[p] = true
+		}
+	}
+	var out []string
+	for p := range names {
+		r, inR := result[p]
+		differs := true
+		for _, m := range parents {
+			s, ok := m[p]
+			if ok == inR && (!ok || (s.hash == r.hash && s.mode == r.mode)) {
+				differs = false
+				break
+			}
+		}
+		if differs {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

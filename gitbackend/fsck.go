@@ -101,6 +101,9 @@ func fsckObjects(src storer.EncodedObjectStorer, hashes []plumbing.Hash, opts *f
 		if err != nil {
 			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
 		}
+		if o.Type() == plumbing.BlobObject {
+			continue // only .gitmodules blobs are read, below
+		}
 		rd, err := o.Reader()
 		if err != nil {
 			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
@@ -135,6 +138,10 @@ func fsckObjects(src storer.EncodedObjectStorer, hashes []plumbing.Hash, opts *f
 			r.report(h, "gitmodulesBlob", "non-blob found at .gitmodules")
 			continue
 		}
+		if o.Size() > bigFileThreshold {
+			r.report(h, "gitmodulesLarge", ".gitmodules too large to parse")
+			continue
+		}
 		rd, err := o.Reader()
 		if err != nil {
 			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
@@ -151,6 +158,10 @@ func fsckObjects(src storer.EncodedObjectStorer, hashes []plumbing.Hash, opts *f
 	}
 	return r.lines, r.failed, nil
 }
+
+// bigFileThreshold is core.bigFileThreshold's default: a .gitmodules
+// larger than it is refused unread, as git does.
+const bigFileThreshold = 512 << 20
 
 const (
 	modeDir     = 0o040000

@@ -895,3 +895,79 @@ exit 1
 		t.Fatalf("push-to-checkout: %v", err)
 	}
 }
+
+// TestFsckCommitsAgreeWithGitReceivePack: hostile commit headers, git's
+// verdict and messages against ours.
+func TestFsckCommitsAgreeWithGitReceivePack(t *testing.T) {
+	gittest.RequireGit(t)
+	work := filepath.Join(t.TempDir(), "work.git")
+	gittest.Git(t, "", "init", "-q", "--bare", work)
+	st := filesystem.NewStorage(osfs.New(work), cache.NewObjectLRUDefault())
+	b, _ := storeBlob(st, []byte("x\n"))
+	tree := rawTree(t, st, rawEntry{"100644", "a", b})
+	id := "A U Thor <a@example.com> 1700000000 +0000"
+	cases := map[string]string{
+		"clean":                  "author " + id + "\ncommitter " + id + "\n\nmsg\n",
+		"missing space before <": "author A<a@example.com> 1700000000 +0000\ncommitter " + id + "\n\nmsg\n",
+		"name starts with <":     "author <a@example.com> 1700000000 +0000\ncommitter " + id + "\n\nmsg\n",
+		"bad email":              "author A <a@example.com 1700000000 +0000\ncommitter " + id + "\n\nmsg\n",
+		"bad name":               "author A > <a@example.com> 1700000000 +0000\ncommitter " + id + "\n\nmsg\n",
+		"zero-padded date":       "author A <a@example.com> 01700000000 +0000\ncommitter " + id + "\n\nmsg\n",
+		"bad date":               "author A <a@example.com> x +0000\ncommitter " + id + "\n\nmsg\n",
+		"bad timezone":           "author A <a@example.com> 1700000000 +00\ncommitter " + id + "\n\nmsg\n",
+		"no space before date":   "author A <a@example.com>1700000000 +0000\ncommitter " + id + "\n\nmsg\n",
+		"missing author":         "committer " + id + "\n\nmsg\n",
+		"two authors":            "author " + id + "\nauthor " + id + "\ncommitter " + id + "\n\nmsg\n",
+		"missing committer":      "author " + id + "\n\nmsg\n",
+		"NUL in body":            "author " + id + "\ncommitter " + id + "\n\nm\x00sg\n",
+		"extra header":           "author " + id + "\ncommitter " + id + "\nencoding latin1\n\nmsg\n",
+	}
+	names := make([]string, 0, len(cases))
+	for n := range cases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	refused := 0
+	defer func() {
+		if refused < 10 {
+			t.Errorf("git refused only %d of %d hostile commits: the cases do not test much", refused, len(names))
+		}
+	}()
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			o := st.NewEncodedObject()
+			o.SetType(plumbing.CommitObject)
+			w, _ := o.Writer()
+			w.Write([]byte("tree " + tree.String() + "\n" + cases[name]))
+			w.Close()
+			c, err := st.SetEncodedObject(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := filepath.Join(t.TempDir(), "dst.git")
+			gittest.Git(t, "", "init", "-q", "--bare", dst)
+			gittest.Git(t, dst, "config", "receive.fsckObjects", "true")
+			out, err := gittest.GitErr(work, "push", dst, c.String()+":refs/heads/main")
+			gitRefused := err != nil
+			if gitRefused {
+				refused++
+			}
+			if gitRefused && !strings.Contains(out, "unpacker error") {
+				t.Fatalf("git refused for another reason: %s", out)
+			}
+			var gitLines []string
+			for _, l := range remoteLines(out) {
+				if strings.HasPrefix(l, "error: object ") || strings.HasPrefix(l, "warning: object ") {
+					gitLines = append(gitLines, l)
+				}
+			}
+			lines, failed, err := fsckObjects(st, []plumbing.Hash{c}, &fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed != gitRefused || strings.Join(lines, "|") != strings.Join(gitLines, "|") {
+				t.Fatalf("git: refused=%v %q\nours: refused=%v %q", gitRefused, gitLines, failed, lines)
+			}
+		})
+	}
+}

@@ -980,3 +980,36 @@ func TestFsckCommitsAgreeWithGitReceivePack(t *testing.T) {
 		})
 	}
 }
+
+// TestBranchesDuringAPush: listing a local remote's branches while a
+// writer holds a ref lock sees the branches, not the lock file.
+func TestBranchesDuringAPush(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	gittest.Git(t, remote, "branch", "packed", "main")
+	gittest.Git(t, remote, "pack-refs", "--all")
+	gittest.Git(t, remote, "branch", "team/loose", "main")
+	a := newAgent(t, remote, true)
+	lr := localRemoteOf(t, a)
+	lk, err := acquireRefLock(context.Background(), remote, "refs/heads/main", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.release()
+	got, err := lr.branches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main"))
+	if len(got) != 3 || got["main"].String() != tip || got["packed"].String() != tip || got["team/loose"].String() != tip {
+		t.Fatalf("branches %v", got)
+	}
+	// What go-git's IterReferences meets at the same moment (why
+	// branches exists).
+	rs := lr.open()
+	defer rs.Close()
+	iter, err := rs.IterReferences()
+	if err == nil {
+		err = iter.ForEach(func(*plumbing.Reference) error { return nil })
+	}
+	t.Logf("go-git IterReferences during the push: %v", err)
+}

@@ -18,8 +18,8 @@ import (
 // edits, copies, deletes, branches, --no-ff merges with conflicts resolved
 // by hand, committer dates out of order) and compares git_blame with git
 // blame for every file, at HEAD and in the working tree. A few seeds run
-// by default; TGP_BLAME_SEEDS / TGP_BLAME_SEED0 run more (200 seeds from
-// 1000 and 180 from 0 passed when this was written).
+// by default; TGP_BLAME_SEEDS / TGP_BLAME_SEED0 run more (seeds 1000-1199
+// passed when this was written).
 func TestBlameRandomHistories(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("TGP_BLAME_SEEDS"))
 	if n == 0 {

@@ -504,3 +504,150 @@ func TestRegressBlameAuthorDisplayWidth(t *testing.T) {
 		sameBlame(t, f, map[string]any{"path": "n.txt", "start_line": i + 1, "end_line": i + 1}, "", "-L", fmt.Sprintf("%d,%d", i+1, i+1), "--", "n.txt")
 	}
 }
+
+// Large files with many edits drive xdiff's cost cut-offs (the snake
+// heuristic past 256 steps, the give-up at sqrt of the size) and the
+// discard pre-pass; the hunks must still be git's.
+func TestBlameHunksMatchGitXdiffLarge(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	hdr := regexp.MustCompile(`(?m)^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+	for n := 0; n < 12; n++ {
+		r := rand.New(rand.NewSource(int64(n)))
+		vocab := 5 + r.Intn(3000)
+		mk := func(k int) []string {
+			var out []string
+			for i := 0; i < k; i++ {
+				out = append(out, fmt.Sprint("w", r.Intn(vocab)))
+			}
+			return out
+		}
+		al := mk(500 + r.Intn(4000))
+		bl := append([]string(nil), al...)
+		edits := r.Intn(2000)
+		for e := 0; e < edits; e++ {
+			at := r.Intn(len(bl) + 1)
+			switch r.Intn(3) {
+			case 0:
+				bl = append(bl[:at], append(mk(1+r.Intn(5)), bl[at:]...)...)
+			case 1:
+				if at < len(bl) {
+					bl = append(bl[:at], bl[at+1:]...)
+				}
+			default:
+				if at < len(bl) {
+					bl[at] = mk(1)[0]
+				}
+			}
+		}
+		if n%4 == 0 {
+			bl = mk(len(al))
+		}
+		a, b := strings.Join(al, "\n")+"\n", strings.Join(bl, "\n")+"\n"
+		pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+		if err := os.WriteFile(pa, []byte(a), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(pb, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _, _ := bgit(t, dir, nil, "diff", "--no-index", "-U0", "a", "b")
+		var want []hunk
+		for _, m := range hdr.FindAllStringSubmatch(out, -1) {
+			num := func(s string, def int) int {
+				if s == "" {
+					return def
+				}
+				v, _ := strconv.Atoi(s)
+				return v
+			}
+			h := hunk{p0: num(m[1], 0), pn: num(m[2], 1), t0: num(m[3], 0), tn: num(m[4], 1)}
+			if h.pn > 0 {
+				h.p0--
+			}
+			if h.tn > 0 {
+				h.t0--
+			}
+			want = append(want, h)
+		}
+		got, err := blameHunks(context.Background(), []byte(a), []byte(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("case %d (vocab %d, %d/%d lines, %d edits): differ: %d vs %d hunks", n, vocab, len(al), len(bl), edits, len(got), len(want))
+		}
+	}
+}
+
+// Files over 32k lines raise xdiff's give-up cost above its heuristic
+// threshold, so the "good snake" shortcut (both directions) decides the
+// split: checked on two 40k-line files with thousands of edits.
+func TestBlameHunksMatchGitXdiffHuge(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	hdr := regexp.MustCompile(`(?m)^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+	for n := 0; n < 2; n++ {
+		r := rand.New(rand.NewSource(int64(n)))
+		vocab := 100000 + r.Intn(3000)
+		mk := func(k int) []string {
+			var out []string
+			for i := 0; i < k; i++ {
+				out = append(out, fmt.Sprint("w", r.Intn(vocab)))
+			}
+			return out
+		}
+		al := mk(40000 + r.Intn(4000))
+		bl := append([]string(nil), al...)
+		edits := 2000 + r.Intn(3000)
+		for e := 0; e < edits; e++ {
+			at := r.Intn(len(bl) + 1)
+			switch r.Intn(3) {
+			case 0:
+				bl = append(bl[:at], append(mk(1+r.Intn(5)), bl[at:]...)...)
+			case 1:
+				if at < len(bl) {
+					bl = append(bl[:at], bl[at+1:]...)
+				}
+			default:
+				if at < len(bl) {
+					bl[at] = mk(1)[0]
+				}
+			}
+		}
+		a, b := strings.Join(al, "\n")+"\n", strings.Join(bl, "\n")+"\n"
+		pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+		if err := os.WriteFile(pa, []byte(a), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(pb, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _, _ := bgit(t, dir, nil, "diff", "--no-index", "-U0", "a", "b")
+		var want []hunk
+		for _, m := range hdr.FindAllStringSubmatch(out, -1) {
+			num := func(s string, def int) int {
+				if s == "" {
+					return def
+				}
+				v, _ := strconv.Atoi(s)
+				return v
+			}
+			h := hunk{p0: num(m[1], 0), pn: num(m[2], 1), t0: num(m[3], 0), tn: num(m[4], 1)}
+			if h.pn > 0 {
+				h.p0--
+			}
+			if h.tn > 0 {
+				h.t0--
+			}
+			want = append(want, h)
+		}
+		got, err := blameHunks(context.Background(), []byte(a), []byte(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("case %d (vocab %d, %d/%d lines, %d edits): differ: %d vs %d hunks", n, vocab, len(al), len(bl), edits, len(got), len(want))
+		}
+	}
+}

@@ -2,13 +2,14 @@ package gitbackend
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitpath"
@@ -45,8 +46,10 @@ var fsckDefaults = map[string]fsckSeverity{
 	"treenotsorted": fsckError, "unknowntype": fsckError, "zeropaddeddate": fsckError,
 	"gitmodulesblob": fsckError, "gitmoduleslarge": fsckError, "gitmodulesname": fsckError,
 	"gitmodulessymlink": fsckError, "gitmodulesurl": fsckError, "gitmodulespath": fsckError,
-	"gitmodulesupdate": fsckError,
-	"emptyname":        fsckWarn, "fullpathname": fsckWarn, "hasdot": fsckWarn, "hasdotdot": fsckWarn,
+	"gitmodulesupdate": fsckError, "gitmodulesmissing": fsckError,
+	"gitattributesmissing": fsckError, "gitattributesblob": fsckError, "gitattributeslarge": fsckError,
+	"gitattributeslinelength": fsckError,
+	"emptyname":               fsckWarn, "fullpathname": fsckWarn, "hasdot": fsckWarn, "hasdotdot": fsckWarn,
 	"hasdotgit": fsckWarn, "nullsha1": fsckWarn, "nulincommit": fsckWarn,
 	"zeropaddedfilemode": fsckWarn,
 	"badfilemode":        fsckInfo, "gitmodulesparse": fsckInfo, "gitattributessymlink": fsckInfo,
@@ -62,14 +65,24 @@ type fsckOptions struct {
 
 // fsckRun collects git's report lines for one push.
 type fsckRun struct {
-	opts       *fsckOptions
-	lines      []string
-	failed     bool
-	gitmodules map[plumbing.Hash]bool // .gitmodules blobs seen in trees
+	opts          *fsckOptions
+	lines         []string
+	failed        bool
+	gitmodules    map[plumbing.Hash]bool // .gitmodules blobs seen in trees
+	gitattributes map[plumbing.Hash]bool // .gitattributes blobs seen in trees
+}
+
+func sortedHashes(m map[plumbing.Hash]bool) []plumbing.Hash {
+	out := make([]plumbing.Hash, 0, len(m))
+	for h := range m {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
 }
 
 // report is git's report(): the message at its severity (strict: a
-// warning is an error).
+// warning is an error; an info is shown as a warning and never refuses).
 func (r *fsckRun) report(oid plumbing.Hash, id, msg string) {
 	sev, ok := r.opts.severity[strings.ToLower(id)]
 	if !ok {
@@ -78,24 +91,24 @@ func (r *fsckRun) report(oid plumbing.Hash, id, msg string) {
 			sev = fsckError
 		}
 	}
-	// An info is not shown by git 2.39's receive-pack (newer gits show it
-	// as a warning); either way it never refuses a push.
-	if sev == fsckIgnore || sev == fsckInfo || r.opts.skip[oid] {
+	if sev == fsckIgnore || r.opts.skip[oid] {
 		return
 	}
+	line := fmt.Sprintf("warning: object %s: %s: %s", oid, id, msg)
 	if sev == fsckError {
 		r.failed = true
-		r.lines = append(r.lines, fmt.Sprintf("error: object %s: %s: %s", oid, id, msg))
-		return
+		line = fmt.Sprintf("error: object %s: %s: %s", oid, id, msg)
 	}
-	r.lines = append(r.lines, fmt.Sprintf("warning: object %s: %s: %s", oid, id, msg))
+	// A message quoting a value with a newline is several lines, as git
+	// prints it.
+	r.lines = append(r.lines, strings.Split(line, "\n")...)
 }
 
 // fsckObjects checks the objects a push brings. It stops at the first
 // object with an error, as unpack-objects --strict dies there; the report
 // lines are what git prints.
 func fsckObjects(src storer.EncodedObjectStorer, hashes []plumbing.Hash, opts *fsckOptions) ([]string, bool, error) {
-	r := &fsckRun{opts: opts, gitmodules: map[plumbing.Hash]bool{}}
+	r := &fsckRun{opts: opts, gitmodules: map[plumbing.Hash]bool{}, gitattributes: map[plumbing.Hash]bool{}}
 	for _, h := range hashes {
 		o, err := src.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
@@ -125,43 +138,53 @@ func fsckObjects(src storer.EncodedObjectStorer, hashes []plumbing.Hash, opts *f
 			return r.lines, true, nil
 		}
 	}
-	// fsck_finish: the .gitmodules blobs the trees named.
-	for _, h := range hashes {
-		if !r.gitmodules[h] {
-			continue
-		}
-		o, err := src.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
-		}
-		if o.Type() != plumbing.BlobObject {
-			r.report(h, "gitmodulesBlob", "non-blob found at .gitmodules")
-			continue
-		}
-		if o.Size() > bigFileThreshold {
-			r.report(h, "gitmodulesLarge", ".gitmodules too large to parse")
-			continue
-		}
-		rd, err := o.Reader()
-		if err != nil {
-			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
-		}
-		buf, err := io.ReadAll(rd)
-		rd.Close()
-		if err != nil {
-			return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
-		}
-		r.gitmodulesBlob(h, buf)
-		if r.failed {
-			return r.lines, true, nil
+	// fsck_finish: the .gitmodules and .gitattributes blobs the trees
+	// named, whether this push brings them or not.
+	for _, set := range []struct {
+		found              map[plumbing.Hash]bool
+		kind, missing, typ string
+		check              func(plumbing.Hash, []byte)
+	}{
+		{r.gitmodules, ".gitmodules", "gitmodulesMissing", "gitmodulesBlob", r.gitmodulesBlob},
+		{r.gitattributes, ".gitattributes", "gitattributesMissing", "gitattributesBlob", r.gitattributesBlob},
+	} {
+		for _, h := range sortedHashes(set.found) {
+			o, err := src.EncodedObject(plumbing.AnyObject, h)
+			if err != nil {
+				r.report(h, set.missing, "unable to read "+set.kind+" blob")
+				continue
+			}
+			if o.Type() != plumbing.BlobObject {
+				r.report(h, set.typ, "non-blob found at "+set.kind)
+				continue
+			}
+			if o.Size() > bigFileThreshold || (set.kind == ".gitattributes" && o.Size() > attrMaxFileSize) {
+				r.report(h, strings.TrimSuffix(set.missing, "Missing")+"Large", set.kind+" too large to parse")
+				continue
+			}
+			rd, err := o.Reader()
+			if err != nil {
+				return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
+			}
+			buf, err := io.ReadAll(rd)
+			rd.Close()
+			if err != nil {
+				return nil, false, fmt.Errorf("fsck: read object %s: %w", h, err)
+			}
+			set.check(h, buf)
 		}
 	}
 	return r.lines, r.failed, nil
 }
 
 // bigFileThreshold is core.bigFileThreshold's default: a .gitmodules
-// larger than it is refused unread, as git does.
-const bigFileThreshold = 512 << 20
+// larger than it is refused unread, as git does. The attribute limits are
+// git's ATTR_MAX_FILE_SIZE and ATTR_MAX_LINE_LENGTH (CVE-2022-23521).
+const (
+	bigFileThreshold  = 512 << 20
+	attrMaxFileSize   = 100 << 20
+	attrMaxLineLength = 2048
+)
 
 const (
 	modeDir     = 0o040000
@@ -220,8 +243,12 @@ func (r *fsckRun) tree(oid plumbing.Hash, buf []byte) {
 				r.report(oid, "gitmodulesSymlink", ".gitmodules is a symbolic link")
 			}
 		}
-		if (gitpath.IsHFSDotGitattributes(name) || gitpath.IsNTFSDotGitattributes(name)) && isLink {
-			r.report(oid, "gitattributesSymlink", ".gitattributes is a symlink")
+		if gitpath.IsHFSDotGitattributes(name) || gitpath.IsNTFSDotGitattributes(name) {
+			if !isLink {
+				r.gitattributes[entry] = true
+			} else {
+				r.report(oid, "gitattributesSymlink", ".gitattributes is a symlink")
+			}
 		}
 		for i := strings.IndexByte(name, '\\'); i >= 0; {
 			after := name[i+1:]
@@ -556,41 +583,258 @@ func (r *fsckRun) tag(oid plumbing.Hash, buf []byte) {
 	}
 }
 
+// gitattributesBlob is fsck_blob's .gitattributes check: no line git's
+// attribute parser would refuse for its length.
+func (r *fsckRun) gitattributesBlob(oid plumbing.Hash, buf []byte) {
+	if i := bytes.IndexByte(buf, 0); i >= 0 {
+		buf = buf[:i] // git reads it as a C string
+	}
+	for len(buf) > 0 {
+		eol := bytes.IndexByte(buf, '\n')
+		line := buf
+		if eol >= 0 {
+			line, buf = buf[:eol], buf[eol+1:]
+		} else {
+			buf = nil
+		}
+		if len(line) >= attrMaxLineLength {
+			r.report(oid, "gitattributesLineLength", ".gitattributes has too long lines to parse")
+			return
+		}
+	}
+}
+
 // gitmodulesBlob is fsck_gitmodules_fn over a .gitmodules blob: the
 // submodule names, URLs, paths and update commands git refuses to act on
-// (CVE-2018-11235, CVE-2018-17456 and kin).
+// (CVE-2018-11235, CVE-2018-17456, CVE-2020-11008, CVE-2023-29007 and
+// kin). The blob is read with git's own config grammar (parseGitConfig),
+// not go-git's: a file one parser rejects and the other reads must not
+// slip past the checks.
 func (r *fsckRun) gitmodulesBlob(oid plumbing.Hash, buf []byte) {
-	cfg := formatcfg.New()
-	if err := formatcfg.NewDecoder(bytes.NewReader(buf)).Decode(cfg); err != nil {
+	if rest, ok := bytes.CutPrefix(buf, []byte("\xef\xbb\xbf")); ok {
+		// git's blob reader compares the BOM with signed chars, so fsck
+		// fails to parse such a .gitmodules (a warning) and checks none of
+		// it, while git reads the same file from a checkout with the BOM
+		// skipped. We say what git says, and check it all the same.
 		r.report(oid, "gitmodulesParse", "could not parse gitmodules blob")
-		return
+		buf = rest
 	}
-	for _, s := range cfg.Sections {
-		if !s.IsName("submodule") {
+	err := parseGitConfig(buf, func(key string, value *string) {
+		rest, ok := strings.CutPrefix(key, "submodule.")
+		dot := strings.LastIndexByte(rest, '.')
+		if !ok || dot < 0 {
+			return // no subsection: not about a submodule
+		}
+		name, k := rest[:dot], rest[dot+1:]
+		if !validSubmoduleName(name) {
+			r.report(oid, "gitmodulesName", "disallowed submodule name: "+name)
+		}
+		if value == nil {
+			return
+		}
+		switch k {
+		case "url":
+			if !validSubmoduleURL(*value) {
+				r.report(oid, "gitmodulesUrl", "disallowed submodule url: "+*value)
+			}
+		case "path":
+			if strings.HasPrefix(*value, "-") {
+				r.report(oid, "gitmodulesPath", "disallowed submodule path: "+*value)
+			}
+		case "update":
+			if strings.HasPrefix(*value, "!") {
+				r.report(oid, "gitmodulesUpdate", "disallowed submodule update setting: "+*value)
+			}
+		}
+	})
+	if err != nil {
+		r.report(oid, "gitmodulesParse", "could not parse gitmodules blob")
+	}
+}
+
+var errConfigSyntax = errors.New("bad config syntax")
+
+// parseGitConfig is git's config grammar (config.c: git_parse_source,
+// get_base_var, get_extended_base_var, get_value, parse_value): fn gets
+// each variable as it is read, "section[.subsection].key" with the
+// section and key lower-cased (a key with no '=' has a nil value), and a
+// syntax error stops the parse after the variables before it, as in git.
+func parseGitConfig(buf []byte, fn func(key string, value *string)) error {
+	pos := 0
+	eof := false
+	next := func() byte {
+		if pos >= len(buf) {
+			eof = true
+			return '\n'
+		}
+		c := buf[pos]
+		pos++
+		if c == '\r' && pos < len(buf) && buf[pos] == '\n' {
+			pos++
+			return '\n'
+		}
+		return c
+	}
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' }
+	isAlpha := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	isKeyChar := func(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' || c == '-' }
+	lower := func(c byte) byte {
+		if c >= 'A' && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	var section []byte
+	baseVar := func() bool {
+		section = section[:0]
+		for {
+			c := next()
+			if eof {
+				return false
+			}
+			if c == ']' {
+				return len(section) > 0
+			}
+			if isSpace(c) {
+				// [section "subsection"]
+				for ; isSpace(c); c = next() {
+					if c == '\n' {
+						return false
+					}
+				}
+				if c != '"' {
+					return false
+				}
+				section = append(section, '.')
+				for {
+					c = next()
+					if c == '\n' {
+						return false
+					}
+					if c == '"' {
+						break
+					}
+					if c == '\\' {
+						if c = next(); c == '\n' {
+							return false
+						}
+					}
+					section = append(section, c)
+				}
+				return next() == ']' && len(section) > 0
+			}
+			if !isKeyChar(c) && c != '.' {
+				return false
+			}
+			section = append(section, lower(c))
+		}
+	}
+	parseValue := func() (string, bool) {
+		var v []byte
+		quote, comment, space := false, false, 0
+		for {
+			c := next()
+			if c == '\n' {
+				return string(v), !quote
+			}
+			if comment {
+				continue
+			}
+			if isSpace(c) && !quote {
+				if len(v) > 0 {
+					space++
+				}
+				continue
+			}
+			if !quote && (c == ';' || c == '#') {
+				comment = true
+				continue
+			}
+			for ; space > 0; space-- {
+				v = append(v, ' ')
+			}
+			if c == '\\' {
+				switch c = next(); c {
+				case '\n':
+					continue
+				case 't':
+					c = '\t'
+				case 'b':
+					c = '\b'
+				case 'n':
+					c = '\n'
+				case '\\', '"':
+				default:
+					return "", false
+				}
+				v = append(v, c)
+				continue
+			}
+			if c == '"' {
+				quote = !quote
+				continue
+			}
+			v = append(v, c)
+		}
+	}
+	comment := false
+	for {
+		c := next()
+		if c == '\n' {
+			if eof {
+				return nil
+			}
+			comment = false
 			continue
 		}
-		for _, sub := range s.Subsections {
-			// git's callback runs per variable, so a bad name is reported
-			// once for each of its keys.
-			for _, o := range sub.Options {
-				if !validSubmoduleName(sub.Name) {
-					r.report(oid, "gitmodulesName", "disallowed submodule name: "+sub.Name)
-				}
-				switch strings.ToLower(o.Key) {
-				case "url":
-					if !validSubmoduleURL(o.Value) {
-						r.report(oid, "gitmodulesUrl", "disallowed submodule url: "+o.Value)
-					}
-				case "path":
-					if strings.HasPrefix(o.Value, "-") {
-						r.report(oid, "gitmodulesPath", "disallowed submodule path: "+o.Value)
-					}
-				case "update":
-					if strings.HasPrefix(o.Value, "!") {
-						r.report(oid, "gitmodulesUpdate", "disallowed submodule update setting: "+o.Value)
-					}
-				}
+		if comment || isSpace(c) {
+			continue
+		}
+		if c == '#' || c == ';' {
+			comment = true
+			continue
+		}
+		if c == '[' {
+			if !baseVar() {
+				return errConfigSyntax
 			}
+			continue
+		}
+		if !isAlpha(c) {
+			return errConfigSyntax
+		}
+		name := []byte{lower(c)}
+		for {
+			c = next()
+			if eof || !isKeyChar(c) {
+				break
+			}
+			name = append(name, lower(c))
+		}
+		for c == ' ' || c == '\t' {
+			c = next()
+		}
+		key := string(name)
+		if len(section) > 0 {
+			key = string(section) + "." + key
+		}
+		if c == '\n' {
+			fn(key, nil)
+			if eof {
+				return nil
+			}
+			continue
+		}
+		if c != '=' {
+			return errConfigSyntax
+		}
+		v, ok := parseValue()
+		if !ok {
+			return errConfigSyntax
+		}
+		fn(key, &v)
+		if eof {
+			return nil
 		}
 	}
 }
@@ -606,16 +850,95 @@ func validSubmoduleName(name string) bool {
 			return false
 		}
 	}
-	return !strings.HasPrefix(name, "..") || (len(name) > 2 && name[2] != '/' && name[2] != '\\')
+	return true
 }
 
-// validSubmoduleURL approximates check_submodule_url: a URL that looks
-// like a command-line option, or that carries a newline (raw or
-// %-encoded, which a credential helper would split on), is refused.
+// validSubmoduleURL is check_submodule_url: no URL that looks like an
+// option; a relative or git:// URL must not decode to a newline nor climb
+// out ("../" then ':' or '/', CVE-2020-11008); an http(s)/ftp(s) URL (or
+// "http::..." helper form) must have a host and no encoded newline.
 func validSubmoduleURL(u string) bool {
-	if strings.HasPrefix(u, "-") || strings.ContainsAny(u, "\n\r") {
+	if strings.HasPrefix(u, "-") {
 		return false
 	}
-	lu := strings.ToLower(u)
-	return !strings.Contains(lu, "%0a") && !strings.Contains(lu, "%0d")
+	isSep := func(c byte) bool { return c == '/' || c == '\\' }
+	dotSlash := func(s string) bool { return len(s) >= 2 && s[0] == '.' && isSep(s[1]) }
+	dotDotSlash := func(s string) bool { return len(s) >= 3 && s[0] == '.' && s[1] == '.' && isSep(s[2]) }
+	relative := strings.HasPrefix(u, "./") || strings.HasPrefix(u, "../")
+	if relative || strings.HasPrefix(u, "git://") {
+		if strings.Contains(urlDecode(u), "\n") {
+			return false
+		}
+		rest, n := u, 0
+		for {
+			if dotDotSlash(rest) {
+				n++
+				rest = rest[3:]
+				continue
+			}
+			if dotSlash(rest) {
+				rest = rest[2:]
+				continue
+			}
+			break
+		}
+		return !(n > 0 && (strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, "/")))
+	}
+	curl := ""
+	for _, p := range []string{"http::", "https::", "ftp::", "ftps::"} {
+		if r, ok := strings.CutPrefix(u, p); ok {
+			curl = r
+		}
+	}
+	for _, p := range []string{"http://", "https://", "ftp://", "ftps://"} {
+		if strings.HasPrefix(u, p) {
+			curl = u
+		}
+	}
+	if curl == "" {
+		return true
+	}
+	_, rest, ok := strings.Cut(curl, "://")
+	if !ok {
+		return false
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		authority = authority[i+1:]
+	}
+	host := authority
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.HasSuffix(authority, "]") {
+		host = authority[:i]
+	}
+	return host != "" && !strings.Contains(urlDecode(curl), "\n")
+}
+
+// urlDecode is url_decode_mem: %XX decoded, everything else kept.
+func urlDecode(s string) string {
+	unhex := func(c byte) int {
+		switch {
+		case c >= '0' && c <= '9':
+			return int(c - '0')
+		case c >= 'a' && c <= 'f':
+			return int(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			return int(c-'A') + 10
+		}
+		return -1
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if h, l := unhex(s[i+1]), unhex(s[i+2]); h >= 0 && l >= 0 {
+				b.WriteByte(byte(h<<4 | l))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

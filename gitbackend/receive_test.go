@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +112,19 @@ func cliCommit(t *testing.T, remote, p, content string) string {
 	gittest.Git(t, clone, "add", "-A")
 	gittest.Git(t, clone, "commit", "-q", "-m", "cli "+p)
 	return clone
+}
+
+// gitOut runs the git CLI and returns everything it printed, stdout and
+// stderr, whether it failed or not (a push's "remote: " lines are on
+// stderr, also when the push succeeds).
+func gitOut(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	home := t.TempDir()
+	cmd.Env = gittest.Env(home)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // remoteLines are the "remote: " lines of a git push's output, trimmed as
@@ -489,7 +506,7 @@ func TestFsckAgreesWithGitReceivePack(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "dst.git")
 			gittest.Git(t, "", "init", "-q", "--bare", dst)
 			gittest.Git(t, dst, "config", "receive.fsckObjects", "true")
-			out, err := gittest.GitErr(work, "push", dst, commit+":refs/heads/main")
+			out, err := gitOut(t, work, "push", dst, commit+":refs/heads/main")
 			gitRefused := err != nil
 			if gitRefused {
 				refused++
@@ -956,7 +973,7 @@ func TestFsckCommitsAgreeWithGitReceivePack(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "dst.git")
 			gittest.Git(t, "", "init", "-q", "--bare", dst)
 			gittest.Git(t, dst, "config", "receive.fsckObjects", "true")
-			out, err := gittest.GitErr(work, "push", dst, c.String()+":refs/heads/main")
+			out, err := gitOut(t, work, "push", dst, c.String()+":refs/heads/main")
 			gitRefused := err != nil
 			if gitRefused {
 				refused++
@@ -1012,4 +1029,183 @@ func TestBranchesDuringAPush(t *testing.T) {
 		err = iter.ForEach(func(*plumbing.Reference) error { return nil })
 	}
 	t.Logf("go-git IterReferences during the push: %v", err)
+}
+
+// TestFsckRandomTreesAgreeWithGit: random trees built from the names and
+// modes git's rules are about, pushed with git to a remote with
+// receive.fsckObjects; our verdict and lines must be git's.
+func TestFsckRandomTreesAgreeWithGit(t *testing.T) {
+	gittest.RequireGit(t)
+	n := 120
+	if testing.Short() {
+		n = 25
+	}
+	seed := uint64(20261122)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	work := filepath.Join(t.TempDir(), "work.git")
+	gittest.Git(t, "", "init", "-q", "--bare", work)
+	dst := filepath.Join(t.TempDir(), "dst.git")
+	gittest.Git(t, "", "init", "-q", "--bare", dst)
+	gittest.Git(t, dst, "config", "receive.fsckObjects", "true")
+	st := filesystem.NewStorage(osfs.New(work), cache.NewObjectLRUDefault())
+	blob, _ := storeBlob(st, []byte("x\n"))
+	modules, _ := storeBlob(st, []byte("[submodule \"x\"]\n\tpath = x\n\turl = ./x\n"))
+	sub := rawTree(t, st, rawEntry{"100644", "f", blob})
+	tokens := []string{".git", ".GIT", ".Git", "git~1", "GIT~1", ".", "..", "a", "b", "a.c", "a-", "\u200c", "\u200e", "\ufeff", " ", "\\", ":", "/", ".gitmodules", "gitmod~1", ".gitattributes", "~", "1"}
+	modes := []string{"100644", "100644", "100755", "40000", "40000", "040000", "120000", "160000", "100664", "100600", "644"}
+	refused, skipped := 0, 0
+	for i := 0; i < n; i++ {
+		var entries []rawEntry
+		for k := rng.IntN(5) + 1; k > 0; k-- {
+			var name strings.Builder
+			for j := rng.IntN(3) + 1; j > 0; j-- {
+				name.WriteString(tokens[rng.IntN(len(tokens))])
+			}
+			mode := modes[rng.IntN(len(modes))]
+			h := blob
+			switch {
+			case mode == "40000" || mode == "040000":
+				h = sub
+			case mode == "160000":
+				h = plumbing.NewHash(fmt.Sprintf("%040x", rng.Uint64()|1))
+			case strings.EqualFold(name.String(), ".gitmodules") && mode != "120000":
+				h = modules
+			}
+			entries = append(entries, rawEntry{mode, name.String(), h})
+		}
+		if rng.IntN(2) == 0 { // mostly git's order, so that other rules show
+			sort.SliceStable(entries, func(a, b int) bool {
+				ka, kb := entries[a].name, entries[b].name
+				if strings.TrimLeft(entries[a].mode, "0") == "40000" {
+					ka += "/"
+				}
+				if strings.TrimLeft(entries[b].mode, "0") == "40000" {
+					kb += "/"
+				}
+				return ka < kb
+			})
+		}
+		tree := rawTree(t, st, entries...)
+		commit := strings.TrimSpace(gittest.Git(t, work, "commit-tree", tree.String(), "-m", fmt.Sprint(i)))
+		out, err := gitOut(t, work, "push", "--force", dst, commit+":refs/heads/case")
+		gitRefused := err != nil
+		if gitRefused && !strings.Contains(out, "unpacker error") {
+			skipped++ // the client itself could not send it
+			continue
+		}
+		if gitRefused {
+			refused++
+		}
+		var gitLines []string
+		for _, l := range remoteLines(out) {
+			if strings.HasPrefix(l, "error: object ") || strings.HasPrefix(l, "warning: object ") {
+				gitLines = append(gitLines, l)
+			}
+		}
+		lines, failed, err := fsckObjects(st, []plumbing.Hash{tree}, &fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if failed != gitRefused || strings.Join(lines, "|") != strings.Join(gitLines, "|") {
+			var desc []string
+			for _, e := range entries {
+				desc = append(desc, e.mode+" "+strconv.Quote(e.name))
+			}
+			t.Fatalf("case %d (seed %d) entries %v:\ngit: refused=%v %q\nours: refused=%v %q", i, seed, desc, gitRefused, gitLines, failed, lines)
+		}
+	}
+	t.Logf("%d random trees: %d refused by git, %d accepted, %d the client could not send", n, refused, n-refused-skipped, skipped)
+	if refused == 0 || refused == n-skipped {
+		t.Fatalf("the generator produced %d refusals of %d: not a test", refused, n-skipped)
+	}
+}
+
+// TestFsckGitmodulesAgreeWithGit: hostile .gitmodules blobs (URLs, names,
+// paths, update commands, and config syntax git and go-git read
+// differently), git's verdict and lines against ours.
+func TestFsckGitmodulesAgreeWithGit(t *testing.T) {
+	gittest.RequireGit(t)
+	work := filepath.Join(t.TempDir(), "work.git")
+	gittest.Git(t, "", "init", "-q", "--bare", work)
+	dst := filepath.Join(t.TempDir(), "dst.git")
+	gittest.Git(t, "", "init", "-q", "--bare", dst)
+	gittest.Git(t, dst, "config", "receive.fsckObjects", "true")
+	st := filesystem.NewStorage(osfs.New(work), cache.NewObjectLRUDefault())
+	sm := func(url string) string { return "[submodule \"x\"]\n\tpath = x\n\turl = " + url + "\n" }
+	cases := []string{
+		sm("https://example.com/x"), sm("./x"), sm("../x"), sm("x%0a"), sm("./x%0a"), sm("../x%0ay"),
+		sm("https://ho%0ast/x"), sm("https:///x"), sm("https://host/pa%0ath"), sm("ssh://host/x%0a"),
+		sm("http::https://h%0a/x"), sm("https://user%0a@host/x"), sm("https://host:80/x"), sm("https://host:8x/x"),
+		sm("file:///x%0a"), sm("\"https://ho\\nst\""), sm("-oProxyCommand=evil"), sm("../../:evil"),
+		sm("..\\\\../x"), sm("./../x"), sm(".././/x"), sm("../:x"), sm("git://host/x%0a"), sm("git://host/x"),
+		sm("https://[::1]/x"), sm("https://[::1]:99/x"), sm("ftp://h/%0D%0Ax"),
+		"[submodule \"../../x\"]\n\tpath = x\n\turl = ./x\n",
+		"[submodule \"..\"]\n\turl = ./x\n",
+		"[submodule \"a/../b\"]\n\turl = ./x\n",
+		"[submodule \"a..b\"]\n\turl = ./x\n",
+		"[submodule \"x\"]\n\tpath = -x\n",
+		"[submodule \"x\"]\n\tupdate = !rm -rf /\n",
+		"[submodule \"x\"]\n\tupdate = rebase\n",
+		"[submodule.old]\n\turl = -x\n",
+		"[submodule \"x\"]\n\tURL = -x\n",
+		"x\n",
+		"[submodule \"x\"\n\turl = -x\n",
+		"[submodule \"x\"]\n\turl = -x\n[bad\n",
+		"[submodule \"x\"]\n\turl = \"-x\n",
+		"[submodule \"x\"]\n\turl = \\q\n",
+		"[submodule \"x\"]\n\turl = ok # -comment\n",
+		"[submodule \"x\"]\n\turl = \\\n-x\n",
+		"[submodule \"x\"]\n\turl\n",
+		"[submodule \"x\"] url = -x\n",
+		"\xef\xbb\xbf[submodule \"x\"]\n\turl = -x\n",
+		"[submodule \"x\"]\r\n\turl = -x\r\n",
+		"; comment\n# another\n[submodule \"x\"]\n\t1url = -x\n",
+	}
+	refused := 0
+	for i, content := range cases {
+		blob, err := storeBlob(st, []byte(content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree := rawTree(t, st, rawEntry{"100644", ".gitmodules", blob})
+		commit := strings.TrimSpace(gittest.Git(t, work, "commit-tree", tree.String(), "-m", fmt.Sprint(i)))
+		out, err := gitOut(t, work, "push", "--force", dst, commit+":refs/heads/case")
+		gitRefused := err != nil
+		if gitRefused && !strings.Contains(out, "unpacker error") {
+			t.Fatalf("case %q: git refused for another reason: %s", content, out)
+		}
+		if gitRefused {
+			refused++
+		}
+		var gitLines []string
+		for _, l := range remoteLines(out) {
+			if strings.HasPrefix(l, "error: object ") || strings.HasPrefix(l, "warning: object ") {
+				gitLines = append(gitLines, l)
+			}
+		}
+		lines, failed, err := fsckObjects(st, []plumbing.Hash{tree, blob}, &fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ours []string
+		for _, l := range lines {
+			if strings.HasPrefix(l, "error: object ") || strings.HasPrefix(l, "warning: object ") {
+				ours = append(ours, l)
+			}
+		}
+		if strings.HasPrefix(content, "\xef\xbb\xbf") {
+			// Deliberately stricter than git (see gitmodulesBlob): git's
+			// warning, then the checks git skipped.
+			if gitRefused || !failed || len(ours) != 2 || ours[0] != gitLines[0] || !strings.Contains(ours[1], "gitmodulesUrl") {
+				t.Errorf("BOM case: git %v %q, ours %v %q", gitRefused, gitLines, failed, ours)
+			}
+			continue
+		}
+		if failed != gitRefused || strings.Join(ours, "|") != strings.Join(gitLines, "|") {
+			t.Errorf("case %q:\ngit: refused=%v %q\nours: refused=%v %q", content, gitRefused, gitLines, failed, ours)
+		}
+	}
+	if refused < 15 {
+		t.Fatalf("git refused only %d of %d: the cases do not test much", refused, len(cases))
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -185,19 +186,56 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 	bare := ""
 	worktree := ""
 	var skipLists []string
-	for _, file := range gitConfigFiles(gitdir) {
+	// apply reads one file, following include.path and includeIf
+	// "gitdir:" (git's config includes: a shared repository may keep its
+	// policy in an included file).
+	var apply func(file string, depth int) error
+	apply = func(file string, depth int) error {
+		if depth > 10 {
+			return fmt.Errorf("config %s: includes nested too deep", file)
+		}
 		b, err := os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && file != filepath.Join(gitdir, "config") {
-			continue
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read config %s: %w", file, err)
+			return fmt.Errorf("read config %s: %w", file, err)
 		}
 		cfg := formatcfg.New()
 		if err := formatcfg.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
-			return nil, fmt.Errorf("bad config file %s: %w", file, err)
+			return fmt.Errorf("bad config file %s: %w", file, err)
+		}
+		include := func(v string) error {
+			inc := expandPath(v)
+			if !filepath.IsAbs(inc) {
+				inc = filepath.Join(filepath.Dir(file), inc)
+			}
+			return apply(inc, depth+1)
 		}
 		for _, s := range cfg.Sections {
+			if s.IsName("include") {
+				for _, o := range s.Options {
+					if strings.EqualFold(o.Key, "path") {
+						if err := include(o.Value); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			if s.IsName("includeIf") {
+				for _, sub := range s.Subsections {
+					if !includeIfGitdir(sub.Name, gitdir, file) {
+						continue
+					}
+					for _, o := range sub.Options {
+						if strings.EqualFold(o.Key, "path") {
+							if err := include(o.Value); err != nil {
+								return err
+							}
+						}
+					}
+				}
+			}
 			for _, o := range s.Options {
 				key := strings.ToLower(s.Name + "." + o.Key)
 				v := o.Value
@@ -255,6 +293,12 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 					}
 				}
 			}
+		}
+		return nil
+	}
+	for _, file := range gitConfigFiles(gitdir) {
+		if err := apply(file, 0); err != nil {
+			return nil, err
 		}
 	}
 	// receive.fsckObjects wins; transfer.fsckObjects is the fallback.
@@ -315,6 +359,67 @@ func (p *receivePolicy) hidden(ref string) bool {
 		}
 	}
 	return false
+}
+
+// includeIfGitdir is includeIf's "gitdir:" / "gitdir/i:" condition
+// for the remote's git directory; other conditions (onbranch, hasconfig)
+// do not hold for a push, as for receive-pack.
+func includeIfGitdir(cond, gitdir, file string) bool {
+	pat, fold := "", false
+	switch {
+	case strings.HasPrefix(cond, "gitdir:"):
+		pat = strings.TrimPrefix(cond, "gitdir:")
+	case strings.HasPrefix(cond, "gitdir/i:"):
+		pat, fold = strings.TrimPrefix(cond, "gitdir/i:"), true
+	default:
+		return false
+	}
+	pat = expandPath(pat)
+	if strings.HasPrefix(pat, "./") {
+		pat = filepath.Join(filepath.Dir(file), pat[2:])
+	} else if !filepath.IsAbs(pat) {
+		pat = "**/" + pat
+	}
+	if strings.HasSuffix(pat, "/") {
+		pat += "**"
+	}
+	dir, _ := filepath.Abs(gitdir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if fold {
+		pat, dir = strings.ToLower(pat), strings.ToLower(dir)
+	}
+	return globMatch(pat, filepath.ToSlash(dir))
+}
+
+// globMatch is wildmatch with WM_PATHNAME: "*" and "?" stop at '/',
+// "**/" spans directories.
+func globMatch(pat, s string) bool {
+	var re strings.Builder
+	re.WriteString("^")
+	for i := 0; i < len(pat); i++ {
+		switch c := pat[i]; {
+		case pat[i:] == "/**":
+			re.WriteString("(?:/.*)?") // "dir/" matches dir itself too
+			i += 2
+		case strings.HasPrefix(pat[i:], "**/"):
+			re.WriteString("(?:.*/)?")
+			i += 2
+		case strings.HasPrefix(pat[i:], "**"):
+			re.WriteString(".*")
+			i++
+		case c == '*':
+			re.WriteString("[^/]*")
+		case c == '?':
+			re.WriteString("[^/]")
+		default:
+			re.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	re.WriteString("$")
+	m, err := regexp.MatchString(re.String(), s)
+	return err == nil && m
 }
 
 func (p *receivePolicy) readSkipList(path string) error {

@@ -1209,3 +1209,37 @@ func TestFsckGitmodulesAgreeWithGit(t *testing.T) {
 		t.Fatalf("git refused only %d of %d: the cases do not test much", refused, len(cases))
 	}
 }
+
+// TestPolicyInIncludedConfig: receive.* set in a file the remote's config
+// includes (include.path, includeIf "gitdir:") holds, as it does for git.
+func TestPolicyInIncludedConfig(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	if err := os.WriteFile(filepath.Join(remote, "policy.inc"), []byte("[receive]\n\tdenyNonFastForwards = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "deny.inc")
+	if err := os.WriteFile(other, []byte("[receive]\n\tdenyDeletes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, remote, "config", "include.path", "policy.inc")
+	gittest.Git(t, remote, "config", "includeIf.gitdir:"+remote+"/.path", other)
+	gittest.Git(t, remote, "config", "includeIf.gitdir:/nowhere/.path", "/dev/null/none")
+	gittest.Git(t, remote, "branch", "feature", "main")
+	// git itself sees both.
+	if got := gittest.Git(t, remote, "config", "--get", "receive.denyNonFastForwards"); got != "true\n" {
+		t.Fatalf("git reads %q", got)
+	}
+	if _, err := gittest.GitErr(remote, "config", "--get", "receive.denyDeletes"); err != nil {
+		t.Fatalf("git does not see the includeIf: %v", err)
+	}
+	a := newAgent(t, remote, false)
+	lr := localRemoteOf(t, a)
+	tip := plumbing.NewHash(strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")))
+	var rej *PushRejectedError
+	if err := lr.Push(context.Background(), "main", tip, unrelatedCommit(t, a)); !errors.As(err, &rej) || rej.Reason != "non-fast-forward" {
+		t.Fatalf("include.path policy: %v", err)
+	}
+	if err := lr.Push(context.Background(), "feature", tip, plumbing.ZeroHash); !errors.As(err, &rej) || rej.Reason != "deletion prohibited" {
+		t.Fatalf("includeIf policy: %v", err)
+	}
+}

@@ -364,6 +364,19 @@ func stageInIndex(s storage.Storer, wt billy.Filesystem, changes []fileChange) e
 func setIndexEntry(idx *index.Index, wt billy.Filesystem, c fileChange) error {
 	e, err := idx.Entry(c.Path)
 	if err != nil {
+		// A path cannot be both a file and a directory in the index: like
+		// git's add_index_entry, drop the file entries that would be its
+		// parent directories and the entries below it.
+		for dir := path.Dir(c.Path); dir != "."; dir = path.Dir(dir) {
+			_, _ = idx.Remove(dir)
+		}
+		kept := idx.Entries[:0]
+		for _, x := range idx.Entries {
+			if !strings.HasPrefix(x.Name, c.Path+"/") {
+				kept = append(kept, x)
+			}
+		}
+		idx.Entries = kept
 		e = idx.Add(c.Path)
 	}
 	e.Hash, e.Mode = c.Hash, c.Mode

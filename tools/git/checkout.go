@@ -116,14 +116,20 @@ func checkout(ctx context.Context, r *git.Repository, wd string, a checkoutArgs)
 		}
 		target = ref.Hash()
 	default:
-		h, err := r.ResolveRevision(plumbing.Revision(a.Commit))
+		o, err := resolveObject(r, a.Commit)
 		if err != nil {
 			return "", unknownRevision(a.Commit)
 		}
-		if _, err := object.GetCommit(r.Storer, *h); err != nil {
+		if tag, ok := o.(*object.Tag); ok {
+			if o, err = tag.Object(); err != nil {
+				return "", unknownRevision(a.Commit)
+			}
+		}
+		c, ok := o.(*object.Commit)
+		if !ok {
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: Cannot switch branch to a non-commit '%s'", a.Commit)}
 		}
-		target = *h
+		target = c.Hash
 	}
 	if err := switchTree(ctx, r, w, head, target); err != nil {
 		return "", err

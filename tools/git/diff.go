@@ -457,30 +457,65 @@ type op struct {
 	o, n int // line numbers (1-based) in old/new before this op
 }
 
+// editScript is the line edit script from a to b (their lines, as
+// merge.Lines splits them) with git's own xdiff hunks (Myers with git's
+// heuristics and the indent heuristic, blameHunks), so ties between equal
+// lines break the way git breaks them.
 func editScript(a, b [][]byte) []op {
-	m := merge.Matches(a, b)
+	hs, err := blameHunks(context.Background(), bytes.Join(a, nil), bytes.Join(b, nil))
+	if err != nil {
+		hs = lcsHunks(a, b)
+	}
 	var ops []op
 	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		if i < len(a) && m[i] < 0 {
-			ops = append(ops, op{'-', a[i], i, j})
-			i++
-			continue
-		}
-		if i < len(a) && j < m[i] {
-			ops = append(ops, op{'+', b[j], i, j})
-			j++
-			continue
-		}
-		if i < len(a) {
+	for _, h := range hs {
+		for i < h.p0 && j < h.t0 {
 			ops = append(ops, op{' ', a[i], i, j})
+			i, j = i+1, j+1
+		}
+		for ; i < h.p0+h.pn; i++ {
+			ops = append(ops, op{'-', a[i], i, j})
+		}
+		for ; j < h.t0+h.tn; j++ {
+			ops = append(ops, op{'+', b[j], i, j})
+		}
+	}
+	for i < len(a) && j < len(b) {
+		ops = append(ops, op{' ', a[i], i, j})
+		i, j = i+1, j+1
+	}
+	for ; i < len(a); i++ {
+		ops = append(ops, op{'-', a[i], i, j})
+	}
+	for ; j < len(b); j++ {
+		ops = append(ops, op{'+', b[j], i, j})
+	}
+	return ops
+}
+
+// lcsHunks is the fallback when xdiff gives up (a cancelled context).
+func lcsHunks(a, b [][]byte) []hunk {
+	m := merge.Matches(a, b)
+	var hs []hunk
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if i < len(a) && m[i] >= 0 && m[i] == j {
 			i, j = i+1, j+1
 			continue
 		}
-		ops = append(ops, op{'+', b[j], i, j})
-		j++
+		h := hunk{p0: i, t0: j}
+		for i < len(a) && m[i] < 0 {
+			i++
+		}
+		next := len(b)
+		if i < len(a) {
+			next = m[i]
+		}
+		j = max(j, next)
+		h.pn, h.tn = i-h.p0, j-h.t0
+		hs = append(hs, h)
 	}
-	return ops
+	return hs
 }
 
 func writeHunks(b *strings.Builder, oldData, newData []byte, ctx int) {

@@ -304,7 +304,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 		old = es[0].new
 	}
 	who := fmt.Sprintf("%s <%s> %d %s", committer.Name, committer.Email, committer.When.Unix(), committer.When.Format("-0700"))
-	es = append([]reflogEntry{{old: old, new: wCommit, who: who, msg: msg}}, es...)
+	es = append([]reflogEntry{{old: old, new: wCommit, who: who, msg: reflogMessage(msg)}}, es...)
 	if err := s.writeEntries(es); err != nil {
 		return "", err
 	}
@@ -555,4 +555,10 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool) bo
 		empty = false
 	}
 	return empty
+}
+
+// reflogMessage is git's copy_reflog_msg: leading whitespace dropped, every
+// run of whitespace one space, trailing whitespace trimmed.
+func reflogMessage(msg string) string {
+	return strings.Join(strings.Fields(msg), " ")
 }

@@ -99,6 +99,7 @@ type receivePolicy struct {
 	hooksDir          string
 	shared            int      // core.sharedRepository
 	hideRefs          []string // transfer.hideRefs and receive.hideRefs, in order
+	procReceiveRefs   []string // receive.procReceiveRefs
 	unpackLimit       int      // below it objects arrive loose, else as a pack
 }
 
@@ -262,6 +263,8 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 					p.shared = parseSharedRepository(v)
 				case "receive.hiderefs", "transfer.hiderefs":
 					p.hideRefs = append(p.hideRefs, strings.TrimRight(v, "/"))
+				case "receive.procreceiverefs":
+					p.procReceiveRefs = append(p.procReceiveRefs, v)
 				case "receive.unpacklimit":
 					receiveUnpack = v
 				case "transfer.unpacklimit":
@@ -356,6 +359,29 @@ func (p *receivePolicy) hidden(ref string) bool {
 		match = strings.TrimPrefix(match, "^")
 		if rest, ok := strings.CutPrefix(ref, match); ok && (rest == "" || rest[0] == '/') {
 			return !neg
+		}
+	}
+	return false
+}
+
+// procReceive is proc_receive_ref_matches: "[a][d][m][!]:prefix" or a
+// bare prefix, matched at a '/' boundary.
+func (p *receivePolicy) procReceive(u refUpdate) bool {
+	for _, v := range p.procReceiveRefs {
+		add, del, mod, neg := true, true, true, false
+		if mods, prefix, ok := strings.Cut(v, ":"); ok {
+			add, del, mod = strings.Contains(mods, "a"), strings.Contains(mods, "d"), strings.Contains(mods, "m")
+			neg = strings.Contains(mods, "!")
+			v = prefix
+		}
+		switch {
+		case !add && u.Old.IsZero(), !del && u.New.IsZero(), !mod && !u.Old.IsZero() && !u.New.IsZero():
+			continue
+		}
+		prefix := strings.TrimRight(v, "/")
+		rest, ok := strings.CutPrefix(u.Ref, prefix)
+		if matched := ok && (rest == "" || rest[0] == '/'); matched != neg {
+			return true
 		}
 	}
 	return false
@@ -625,9 +651,20 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		return reject("deny updating a hidden ref")
 	}
 
+	if pol.procReceive(u) {
+		// The refs a proc-receive hook takes over (code review systems);
+		// its protocol is not spoken here, and skipping it would be worse.
+		out = append(out, "error: receive.procReceiveRefs names "+u.Ref+": the in-process push cannot run the proc-receive hook")
+		return reject("fail to run proc-receive hook")
+	}
+
 	hookOut, _, err := pol.runHook(ctx, "pre-receive", nil, u.line(), hookEnv(append([]string{"GIT_PUSH_OPTION_COUNT=0"}, qenv...)...))
 	out = append(out, hookOut...)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped, not refused: nothing permanent about it.
+			return fmt.Errorf("pre-receive hook of %s: %w", l.path, ctx.Err())
+		}
 		if !isExit(err) {
 			out = append(out, "error: "+err.Error())
 		}
@@ -643,6 +680,9 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 	hookOut, _, err = pol.runHook(ctx, "update", []string{u.Ref, u.Old.String(), u.New.String()}, "", hookEnv(qenv...))
 	out = append(out, hookOut...)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("update hook of %s: %w", l.path, ctx.Err())
+		}
 		if !isExit(err) {
 			out = append(out, "error: "+err.Error())
 		}
@@ -659,11 +699,21 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 	}
 
 	if q != nil {
+		// git's "unable to migrate objects to permanent storage": a
+		// failure of the store (a full disk), not of the policy, so not
+		// a permanent refusal.
 		if err := q.migrate(); err != nil {
-			out = append(out, "error: "+err.Error())
-			return reject("unable to migrate objects to permanent storage")
+			return fmt.Errorf("unable to migrate objects to permanent storage in %s: %w", l.path, err)
 		}
 		q = nil
+	}
+	if len(shallow) > 0 {
+		// receive.shallowUpdate allowed it: the remote's history now ends
+		// where ours does (before the ref points into it).
+		old, _ := rs.Shallow()
+		if err := rs.SetShallow(append(old, shallow...)); err != nil {
+			return fmt.Errorf("update shallow of %s: %w", l.path, err)
+		}
 	}
 	if u.New.IsZero() {
 		err = lk.deleteRef()
@@ -675,14 +725,6 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 	}
 	for _, d := range lk.newDirs {
 		_ = adjustSharedPerm(d, pol.shared) // best effort: the ref is written
-	}
-	if len(shallow) > 0 {
-		// receive.shallowUpdate allowed it: the remote's history now ends
-		// where ours does.
-		old, _ := rs.Shallow()
-		if err := rs.SetShallow(append(old, shallow...)); err != nil {
-			return fmt.Errorf("update shallow of %s: %w", l.path, err)
-		}
 	}
 
 	// After the ref moved: their exit status does not matter (git ignores

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -854,6 +855,10 @@ func TestHiddenRefsAreNotUpdated(t *testing.T) {
 	if gerr == nil || !strings.Contains(out, "(deny updating a hidden ref)") {
 		t.Fatalf("git push: %v\n%s", gerr, out)
 	}
+	gittest.Git(t, remote, "config", "receive.procReceiveRefs", "refs/heads/for")
+	if err := lr.Push(context.Background(), "for/main", plumbing.ZeroHash, head); !errors.As(err, &rej) || rej.Reason != "fail to run proc-receive hook" {
+		t.Fatalf("a proc-receive ref: %v", err)
+	}
 	if err := lr.Push(context.Background(), "secret/open", plumbing.ZeroHash, head); err != nil {
 		t.Fatalf("a later negative pattern unhides: %v", err)
 	}
@@ -1241,5 +1246,43 @@ func TestPolicyInIncludedConfig(t *testing.T) {
 	}
 	if err := lr.Push(context.Background(), "feature", tip, plumbing.ZeroHash); !errors.As(err, &rej) || rej.Reason != "deletion prohibited" {
 		t.Fatalf("includeIf policy: %v", err)
+	}
+}
+
+// TestCancelledHookIsNotARefusal: a push stopped while pre-receive runs
+// is the caller's cancellation, not a permanent refusal, and leaves
+// nothing behind.
+func TestCancelledHookIsNotARefusal(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"a.txt": "a\n"})
+	a := newAgent(t, remote, false)
+	lr := localRemoteOf(t, a)
+	marker := filepath.Join(t.TempDir(), "started")
+	writeHook(t, remote, "pre-receive", "touch '"+marker+"'\nexec sleep 300\n")
+	tip := plumbing.NewHash(strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")))
+	objsBefore := objectFiles(t, remote)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- lr.Push(ctx, "main", tip, unrelatedCommit(t, a)) }()
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("push ended before the hook started: %v", err)
+		default:
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrDeclined) {
+		t.Fatalf("cancelled push: %v", err)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main")); got != tip.String() {
+		t.Fatalf("main moved to %s", got)
+	}
+	if got := objectFiles(t, remote); strings.Join(got, ",") != strings.Join(objsBefore, ",") {
+		t.Fatalf("objects left behind: %v", got)
 	}
 }

@@ -316,3 +316,32 @@ func TestRegressStashUntrackedDirectories(t *testing.T) {
 	f = open(t, f.dir)
 	sameState(t, f, "git_stash", map[string]any{"action": "push", "include_untracked": true}, "stash", "push", "-q", "-u")
 }
+
+// git_show of a merge resolved by hand is git's dense combined diff: only
+// the hunk where the result differs from both parents, lost lines marked
+// per parent; a merge that only combines modes shows its mode line.
+func TestRegressShowCombinedDiff(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f", "a\nb\nc\nd\ne\nf\ng\nh\n")
+	f.write(t, "m", "x\n")
+	f.commitAll(t, "base")
+	f.git(t, "checkout", "-q", "-b", "t")
+	f.write(t, "f", "a\nB\nc\nd\ne\nf\ng\nH\n")
+	f.commitAll(t, "side")
+	f.git(t, "checkout", "-q", "main")
+	f.write(t, "f", "a\nbb\nc\nd\ne\nf\ng\nh\n")
+	if err := os.Chmod(filepath.Join(f.dir, "m"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.commitAll(t, "main")
+	if _, err := gittest.GitErr(f.dir, "merge", "-q", "--no-edit", "t"); err == nil {
+		t.Fatal("the merge should conflict")
+	}
+	f.write(t, "f", "a\nresolved\nc\nd\ne\nf\ng\nH\n")
+	f.git(t, "add", "f")
+	f.git(t, "commit", "-q", "--no-edit")
+	f = open(t, f.dir)
+	same(t, "show merge", f.call(t, "git_show", map[string]any{}), f.git(t, "show", "HEAD"))
+	same(t, "show merge --name-only", f.call(t, "git_show", map[string]any{"name_only": true}), f.git(t, "show", "--name-only", "HEAD"))
+	same(t, "show merge --stat", f.call(t, "git_show", map[string]any{"stat": true}), f.git(t, "show", "--stat", "HEAD"))
+}

@@ -200,10 +200,18 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 			b.WriteString(render(detectRenames(diffSides(parents[0], toFiles, nil)), false, true, 3))
 			return b.String(), nil
 		}
-		if a.NameOnly {
-			for _, p := range combinedPaths(parents, toFiles) {
+		for _, p := range combinedPaths(parents, toFiles) {
+			if a.NameOnly {
 				b.WriteString(quotePath(p) + "\n")
+				continue
 			}
+			ps := make([]side, len(parents))
+			has := make([]bool, len(parents))
+			for i, m := range parents {
+				ps[i], has[i] = m[p]
+			}
+			res, hasRes := toFiles[p]
+			writeCombined(&b, p, ps, has, res, hasRes)
 		}
 		return b.String(), nil
 	}

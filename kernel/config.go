@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -26,6 +27,7 @@ type Config struct {
 	SQL      SQLConfig      `koanf:"sql"`
 	Tools    ToolsConfig    `koanf:"tools"`
 	Approval ApprovalConfig `koanf:"approval"`
+	Serve    ServeConfig    `koanf:"serve"`
 }
 
 // GitConfig configures the remote and how changes are persisted.
@@ -101,6 +103,19 @@ type GitToolsConfig struct {
 	MaxBytes  int  `koanf:"max_bytes"`
 }
 
+// ServeConfig guards `tgp serve --http`.
+type ServeConfig struct {
+	// TokenEnv names the variable holding the bearer token every HTTP
+	// request must carry (empty: no token).
+	TokenEnv string `koanf:"token_env"`
+	// AllowedOrigins pass the Origin check besides loopback origins.
+	AllowedOrigins []string `koanf:"allowed_origins"`
+	// MaxBodyBytes bounds a request body (413 above it).
+	MaxBodyBytes int64 `koanf:"max_body_bytes"`
+	// SessionIdleTimeout closes sessions idle this long.
+	SessionIdleTimeout time.Duration `koanf:"session_idle_timeout"`
+}
+
 // ApprovalConfig configures the approval policy.
 type ApprovalConfig struct {
 	Policy string `koanf:"policy"`
@@ -137,6 +152,10 @@ func Defaults() map[string]any {
 		"tools.git.timeout_ms":       30000,
 		"tools.git.max_bytes":        1048576,
 		"approval.policy":            "never",
+		"serve.token_env":            "",
+		"serve.allowed_origins":      []any{},
+		"serve.max_body_bytes":       4 << 20,
+		"serve.session_idle_timeout": "30m",
 	}
 }
 
@@ -197,8 +216,8 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	secrets := map[string]bool{k.String("git.token_env"): true, k.String("sql.dsn_env"): true}
-	for _, key := range []string{"git.token_env", "sql.dsn_env"} {
+	secrets := map[string]bool{k.String("git.token_env"): true, k.String("sql.dsn_env"): true, k.String("serve.token_env"): true}
+	for _, key := range []string{"git.token_env", "sql.dsn_env", "serve.token_env"} {
 		if v, ok := lo.Overrides[key].(string); ok {
 			secrets[v] = true
 		}
@@ -376,6 +395,15 @@ func (c *Config) Validate() error {
 		atLeast("sandbox.memory_mb", c.Sandbox.MemoryMB, 1),
 		atLeast("tools.git.timeout_ms", c.Tools.Git.TimeoutMS, 1),
 		atLeast("tools.git.max_bytes", c.Tools.Git.MaxBytes, 1),
+		atLeast("serve.max_body_bytes", int(min(c.Serve.MaxBodyBytes, 1<<40)), 1024),
+	}
+	if c.Serve.SessionIdleTimeout < 0 {
+		checks = append(checks, &ConfigError{Key: "serve.session_idle_timeout", Problem: "must not be negative (0: sessions never expire)"})
+	}
+	for _, o := range c.Serve.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+			checks = append(checks, &ConfigError{Key: "serve.allowed_origins", Problem: fmt.Sprintf("%q is not an origin; use scheme://host[:port]", o)})
+		}
 	}
 	for _, err := range checks {
 		if err != nil {

@@ -75,4 +75,16 @@ tools:
 approval:
   # never | on_risk (ask for high-risk calls) | always (ask for every call that writes)
   policy: never
+
+serve:
+  # tgp serve --http: every request must carry "Authorization: Bearer <token>" where the
+  # token is read from this environment variable (empty: none; a non-loopback address then
+  # needs --allow-unauthenticated).
+  token_env: ""
+  # Origins allowed besides loopback ones (scheme://host[:port]); any other Origin is 403.
+  allowed_origins: []
+  # Largest request body in bytes (413 above it).
+  max_body_bytes: 4194304
+  # Sessions with no request for this long are closed (0: never).
+  session_idle_timeout: 30m
 `

@@ -7,11 +7,18 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"path"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -135,9 +142,84 @@ func handler(name string, c Caller) mcp.ToolHandler {
 	}
 }
 
-// HTTPHandler serves the server over streamable HTTP. Stateless mode keeps
-// no session between requests (for serverless hosts).
-func HTTPHandler(s *mcp.Server, stateless bool) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: stateless})
+// HTTPOptions guard the streamable HTTP transport. The MCP specification
+// requires servers to validate Origin; a token keeps the network out.
+type HTTPOptions struct {
+	Stateless bool
+	// Token, when set, must arrive as "Authorization: Bearer <token>".
+	Token string
+	// AllowedOrigins pass the Origin check besides loopback origins
+	// (scheme://host[:port], compared exactly).
+	AllowedOrigins []string
+	// MaxBodyBytes bounds a request body (default 4 MiB); more is 413.
+	MaxBodyBytes int64
+	// SessionIdleTimeout closes sessions with no request for this long
+	// (0: never).
+	SessionIdleTimeout time.Duration
+}
+
+// HTTPHandler serves s over streamable HTTP behind the guard: an Origin
+// that is neither loopback nor allowed is 403, a missing or wrong token 401
+// (with WWW-Authenticate), an oversized body 413.
+func HTTPHandler(s *mcp.Server, o HTTPOptions) http.Handler {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 4 << 20
+	}
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, SessionTimeout: o.SessionIdleTimeout})
+	allowed := map[string]bool{}
+	for _, a := range o.AllowedOrigins {
+		allowed[strings.TrimSuffix(strings.ToLower(a), "/")] = true
+	}
+	want := []byte("Bearer " + o.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, allowed) {
+			http.Error(w, "Forbidden: origin not allowed", http.StatusForbidden)
+			return
+		}
+		if o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="tgp"`)
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			if r.ContentLength > o.MaxBodyBytes {
+				http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, o.MaxBodyBytes+1))
+			if err != nil {
+				http.Error(w, "Bad Request", http.StatusBadRequest)
+				return
+			}
+			if int64(len(body)) > o.MaxBodyBytes {
+				http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		inner.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed accepts loopback origins and the configured ones.
+func originAllowed(origin string, allowed map[string]bool) bool {
+	if allowed[strings.TrimSuffix(strings.ToLower(origin), "/")] {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return IsLoopbackHost(u.Hostname())
+}
+
+// IsLoopbackHost reports whether a host name or address is loopback.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -132,7 +133,7 @@ func TestStreamableHTTPStateless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(HTTPHandler(s, true))
+	srv := httptest.NewServer(HTTPHandler(s, HTTPOptions{Stateless: true}))
 	defer srv.Close()
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
@@ -146,5 +147,82 @@ func TestStreamableHTTPStateless(t *testing.T) {
 	}
 	if res.Content[0].(*mcp.TextContent).Text != "wiped db" {
 		t.Fatalf("%+v", res.Content[0])
+	}
+}
+
+// bearer adds a token to every request of an MCP client.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func TestHTTPGuard(t *testing.T) {
+	set := testSet(t)
+	s, err := New(set.List(), set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(HTTPHandler(s, HTTPOptions{Token: "s3cret-token", MaxBodyBytes: 2048,
+		AllowedOrigins: []string{"https://app.example.com"}}))
+	defer srv.Close()
+	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post := func(body string, hdr map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	cases := []struct {
+		name string
+		body string
+		hdr  map[string]string
+		want int
+	}{
+		{"no token", initBody, nil, http.StatusUnauthorized},
+		{"wrong token", initBody, map[string]string{"Authorization": "Bearer s3cret-tokeX"}, http.StatusUnauthorized},
+		{"token without scheme", initBody, map[string]string{"Authorization": "s3cret-token"}, http.StatusUnauthorized},
+		{"evil origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "http://evil.example.com"}, http.StatusForbidden},
+		{"evil origin, no token", initBody, map[string]string{"Origin": "http://evil.example.com"}, http.StatusForbidden},
+		{"lookalike origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "http://127.0.0.1.evil.com"}, http.StatusForbidden},
+		{"oversized body", `{"x":"` + strings.Repeat("a", 4096) + `"}`, map[string]string{"Authorization": "Bearer s3cret-token"}, http.StatusRequestEntityTooLarge},
+		{"right token", initBody, map[string]string{"Authorization": "Bearer s3cret-token"}, http.StatusOK},
+		{"right token, loopback origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "http://localhost:3000"}, http.StatusOK},
+		{"right token, allowed origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "https://app.example.com"}, http.StatusOK},
+	}
+	for _, c := range cases {
+		res := post(c.body, c.hdr)
+		if res.StatusCode != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, res.StatusCode, c.want)
+		}
+		if c.want == http.StatusUnauthorized && !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: WWW-Authenticate %q", c.name, res.Header.Get("WWW-Authenticate"))
+		}
+	}
+	// The official client gets through with the token.
+	ctx := context.Background()
+	client := &http.Client{Transport: bearer{token: "s3cret-token", next: http.DefaultTransport}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/tgp-go/tgp/kernel"
 	"github.com/tgp-go/tgp/mcpserver"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -21,6 +22,9 @@ func newServeCmd(a *app) *cobra.Command {
 		addr       string
 		stateless  bool
 		readOnly   bool
+		tokenEnv   string
+		allowOpen  bool
+		origins    []string
 		include    []string
 		exclude    []string
 		listenedCB = func(string) {}
@@ -59,12 +63,30 @@ func newServeCmd(a *app) *cobra.Command {
 				}
 				return nil
 			}
+			cfg := k.Config().Serve
+			if tokenEnv == "" {
+				tokenEnv = cfg.TokenEnv
+			}
+			token := kernel.Secret(a.environ, tokenEnv)
+			if tokenEnv != "" && token == "" {
+				return usageError("--token-env %s: the variable is not set or empty", tokenEnv)
+			}
+			if host, _, err := net.SplitHostPort(addr); err != nil {
+				return usageError("--http %q: %v", addr, err)
+			} else if !mcpserver.IsLoopbackHost(host) && token == "" && !allowOpen {
+				return usageError("refusing to serve %s without a token: it is not a loopback address; set --token-env NAME (or serve.token_env), or pass --allow-unauthenticated", addr)
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("listen %s: %w", addr, err)}
 			}
 			mux := http.NewServeMux()
-			mux.Handle("/mcp", mcpserver.HTTPHandler(s, stateless))
+			mux.Handle("/mcp", mcpserver.HTTPHandler(s, mcpserver.HTTPOptions{
+				Stateless: stateless, Token: token,
+				AllowedOrigins:     append(splitList(origins), cfg.AllowedOrigins...),
+				MaxBodyBytes:       cfg.MaxBodyBytes,
+				SessionIdleTimeout: cfg.SessionIdleTimeout,
+			}))
 			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(a.stderr, "tgp: serving MCP on http://%s/mcp\n", ln.Addr())
 			listenedCB(ln.Addr().String())
@@ -83,6 +105,9 @@ func newServeCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
 	cmd.Flags().BoolVar(&stateless, "stateless", false, "with --http: keep no session state between requests")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "expose only read-only tools")
+	cmd.Flags().StringVar(&tokenEnv, "token-env", "", "with --http: every request must carry 'Authorization: Bearer <token>', the token read from this environment variable (default serve.token_env)")
+	cmd.Flags().BoolVar(&allowOpen, "allow-unauthenticated", false, "with --http: serve a non-loopback address without a token")
+	cmd.Flags().StringSliceVar(&origins, "allowed-origins", nil, "with --http: origins allowed besides loopback ones (scheme://host[:port]; adds to serve.allowed_origins)")
 	cmd.Flags().StringSliceVar(&include, "tools", nil, "expose only these tools (names or globs, comma separated)")
 	cmd.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "hide these tools (names or globs)")
 	return cmd

@@ -146,3 +146,15 @@ func TestUsageErrors(t *testing.T) {
 		t.Fatalf("version: %d %q", code, out)
 	}
 }
+
+func TestEveryCommandHasHelpWithExample(t *testing.T) {
+	root := newRootCmd(&app{})
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Short == "" || (c.Example == "" && c.Name() != "version") {
+			t.Errorf("command %s lacks a short help or an example", c.Name())
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+// authTransport sends a bearer token with every request.
+type authTransport struct{ token string }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+a.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// startServe runs tgp serve with args and waits until it listens.
+func startServe(t *testing.T, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(tgpBin, append([]string{"serve"}, args...)...)
+	cmd.Env = env
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "serving MCP") {
+			return
+		}
+	}
+	t.Fatal("tgp serve exited before listening")
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestServeHTTPToken drives the built binary over HTTP with the official
+// MCP client: with a token configured, requests without it (or with a
+// wrong one, or from a foreign Origin) are refused and the right one gets
+// the tools; without a token a non-loopback address is refused at start.
+func TestServeHTTPToken(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	addr := freeAddr(t)
+	env := append(kernelEnv(remote), "MY_MCP_TOKEN=tok-0123456789")
+	startServe(t, env, "--http", addr, "--token-env", "MY_MCP_TOKEN", "--root", t.TempDir())
+	url := "http://" + addr + "/mcp"
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	if cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil); err == nil {
+		cs.Close()
+		t.Fatal("connected without a token")
+	}
+	if cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: authTransport{"wrong"}}}, nil); err == nil {
+		cs.Close()
+		t.Fatal("connected with a wrong token")
+	}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: authTransport{"tok-0123456789"}}}, nil)
+	if err != nil {
+		t.Fatalf("connect with the token: %v", err)
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil || len(lt.Tools) == 0 {
+		t.Fatalf("tools/list: %v", err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer tok-0123456789")
+	req.Header.Set("Origin", "http://evil.example.com")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("evil Origin: %d", res.StatusCode)
+	}
+	req, _ = http.NewRequest(http.MethodPost, url, strings.NewReader(strings.Repeat("x", 5<<20)))
+	req.Header.Set("Authorization", "Bearer tok-0123456789")
+	req.Header.Set("Content-Type", "application/json")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized body: %d", res.StatusCode)
+	}
+
+	// No token, every interface: refused with a usage error.
+	cmd := exec.Command(tgpBin, "serve", "--http", "0.0.0.0:0", "--root", t.TempDir())
+	cmd.Env = kernelEnv(remote)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "--token-env") {
+		t.Fatalf("non-loopback without a token: %v\n%s", err, out)
+	}
+}

@@ -25,9 +25,10 @@ import (
 // push. A refused push removes the directory, so nothing it brought stays
 // on the remote.
 type quarantine struct {
-	dir     string // the quarantine objects directory
-	objects string // the remote's real objects directory
-	shared  int    // core.sharedRepository (see adjustSharedPerm)
+	dir     string          // the quarantine objects directory
+	objects string          // the remote's real objects directory
+	shared  int             // core.sharedRepository (see adjustSharedPerm)
+	made    map[string]bool // fan-out directories made in dir
 }
 
 func newQuarantine(gitdir string, shared int) (*quarantine, error) {
@@ -36,7 +37,7 @@ func newQuarantine(gitdir string, shared int) (*quarantine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create quarantine in %s: %w", objects, err)
 	}
-	return &quarantine{dir: dir, objects: objects, shared: shared}, nil
+	return &quarantine{dir: dir, objects: objects, shared: shared, made: map[string]bool{}}, nil
 }
 
 // env is what git's tmp_objdir_env gives the hooks.
@@ -84,8 +85,12 @@ func (q *quarantine) writeLoose(src storer.EncodedObjectStorer, h plumbing.Hash)
 	}
 	hex := h.String()
 	dir := filepath.Join(q.dir, hex[:2])
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write object %s: %w", h, err)
+	if !q.made[dir] {
+		// The quarantine starts empty: one mkdir, no stat.
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("write object %s: %w", h, err)
+		}
+		q.made[dir] = true
 	}
 	f, err := os.CreateTemp(dir, "tmp_obj_")
 	if err != nil {
@@ -212,6 +217,7 @@ func (q *quarantine) migrate() error {
 		return 0
 	}
 	sort.SliceStable(files, func(i, j int) bool { return prio(files[i]) < prio(files[j]) })
+	ready := map[string]bool{}
 	for _, rel := range files {
 		if strings.HasPrefix(filepath.Base(rel), "tmp_") || strings.HasSuffix(rel, ".tmp") {
 			continue // a write that did not finish
@@ -220,8 +226,11 @@ func (q *quarantine) migrate() error {
 		if _, err := os.Lstat(dst); err == nil {
 			continue
 		}
-		if err := mkdirShared(filepath.Dir(dst), q.objects, q.shared); err != nil {
-			return fmt.Errorf("migrate %s: %w", rel, err)
+		if d := filepath.Dir(dst); !ready[d] {
+			if err := mkdirShared(d, q.objects, q.shared); err != nil {
+				return fmt.Errorf("migrate %s: %w", rel, err)
+			}
+			ready[d] = true
 		}
 		if err := os.Rename(src, dst); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("migrate %s: %w", rel, err)
@@ -315,6 +324,9 @@ func adjustSharedPerm(path string, shared int) error {
 // mkdirShared creates dir and its missing parents below root, adjusting
 // each one it created.
 func mkdirShared(dir, root string, shared int) error {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return nil // the common case: one stat
+	}
 	var created []string
 	for d := dir; d != root && len(d) > len(root); d = filepath.Dir(d) {
 		if _, err := os.Stat(d); err == nil {

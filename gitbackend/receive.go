@@ -364,6 +364,22 @@ func (p *receivePolicy) hidden(ref string) bool {
 	return false
 }
 
+// needsQuarantine reports whether anything will look at a push's objects
+// before the ref moves: a pre-receive or update hook (runnable or not: one
+// that is not is refused later), the work tree of updateInstead, or a
+// shared repository's permissions, which the quarantine's migration sets.
+func (p *receivePolicy) needsQuarantine() bool {
+	if p.denyCurrent == denyUpdateInstead || p.shared != permUmask {
+		return true
+	}
+	for _, h := range []string{"pre-receive", "update"} {
+		if _, err := os.Lstat(filepath.Join(p.hooksDir, h)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // procReceive is proc_receive_ref_matches: "[a][d][m][!]:prefix" or a
 // bare prefix, matched at a '/' boundary.
 func (p *receivePolicy) procReceive(u refUpdate) bool {
@@ -611,7 +627,7 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 	}
 	var q *quarantine
 	defer func() { q.remove() }()
-	var shallow []plumbing.Hash
+	var shallow, direct []plumbing.Hash
 	if !u.New.IsZero() {
 		var missing []plumbing.Hash
 		missing, shallow, err = collectMissing(ctx, l.local, rs, u.New, 0)
@@ -632,11 +648,22 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		if len(shallow) > 0 && !pol.shallowUpdate {
 			return reject("shallow update not allowed")
 		}
-		if q, err = newQuarantine(l.path, pol.shared); err != nil {
-			return err
-		}
-		if err := q.write(ctx, l.local, missing, len(missing) >= pol.unpackLimit); err != nil {
-			return err
+		// The quarantine is for whoever looks at the objects before the
+		// ref moves: the pre-receive and update hooks, git's work-tree
+		// update, the group permissions of a shared repository. With none
+		// of them the checks below need only our own store, and the
+		// objects go straight into the remote's once they passed (on a
+		// slow filesystem the quarantine's directories cost more than the
+		// rest of the push).
+		if pol.needsQuarantine() {
+			if q, err = newQuarantine(l.path, pol.shared); err != nil {
+				return err
+			}
+			if err := q.write(ctx, l.local, missing, len(missing) >= pol.unpackLimit); err != nil {
+				return err
+			}
+		} else {
+			direct = missing
 		}
 	}
 	var qenv []string
@@ -698,6 +725,11 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		}
 	}
 
+	if len(direct) > 0 {
+		if err := writeObjects(l.local, rs, direct, len(direct) >= pol.unpackLimit); err != nil {
+			return fmt.Errorf("push %s to %s: %w", u.Ref, l.path, err)
+		}
+	}
 	if q != nil {
 		// git's "unable to migrate objects to permanent storage": a
 		// failure of the store (a full disk), not of the policy, so not

@@ -211,7 +211,7 @@ func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash
 	if err != nil {
 		return err
 	}
-	if err := writeObjects(src, dst, order); err != nil {
+	if err := writeObjects(src, dst, order, len(order) > packThreshold); err != nil {
 		return err
 	}
 	if len(shallow) > 0 {
@@ -318,8 +318,8 @@ func collectTree(ctx context.Context, src, dst storer.EncodedObjectStorer, h plu
 // packfile instead of loose objects.
 const packThreshold = 64
 
-func writeObjects(src, dst storer.EncodedObjectStorer, hashes []plumbing.Hash) error {
-	if len(hashes) > packThreshold {
+func writeObjects(src, dst storer.EncodedObjectStorer, hashes []plumbing.Hash, pack bool) error {
+	if pack && len(hashes) > 0 {
 		if pw, ok := dst.(storer.PackfileWriter); ok {
 			w, err := pw.PackfileWriter()
 			if err != nil {

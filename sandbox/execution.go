@@ -43,6 +43,7 @@ type execution struct {
 	rejected  []*goja.Promise
 	intrMu    sync.Mutex
 	interrupt *interruption
+	charged   float64 // buffer bytes charged (the VM's goroutine only)
 }
 
 func newExecution(ctx context.Context, r *Runner, req Request, out *Outcome) *execution {
@@ -100,6 +101,20 @@ func (ex *execution) close() {
 	})
 }
 
+// charge counts bytes a script asks to allocate in one native call
+// (buffers) against the run's budget before the allocation happens: past
+// the limit the run ends with memory_limit and the allocation is refused.
+func (ex *execution) charge(bytes float64) {
+	if bytes <= 0 {
+		return
+	}
+	ex.charged += bytes
+	if ex.charged > float64(ex.r.memLimit) {
+		ex.halt(interruption{kind: KindMemoryLimit, msg: fmt.Sprintf("memory limit of %d MB exceeded (buffer allocations)", ex.r.memLimit>>20)})
+		panic(ex.vm.NewGoError(errors.New("memory limit exceeded")))
+	}
+}
+
 // watchMemory interrupts the run when the Go heap grows past the limit.
 func (ex *execution) watchMemory() {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
@@ -128,6 +143,11 @@ func (ex *execution) watchMemory() {
 
 // run loads the tool, calls its default export and waits for its result.
 func (ex *execution) run(comp *Compiled) (any, *ExecError) {
+	// The lockdown takes this host function for its buffer wrappers.
+	_ = ex.vm.Set("__tgp_charge", func(call goja.FunctionCall) goja.Value {
+		ex.charge(call.Argument(0).ToFloat())
+		return goja.Undefined()
+	})
 	if _, err := ex.vm.RunProgram(ex.r.lockdown); err != nil {
 		return nil, &ExecError{Kind: KindRuntime, Message: "sandbox setup: " + err.Error()}
 	}

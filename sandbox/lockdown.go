@@ -37,6 +37,73 @@ const lockdownJS = `(function () {
     if (est > MAX * 4) tooBig("Array.prototype.join");
     return join.call(this, sep);
   });
+  // Buffers: every ArrayBuffer and typed-array backing store is charged to
+  // the run's memory budget (host function) before it is allocated, so a
+  // hostile allocation fails deterministically instead of after the fact.
+  var charge = g.__tgp_charge;
+  delete g.__tgp_charge;
+  if (typeof charge !== "function") charge = function () {};
+  var num = function (v) { var n = Number(v); return isFinite(n) && n > 0 ? Math.floor(n) : 0; };
+  // A plain function, not a Proxy: goja's instanceof refuses a Proxy, and
+  // sharing the native prototype keeps instanceof, subclassing and the
+  // static members working.
+  var wrapCtor = function (name, bytesOf) {
+    var C = g[name];
+    if (typeof C !== "function") return;
+    var W = function () {
+      if (new.target === undefined) throw new g.TypeError("Constructor " + name + " requires 'new'");
+      charge(bytesOf(arguments));
+      return Reflect.construct(C, arguments, new.target);
+    };
+    Object.getOwnPropertyNames(C).forEach(function (k) {
+      if (k === "prototype" || k === "length" || k === "name" || k === "caller" || k === "arguments") return;
+      try { Object.defineProperty(W, k, Object.getOwnPropertyDescriptor(C, k)); } catch (e) {}
+    });
+    Object.setPrototypeOf(W, Object.getPrototypeOf(C));
+    Object.defineProperty(W, "prototype", { value: C.prototype, writable: false, configurable: false, enumerable: false });
+    Object.defineProperty(W, "name", { value: name, configurable: true });
+    Object.defineProperty(W, "length", { value: C.length, configurable: true });
+    Object.defineProperty(g, name, { value: W, writable: true, configurable: true, enumerable: false });
+    Object.defineProperty(C.prototype, "constructor", { value: W, writable: true, configurable: true, enumerable: false });
+  };
+  var NativeAB = g.ArrayBuffer, NativeSAB = g.SharedArrayBuffer;
+  wrapCtor("ArrayBuffer", function (a) { return num(a[0]); });
+  wrapCtor("SharedArrayBuffer", function (a) { return num(a[0]); });
+  var abSlice = ArrayBuffer.prototype.slice;
+  if (abSlice) def(ArrayBuffer.prototype, "slice", function (b, e) {
+    var len = this.byteLength, s = b === undefined ? 0 : Number(b), en = e === undefined ? len : Number(e);
+    if (s < 0) s = Math.max(len + s, 0); if (en < 0) en = Math.max(len + en, 0);
+    charge(Math.max(Math.min(en, len) - Math.min(s, len), 0));
+    return abSlice.call(this, b, e);
+  });
+  var typed = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
+    "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"];
+  var lengthOf = function (v) {
+    if (v === null || typeof v !== "object") return num(v);
+    if (v instanceof NativeAB) return 0; // a view: shares the buffer
+    if (typeof NativeSAB === "function" && v instanceof NativeSAB) return 0;
+    return num(v.length);
+  };
+  for (var ti = 0; ti < typed.length; ti++) {
+    (function (name) {
+      var C = g[name];
+      if (typeof C !== "function") return;
+      var per = C.BYTES_PER_ELEMENT || 8;
+      wrapCtor(name, function (a) { return lengthOf(a[0]) * per; });
+      var from = C.from, of = C.of;
+      if (from) def(g[name], "from", function (src) { charge(lengthOf(src) * per); return from.apply(this === g[name] ? C : this, arguments); });
+      if (of) def(g[name], "of", function () { charge(arguments.length * per); return of.apply(this === g[name] ? C : this, arguments); });
+    })(typed[ti]);
+  }
+  var TA = Object.getPrototypeOf(Int8Array.prototype);
+  ["slice", "map", "filter"].forEach(function (m) {
+    var f = TA[m];
+    if (f) def(TA, m, function () { charge(this.byteLength); return f.apply(this, arguments); });
+  });
+  // JSON.parse builds its whole result in one native call: charge a
+  // generous estimate of what the values take (16 bytes per input byte).
+  var parse = JSON.parse;
+  def(JSON, "parse", function (text) { charge(String(text).length * 16); return parse.apply(JSON, arguments); });
   var NativeArray = Array;
   var checkLen = function (args) { if (args.length === 1 && typeof args[0] === "number" && args[0] > MAX) tooBig("Array"); };
   g.Array = new Proxy(NativeArray, {

@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostileAllocations are tools that try to take the host's memory, each in
+// one of the ways a script can ask for a lot at once.
+var hostileAllocations = map[string]string{
+	"typed array touched":   "export default () => { const a = new Float64Array(2e8); a.fill(1.5); return a.length; }",
+	"typed array untouched": "export default () => new Float64Array(2e8).length",
+	"ArrayBuffer":           "export default () => new ArrayBuffer(1.6e9).byteLength",
+	"many medium buffers":   "export default () => { const keep: Uint8Array[] = []; for (let i = 0; i < 400; i++) keep.push(new Uint8Array(4 << 20)); return keep.length; }",
+	"typed array from":      "export default () => Float64Array.from({ length: 2e8 }).length",
+	"buffer slice":          "export default () => { const b = new ArrayBuffer(100 << 20); const k = []; for (let i = 0; i < 20; i++) k.push(b.slice(0)); return k.length; }",
+	"strings":               "export default () => { const a: string[] = []; for (let i = 0; i < 400; i++) a.push('x'.repeat(1 << 20) + i); return a.length; }",
+	"maps":                  "export default () => { const m = new Map(); for (let i = 0; i < 5e7; i++) m.set(i, { i }); return m.size; }",
+	"JSON.parse huge":       "export default () => { const s = '[' + '1,'.repeat(1 << 23) + '1]'; const k = []; for (let i = 0; i < 40; i++) k.push(JSON.parse(s)); return k.length; }",
+}
+
+const hostileLimitMB = 64
+
+// TestHostileAllocationsEndInMemoryLimit runs each pattern in a child
+// process (so peaks do not add up) and requires memory_limit with the
+// child's peak RSS under the limit plus a fixed allowance for the Go
+// runtime, esbuild and goja (measured: about 60 MB with an empty tool).
+func TestHostileAllocationsEndInMemoryLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process per pattern")
+	}
+	if name := os.Getenv("TGP_HOSTILE_CHILD"); name != "" {
+		hostileChild(t, name)
+		return
+	}
+	const allowanceMB = 200
+	for name := range hostileAllocations {
+		t.Run(name, func(t *testing.T) {
+			cmd := osexec.Command(os.Args[0], "-test.run=^TestHostileAllocationsEndInMemoryLimit$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "TGP_HOSTILE_CHILD="+name)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			var res struct {
+				Kind string
+				RSS  int64 // KiB
+			}
+			i := strings.Index(string(out), "HOSTILE ")
+			if i < 0 {
+				t.Fatalf("child printed no outcome:\n%s", out)
+			}
+			line := out[i+len("HOSTILE "):]
+			if j := strings.IndexByte(string(line), '\n'); j >= 0 {
+				line = line[:j]
+			}
+			if err := json.Unmarshal(line, &res); err != nil {
+				t.Fatalf("child output %q: %v", out, err)
+			}
+			t.Logf("%s: %s, peak RSS %d MB", name, res.Kind, res.RSS>>10)
+			if res.Kind != KindMemoryLimit {
+				t.Fatalf("want %s, got %s", KindMemoryLimit, res.Kind)
+			}
+			if res.RSS>>10 > hostileLimitMB+allowanceMB {
+				t.Fatalf("peak RSS %d MB, above the %d MB limit + %d MB", res.RSS>>10, hostileLimitMB, allowanceMB)
+			}
+		})
+	}
+}
+
+// hostileChild runs one pattern and prints its outcome and peak RSS.
+func hostileChild(t *testing.T, name string) {
+	r := New(WithTimeout(60*time.Second), WithMemoryLimitMB(hostileLimitMB))
+	fsys := newFS(t, map[string]string{"tools/h.ts": hostileAllocations[name]})
+	out := exec(t, r, fsys, "tools/h.ts", nil)
+	kind := "success"
+	if out.Error != nil {
+		kind = out.Error.Kind
+	}
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	raw, _ := json.Marshal(map[string]any{"Kind": kind, "RSS": ru.Maxrss})
+	fmt.Printf("HOSTILE %s\n", raw)
+}
+
+// TestBufferWrappersKeepSemantics: the charging wrappers must not change
+// what tools see of typed arrays and buffers.
+func TestBufferWrappersKeepSemantics(t *testing.T) {
+	r := New()
+	src := `export default () => {
+  const u = new Uint8Array([1, 2, 3]);
+  const b = new ArrayBuffer(8);
+  class Mine extends Uint8Array {}
+  const m = new Mine(4);
+  const v = new DataView(b);
+  v.setUint8(0, 7);
+  return [u instanceof Uint8Array, b instanceof ArrayBuffer, m instanceof Mine, m instanceof Uint8Array,
+    ArrayBuffer.isView(u), Uint8Array.BYTES_PER_ELEMENT, Uint8Array.from([4, 5]).join(","), Float64Array.of(1, 2).length,
+    u.constructor === Uint8Array, Uint8Array.name, new Uint8Array(b)[0], u.slice(1).join(","), JSON.parse("[1,2]").length].join(" ");
+}`
+	out := exec(t, r, newFS(t, map[string]string{"tools/s.ts": src}), "tools/s.ts", nil)
+	if !out.Success {
+		t.Fatalf("%+v", out.Error)
+	}
+	want := "true true true true true 1 4,5 2 true Uint8Array 7 2,3 2"
+	if out.Result != want {
+		t.Fatalf("got %q, want %q", out.Result, want)
+	}
+}

@@ -22,7 +22,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
@@ -82,7 +81,8 @@ type bcommit struct {
 	date     int64 // committer time: the queue's order
 	author   string
 	email    string
-	when     time.Time
+	ts       int64 // author time and git's raw zone (-0330 is -330)
+	tz       int
 	tree     *object.Tree
 	boundary bool
 	origins  []*borigin
@@ -122,6 +122,7 @@ type scoreboard struct {
 	fakeEntry indexEntry
 	// abbrevs finds unique abbreviations (opened by output).
 	abbrevs *abbrevIndex
+	cfg     blameConfig
 }
 
 type indexEntry struct {
@@ -134,7 +135,7 @@ func blame(ctx context.Context, r *git.Repository, prefix string, a blameArgs) (
 	if err != nil {
 		return "", err
 	}
-	sb := &scoreboard{ctx: ctx, r: r, s: r.Storer, commits: map[plumbing.Hash]*bcommit{}, shallow: map[plumbing.Hash]bool{}}
+	sb := &scoreboard{ctx: ctx, r: r, s: r.Storer, commits: map[plumbing.Hash]*bcommit{}, shallow: map[plumbing.Hash]bool{}, cfg: readBlameConfig(r)}
 	if sh, err := r.Storer.Shallow(); err == nil {
 		for _, h := range sh {
 			sb.shallow[h] = true
@@ -391,7 +392,7 @@ func (sb *scoreboard) commit(h plumbing.Hash) (*bcommit, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &bcommit{hash: h, date: co.Committer.When.Unix(), author: co.Author.Name, email: co.Author.Email, when: co.Author.When, tree: t}
+	c := &bcommit{hash: h, date: co.Committer.When.Unix(), tree: t}
 	if !sb.shallow[h] {
 		c.parents = co.ParentHashes
 	}
@@ -542,7 +543,7 @@ func (sb *scoreboard) assign() error {
 			if err := sb.passBlame(o); err != nil {
 				return err
 			}
-			if len(c.parents) == 0 {
+			if len(c.parents) == 0 && !sb.cfg.showRoot {
 				c.boundary = true
 			}
 			for _, e := range o.suspects {
@@ -679,7 +680,7 @@ func (sb *scoreboard) passToParent(o, po *borigin) error {
 	if err != nil {
 		return nil
 	}
-	hunks, err := blameHunks(sb.ctx, pdata, odata)
+	hunks, err := xdiffHunks(sb.ctx, pdata, odata, sb.cfg.indentHeuristic)
 	if err != nil {
 		return err
 	}

@@ -140,14 +140,14 @@ func (m mailmap) add(newName, newEmail, oldName, oldEmail *string) {
 	me.hasName = true
 }
 
-// mapName is map_user for the name only.
-func (m mailmap) mapName(name, email string) string {
+// mapUser is map_user: the name and email shown for an author.
+func (m mailmap) mapUser(name, email string) (string, string) {
 	if len(m) == 0 {
-		return name
+		return name, email
 	}
 	me := m[asciiLower(email)]
 	if me == nil {
-		return name
+		return name, email
 	}
 	info := me.simple
 	if me.hasName {
@@ -156,9 +156,12 @@ func (m mailmap) mapName(name, email string) string {
 		}
 	}
 	if info.name != nil {
-		return *info.name
+		name = *info.name
 	}
-	return name
+	if info.email != nil {
+		email = *info.email
+	}
+	return name, email
 }
 
 // asciiLower folds ASCII only, as strcasecmp does.
@@ -170,4 +173,10 @@ func asciiLower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// mapName is map_user for the name only.
+func (m mailmap) mapName(name, email string) string {
+	n, _ := m.mapUser(name, email)
+	return n
 }

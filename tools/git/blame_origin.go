@@ -25,7 +25,20 @@ func (sb *scoreboard) fakeWorkingTree(p string) (*borigin, error) {
 		return nil, fatalf("no such ref: HEAD")
 	}
 	now := time.Now()
-	c := &bcommit{fake: true, date: now.Unix(), author: "Not Committed Yet", email: "not.committed.yet", when: now, parents: []plumbing.Hash{head.Hash()}}
+	_, off := now.Zone()
+	tz := off / 3600 * 100
+	if off%3600 != 0 {
+		m := (off % 3600) / 60
+		if m < 0 {
+			m = -m
+		}
+		if off < 0 {
+			tz -= m
+		} else {
+			tz += m
+		}
+	}
+	c := &bcommit{fake: true, date: now.Unix(), author: "Not Committed Yet", email: "not.committed.yet", ts: now.Unix(), tz: tz, parents: []plumbing.Hash{head.Hash()}}
 	if dot, ok := sb.r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
 		if f, err := dot.Filesystem().Open("MERGE_HEAD"); err == nil {
 			raw, _ := io.ReadAll(f)

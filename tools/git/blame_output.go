@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/bits"
 	"sort"
+	"strconv"
 	"strings"
 
 	"unicode"
@@ -24,7 +25,10 @@ func (sb *scoreboard) output(final string, data []byte) string {
 	sort.Slice(es, func(i, j int) bool { return es[i].lno < es[j].lno })
 	showName := false
 	longestFile, longestAuthor, maxLno := 0, 0, 0
-	abbrev := sb.defaultAbbrev()
+	abbrev := sb.cfg.abbrev
+	if abbrev < 0 {
+		abbrev = sb.defaultAbbrev()
+	}
 	mm := readMailmap(sb.r)
 	seen := map[*bcommit]bool{}
 	for _, e := range es {
@@ -34,7 +38,14 @@ func (sb *scoreboard) output(final string, data []byte) string {
 		longestFile = max(longestFile, len(e.o.path))
 		if !seen[e.o.c] {
 			seen[e.o.c] = true
-			e.o.c.author = mm.mapName(e.o.c.author, e.o.c.email)
+			if !e.o.c.fake {
+				sb.authorOf(e.o.c)
+			}
+			name, email := mm.mapUser(e.o.c.author, e.o.c.email)
+			e.o.c.author = name
+			if sb.cfg.showEmail {
+				e.o.c.author = "<" + email + ">"
+			}
 			longestAuthor = max(longestAuthor, strWidth(e.o.c.author))
 			abbrev = max(abbrev, sb.uniqueAbbrev(e.o.c.hash, abbrev))
 		}
@@ -50,16 +61,20 @@ func (sb *scoreboard) output(final string, data []byte) string {
 	for _, e := range es {
 		c := e.o.c
 		hex := c.hash.String()
-		when := c.when.Format("2006-01-02 15:04:05 -0700")
+		when := sb.cfg.formatDate(c.ts, c.tz)
 		name := c.author
 		pad := strings.Repeat(" ", max(longestAuthor-strWidth(name), 0))
 		for k := 0; k < e.n; k++ {
 			n := abbrev
-			if c.boundary {
+			switch {
+			case c.boundary && sb.cfg.blankBoundary:
+				b.WriteString(strings.Repeat(" ", n))
+			case c.boundary:
 				b.WriteByte('^')
-				n--
+				b.WriteString(hex[:min(n-1, len(hex))])
+			default:
+				b.WriteString(hex[:min(n, len(hex))])
 			}
-			b.WriteString(hex[:min(n, len(hex))])
 			if showName {
 				// C's %-*s pads bytes, not runes as Go's does.
 				b.WriteByte(' ')
@@ -76,6 +91,76 @@ func (sb *scoreboard) output(final string, data []byte) string {
 		}
 	}
 	return b.String()
+}
+
+// authorOf reads the author line of the raw commit as blame.c's
+// get_ac_line and split_ident_line do: go-git's parsed signature loses
+// the sign of a zone like -0030 and trims names git keeps.
+func (sb *scoreboard) authorOf(c *bcommit) {
+	c.author, c.email, c.ts, c.tz = "(unknown)", "(unknown)", 0, 0
+	obj, err := sb.s.EncodedObject(plumbing.CommitObject, c.hash)
+	if err != nil {
+		return
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return
+	}
+	raw, err := io.ReadAll(rd)
+	rd.Close()
+	if err != nil {
+		return
+	}
+	if hdr, _, ok := bytes.Cut(raw, []byte("\n\n")); ok {
+		raw = hdr
+	}
+	i := bytes.Index(raw, []byte("\nauthor "))
+	if i < 0 {
+		return
+	}
+	line := raw[i+len("\nauthor "):]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	lt := bytes.IndexByte(line, '<')
+	if lt < 0 {
+		return
+	}
+	ne := 0
+	for k := lt - 1; k >= 0; k-- {
+		if !isGitSpace(line[k]) {
+			ne = k + 1
+			break
+		}
+	}
+	gt := bytes.IndexByte(line[lt+1:], '>')
+	if gt < 0 {
+		return
+	}
+	c.author, c.email = string(line[:ne]), string(line[lt+1:lt+1+gt])
+	// The date follows the last '>'.
+	rest := line[bytes.LastIndexByte(line, '>')+1:]
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	ts, _ := strconv.ParseUint(string(rest[:n]), 10, 64)
+	rest = bytes.TrimLeft(rest[n:], " \t\r\n")
+	if len(rest) < 2 || (rest[0] != '+' && rest[0] != '-') || rest[1] < '0' || rest[1] > '9' {
+		return
+	}
+	c.ts = int64(ts)
+	// atoi of the zone as written.
+	m := 1
+	for m < len(rest) && rest[m] >= '0' && rest[m] <= '9' {
+		m++
+	}
+	tz, _ := strconv.Atoi(string(rest[:m]))
+	c.tz = tz
 }
 
 // lineStarts are the offsets of each line and, last, the end.

@@ -651,3 +651,36 @@ func TestBlameHunksMatchGitXdiffHuge(t *testing.T) {
 		}
 	}
 }
+
+// The repository's configuration changes git blame's text: blame.showRoot,
+// blame.blankBoundary, blame.showEmail, blame.date, core.abbrev and
+// diff.indentHeuristic are honoured as git does.
+func TestRegressBlameConfig(t *testing.T) {
+	f := blameFixture(t)
+	f.write(t, "c.txt", "func a() {\n\tx\n}\n\nfunc b() {\n\ty\n}\n")
+	f.git(t, "add", "-A")
+	commitAs(t, f, "Root", 1, "root")
+	env := []string{"GIT_AUTHOR_NAME=Neg", "GIT_AUTHOR_DATE=2023-11-03 10:00:00 -0030", "GIT_COMMITTER_DATE=2023-11-03 10:00:00 -0030"}
+	f.write(t, "c.txt", "func a() {\n\tx\n}\n\nfunc n() {\n\tn\n}\n\nfunc b() {\n\ty\n}\n")
+	if _, e, err := bgit(t, f.dir, env, "commit", "-q", "-am", "neg tz"); err != nil {
+		t.Fatal(err, e)
+	}
+	f.write(t, "c.txt", "func a() {\n\tx\n}\n\nfunc n() {\n\tn\n}\n\nfunc b() {\n\ty\n}\nlocal\n")
+	f.write(t, ".mailmap", "Mapped <mapped@x> <test@example.com>\n")
+	check := func(what string) {
+		t.Helper()
+		sameBlame(t, f, map[string]any{"path": "c.txt"}, "", "--", "c.txt")
+		sameBlame(t, f, map[string]any{"path": "c.txt", "commit": "HEAD"}, "", "HEAD", "--", "c.txt")
+	}
+	check("default")
+	for _, kv := range [][2]string{
+		{"blame.showRoot", "true"}, {"blame.blankBoundary", "true"}, {"blame.showRoot", "false"},
+		{"blame.showEmail", "yes"}, {"core.abbrev", "12"}, {"core.abbrev", "no"}, {"core.abbrev", "auto"},
+		{"diff.indentHeuristic", "false"},
+		{"blame.date", "short"}, {"blame.date", "iso-strict"}, {"blame.date", "rfc"}, {"blame.date", "raw"},
+		{"blame.date", "unix"}, {"blame.date", "default"}, {"blame.date", "iso-local"}, {"blame.date", "default-local"},
+	} {
+		f.git(t, "config", kv[0], kv[1])
+		check(kv[0] + "=" + kv[1])
+	}
+}

@@ -102,9 +102,15 @@ func bogosqrt(n int) int {
 	return i
 }
 
-// blameHunks is xdi_diff(parent, target) with blame's options, returning
-// the change script.
+// blameHunks is xdi_diff(parent, target) with blame's default options,
+// returning the change script.
 func blameHunks(ctx context.Context, parent, target []byte) ([]hunk, error) {
+	return xdiffHunks(ctx, parent, target, true)
+}
+
+// xdiffHunks is blameHunks with the indent heuristic (diff.indentHeuristic)
+// on or off.
+func xdiffHunks(ctx context.Context, parent, target []byte, indentHeuristic bool) ([]hunk, error) {
 	parent, target = trimCommonTail(parent, target)
 	x1 := &xfile{lines: splitRecords(parent)}
 	x2 := &xfile{lines: splitRecords(target)}
@@ -183,8 +189,8 @@ func blameHunks(ctx context.Context, parent, target []byte) ([]hunk, error) {
 	if err := env.recsCmp(x1, 0, nreff1, x2, 0, nreff2, false); err != nil {
 		return nil, err
 	}
-	changeCompact(x1, x2)
-	changeCompact(x2, x1)
+	changeCompact(x1, x2, indentHeuristic)
+	changeCompact(x2, x1, indentHeuristic)
 	// xdl_build_script, in file order.
 	var hs []hunk
 	for i1, i2 := 0, 0; i1 < n1 || i2 < n2; {
@@ -632,7 +638,7 @@ func scoreCmp(a, b splitScore) int {
 // changeCompact is xdl_change_compact with the indent heuristic: each
 // group of changes is slid as far down as it goes, then up to line up
 // with a change on the other side, else to the best-scored split.
-func changeCompact(x, o *xfile) {
+func changeCompact(x, o *xfile, indentHeuristic bool) {
 	g, go_ := groupInit(x), groupInit(o)
 	for {
 		if g.end != g.start {
@@ -664,7 +670,7 @@ func changeCompact(x, o *xfile) {
 					groupSlideUp(x, &g)
 					groupPrevious(o, &go_)
 				}
-			default:
+			case indentHeuristic:
 				shift := earliestEnd
 				if g.end-groupsize-1 > shift {
 					shift = g.end - groupsize - 1

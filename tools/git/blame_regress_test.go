@@ -684,3 +684,39 @@ func TestRegressBlameConfig(t *testing.T) {
 		check(kv[0] + "=" + kv[1])
 	}
 }
+
+// Odd author lines are read as git's split_ident_line reads them: spaces
+// kept before the name, a zone like -0030 or +1360 printed as written, a
+// missing date shown as the epoch, a broken ident as "(unknown)".
+func TestRegressBlameOddIdents(t *testing.T) {
+	f := blameFixture(t)
+	f.write(t, "o.txt", "one\n")
+	f.git(t, "add", "-A")
+	tree := strings.TrimSpace(f.git(t, "write-tree"))
+	parent := ""
+	for i, author := range []string{
+		"  Spaced  Name   <a@x> 1700000000 -0030",
+		"Odd Zone <b@x> 1700000100 +1360",
+		"No Date <c@x>",
+		"Broken ident without mail 1700000300 +0000",
+		"<only@mail> 1700000400 +0100",
+	} {
+		f.write(t, "o.txt", strings.Repeat("line\n", i+1)+fmt.Sprintln("v", i))
+		f.git(t, "add", "-A")
+		tree = strings.TrimSpace(f.git(t, "write-tree"))
+		body := "tree " + tree + "\n"
+		if parent != "" {
+			body += "parent " + parent + "\n"
+		}
+		body += "author " + author + "\ncommitter C <c@x> 1700000000 +0000\n\nmsg\n"
+		path := filepath.Join(t.TempDir(), "c")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		parent = strings.TrimSpace(f.git(t, "hash-object", "-w", "-t", "commit", "--literally", path))
+	}
+	f.git(t, "update-ref", "refs/heads/odd", parent)
+	sameBlame(t, f, map[string]any{"path": "o.txt", "commit": "odd"}, "", "odd", "--", "o.txt")
+	f.git(t, "config", "blame.date", "iso-strict")
+	sameBlame(t, f, map[string]any{"path": "o.txt", "commit": "odd"}, "", "odd", "--", "o.txt")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -58,7 +59,7 @@ func newServeCmd(a *app) *cobra.Command {
 				return usageError("%v", err)
 			}
 			if addr == "" {
-				if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
+				if err := s.Run(ctx, mcpserver.StdioTransport(a.stdin, a.stdout, 30*time.Second)); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 					return &exitError{code: 1, err: err}
 				}
 				return nil

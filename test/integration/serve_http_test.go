@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -123,5 +124,35 @@ func TestServeHTTPToken(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "--token-env") {
 		t.Fatalf("non-loopback without a token: %v\n%s", err, out)
+	}
+}
+
+// TestServeStdioAnswersBeforeEOF pipes initialize and tools/list at once
+// and closes stdin: both must be answered before tgp serve exits.
+func TestServeStdioAnswersBeforeEOF(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
+	cmd := exec.Command(tgpBin, "serve", "--root", t.TempDir())
+	cmd.Env = kernelEnv(remote)
+	cmd.Stdin = strings.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tgp serve: %v", err)
+	}
+	ids := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m.Result == nil {
+			t.Fatalf("not a result: %q", line)
+		}
+		ids[string(m.ID)] = true
+	}
+	if !ids["1"] || !ids["2"] {
+		t.Fatalf("answers for %v, want 1 and 2:\n%s", ids, out)
 	}
 }

@@ -720,3 +720,45 @@ func TestRegressBlameOddIdents(t *testing.T) {
 	f.git(t, "config", "blame.date", "iso-strict")
 	sameBlame(t, f, map[string]any{"path": "o.txt", "commit": "odd"}, "", "odd", "--", "o.txt")
 }
+
+// The working tree file is blamed as git would store it: CRLF checked out
+// through eol=crlf, text, text=auto or core.autocrlf is not a change, a
+// -text or binary file keeps its CRs, and text=auto leaves a file alone
+// when the staged version already has CRLF.
+func TestRegressBlameWorkingTreeEOL(t *testing.T) {
+	f := blameFixture(t)
+	f.write(t, "a.bat", "one\ntwo\n")
+	f.write(t, "b.txt", "one\ntwo\n")
+	f.write(t, "c.bin", "one\ntwo\n")
+	f.write(t, "d/e.txt", "one\ntwo\n")
+	f.write(t, "crlf.txt", "one\r\ntwo\r\n")
+	f.git(t, "add", "-A")
+	commitAs(t, f, "A", 1, "root")
+	f.write(t, "a.bat", "one\r\ntwo\r\nthree\r\n")
+	f.write(t, "b.txt", "one\r\ntwo\r\n")
+	f.write(t, "c.bin", "one\r\ntwo\r\n")
+	f.write(t, "d/e.txt", "one\r\ntwo\r\n")
+	f.write(t, "crlf.txt", "one\r\ntwo\r\nthree\r\n")
+	check := func() {
+		t.Helper()
+		for _, p := range []string{"a.bat", "b.txt", "c.bin", "d/e.txt", "crlf.txt"} {
+			sameBlame(t, f, map[string]any{"path": p}, "", "--", p)
+		}
+	}
+	check()
+	f.write(t, ".gitattributes", "*.bat text eol=crlf\n*.bin binary\n*.txt text=auto\n")
+	check()
+	f.write(t, "d/.gitattributes", "*.txt -text\n")
+	check()
+	f.write(t, ".gitattributes", "")
+	f.git(t, "config", "core.autocrlf", "true")
+	check()
+	f.git(t, "config", "core.autocrlf", "input")
+	if err := os.MkdirAll(filepath.Join(f.dir, ".git", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, ".git", "info", "attributes"), []byte("b.txt -text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check()
+}

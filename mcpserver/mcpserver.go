@@ -9,6 +9,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
@@ -160,7 +161,9 @@ type HTTPOptions struct {
 
 // HTTPHandler serves s over streamable HTTP behind the guard: an Origin
 // that is neither loopback nor allowed is 403, a missing or wrong token 401
-// (with WWW-Authenticate), an oversized body 413.
+// (with WWW-Authenticate), an oversized body 413. The SDK's own check stays
+// on behind it: a loopback listener answers a non-loopback Host with 403
+// (DNS rebinding).
 func HTTPHandler(s *mcp.Server, o HTTPOptions) http.Handler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 4 << 20
@@ -171,16 +174,26 @@ func HTTPHandler(s *mcp.Server, o HTTPOptions) http.Handler {
 	for _, a := range o.AllowedOrigins {
 		allowed[strings.TrimSuffix(strings.ToLower(a), "/")] = true
 	}
-	want := []byte("Bearer " + o.Token)
+	want := sha256.Sum256([]byte(o.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, allowed) {
 			http.Error(w, "Forbidden: origin not allowed", http.StatusForbidden)
 			return
 		}
-		if o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="tgp"`)
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
-			return
+		if o.Token != "" {
+			// The scheme is case-insensitive (RFC 7235); hashing first
+			// keeps the compare constant-time in the token's length too.
+			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+				challenge := `Bearer realm="tgp"`
+				if r.Header.Get("Authorization") != "" {
+					challenge += `, error="invalid_token"`
+				}
+				w.Header().Set("WWW-Authenticate", challenge)
+				http.Error(w, "Unauthorized", http.StatusUnauthorized)
+				return
+			}
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			if r.ContentLength > o.MaxBodyBytes {

@@ -178,6 +178,10 @@ func TestHTTPGuard(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		for k, v := range hdr {
+			if k == "Host" {
+				req.Host = v
+				continue
+			}
 			req.Header.Set(k, v)
 		}
 		res, err := http.DefaultClient.Do(req)
@@ -199,8 +203,18 @@ func TestHTTPGuard(t *testing.T) {
 		{"evil origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "http://evil.example.com"}, http.StatusForbidden},
 		{"evil origin, no token", initBody, map[string]string{"Origin": "http://evil.example.com"}, http.StatusForbidden},
 		{"lookalike origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "http://127.0.0.1.evil.com"}, http.StatusForbidden},
+		{"token with a suffix", initBody, map[string]string{"Authorization": "Bearer s3cret-token-and-more"}, http.StatusUnauthorized},
+		{"token prefix", initBody, map[string]string{"Authorization": "Bearer s3cret"}, http.StatusUnauthorized},
+		{"basic scheme", initBody, map[string]string{"Authorization": "Basic s3cret-token"}, http.StatusUnauthorized},
+		{"empty bearer", initBody, map[string]string{"Authorization": "Bearer "}, http.StatusUnauthorized},
+		{"null origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "null"}, http.StatusForbidden},
+		{"allowed origin on another port", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "https://app.example.com:8443"}, http.StatusForbidden},
+		{"allowed origin over http", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "http://app.example.com"}, http.StatusForbidden},
+		{"rebinding host", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Host": "evil.example.com"}, http.StatusForbidden},
+		{"oversized body, no token", `{"x":"` + strings.Repeat("a", 4096) + `"}`, nil, http.StatusUnauthorized},
 		{"oversized body", `{"x":"` + strings.Repeat("a", 4096) + `"}`, map[string]string{"Authorization": "Bearer s3cret-token"}, http.StatusRequestEntityTooLarge},
 		{"right token", initBody, map[string]string{"Authorization": "Bearer s3cret-token"}, http.StatusOK},
+		{"lower-case scheme", initBody, map[string]string{"Authorization": "bearer s3cret-token"}, http.StatusOK},
 		{"right token, loopback origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "http://localhost:3000"}, http.StatusOK},
 		{"right token, allowed origin", initBody, map[string]string{"Authorization": "Bearer s3cret-token", "Origin": "https://app.example.com"}, http.StatusOK},
 	}
@@ -211,6 +225,9 @@ func TestHTTPGuard(t *testing.T) {
 		}
 		if c.want == http.StatusUnauthorized && !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
 			t.Errorf("%s: WWW-Authenticate %q", c.name, res.Header.Get("WWW-Authenticate"))
+		}
+		if strings.Contains(res.Header.Get("WWW-Authenticate")+res.Status, "s3cret") {
+			t.Errorf("%s: the token leaks into the response", c.name)
 		}
 	}
 	// The official client gets through with the token.

@@ -235,8 +235,9 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 	rows = append(rows, remotes...)
 	width := 0
 	for _, rw := range rows {
-		width = max(width, len(rw.name))
+		width = max(width, strWidth(rw.name))
 	}
+	pad := func(s string) string { return s + strings.Repeat(" ", max(width-strWidth(s), 0)) }
 	var b strings.Builder
 	for _, rw := range rows {
 		mark := "  "
@@ -244,7 +245,7 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 			mark = "* "
 		}
 		if rw.target != "" {
-			fmt.Fprintf(&b, "%s%-*s -> %s\n", mark, width, rw.name, rw.target)
+			fmt.Fprintf(&b, "%s%s -> %s\n", mark, pad(rw.name), rw.target)
 			continue
 		}
 		subj := ""
@@ -255,7 +256,7 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 		if rw.branch != "" {
 			track = trackingInfo(r, rw.branch, rw.hash)
 		}
-		fmt.Fprintf(&b, "%s%-*s %s %s%s\n", mark, width, rw.name, rw.hash.String()[:7], track, subj)
+		fmt.Fprintf(&b, "%s%s %s %s%s\n", mark, pad(rw.name), rw.hash.String()[:7], track, subj)
 	}
 	return b.String(), nil
 }

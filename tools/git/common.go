@@ -102,7 +102,13 @@ func (d Deps) run(ctx context.Context, workingDir string, timeoutMS int, fn func
 		return err
 	})
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
-		return "", &tools.Error{Kind: tools.KindTimeout, Message: fmt.Sprintf("git command timed out after %dms", timeoutMS)}
+		te := &tools.Error{Kind: tools.KindTimeout, Message: fmt.Sprintf("git command timed out after %dms", timeoutMS)}
+		if out != "" {
+			// The SRD's "timeout returns partial": what was produced
+			// before the deadline, marked.
+			return "", &partialTimeout{out: d.clean(out), err: te}
+		}
+		return "", te
 	}
 	if err != nil {
 		return "", err
@@ -130,10 +136,32 @@ func (d Deps) clean(s string) string {
 	return s
 }
 
+// partialTimeout is a timeout after some output was produced.
+type partialTimeout struct {
+	out string
+	err *tools.Error
+}
+
+func (p *partialTimeout) Error() string { return p.err.Error() }
+func (p *partialTimeout) Unwrap() error { return p.err }
+
+// TimeoutMarker ends the partial output of a git tool that timed out.
+const TimeoutMarker = "\n\n... [timed out: partial output]"
+
 // text runs fn like run and returns its output as the tool result, cut at
-// maxBytes (0: no cut beyond the framework's).
+// maxBytes (0: no cut beyond the framework's). A timeout after some output
+// returns that output, marked and flagged truncated.
 func (d Deps) text(ctx context.Context, workingDir string, timeoutMS, maxBytes int, fn func(ctx context.Context, r *git.Repository) (string, error)) (tools.Result, error) {
 	out, err := d.run(ctx, workingDir, timeoutMS, fn)
+	var pt *partialTimeout
+	if errors.As(err, &pt) {
+		res := tools.Result{Value: pt.out + TimeoutMarker, Truncated: true}
+		if maxBytes > 0 && len(pt.out) > maxBytes {
+			res = result(pt.out, maxBytes)
+			res.Value = res.Value.(string) + TimeoutMarker
+		}
+		return res, nil
+	}
 	if err != nil {
 		return tools.Result{}, err
 	}

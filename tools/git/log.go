@@ -127,7 +127,7 @@ func gitLog(ctx context.Context, r *git.Repository, wd string, a logArgs) (strin
 		return true
 	})
 	if err != nil {
-		return "", err
+		return b.String(), err // on a timeout, the commits shown so far
 	}
 	return b.String(), nil
 }

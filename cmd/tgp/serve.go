@@ -40,7 +40,7 @@ func newServeCmd(a *app) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			k, err := a.openKernel(ctx, true)
+			k, err := a.openKernel(ctx, false)
 			if err != nil {
 				return err
 			}
@@ -51,6 +51,32 @@ func newServeCmd(a *app) *cobra.Command {
 					fmt.Fprintf(a.stderr, "tgp: shutdown: %v\n", err)
 				}
 			}()
+			// The HTTP guard is checked before the boot so a refused start
+			// clones nothing.
+			cfg := k.Config().Serve
+			var token string
+			if addr != "" {
+				if tokenEnv == "" {
+					tokenEnv = cfg.TokenEnv
+				}
+				token = kernel.Secret(a.environ, tokenEnv)
+				if tokenEnv != "" && token == "" {
+					return usageError("--token-env %s: the variable is not set or empty", tokenEnv)
+				}
+				if host, _, err := net.SplitHostPort(addr); err != nil {
+					return usageError("--http %q: %v", addr, err)
+				} else if !mcpserver.IsLoopbackHost(host) && token == "" {
+					if !allowOpen {
+						return usageError("refusing to serve %s without a token: it is not a loopback address; set --token-env NAME (or serve.token_env), or pass --allow-unauthenticated", addr)
+					}
+					fmt.Fprintf(a.stderr, "tgp: warning: serving %s without a token (--allow-unauthenticated): anyone who can reach it can write files and run tools\n", addr)
+				}
+			} else if tokenEnv != "" || allowOpen || len(origins) > 0 || stateless {
+				return usageError("--token-env, --allow-unauthenticated, --allowed-origins and --stateless need --http ADDR")
+			}
+			if err := k.Boot(ctx); err != nil {
+				return &exitError{code: 1, err: err}
+			}
 			s, err := mcpserver.New(k.Tools(), k, mcpserver.Options{
 				Name: "tgp", Version: version(), ReadOnly: readOnly,
 				Include: splitList(include), Exclude: splitList(exclude), SystemPrompt: k.SystemPrompt(),
@@ -63,19 +89,6 @@ func newServeCmd(a *app) *cobra.Command {
 					return &exitError{code: 1, err: err}
 				}
 				return nil
-			}
-			cfg := k.Config().Serve
-			if tokenEnv == "" {
-				tokenEnv = cfg.TokenEnv
-			}
-			token := kernel.Secret(a.environ, tokenEnv)
-			if tokenEnv != "" && token == "" {
-				return usageError("--token-env %s: the variable is not set or empty", tokenEnv)
-			}
-			if host, _, err := net.SplitHostPort(addr); err != nil {
-				return usageError("--http %q: %v", addr, err)
-			} else if !mcpserver.IsLoopbackHost(host) && token == "" && !allowOpen {
-				return usageError("refusing to serve %s without a token: it is not a loopback address; set --token-env NAME (or serve.token_env), or pass --allow-unauthenticated", addr)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {

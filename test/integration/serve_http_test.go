@@ -84,6 +84,11 @@ func TestServeHTTPToken(t *testing.T) {
 		cs.Close()
 		t.Fatal("connected with a wrong token")
 	}
+	for _, auth := range []string{"", "Bearer wrong", "Bearer tok-012345678", "Basic tok-0123456789"} {
+		if code, challenge := rawStatus(t, url, auth, "", initRequest); code != http.StatusUnauthorized || !strings.HasPrefix(challenge, "Bearer") {
+			t.Fatalf("Authorization %q: %d, WWW-Authenticate %q", auth, code, challenge)
+		}
+	}
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: authTransport{"tok-0123456789"}}}, nil)
 	if err != nil {
 		t.Fatalf("connect with the token: %v", err)
@@ -124,6 +129,58 @@ func TestServeHTTPToken(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "--token-env") {
 		t.Fatalf("non-loopback without a token: %v\n%s", err, out)
+	}
+}
+
+const initRequest = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// rawStatus posts body with the given Authorization and Origin (when not
+// empty) and returns the status and the WWW-Authenticate challenge.
+func rawStatus(t *testing.T, url, auth, origin, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode, res.Header.Get("WWW-Authenticate")
+}
+
+// TestServeHTTPLoopbackNoToken: without a token a loopback server serves
+// the official client, and still refuses a foreign Origin and an oversized
+// body.
+func TestServeHTTPLoopbackNoToken(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	addr := freeAddr(t)
+	startServe(t, kernelEnv(remote), "--http", addr, "--root", t.TempDir())
+	url := "http://" + addr + "/mcp"
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "git_status", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("git_status: %v %+v", err, res)
+	}
+	if code, _ := rawStatus(t, url, "", "http://localhost:5173", initRequest); code != http.StatusOK {
+		t.Fatalf("loopback Origin: %d", code)
+	}
+	if code, _ := rawStatus(t, url, "", "http://evil.example.com", initRequest); code != http.StatusForbidden {
+		t.Fatalf("evil Origin: %d", code)
+	}
+	if code, _ := rawStatus(t, url, "", "", `{"x":"`+strings.Repeat("a", 5<<20)+`"}`); code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized body: %d", code)
 	}
 }
 

@@ -70,26 +70,18 @@ type remoteHeads struct {
 func (r *Repo) listRemote(ctx context.Context) (remoteHeads, error) {
 	rh := remoteHeads{branches: map[string]plumbing.Hash{}}
 	if l, ok := r.remote.(*localRemote); ok {
-		rs := l.open()
-		defer rs.Close()
 		if b, err := os.ReadFile(filepath.Join(l.path, "HEAD")); err == nil {
 			if t, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:"); ok {
 				rh.head = strings.TrimPrefix(strings.TrimSpace(t), "refs/heads/")
 			}
 		}
-		iter, err := rs.IterReferences()
+		// Not go-git's IterReferences: it reads refs/heads/<b>.lock and
+		// fails ("ref file is empty") while another process pushes.
+		branches, err := l.branches()
 		if err != nil {
 			return rh, fmt.Errorf("list refs of %s: %w", l.path, err)
 		}
-		err = iter.ForEach(func(ref *plumbing.Reference) error {
-			if ref.Name().IsBranch() && ref.Type() == plumbing.HashReference {
-				rh.branches[ref.Name().Short()] = ref.Hash()
-			}
-			return nil
-		})
-		if err != nil {
-			return rh, fmt.Errorf("list refs of %s: %w", l.path, err)
-		}
+		rh.branches = branches
 		return rh, nil
 	}
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{r.cfg.Remote}})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/tgp-go/tgp/gitbackend/merge"
 )
 
 // lostLine is a parent's line missing from the result.
@@ -67,7 +68,7 @@ func writeCombined(b *strings.Builder, p string, parents []side, hasParent []boo
 	for _, d := range datas {
 		binary = binary || isBinary(d)
 	}
-	lines := splitLines(res)
+	lines := merge.Lines(res)
 	cnt := len(lines)
 	sl := make([]sline, cnt+2)
 	for i, l := range lines {
@@ -150,28 +151,13 @@ func writeCombined(b *strings.Builder, p string, parents []side, hasParent []boo
 	dumpSline(b, sl, cnt, n)
 }
 
-// splitLines splits keeping each line's newline.
-func splitLines(data []byte) [][]byte {
-	var out [][]byte
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			out = append(out, data)
-			break
-		}
-		out = append(out, data[:i+1])
-		data = data[i+1:]
-	}
-	return out
-}
-
 // combineParent records parent i's differences against the result and
 // numbers its lines (combine-diff.c combine_diff).
 func combineParent(sl []sline, cnt, i int, parent, result []byte) {
-	plines := splitLines(parent)
+	plines := merge.Lines(parent)
 	hs, err := blameHunks(context.Background(), parent, result)
 	if err != nil {
-		hs = lcsHunks(plines, splitLines(result))
+		hs = lcsHunks(plines, merge.Lines(result))
 	}
 	mask := uint(1) << i
 	for _, h := range hs {

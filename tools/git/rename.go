@@ -49,26 +49,9 @@ func spanHash(data []byte) map[uint32]int {
 	return out
 }
 
-// similarityScore is git's estimate_similarity (0..maxScore) for a source
-// and destination of sizes and contents.
-func similarityScore(src, dst []byte) int {
-	maxSize, baseSize := len(src), len(dst)
-	if baseSize > maxSize {
-		maxSize, baseSize = baseSize, maxSize
-	}
-	if maxSize*(maxScore-minimumScore) < (maxSize-baseSize)*maxScore {
-		return 0
-	}
-	if len(dst) == 0 {
-		return 0
-	}
-	sh, dh := spanHash(src), spanHash(dst)
-	copied := 0
-	for h, sc := range sh {
-		copied += min(sc, dh[h])
-	}
-	return copied * maxScore / maxSize
-}
+// similarityScore is git's estimate_similarity (0..maxScore) at the
+// default rename threshold.
+func similarityScore(src, dst []byte) int { return estimateSimilarity(src, dst, minimumScore) }
 
 // similarity is the similarity index git prints (percent).
 func similarity(a, b []byte) int { return similarityScore(a, b) * 100 / maxScore }

@@ -90,15 +90,16 @@ func gitLog(ctx context.Context, r *git.Repository, wd string, a logArgs) (strin
 	walk := newRevWalk(r, ps)
 	walk.since = since
 	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: now}
-	var pf prettyFormat
+	cf := commitFormat{kind: "medium"}
 	switch {
 	case a.Format != "":
-		pf = parsePrettyFormat(a.Format)
+		if cf, err = parseCommitFormat(a.Format); err != nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error()}
+		}
 	case a.Oneline:
-		pf = prettyFormat{named: "oneline", terminated: true}
-	default:
-		pf = prettyFormat{named: "medium", terminated: true}
+		cf = commitFormat{kind: "oneline", terminator: true, abbrev: true}
 	}
+	lp := &logPrinter{pc: pc, f: cf}
 	var b strings.Builder
 	n := 0
 	err = walk.run(ctx, head.Hash(), func(c *object.Commit) bool {
@@ -114,16 +115,8 @@ func gitLog(ctx context.Context, r *git.Repository, wd string, a logArgs) (strin
 		if grepRe != nil && !grepRe.MatchString(c.Message) {
 			return true
 		}
-		if n > 0 {
-			switch {
-			case pf.named == "medium":
-				b.WriteByte('\n')
-			case pf.named == "" && !pf.terminated:
-				b.WriteByte('\n') // format: separates commits
-			}
-		}
 		n++
-		b.WriteString(renderCommit(pc, c, pf))
+		lp.show(&b, c)
 		return true
 	})
 	if err != nil {
@@ -132,40 +125,8 @@ func gitLog(ctx context.Context, r *git.Repository, wd string, a logArgs) (strin
 	return b.String(), nil
 }
 
-// renderCommit is one commit in a pretty format.
-func renderCommit(pc *prettyContext, c *object.Commit, pf prettyFormat) string {
-	switch pf.named {
-	case "":
-		out := pc.expand(c, pf.template)
-		if pf.terminated {
-			out += "\n"
-		}
-		return out
-	case "oneline":
-		return c.Hash.String()[:7] + " " + parseMessage(c.Message).subject() + "\n"
-	default:
-		return mediumHeader(c)
-	}
-}
-
 // gitDate is git's default date format.
 const gitDate = "Mon Jan 2 15:04:05 2006 -0700"
-
-func mediumHeader(c *object.Commit) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "commit %s\n", c.Hash)
-	if c.NumParents() > 1 {
-		b.WriteString("Merge:")
-		for _, p := range c.ParentHashes {
-			b.WriteString(" " + p.String()[:7])
-		}
-		b.WriteByte('\n')
-	}
-	fmt.Fprintf(&b, "Author: %s <%s>\n", c.Author.Name, c.Author.Email)
-	fmt.Fprintf(&b, "Date:   %s\n\n", c.Author.When.Format(gitDate))
-	b.WriteString(mediumMessage(c.Message))
-	return b.String()
-}
 
 // subject is git's %s of a message.
 func subject(msg string) string { return parseMessage(msg).subject() }

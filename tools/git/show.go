@@ -49,7 +49,7 @@ func showObject(r *git.Repository, a showArgs) (string, error) {
 	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now()}
 	obj, err := resolveObject(r, a.Commit)
 	if err != nil {
-		return "", unknownRevision(a.Commit)
+		return "", revisionError(r, a.Commit)
 	}
 	var b strings.Builder
 	for {
@@ -105,6 +105,29 @@ func showObject(r *git.Repository, a showArgs) (string, error) {
 			return "", unknownRevision(a.Commit)
 		}
 	}
+}
+
+// revisionError is git's complaint about a revision that names nothing:
+// "<rev>:<path>" whose commit resolves but whose tree lacks the path gets
+// get_oid_with_context's wording, anything else "unknown revision".
+func revisionError(r *git.Repository, rev string) error {
+	base, p, ok := strings.Cut(rev, ":")
+	if !ok || p == "" || strings.Contains(base, "@{") {
+		return unknownRevision(rev)
+	}
+	if base == "" {
+		base = "HEAD"
+	}
+	if _, err := r.ResolveRevision(plumbing.Revision(base)); err != nil {
+		return unknownRevision(rev)
+	}
+	msg := fmt.Sprintf("fatal: path '%s' does not exist in '%s'", p, base)
+	if w, err := worktreeOf(r); err == nil {
+		if _, err := w.Filesystem.Lstat(p); err == nil {
+			msg = fmt.Sprintf("fatal: path '%s' exists on disk, but not in '%s'", p, base)
+		}
+	}
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: msg}
 }
 
 // resolveObject resolves a revision to the object it names without
@@ -165,12 +188,38 @@ func resolveObject(r *git.Repository, rev string) (object.Object, error) {
 }
 
 func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (string, error) {
-	var b strings.Builder
-	pf := prettyFormat{named: "medium", terminated: true}
+	cf := commitFormat{kind: "medium"}
 	if a.Format != "" {
-		pf = parsePrettyFormat(a.Format)
+		var err error
+		if cf, err = parseCommitFormat(a.Format); err != nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error()}
+		}
 	}
-	b.WriteString(renderCommit(pc, c, pf))
+	diff, err := showDiff(r, c, a)
+	if err != nil {
+		return "", err
+	}
+	lp := &logPrinter{pc: pc, f: cf}
+	var b strings.Builder
+	lp.show(&b, c)
+	switch {
+	case c.NumParents() > 1:
+		// diff_tree_combined ends the log entry whatever follows.
+		if !cf.empty() {
+			b.WriteByte('\n')
+		}
+		b.WriteString(diff)
+	case diff != "":
+		lp.beforeDiff(&b)
+		b.WriteString(diff)
+	}
+	return b.String(), nil
+}
+
+// showDiff is the diff git show prints under a commit: the patch, --stat
+// or --name-only against its parent; for a merge, git's dense combined
+// diff (--stat against the first parent).
+func showDiff(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
 	to, err := c.Tree()
 	if err != nil {
 		return "", err
@@ -180,10 +229,6 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 		return "", err
 	}
 	if c.NumParents() > 1 {
-		// A merge: --stat is against the first parent; the patch and the
-		// names are git's combined diff, the paths that differ from every
-		// parent (none for a merge that resolved nothing by hand).
-		b.WriteString("\n")
 		var parents []map[string]side
 		for _, ph := range c.ParentHashes {
 			pt, err := commitTree(r, ph)
@@ -197,9 +242,9 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 			parents = append(parents, files)
 		}
 		if a.Stat && !a.NameOnly {
-			b.WriteString(render(detectRenames(diffSides(parents[0], toFiles, nil)), false, true, 3))
-			return b.String(), nil
+			return render(detectRenames(diffSides(parents[0], toFiles, nil)), false, true, 3), nil
 		}
+		var b strings.Builder
 		for _, p := range combinedPaths(parents, toFiles) {
 			if a.NameOnly {
 				b.WriteString(quotePath(p) + "\n")
@@ -229,13 +274,9 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 	}
 	changes := detectRenames(diffSides(fromFiles, toFiles, nil))
 	if len(changes) == 0 {
-		return b.String(), nil
+		return "", nil
 	}
-	// A blank line between the message and the diff; "format:" output has
-	// no terminator, so its line is ended first.
-	b.WriteString("\n")
-	b.WriteString(render(changes, a.NameOnly, a.Stat, 3))
-	return b.String(), nil
+	return render(changes, a.NameOnly, a.Stat, 3), nil
 }
 
 // commitTree is the tree of a commit given by hash.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -17,6 +18,14 @@ type logPrinter struct {
 	pc       *prettyContext
 	f        commitFormat
 	shownOne bool
+	decos    map[plumbing.Hash][]string // loaded on the first %d/%D
+}
+
+func (lp *logPrinter) deco(h plumbing.Hash) []string {
+	if lp.decos == nil {
+		lp.decos = loadDecorations(lp.pc.r)
+	}
+	return lp.decos[h]
 }
 
 // show writes one commit's log entry.
@@ -29,7 +38,7 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 	var msg string
 	switch lp.f.kind {
 	case "user":
-		msg = lp.pc.formatUser(rc, lp.f.template, lp.f.dateMode)
+		msg = lp.pc.formatUser(rc, lp.f.template, lp.f.dateMode, lp.deco)
 	case "email", "mboxrd":
 		fmt.Fprintf(b, "From %s Mon Sep 17 00:00:00 2001\n", c.Hash)
 		msg = lp.pc.prettyBuiltin(rc, lp.f.kind)

@@ -8,6 +8,8 @@ package git
 import (
 	"strconv"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 const formattingLimit = 16 * 1024
@@ -37,12 +39,12 @@ type userFormatter struct {
 	padding, flush, trunc int
 	parsedMsg             bool
 	subject, body         string // message from the subject on; body
-	decs                  *[]string
+	deco                  func(plumbing.Hash) []string
 }
 
 // formatUser is format_commit_message.
-func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string) string {
-	uf := &userFormatter{pc: pc, rc: rc, dateMode: dateMode}
+func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string) string {
+	uf := &userFormatter{pc: pc, rc: rc, dateMode: dateMode, deco: deco}
 	var sb strings.Builder
 	f := tmpl
 	for {
@@ -409,7 +411,7 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 		sb.WriteString(">")
 		return 1
 	case 'd', 'D':
-		decs := decorations(uf.pc.r, c.Hash)
+		decs := uf.deco(c.Hash)
 		if len(decs) > 0 {
 			if p[0] == 'd' {
 				sb.WriteString(" (" + strings.Join(decs, ", ") + ")")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -46,13 +45,13 @@ func logTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a logArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
-				return gitLog(ctx, r, d.relDir(a.WorkingDir), a)
+				return d.gitLog(ctx, r, d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
 }
 
-func gitLog(ctx context.Context, r *git.Repository, wd string, a logArgs) (string, error) {
+func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArgs) (string, error) {
 	head, err := r.Head()
 	if err != nil {
 		b, _ := currentBranch(r)
@@ -61,13 +60,15 @@ func gitLog(ctx context.Context, r *git.Repository, wd string, a logArgs) (strin
 	now := time.Now()
 	var since, until time.Time
 	if a.Since != "" {
-		if since, err = approxidate(a.Since, now); err != nil {
-			return "", tools.BadArg("since", "%v", err)
+		var ok bool
+		if since, ok = logDate(a.Since, now); !ok {
+			return "", tools.BadArg("since", "cannot read date %q (try 2026-01-31, 2026-01-31 10:00:00, @<unix seconds>, \"2 weeks ago\" or \"last friday\")", a.Since)
 		}
 	}
 	if a.Until != "" {
-		if until, err = approxidate(a.Until, now); err != nil {
-			return "", tools.BadArg("until", "%v", err)
+		var ok bool
+		if until, ok = logDate(a.Until, now); !ok {
+			return "", tools.BadArg("until", "cannot read date %q (try 2026-01-31, 2026-01-31 10:00:00, @<unix seconds>, \"2 weeks ago\" or \"last friday\")", a.Until)
 		}
 	}
 	var authorRe, grepRe *regexp.Regexp
@@ -83,7 +84,7 @@ func gitLog(ctx context.Context, r *git.Repository, wd string, a logArgs) (strin
 	}
 	var ps pathspec
 	if a.Path != "" {
-		if ps, err = parsePathspec(wd, []string{a.Path}); err != nil {
+		if ps, err = d.logPathspec(wd, a.Path); err != nil {
 			return "", err
 		}
 	}
@@ -131,69 +132,8 @@ const gitDate = "Mon Jan 2 15:04:05 2006 -0700"
 // subject is git's %s of a message.
 func subject(msg string) string { return parseMessage(msg).subject() }
 
-// decorations lists the refs pointing at h as git's %D does: HEAD first
-// ("HEAD -> <branch>" when HEAD is on one of them), then every other ref
-// to h (annotated tags peeled, symbolic refs resolved) in descending
-// refname order.
+// decorations lists the refs pointing at h as git's %D does (see
+// loadDecorations).
 func decorations(r *git.Repository, h plumbing.Hash) []string {
-	headRef, _ := r.Storer.Reference(plumbing.HEAD)
-	headBranch := plumbing.ReferenceName("")
-	if headRef != nil && headRef.Type() == plumbing.SymbolicReference {
-		headBranch = headRef.Target()
-	}
-	iter, err := r.References()
-	if err != nil {
-		return nil
-	}
-	type dec struct {
-		full plumbing.ReferenceName
-		show string
-	}
-	var decs []dec
-	onHead := false
-	_ = iter.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name()
-		if name == plumbing.HEAD {
-			return nil
-		}
-		target := ref
-		if ref.Type() == plumbing.SymbolicReference {
-			resolved, err := r.Reference(name, true)
-			if err != nil {
-				return nil
-			}
-			target = resolved
-		}
-		th := target.Hash()
-		if tag, err := object.GetTag(r.Storer, th); err == nil {
-			th = tag.Target
-		}
-		if th != h {
-			return nil
-		}
-		show := name.String()
-		switch {
-		case name == headBranch:
-			onHead = true
-			return nil
-		case name.IsBranch(), name.IsRemote():
-			show = name.Short()
-		case name.IsTag():
-			show = "tag: " + name.Short()
-		}
-		decs = append(decs, dec{full: name, show: show})
-		return nil
-	})
-	sort.Slice(decs, func(i, j int) bool { return decs[i].full > decs[j].full })
-	var out []string
-	switch {
-	case onHead:
-		out = append(out, "HEAD -> "+headBranch.Short())
-	case headRef != nil && headRef.Type() == plumbing.HashReference && headRef.Hash() == h:
-		out = append(out, "HEAD")
-	}
-	for _, d := range decs {
-		out = append(out, d.show)
-	}
-	return out
+	return loadDecorations(r)[h]
 }

@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/tools"
@@ -61,7 +63,11 @@ func compareTool(t *testing.T, f *fixture, tool string, args map[string]any, wd 
 			t.Errorf("%s %s: git failed (%s) but the tool printed:\n%s", tool, raw, strings.TrimSpace(errOut), res.Value)
 			return
 		}
-		if msg := err.Error(); !strings.Contains(strings.TrimSpace(errOut), strings.TrimSpace(strings.TrimPrefix(msg, "execution_failed: "))) {
+		msg := err.Error()
+		if te, ok := err.(*tools.Error); ok {
+			msg = te.Message
+		}
+		if !strings.Contains(strings.TrimSpace(errOut), strings.TrimSpace(msg)) {
 			t.Errorf("%s %s: error %q, git said %q", tool, raw, msg, errOut)
 		}
 		return
@@ -133,4 +139,98 @@ func TestRegressShowObjects(t *testing.T) {
 	}
 }
 
-var _ = tools.KindBadArgs
+// since/until take git's approxidate.
+func TestRegressLogDates(t *testing.T) {
+	f := messagesRepo(t)
+	for _, d := range []string{"@1700050000", "1700050000", "2023-11-15", "2023-11-14 23:00:00", "2023-11-15T10:00:00Z",
+		"2023-11-15 10:00:00 +0200", "Nov 15 2023", "15 Nov 2023", "2.weeks.ago", "3 years ago", "yesterday", "now",
+		"2023.11.16", "11/15/2023", "last friday", "@0"} {
+		compareTool(t, f, "git_log", map[string]any{"since": d, "oneline": true}, "", "log", "--oneline", "--since="+d)
+		compareTool(t, f, "git_log", map[string]any{"until": d, "oneline": true}, "", "log", "--oneline", "--until="+d)
+		compareTool(t, f, "git_log", map[string]any{"until": d, "path": "a.txt", "oneline": true}, "", "log", "--oneline", "--until="+d, "--", "a.txt")
+	}
+}
+
+// Paths: globs, '.', directories, paths relative to working_dir with
+// '../', a path leaving the repository, mode-only changes, control
+// characters in names, merges simplified by TREESAME.
+func TestRegressLogPaths(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "src/a/b.txt", "1\n")
+	f.write(t, "src/c.txt", "1\n")
+	f.write(t, "lib/x.go", "1\n")
+	f.write(t, "tab\there", "1\n")
+	f.commitAt(t, "", "1700000000 +0000", "one")
+	f.git(t, "update-index", "--chmod=+x", "lib/x.go")
+	f.commitAt(t, "", "1700000100 +0000", "mode only")
+	f.git(t, "checkout", "-q", "-b", "side")
+	f.write(t, "src/c.txt", "side\n")
+	f.commitAt(t, "", "1700000200 +0000", "side edit")
+	f.git(t, "checkout", "-q", "main")
+	f.write(t, "tab\there", "2\n")
+	f.commitAt(t, "", "1700000300 +0000", "main edit")
+	if _, errOut, ok := gitAt(t, f.dir, []string{"GIT_AUTHOR_DATE=1700000400 +0000", "GIT_COMMITTER_DATE=1700000400 +0000"}, "merge", "-q", "--no-ff", "-m", "merge side", "side"); !ok {
+		t.Fatal(errOut)
+	}
+	f.write(t, "src/a/b.txt", "2\n")
+	f.commitAt(t, "", "1700000500 +0000", "after merge")
+	f = open(t, f.dir)
+	for _, c := range []struct{ wd, p string }{
+		{"", "src/*"}, {"", "*.txt"}, {"", "*"}, {"", "."}, {"", "src"}, {"", "src/"}, {"", "lib/x.go"}, {"", "tab\there"},
+		{"", "src/c.txt"}, {"", "nope"}, {"src", "../lib/x.go"}, {"src", "a"}, {"src", "."}, {"src", ".."}, {"src/a", "../c.txt"},
+		{"", "../x"}, {"src", "../../x"}, {"", "s?c"}, {"", "[sl]*"}, {"", ":(top)lib"}, {"src", ":/lib/x.go"}, {"src", ":(literal)a"}, {"", "src/a/b.txt/"},
+	} {
+		args := map[string]any{"path": c.p, "oneline": true}
+		if c.wd != "" {
+			args["working_dir"] = c.wd
+		}
+		compareTool(t, f, "git_log", args, c.wd, "log", "--oneline", "--", c.p)
+		delete(args, "oneline")
+		compareTool(t, f, "git_log", args, c.wd, "log", "--", c.p)
+	}
+	compareTool(t, f, "git_show", map[string]any{"name_only": true}, "", "show", "--name-only", "HEAD")
+	compareTool(t, f, "git_show", map[string]any{"name_only": true, "commit": "HEAD~1"}, "", "show", "--name-only", "HEAD~1")
+	compareTool(t, f, "git_show", map[string]any{"commit": "HEAD~1", "stat": true}, "", "show", "--stat", "HEAD~1")
+	compareTool(t, f, "git_log", map[string]any{"format": "%h %d"}, "", "log", "--format=%h %d")
+}
+
+// A shallow clone's boundary commit is decorated "grafted".
+func TestRegressLogShallowGrafted(t *testing.T) {
+	src := messagesRepo(t)
+	dir := filepath.Join(t.TempDir(), "clone")
+	if _, errOut, ok := gitAt(t, "", nil, "clone", "-q", "--depth", "2", "file://"+src.dir, dir); !ok {
+		t.Fatal(errOut)
+	}
+	f := open(t, dir)
+	for _, fm := range []string{"%h%d", "%D", "%C(auto)%h%d"} {
+		compareTool(t, f, "git_log", map[string]any{"format": fm}, "", "log", "--format="+fm)
+	}
+	compareTool(t, f, "git_show", map[string]any{"format": "%d|%D", "commit": "HEAD~1"}, "", "show", "--format=%d|%D", "HEAD~1")
+	compareTool(t, f, "git_log", map[string]any{}, "", "log")
+}
+
+// approxidate: the tool reads every date git rev-parse --since reads the
+// same way (git prints the timestamp it took as --max-age).
+func TestRegressLogApproxidate(t *testing.T) {
+	gittest.RequireGit(t)
+	for _, d := range []string{"@0", "@1700050000", "1700050000", "Nov 15 2023", "15 Nov 2023", "11/15/2023", "last friday",
+		"2023-11-15", "2023-11-14 23:00:00", "2.weeks.ago", "yesterday", "now", "2023.11.16", "10:00", "noon yesterday",
+		"2023-11-15T10:00:00Z", "12345", "1 month 2 days ago", "3 years ago", "15.11.2023", "11/15", "Dec 02", "midnight",
+		"5pm", "tea", "last monday", "two weeks ago", "2023-11-15 10:00 +0200", "Wed, 15 Nov 2023 10:00:00 +0200"} {
+		before := time.Now()
+		out, errOut, ok := gitAt(t, "", nil, "rev-parse", "--since="+d)
+		if !ok {
+			t.Fatalf("rev-parse --since=%s: %s", d, errOut)
+		}
+		want, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(out), "--max-age="), 10, 64)
+		if err != nil {
+			t.Fatalf("rev-parse --since=%s printed %q", d, out)
+		}
+		got, _ := logDate(d, before)
+		// git read its own clock a moment later: a relative date may be
+		// a second or two ahead of ours, never more.
+		if diff := want - got.Unix(); diff < 0 || diff > 2 {
+			t.Errorf("%q: tool %d, git %d", d, got.Unix(), want)
+		}
+	}
+}

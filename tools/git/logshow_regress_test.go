@@ -234,3 +234,42 @@ func TestRegressLogApproxidate(t *testing.T) {
 		}
 	}
 }
+
+// git show of a merge whose side renamed a file the other side edited:
+// the combined diff pairs each parent by rename (diff.renames), so the
+// result, equal to one parent's renamed file, is not shown.
+func TestRegressShowMergeRenamedSide(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "main8.ts", "return x;\r\n  two spaces\r\nend\r\n\tindented\r\nbeta\r\nbeta\r\n")
+	f.write(t, "k", "keep\n")
+	f.commitAt(t, "", "1700000000 +0000", "one")
+	f.git(t, "checkout", "-q", "-b", "fix-1")
+	if err := os.Rename(filepath.Join(f.dir, "main8.ts"), filepath.Join(f.dir, "b3.log")); err != nil {
+		t.Fatal(err)
+	}
+	f.commitAt(t, "", "1700000100 +0000", "branch")
+	f.git(t, "checkout", "-q", "main")
+	f.write(t, "main8.ts", "alpha\nfunc f() {\ngamma")
+	f.write(t, "k", "keep\nmore\n")
+	f.commitAt(t, "", "1700000200 +0000", "main")
+	if _, errOut, ok := gitAt(t, f.dir, []string{"GIT_AUTHOR_DATE=1700000300 +0000", "GIT_COMMITTER_DATE=1700000300 +0000"}, "merge", "-q", "--no-edit", "--no-ff", "fix-1"); !ok {
+		t.Fatal(errOut)
+	}
+	f.write(t, "k", "resolved by hand\n")
+	f.git(t, "commit", "-q", "--amend", "-a", "--no-edit")
+	f = open(t, f.dir)
+	for _, a := range [][]string{nil, {"--name-only"}, {"--stat"}, {"--format=%h"}, {"--format=format:%h"}, {"--format=oneline"}} {
+		args := map[string]any{}
+		for _, x := range a {
+			switch {
+			case x == "--name-only":
+				args["name_only"] = true
+			case x == "--stat":
+				args["stat"] = true
+			default:
+				args["format"] = strings.TrimPrefix(x, "--format=")
+			}
+		}
+		compareTool(t, f, "git_show", args, "", append(append([]string{"show"}, a...), "HEAD")...)
+	}
+}

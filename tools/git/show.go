@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -245,15 +244,16 @@ func showDiff(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
 			return render(detectRenames(diffSides(parents[0], toFiles, nil)), false, true, 3), nil
 		}
 		var b strings.Builder
-		for _, p := range combinedPaths(parents, toFiles) {
+		paths, srcs := combinedPairs(parents, toFiles)
+		for _, p := range paths {
 			if a.NameOnly {
 				b.WriteString(quotePath(p) + "\n")
 				continue
 			}
 			ps := make([]side, len(parents))
 			has := make([]bool, len(parents))
-			for i, m := range parents {
-				ps[i], has[i] = m[p]
+			for i := range parents {
+				ps[i], has[i] = srcs[i][p].s, srcs[i][p].ok
 			}
 			res, hasRes := toFiles[p]
 			writeCombined(&b, p, ps, has, res, hasRes)
@@ -288,33 +288,45 @@ func commitTree(r *git.Repository, h plumbing.Hash) (*object.Tree, error) {
 	return c.Tree()
 }
 
-// combinedPaths lists, sorted, the paths of a merge result that differ
-// from the same path in every parent.
-func combinedPaths(parents []map[string]side, result map[string]side) []string {
-	names := map[string]bool{}
-	for p := range result {
-		names[p] = true
-	}
-	for _, m := range parents {
-		for p := range m {
-			names[p] = true
+// parentSide is a merge result path's source in one parent.
+type parentSide struct {
+	s  side
+	ok bool
+}
+
+// combinedPairs is combine-diff.c's find_paths_generic: each parent is
+// diffed against the result with rename detection (diff.renames is on by
+// default), and the paths changed against every parent are kept, in
+// order, each with its source in every parent (a renamed file's source
+// is the file it was renamed from).
+func combinedPairs(parents []map[string]side, result map[string]side) ([]string, []map[string]parentSide) {
+	srcs := make([]map[string]parentSide, len(parents))
+	var paths []string
+	for i, m := range parents {
+		srcs[i] = map[string]parentSide{}
+		for _, c := range detectRenames(diffSides(m, result, nil)) {
+			ps := parentSide{}
+			if c.oldMode != 0 {
+				ps = parentSide{s: side{mode: c.oldMode, hash: c.oldHash, load: c.oldLoaded}, ok: true}
+			}
+			srcs[i][c.path] = ps
+			if i == 0 {
+				paths = append(paths, c.path)
+			}
 		}
 	}
-	var out []string
-	for p := range names {
-		r, inR := result[p]
-		differs := true
-		for _, m := range parents {
-			s, ok := m[p]
-			if ok == inR && (!ok || (s.hash == r.hash && s.mode == r.mode)) {
-				differs = false
+	kept := paths[:0]
+	for _, p := range paths {
+		in := true
+		for i := 1; i < len(srcs); i++ {
+			if _, ok := srcs[i][p]; !ok {
+				in = false
 				break
 			}
 		}
-		if differs {
-			out = append(out, p)
+		if in {
+			kept = append(kept, p)
 		}
 	}
-	sort.Strings(out)
-	return out
+	return kept, srcs
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/text/encoding/ianaindex"
 )
 
 // commitFormat is a --format/--pretty argument resolved as git's
@@ -93,7 +94,8 @@ func loadRawCommit(pc *prettyContext, c *object.Commit) rawCommit {
 		hdr, msg = bytes.TrimSuffix(raw, []byte("\n")), nil
 	}
 	rc.header, rc.msg = string(hdr)+"\n", string(msg)
-	for _, l := range strings.Split(string(hdr), "\n") {
+	reencode(&rc)
+	for _, l := range strings.Split(rc.header, "\n") {
 		switch {
 		case strings.HasPrefix(l, "author ") && rc.author == "":
 			rc.author = l[len("author "):]
@@ -104,6 +106,39 @@ func loadRawCommit(pc *prettyContext, c *object.Commit) rawCommit {
 		}
 	}
 	return rc
+}
+
+// reencode is logmsg_reencode for UTF-8 output: a commit whose encoding
+// header names another charset is converted as a whole (header and
+// message) and loses that header line; one that cannot be converted is
+// shown as stored.
+func reencode(rc *rawCommit) {
+	var enc string
+	for _, l := range strings.Split(rc.header, "\n") {
+		if v, ok := strings.CutPrefix(l, "encoding "); ok {
+			enc = v
+		}
+	}
+	rc.encoding = enc
+	if enc == "" || strings.EqualFold(enc, "utf-8") || strings.EqualFold(enc, "utf8") {
+		return
+	}
+	e, err := ianaindex.IANA.Encoding(enc)
+	if err != nil || e == nil {
+		return
+	}
+	hdr, err1 := e.NewDecoder().String(rc.header)
+	msg, err2 := e.NewDecoder().String(rc.msg)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(hdr, "\n") {
+		if !strings.HasPrefix(l, "encoding ") {
+			kept = append(kept, l)
+		}
+	}
+	rc.header, rc.msg = strings.Join(kept, ""), msg
 }
 
 // identLine is split_ident_line's result.

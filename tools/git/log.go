@@ -110,7 +110,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		if !until.IsZero() && c.Committer.When.After(until) {
 			return true
 		}
-		if authorRe != nil && !authorRe.MatchString(c.Author.Name+" <"+c.Author.Email+">") {
+		if authorRe != nil && !authorRe.MatchString(authorHeader(pc, c)) {
 			return true
 		}
 		if grepRe != nil && !grepRe.MatchString(c.Message) {

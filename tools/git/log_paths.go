@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -72,4 +74,16 @@ func escapeWildcards(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// authorHeader is the author line --author matches (after "author "),
+// with the name and email rewritten by the mailmap as git log does.
+func authorHeader(pc *prettyContext, c *object.Commit) string {
+	rc := loadRawCommit(pc, c)
+	id := splitIdent(rc.author)
+	if !id.ok {
+		return rc.author
+	}
+	name, email := pc.mailmap.mapUser(id.name, id.email)
+	return name + " <" + email + ">" + rc.author[strings.LastIndexByte(rc.author, '>')+1:]
 }

@@ -273,3 +273,33 @@ func TestRegressShowMergeRenamedSide(t *testing.T) {
 		compareTool(t, f, "git_show", args, "", append(append([]string{"show"}, a...), "HEAD")...)
 	}
 }
+
+// A .mailmap maps the Author/Commit lines of the builtin formats and
+// %aN/%aE/%aL; a message in ISO-8859-1 with its encoding header is shown
+// in UTF-8; odd whitespace (CR, vertical tab, form feed) and a
+// '-00xx' zone are kept as git keeps them.
+func TestRegressLogMailmapEncodingWhitespace(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, ".mailmap", "Real Name <real@x.org> <bob@x.org>\nOther <other@x.org> Carol <carol@x.org>\n")
+	f.write(t, "a", "1\n")
+	f.commitAt(t, "Bob <bob@x.org>", "1700000000 -0030", "crlf subject\r\n\r\nbody\r\nline\x0b\n\x0c\nend  \t")
+	f.write(t, "a", "2\n")
+	f.commitAt(t, "Carol <carol@x.org>", "1700000100 +1360", "tab\tsubject\twith\ttabs\n\n\tbody\ttab\n")
+	f.write(t, "a", "3\n")
+	if _, errOut, ok := gitAt(t, f.dir, []string{"GIT_AUTHOR_DATE=1700000200 +0000", "GIT_COMMITTER_DATE=1700000200 +0000"},
+		"-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "-a", "-m", "caf\xe9 latin\n\nna\xefve body"); !ok {
+		t.Fatal(errOut)
+	}
+	f = open(t, f.dir)
+	for _, fm := range []string{"", "medium", "full", "fuller", "short", "raw", "email", "oneline",
+		"%an|%aN|%ae|%aE|%al|%aL|%cN", "%e|%s|%b", "%B", "%ad|%ai|%aI|%aD"} {
+		args := map[string]any{}
+		g := []string{"log"}
+		if fm != "" {
+			args["format"] = fm
+			g = append(g, "--format="+fm)
+		}
+		compareTool(t, f, "git_log", args, "", g...)
+	}
+	compareTool(t, f, "git_log", map[string]any{"author": "Real"}, "", "log", "--author=Real")
+}

@@ -19,6 +19,21 @@ type logPrinter struct {
 	f        commitFormat
 	shownOne bool
 	decos    map[plumbing.Hash][]string // loaded on the first %d/%D
+	ab       *abbrever                  // opened on the first abbreviation
+}
+
+func (lp *logPrinter) abbrev(h plumbing.Hash) string {
+	if lp.ab == nil {
+		lp.ab = newAbbrever(lp.pc.r)
+	}
+	return lp.ab.short(h)
+}
+
+// close releases what abbreviating opened.
+func (lp *logPrinter) close() {
+	if lp.ab != nil {
+		lp.ab.close()
+	}
 }
 
 func (lp *logPrinter) deco(h plumbing.Hash) []string {
@@ -38,16 +53,16 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 	var msg string
 	switch lp.f.kind {
 	case "user":
-		msg = lp.pc.formatUser(rc, lp.f.template, lp.f.dateMode, lp.deco)
+		msg = lp.pc.formatUser(rc, lp.f.template, lp.f.dateMode, lp.deco, lp.abbrev)
 	case "email", "mboxrd":
 		fmt.Fprintf(b, "From %s Mon Sep 17 00:00:00 2001\n", c.Hash)
-		msg = lp.pc.prettyBuiltin(rc, lp.f.kind)
+		msg = lp.pc.prettyBuiltin(rc, lp.f.kind, lp.abbrev)
 	default:
 		if lp.f.kind != "oneline" {
 			b.WriteString("commit ")
 		}
 		if lp.f.abbrev {
-			b.WriteString(c.Hash.String()[:7])
+			b.WriteString(lp.abbrev(c.Hash))
 		} else {
 			b.WriteString(c.Hash.String())
 		}
@@ -56,7 +71,7 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 		} else {
 			b.WriteByte('\n')
 		}
-		msg = lp.pc.prettyBuiltin(rc, lp.f.kind)
+		msg = lp.pc.prettyBuiltin(rc, lp.f.kind, lp.abbrev)
 	}
 	b.WriteString(msg)
 	if lp.f.terminator && !lp.f.empty() {
@@ -73,7 +88,7 @@ func (lp *logPrinter) beforeDiff(b *strings.Builder) {
 }
 
 // prettyBuiltin is pretty_print_commit for the builtin formats.
-func (pc *prettyContext) prettyBuiltin(rc rawCommit, kind string) string {
+func (pc *prettyContext) prettyBuiltin(rc rawCommit, kind string, abbrev func(plumbing.Hash) string) string {
 	var sb strings.Builder
 	mail := kind == "email" || kind == "mboxrd"
 	indent := 4
@@ -88,7 +103,7 @@ func (pc *prettyContext) prettyBuiltin(rc rawCommit, kind string) string {
 		if len(rc.c.ParentHashes) > 1 && kind != "oneline" && !mail {
 			sb.WriteString("Merge:")
 			for _, p := range rc.c.ParentHashes {
-				sb.WriteString(" " + p.String()[:7])
+				sb.WriteString(" " + abbrev(p))
 			}
 			sb.WriteByte('\n')
 		}

@@ -40,11 +40,12 @@ type userFormatter struct {
 	parsedMsg             bool
 	subject, body         string // message from the subject on; body
 	deco                  func(plumbing.Hash) []string
+	abbrev                func(plumbing.Hash) string
 }
 
 // formatUser is format_commit_message.
-func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string) string {
-	uf := &userFormatter{pc: pc, rc: rc, dateMode: dateMode, deco: deco}
+func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string, abbrev func(plumbing.Hash) string) string {
+	uf := &userFormatter{pc: pc, rc: rc, dateMode: dateMode, deco: deco, abbrev: abbrev}
 	var sb strings.Builder
 	f := tmpl
 	for {
@@ -387,13 +388,13 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 		sb.WriteString(c.Hash.String())
 		return 1
 	case 'h':
-		sb.WriteString(c.Hash.String()[:7])
+		sb.WriteString(uf.abbrev(c.Hash))
 		return 1
 	case 'T':
 		sb.WriteString(c.TreeHash.String())
 		return 1
 	case 't':
-		sb.WriteString(c.TreeHash.String()[:7])
+		sb.WriteString(uf.abbrev(c.TreeHash))
 		return 1
 	case 'P', 'p':
 		for i, h := range c.ParentHashes {
@@ -403,7 +404,7 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 			if p[0] == 'P' {
 				sb.WriteString(h.String())
 			} else {
-				sb.WriteString(h.String()[:7])
+				sb.WriteString(uf.abbrev(h))
 			}
 		}
 		return 1

@@ -90,7 +90,8 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	}
 	walk := newRevWalk(r, ps)
 	walk.since = since
-	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: now}
+	pc := newPrettyContext(r)
+	pc.now = now
 	cf := commitFormat{kind: "medium"}
 	switch {
 	case a.Format != "":
@@ -101,6 +102,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		cf = commitFormat{kind: "oneline", terminator: true, abbrev: true}
 	}
 	lp := &logPrinter{pc: pc, f: cf}
+	defer lp.close()
 	var b strings.Builder
 	n := 0
 	err = walk.run(ctx, head.Hash(), func(c *object.Commit) bool {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -302,4 +303,31 @@ func TestRegressLogMailmapEncodingWhitespace(t *testing.T) {
 		compareTool(t, f, "git_log", args, "", g...)
 	}
 	compareTool(t, f, "git_log", map[string]any{"author": "Real"}, "", "log", "--author=Real")
+}
+
+// Abbreviated hashes follow git's default length: core.abbrev, or 7
+// grown with the number of packed objects (8 past 2^14), and unique.
+func TestRegressLogAbbrevLength(t *testing.T) {
+	f := newRepo(t)
+	var in strings.Builder
+	for i := 0; i < 17000; i++ {
+		fmt.Fprintf(&in, "blob\ndata %d\n%d\n", len(strconv.Itoa(i))+1, i)
+	}
+	in.WriteString("commit refs/heads/main\ncommitter T <t@x> 1700000000 +0000\ndata 2\nc\nM 644 inline a\ndata 2\na\n\n")
+	in.WriteString("commit refs/heads/main\ncommitter T <t@x> 1700000100 +0000\ndata 2\nd\nM 644 inline a\ndata 2\nb\n\n")
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir = f.dir
+	cmd.Stdin = strings.NewReader(in.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	f = open(t, f.dir)
+	for _, fm := range []string{"%h %t %p", "oneline", "medium"} {
+		compareTool(t, f, "git_log", map[string]any{"format": fm}, "", "log", "--format="+fm)
+	}
+	compareTool(t, f, "git_log", map[string]any{"oneline": true}, "", "log", "--oneline")
+	f.git(t, "config", "core.abbrev", "12")
+	compareTool(t, f, "git_log", map[string]any{"format": "%h %t %p"}, "", "log", "--format=%h %t %p")
+	// (the patch's index line is diff.go's; --stat has no hashes)
+	compareTool(t, f, "git_show", map[string]any{"format": "%h", "stat": true}, "", "show", "--stat", "--format=%h", "HEAD")
 }

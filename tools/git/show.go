@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -45,7 +44,7 @@ func showTool(d Deps) *tools.Tool {
 // its patch, an annotated tag's header and then its target, a tree's
 // entries, a blob's bytes.
 func showObject(r *git.Repository, a showArgs) (string, error) {
-	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now()}
+	pc := newPrettyContext(r)
 	obj, err := resolveObject(r, a.Commit)
 	if err != nil {
 		return "", revisionError(r, a.Commit)
@@ -199,6 +198,7 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 		return "", err
 	}
 	lp := &logPrinter{pc: pc, f: cf}
+	defer lp.close()
 	var b strings.Builder
 	lp.show(&b, c)
 	switch {

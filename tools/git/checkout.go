@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
@@ -241,13 +240,13 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 			case hasOld && !hasNew && same(cur, old):
 				if !uptodate(p) {
 					dirty = append(dirty, p)
-				} else if cur.mode != filemode.Submodule {
+				} else {
 					files[p] = gitbackend.TreeFile{Delete: true}
 				}
 			case hasOld && hasNew && same(cur, old):
 				if !uptodate(p) {
 					dirty = append(dirty, p)
-				} else if nw.mode != filemode.Submodule {
+				} else {
 					files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
 				}
 			default:
@@ -265,9 +264,7 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 				untracked = append(untracked, p)
 				continue
 			}
-			if nw.mode != filemode.Submodule {
-				files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
-			}
+			files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
 		}
 	}
 	sort.Strings(dirty)
@@ -319,9 +316,7 @@ func checkoutPaths(r *git.Repository, w *git.Worktree, wd string, a checkoutArgs
 		for p, s := range all {
 			if one.match(p) {
 				found = true
-				if s.mode != filemode.Submodule {
-					files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
-				}
+				files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
 			}
 		}
 		if !found {

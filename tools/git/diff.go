@@ -99,6 +99,7 @@ type change struct {
 	oldHash, newHash   plumbing.Hash
 	oldData, newData   []byte
 	oldLoaded, newLoad func() ([]byte, error)
+	newWorktree        bool // the new side was read from the worktree
 }
 
 func (c *change) old() []byte {
@@ -119,6 +120,9 @@ type side struct {
 	mode filemode.FileMode
 	hash plumbing.Hash
 	load func() ([]byte, error)
+	// worktree: read from the worktree, whose object id git does not
+	// compute for a diffstat (so equal binaries still show their sizes).
+	worktree bool
 }
 
 func blobLoader(r *git.Repository, h plumbing.Hash) func() ([]byte, error) {
@@ -193,7 +197,7 @@ func worktreeFiles(r *git.Repository, tracked map[string]side) (map[string]side,
 			continue // deleted in the worktree
 		}
 		d := data
-		out[p] = side{mode: mode, hash: blobHash(d), load: func() ([]byte, error) { return d, nil }}
+		out[p] = side{mode: mode, hash: blobHash(d), load: func() ([]byte, error) { return d, nil }, worktree: true}
 	}
 	return out, nil
 }
@@ -344,7 +348,7 @@ func diffSides(from, to map[string]side, match func(string) bool) []*change {
 			c.oldMode, c.oldHash, c.oldLoaded = f.mode, f.hash, f.load
 		}
 		if inT {
-			c.newMode, c.newHash, c.newLoad = t.mode, t.hash, t.load
+			c.newMode, c.newHash, c.newLoad, c.newWorktree = t.mode, t.hash, t.load, t.worktree
 		}
 		out = append(out, c)
 	}
@@ -611,7 +615,7 @@ func counts(c *change) (int, int, bool) {
 		newData = c.new()
 	}
 	if isBinary(oldData) || isBinary(newData) {
-		if c.oldHash == c.newHash {
+		if c.oldHash == c.newHash && !c.newWorktree {
 			return 0, 0, true
 		}
 		return len(newData), len(oldData), true

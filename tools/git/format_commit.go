@@ -73,10 +73,11 @@ type rawCommit struct {
 	msg               string // everything after the blank line
 	author, committer string // ident lines without the keyword
 	encoding          string
+	parents           []plumbing.Hash // none for a shallow boundary (a graft)
 }
 
 func loadRawCommit(pc *prettyContext, c *object.Commit) rawCommit {
-	rc := rawCommit{c: c}
+	rc := rawCommit{c: c, parents: c.ParentHashes}
 	obj, err := pc.r.Storer.EncodedObject(plumbing.CommitObject, c.Hash)
 	var raw []byte
 	if err == nil {

@@ -20,6 +20,7 @@ type logPrinter struct {
 	shownOne bool
 	decos    map[plumbing.Hash][]string // loaded on the first %d/%D
 	ab       *abbrever                  // opened on the first abbreviation
+	shallow  map[plumbing.Hash]bool     // grafted commits show no parents
 }
 
 func (lp *logPrinter) abbrev(h plumbing.Hash) string {
@@ -50,6 +51,12 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 	}
 	lp.shownOne = true
 	rc := loadRawCommit(lp.pc, c)
+	if lp.shallow == nil {
+		lp.shallow = shallowCommits(lp.pc.r)
+	}
+	if lp.shallow[c.Hash] {
+		rc.parents = nil
+	}
 	var msg string
 	switch lp.f.kind {
 	case "user":
@@ -100,9 +107,9 @@ func (pc *prettyContext) prettyBuiltin(rc rawCommit, kind string, abbrev func(pl
 	if kind == "raw" {
 		sb.WriteString(rc.header)
 	} else {
-		if len(rc.c.ParentHashes) > 1 && kind != "oneline" && !mail {
+		if len(rc.parents) > 1 && kind != "oneline" && !mail {
 			sb.WriteString("Merge:")
-			for _, p := range rc.c.ParentHashes {
+			for _, p := range rc.parents {
 				sb.WriteString(" " + abbrev(p))
 			}
 			sb.WriteByte('\n')

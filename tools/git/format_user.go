@@ -397,7 +397,7 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 		sb.WriteString(uf.abbrev(c.TreeHash))
 		return 1
 	case 'P', 'p':
-		for i, h := range c.ParentHashes {
+		for i, h := range uf.rc.parents {
 			if i > 0 {
 				sb.WriteByte(' ')
 			}

@@ -90,7 +90,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	}
 	walk := newRevWalk(r, ps)
 	walk.since = since
-	pc := newPrettyContext(r)
+	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now()}
 	pc.now = now
 	cf := commitFormat{kind: "medium"}
 	switch {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -521,8 +520,8 @@ func restore(r *git.Repository, wd string, a restoreArgs) error {
 				files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
 			}
 		}
-		for p, e := range inIndex {
-			if _, ok := head[p]; !ok && ps.match(p) && e.Mode != filemode.Submodule {
+		for p := range inIndex {
+			if _, ok := head[p]; !ok && ps.match(p) {
 				files[p] = gitbackend.TreeFile{Delete: true}
 			}
 		}
@@ -550,7 +549,7 @@ func restore(r *git.Repository, wd string, a restoreArgs) error {
 	default:
 		files := map[string]gitbackend.TreeFile{}
 		for p, e := range inIndex {
-			if ps.match(p) && e.Stage == 0 && e.Mode != filemode.Submodule { // go-git decodes a merged entry as stage 0, not index.Merged (1)
+			if ps.match(p) && e.Stage == 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)
 				files[p] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -137,6 +138,22 @@ type prettyContext struct {
 	r       *git.Repository
 	mailmap mailmap
 	now     time.Time
+	shallow map[plumbing.Hash]bool
+}
+
+func newPrettyContext(r *git.Repository) *prettyContext {
+	return &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now(), shallow: shallowCommits(r)}
+}
+
+// view is the commit as git shows it: a shallow clone's boundary commit
+// is grafted to have no parents.
+func (pc *prettyContext) view(c *object.Commit) *object.Commit {
+	if !pc.shallow[c.Hash] || len(c.ParentHashes) == 0 {
+		return c
+	}
+	cp := *c
+	cp.ParentHashes = nil
+	return &cp
 }
 
 // expand renders a --format template for one commit (pretty.c
@@ -269,6 +286,9 @@ func (pc *prettyContext) placeholder(c *object.Commit, m message, p string) (str
 		return one("") // no notes; no encoding header
 	case 'd', 'D':
 		decs := decorations(pc.r, c.Hash)
+		if pc.shallow[c.Hash] {
+			decs = append([]string{"grafted"}, decs...)
+		}
 		if len(decs) == 0 {
 			return one("")
 		}
@@ -559,7 +579,16 @@ func wrapLine(text string, width, indent1, indent2 int) string {
 	if text == "" {
 		return ""
 	}
-	words := strings.Fields(text)
+	// Words are separated by spaces only (a tab stays inside its word).
+	var words []string
+	for _, w := range strings.Split(text, " ") {
+		if w != "" {
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
+		return strings.Repeat(" ", indent1)
+	}
 	var b strings.Builder
 	b.WriteString(strings.Repeat(" ", indent1))
 	col := indent1

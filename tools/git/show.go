@@ -44,27 +44,50 @@ func showTool(d Deps) *tools.Tool {
 // its patch, an annotated tag's header and then its target, a tree's
 // entries, a blob's bytes.
 func showObject(r *git.Repository, a showArgs) (string, error) {
-	pc := newPrettyContext(r)
+	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now()}
 	obj, err := resolveObject(r, a.Commit)
 	if err != nil {
 		return "", revisionError(r, a.Commit)
 	}
+	cf := commitFormat{kind: "medium"}
+	if a.Format != "" {
+		if cf, err = parseCommitFormat(a.Format); err != nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error()}
+		}
+	}
+	shownOne := false
 	var b strings.Builder
 	for {
 		switch o := obj.(type) {
 		case *object.Tag:
-			// With a --format, git prints the tagger without the date.
-			fmt.Fprintf(&b, "tag %s\nTagger: %s <%s>\n", o.Name, o.Tagger.Name, o.Tagger.Email)
-			if a.Format == "" {
-				fmt.Fprintf(&b, "Date:   %s\n", o.Tagger.When.Format(gitDate))
+			// builtin/log.c: "tag <name>", the tagger as the format
+			// shows an author (no mailmap), the rest of the object from
+			// the blank line on, and the tagged object after a
+			// separator.
+			if shownOne && !cf.terminator {
+				b.WriteByte('\n')
 			}
-			fmt.Fprintf(&b, "\n%s", o.Message)
-			if !strings.HasSuffix(o.Message, "\n") && o.Message != "" {
-				b.WriteString("\n")
+			fmt.Fprintf(&b, "tag %s\n", o.Name)
+			raw, err := rawObject(r, o.Hash, plumbing.TagObject)
+			if err != nil {
+				return "", err
 			}
-			if a.Format == "" {
-				b.WriteString("\n")
+			off := 0
+			for off < len(raw) && raw[off] != '\n' {
+				end := strings.IndexByte(raw[off:], '\n')
+				next := len(raw)
+				if end >= 0 {
+					next = off + end + 1
+				}
+				if ident, ok := strings.CutPrefix(raw[off:next], "tagger "); ok {
+					plain := *pc
+					plain.mailmap = nil
+					plain.userInfo(&b, cf.kind, "Tagger", strings.TrimSuffix(ident, "\n"))
+				}
+				off = next
 			}
+			b.WriteString(raw[off:])
+			shownOne = true
 			next, err := o.Object()
 			if err != nil {
 				return "", err
@@ -94,7 +117,7 @@ func showObject(r *git.Repository, a showArgs) (string, error) {
 			b.Write(data)
 			return b.String(), nil
 		case *object.Commit:
-			out, err := show(pc, r, o, a)
+			out, err := show(pc, r, o, a, shownOne)
 			if err != nil {
 				return "", err
 			}
@@ -185,7 +208,7 @@ func resolveObject(r *git.Repository, rev string) (object.Object, error) {
 	return r.CommitObject(*h)
 }
 
-func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (string, error) {
+func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, shownOne bool) (string, error) {
 	cf := commitFormat{kind: "medium"}
 	if a.Format != "" {
 		var err error
@@ -193,16 +216,21 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error()}
 		}
 	}
-	diff, err := showDiff(r, c, a)
+	// A shallow boundary is a root to git (its parents are grafted away).
+	parents := c.ParentHashes
+	if shallowCommits(r)[c.Hash] {
+		parents = nil
+	}
+	diff, err := showDiff(r, c, parents, a)
 	if err != nil {
 		return "", err
 	}
-	lp := &logPrinter{pc: pc, f: cf}
+	lp := &logPrinter{pc: pc, f: cf, shownOne: shownOne}
 	defer lp.close()
 	var b strings.Builder
 	lp.show(&b, c)
 	switch {
-	case c.NumParents() > 1:
+	case len(parents) > 1:
 		// diff_tree_combined ends the log entry whatever follows.
 		if !cf.empty() {
 			b.WriteByte('\n')
@@ -218,7 +246,7 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs) (s
 // showDiff is the diff git show prints under a commit: the patch, --stat
 // or --name-only against its parent; for a merge, git's dense combined
 // diff (--stat against the first parent).
-func showDiff(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
+func showDiff(r *git.Repository, c *object.Commit, parentHashes []plumbing.Hash, a showArgs) (string, error) {
 	to, err := c.Tree()
 	if err != nil {
 		return "", err
@@ -227,9 +255,9 @@ func showDiff(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if c.NumParents() > 1 {
+	if len(parentHashes) > 1 {
 		var parents []map[string]side
-		for _, ph := range c.ParentHashes {
+		for _, ph := range parentHashes {
 			pt, err := commitTree(r, ph)
 			if err != nil {
 				return "", err
@@ -261,10 +289,10 @@ func showDiff(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
 		return b.String(), nil
 	}
 	var from *object.Tree
-	if c.NumParents() == 1 {
+	if len(parentHashes) == 1 {
 		// A shallow clone's boundary commit has no parent object: git
 		// shows it as a root.
-		if from, err = commitTree(r, c.ParentHashes[0]); err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
+		if from, err = commitTree(r, parentHashes[0]); err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
 			return "", err
 		}
 	}
@@ -277,6 +305,21 @@ func showDiff(r *git.Repository, c *object.Commit, a showArgs) (string, error) {
 		return "", nil
 	}
 	return render(changes, a.NameOnly, a.Stat, 3), nil
+}
+
+// rawObject is an object's stored bytes.
+func rawObject(r *git.Repository, h plumbing.Hash, t plumbing.ObjectType) (string, error) {
+	obj, err := r.Storer.EncodedObject(t, h)
+	if err != nil {
+		return "", err
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return "", err
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	return string(data), err
 }
 
 // commitTree is the tree of a commit given by hash.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -62,9 +63,9 @@ func showObject(r *git.Repository, a showArgs) (string, error) {
 		case *object.Tag:
 			// builtin/log.c: "tag <name>", the tagger as the format
 			// shows an author (no mailmap), the rest of the object from
-			// the blank line on, and the tagged object after a
-			// separator.
-			if shownOne && !cf.terminator {
+			// the blank line on; a blank line before a further tag or
+			// tree, show_log's separator before a commit.
+			if shownOne {
 				b.WriteByte('\n')
 			}
 			fmt.Fprintf(&b, "tag %s\n", o.Name)
@@ -95,6 +96,9 @@ func showObject(r *git.Repository, a showArgs) (string, error) {
 			obj = next
 			continue
 		case *object.Tree:
+			if shownOne {
+				b.WriteByte('\n')
+			}
 			fmt.Fprintf(&b, "tree %s\n\n", a.Commit)
 			for _, e := range o.Entries {
 				name := e.Name // git show prints tree entries unquoted

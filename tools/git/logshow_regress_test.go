@@ -331,3 +331,59 @@ func TestRegressLogAbbrevLength(t *testing.T) {
 	// (the patch's index line is diff.go's; --stat has no hashes)
 	compareTool(t, f, "git_show", map[string]any{"format": "%h", "stat": true}, "", "show", "--stat", "--format=%h", "HEAD")
 }
+
+// git show of annotated tags under every kind of format: the tagger as
+// the format prints an author, the tag object's text, then a separator
+// unless the format terminates its records; a tag of a tag, of a tree
+// and of a blob.
+func TestRegressShowTagFormats(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a", "1\n")
+	f.commitAt(t, "", "1700000000 +0000", "Merge-like: words")
+	env := []string{"GIT_COMMITTER_DATE=1700000100 -0030"}
+	for _, tag := range [][]string{{"-a", "-m", "release v0", "v0"}, {"-a", "-m", "outer\n\nbody", "v1", "v0"},
+		{"-a", "-m", "tree tag", "vt", "HEAD^{tree}"}, {"-a", "-m", "blob tag", "vb", "HEAD:a"}} {
+		if _, errOut, ok := gitAt(t, f.dir, env, append([]string{"tag"}, tag...)...); !ok {
+			t.Fatal(errOut)
+		}
+	}
+	f = open(t, f.dir)
+	for _, c := range []string{"v0", "v1", "vt", "vb"} {
+		for _, fm := range []string{"", "format:%h", "tformat:%h", "%h", "oneline", "short", "fuller", "raw", "email", "format:"} {
+			args := map[string]any{"commit": c, "stat": true}
+			g := []string{"show", "--stat"}
+			if fm != "" {
+				args["format"] = fm
+				g = append(g, "--format="+fm)
+			}
+			compareTool(t, f, "git_show", args, "", append(g, c)...)
+		}
+	}
+}
+
+// A merge at a shallow clone's boundary is a root to git: no Merge:
+// line, no %P, and git show prints its whole tree as added.
+func TestRegressShallowMergeBoundary(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a", "1\n")
+	f.commitAt(t, "", "1700000000 +0000", "one")
+	f.git(t, "checkout", "-q", "-b", "side")
+	f.write(t, "b", "side\n")
+	f.commitAt(t, "", "1700000100 +0000", "side")
+	f.git(t, "checkout", "-q", "main")
+	f.write(t, "a", "2\n")
+	f.commitAt(t, "", "1700000200 +0000", "main")
+	if _, errOut, ok := gitAt(t, f.dir, []string{"GIT_AUTHOR_DATE=1700000300 +0000", "GIT_COMMITTER_DATE=1700000300 +0000"}, "merge", "-q", "--no-edit", "--no-ff", "side"); !ok {
+		t.Fatal(errOut)
+	}
+	dir := filepath.Join(t.TempDir(), "clone")
+	if _, errOut, ok := gitAt(t, "", nil, "clone", "-q", "--depth", "1", "file://"+f.dir, dir); !ok {
+		t.Fatal(errOut)
+	}
+	c := open(t, dir)
+	compareTool(t, c, "git_log", map[string]any{}, "", "log")
+	compareTool(t, c, "git_log", map[string]any{"format": "%h %p|%P|%d"}, "", "log", "--format=%h %p|%P|%d")
+	compareTool(t, c, "git_show", map[string]any{}, "", "show", "HEAD")
+	compareTool(t, c, "git_show", map[string]any{"name_only": true}, "", "show", "--name-only", "HEAD")
+	compareTool(t, c, "git_show", map[string]any{"stat": true}, "", "show", "--stat", "HEAD")
+}

@@ -21,6 +21,21 @@ type logPrinter struct {
 	decos    map[plumbing.Hash][]string // loaded on the first %d/%D
 	ab       *abbrever                  // opened on the first abbreviation
 	shallow  map[plumbing.Hash]bool     // grafted commits show no parents
+	notes    map[plumbing.Hash]plumbing.Hash
+	// showNotes: notes under builtin formats (no format was given)
+	showNotes bool
+}
+
+// note is the commit's note as %N (raw) or the builtin formats show it.
+func (lp *logPrinter) note(h plumbing.Hash, raw bool) string {
+	if lp.notes == nil {
+		lp.notes = loadNotes(lp.pc.r)
+	}
+	blob, ok := lp.notes[h]
+	if !ok {
+		return ""
+	}
+	return noteText(lp.pc.r, blob, raw)
 }
 
 func (lp *logPrinter) abbrev(h plumbing.Hash) string {
@@ -60,10 +75,15 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 	var msg string
 	switch lp.f.kind {
 	case "user":
-		msg = lp.pc.formatUser(rc, lp.f.template, lp.f.dateMode, lp.deco, lp.abbrev)
+		msg = lp.pc.formatUser(rc, lp.f.template, lp.f.dateMode, lp.deco, lp.abbrev, func() string { return lp.note(c.Hash, true) })
 	case "email", "mboxrd":
 		fmt.Fprintf(b, "From %s Mon Sep 17 00:00:00 2001\n", c.Hash)
 		msg = lp.pc.prettyBuiltin(rc, lp.f.kind, lp.abbrev)
+		if lp.showNotes {
+			if n := lp.note(c.Hash, false); n != "" {
+				msg += "---\n" + n
+			}
+		}
 	default:
 		if lp.f.kind != "oneline" {
 			b.WriteString("commit ")
@@ -79,6 +99,9 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 			b.WriteByte('\n')
 		}
 		msg = lp.pc.prettyBuiltin(rc, lp.f.kind, lp.abbrev)
+		if lp.showNotes {
+			msg += lp.note(c.Hash, false)
+		}
 	}
 	b.WriteString(msg)
 	if lp.f.terminator && !lp.f.empty() {

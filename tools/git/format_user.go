@@ -41,11 +41,12 @@ type userFormatter struct {
 	subject, body         string // message from the subject on; body
 	deco                  func(plumbing.Hash) []string
 	abbrev                func(plumbing.Hash) string
+	note                  func() string
 }
 
 // formatUser is format_commit_message.
-func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string, abbrev func(plumbing.Hash) string) string {
-	uf := &userFormatter{pc: pc, rc: rc, dateMode: dateMode, deco: deco, abbrev: abbrev}
+func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string, abbrev func(plumbing.Hash) string, note func() string) string {
+	uf := &userFormatter{pc: pc, rc: rc, dateMode: dateMode, deco: deco, abbrev: abbrev, note: note}
 	var sb strings.Builder
 	f := tmpl
 	for {
@@ -427,7 +428,8 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 		}
 		return 0
 	case 'N':
-		return 1 // no notes
+		sb.WriteString(uf.note())
+		return 1
 	case 'G':
 		if len(p) < 2 {
 			return 0

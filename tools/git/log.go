@@ -101,7 +101,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	case a.Oneline:
 		cf = commitFormat{kind: "oneline", terminator: true, abbrev: true}
 	}
-	lp := &logPrinter{pc: pc, f: cf}
+	lp := &logPrinter{pc: pc, f: cf, showNotes: a.Format == "" && !a.Oneline}
 	defer lp.close()
 	var b strings.Builder
 	n := 0

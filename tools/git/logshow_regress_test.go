@@ -387,3 +387,25 @@ func TestRegressShallowMergeBoundary(t *testing.T) {
 	compareTool(t, c, "git_show", map[string]any{"name_only": true}, "", "show", "--name-only", "HEAD")
 	compareTool(t, c, "git_show", map[string]any{"stat": true}, "", "show", "--stat", "HEAD")
 }
+
+// Notes (refs/notes/commits) show under each commit when no format was
+// asked for, and as %N; an empty note, a multi-line one.
+func TestRegressLogNotes(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a", "1\n")
+	f.commitAt(t, "", "1700000000 +0000", "one")
+	f.write(t, "a", "2\n")
+	f.commitAt(t, "", "1700000100 +0000", "two")
+	f.write(t, "a", "3\n")
+	f.commitAt(t, "", "1700000200 +0000", "three")
+	f.git(t, "notes", "add", "-m", "note on two\n\nsecond para", "HEAD~1")
+	f.git(t, "notes", "add", "-m", "top note", "HEAD")
+	f = open(t, f.dir)
+	compareTool(t, f, "git_log", map[string]any{}, "", "log")
+	compareTool(t, f, "git_log", map[string]any{"oneline": true}, "", "log", "--oneline")
+	for _, fm := range []string{"%h %N|", "medium", "%N%-N"} {
+		compareTool(t, f, "git_log", map[string]any{"format": fm}, "", "log", "--format="+fm)
+	}
+	compareTool(t, f, "git_show", map[string]any{}, "", "show", "HEAD")
+	compareTool(t, f, "git_show", map[string]any{"commit": "HEAD~1", "stat": true}, "", "show", "--stat", "HEAD~1")
+}

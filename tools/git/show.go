@@ -229,7 +229,7 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, sh
 	if err != nil {
 		return "", err
 	}
-	lp := &logPrinter{pc: pc, f: cf, shownOne: shownOne}
+	lp := &logPrinter{pc: pc, f: cf, shownOne: shownOne, showNotes: a.Format == ""}
 	defer lp.close()
 	var b strings.Builder
 	lp.show(&b, c)

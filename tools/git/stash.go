@@ -250,6 +250,15 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 		}
 		data, mode, err := readWorktree(w.Filesystem, p)
 		if err != nil {
+			// A file added to the index and then deleted from the worktree
+			// keeps its staged version in W: git's diff-index (HEAD against
+			// the worktree) does not report a new file that is missing.
+			if ie, inIndex := files[p]; inIndex {
+				if _, _, inHead := fileAtCommit(s.r.Storer, hc, p); !inHead {
+					wfiles[p] = ie
+					continue
+				}
+			}
 			wfiles[p] = gitbackend.TreeFile{Delete: true}
 			continue
 		}

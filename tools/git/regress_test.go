@@ -345,3 +345,30 @@ func TestRegressShowCombinedDiff(t *testing.T) {
 	same(t, "show merge --name-only", f.call(t, "git_show", map[string]any{"name_only": true}), f.git(t, "show", "--name-only", "HEAD"))
 	same(t, "show merge --stat", f.call(t, "git_show", map[string]any{"stat": true}), f.git(t, "show", "--stat", "HEAD"))
 }
+
+// git_stash: a staged new file deleted from the worktree, and a tracked
+// file replaced by a directory, keep their index versions in W as git's
+// diff-index leaves them.
+func TestRegressStashWorktreeTree(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "theta\nkappa\n")
+	f.write(t, "src/.gitignore", "build/\n")
+	f.commitAll(t, "x")
+	if err := os.MkdirAll(filepath.Join(f.dir, "n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "mv", "a.txt", "n/u.md")
+	if err := os.Remove(filepath.Join(f.dir, "n/u.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(f.dir, "src/.gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "src/.gitignore/notes.txt", "n\n")
+	f = open(t, f.dir)
+	ref := copyRepo(t, f.dir)
+	gittest.Git(t, ref, "stash", "push", "-q")
+	f.call(t, "git_stash", map[string]any{"action": "push"})
+	same(t, "W tree", f.git(t, "rev-parse", "stash@{0}^{tree}"), gittest.Git(t, ref, "rev-parse", "stash@{0}^{tree}"))
+	same(t, "I tree", f.git(t, "rev-parse", "stash@{0}^2^{tree}"), gittest.Git(t, ref, "rev-parse", "stash@{0}^2^{tree}"))
+}

@@ -249,6 +249,14 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 			}
 		}
 		data, mode, err := readWorktree(w.Filesystem, p)
+		if info, lerr := w.Filesystem.Lstat(p); err != nil && lerr == nil && info.IsDir() {
+			// A file replaced by a directory: git's diff-index does not
+			// report it, so W keeps the index's version.
+			if ie, inIndex := files[p]; inIndex {
+				wfiles[p] = ie
+			}
+			continue
+		}
 		if err != nil {
 			// A file added to the index and then deleted from the worktree
 			// keeps its staged version in W: git's diff-index (HEAD against

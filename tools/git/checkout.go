@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
@@ -266,6 +267,24 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 			}
 			files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
 		}
+	}
+	// A file the switch deletes or rewrites that is now a directory holding
+	// files: git refuses rather than lose them.
+	var lostDirs []string
+	for p, f := range files {
+		if f.Mode == filemode.Submodule {
+			continue
+		}
+		if info, err := w.Filesystem.Lstat(p); err == nil && info.IsDir() {
+			if es, err := w.Filesystem.ReadDir(p); err == nil && len(es) > 0 {
+				lostDirs = append(lostDirs, p)
+			}
+		}
+	}
+	sort.Strings(lostDirs)
+	if len(lostDirs) > 0 {
+		return &tools.Error{Kind: tools.KindConflict, Message: "error: Updating the following directories would lose untracked files in them:\n\t" +
+			strings.Join(lostDirs, "\n\t") + "\n\nAborting"}
 	}
 	sort.Strings(dirty)
 	sort.Strings(untracked)

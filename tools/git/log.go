@@ -88,8 +88,17 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 			return "", err
 		}
 	}
-	walk := newRevWalk(r, ps)
-	walk.since = since
+	var walk interface {
+		run(context.Context, plumbing.Hash, func(*object.Commit) bool) error
+	}
+	if lw := newLiteralWalk(r, ps); lw != nil {
+		lw.since = since
+		walk = lw
+	} else {
+		rw := newRevWalk(r, ps)
+		rw.since = since
+		walk = rw
+	}
 	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now()}
 	pc.now = now
 	cf := commitFormat{kind: "medium"}

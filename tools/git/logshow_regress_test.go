@@ -409,3 +409,26 @@ func TestRegressLogNotes(t *testing.T) {
 	compareTool(t, f, "git_show", map[string]any{}, "", "show", "HEAD")
 	compareTool(t, f, "git_show", map[string]any{"commit": "HEAD~1", "stat": true}, "", "show", "--stat", "HEAD~1")
 }
+
+// Literal paths take the raw-tree TREESAME test: an empty root commit is
+// not shown for '.', a file that becomes a directory, a 'dir/' item, a
+// path through a file, an empty commit on top.
+func TestRegressLogLiteralWalk(t *testing.T) {
+	f := newRepo(t)
+	f.commitAt(t, "", "1700000000 +0000", "empty root")
+	f.write(t, "x", "file\n")
+	f.write(t, "d/a", "1\n")
+	f.commitAt(t, "", "1700000100 +0000", "files")
+	if err := os.Remove(filepath.Join(f.dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "x/inner", "now a dir\n")
+	f.commitAt(t, "", "1700000200 +0000", "file to dir")
+	f.git(t, "update-index", "--chmod=+x", "d/a")
+	f.commitAt(t, "", "1700000300 +0000", "mode")
+	f.commitAt(t, "", "1700000400 +0000", "empty on top")
+	f = open(t, f.dir)
+	for _, p := range []string{".", "x", "x/", "x/inner", "x/inner/deeper", "d", "d/", "d/a", "d/a/", "nope"} {
+		compareTool(t, f, "git_log", map[string]any{"path": p, "oneline": true}, "", "log", "--oneline", "--", p)
+	}
+}

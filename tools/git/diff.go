@@ -197,7 +197,10 @@ func worktreeFiles(r *git.Repository, tracked map[string]side) (map[string]side,
 			continue // deleted in the worktree
 		}
 		d := data
-		out[p] = side{mode: mode, hash: blobHash(d), load: func() ([]byte, error) { return d, nil }, worktree: true}
+		h := blobHash(d)
+		// git knows a worktree file's object id when the file matches its
+		// index entry (clean stat data); only a changed file's id is unknown.
+		out[p] = side{mode: mode, hash: h, load: func() ([]byte, error) { return d, nil }, worktree: h != t.hash || mode != t.mode}
 	}
 	return out, nil
 }

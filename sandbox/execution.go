@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"net/http"
 	"path"
+	"runtime"
 	"runtime/metrics"
 	"strings"
 	"sync"
@@ -43,7 +44,8 @@ type execution struct {
 	rejected  []*goja.Promise
 	intrMu    sync.Mutex
 	interrupt *interruption
-	charged   float64 // buffer bytes charged (the VM's goroutine only)
+	heapBase  uint64  // Go heap object bytes when the run started
+	small     float64 // small charges not yet checked (the VM's goroutine only)
 }
 
 func newExecution(ctx context.Context, r *Runner, req Request, out *Outcome) *execution {
@@ -77,6 +79,7 @@ func newExecution(ctx context.Context, r *Runner, req Request, out *Outcome) *ex
 		}
 		ex.halt(interruption{kind: kind, msg: "execution stopped: " + ctx.Err().Error()})
 	})
+	ex.heapBase = heapObjects()
 	go ex.watchMemory()
 	return ex
 }
@@ -101,31 +104,63 @@ func (ex *execution) close() {
 	})
 }
 
-// charge counts bytes a script asks to allocate in one native call
-// (buffers) against the run's budget before the allocation happens: past
-// the limit the run ends with memory_limit and the allocation is refused.
-func (ex *execution) charge(bytes float64) {
-	if bytes <= 0 {
-		return
+// chargeFloor is the size below which charges are batched: one heap read
+// per megabyte of small buffers keeps a loop of tiny typed arrays cheap.
+const chargeFloor = 1 << 20
+
+// heapObjects reads the Go heap's object bytes (about 250 ns). Large
+// allocations count here as soon as they are made, touched or not, which
+// is what makes a check before the next one deterministic.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		return s[0].Value.Uint64()
 	}
-	ex.charged += bytes
-	if ex.charged > float64(ex.r.memLimit) {
-		ex.halt(interruption{kind: KindMemoryLimit, msg: fmt.Sprintf("memory limit of %d MB exceeded (buffer allocations)", ex.r.memLimit>>20)})
-		panic(ex.vm.NewGoError(errors.New("memory limit exceeded")))
-	}
+	return 0
 }
 
-// watchMemory interrupts the run when the Go heap grows past the limit.
-func (ex *execution) watchMemory() {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			return sample[0].Value.Uint64()
-		}
-		return 0
+func (ex *execution) heapGrowth() uint64 {
+	if cur := heapObjects(); cur > ex.heapBase {
+		return cur - ex.heapBase
 	}
-	base := read()
+	return 0
+}
+
+// charge is called before a native call allocates about bytes (buffers,
+// string and array amplifiers, JSON.parse): if the heap the run has grown
+// plus the request would pass the limit, the run ends with memory_limit
+// and the allocation never happens. The check is against the live heap,
+// not a running sum, so a tool that makes and drops buffers in a loop is
+// not refused; garbage gets one forced collection before a refusal.
+func (ex *execution) charge(bytes float64) {
+	if !(bytes > 0) {
+		return
+	}
+	if bytes < chargeFloor {
+		ex.small += bytes
+		if ex.small < chargeFloor {
+			return
+		}
+		bytes, ex.small = ex.small, 0
+	}
+	limit := float64(ex.r.memLimit)
+	if float64(ex.heapGrowth())+bytes <= limit {
+		return
+	}
+	if bytes <= limit {
+		runtime.GC()
+		if float64(ex.heapGrowth())+bytes <= limit {
+			return
+		}
+	}
+	ex.halt(interruption{kind: KindMemoryLimit, msg: fmt.Sprintf("memory limit of %d MB exceeded (a single call asked for %.0f MB more)", ex.r.memLimit>>20, bytes/(1<<20))})
+	panic(ex.vm.NewGoError(errors.New("memory limit exceeded")))
+}
+
+// watchMemory interrupts the run when the Go heap grows past the limit
+// (objects built in JS loops, which no single call announces).
+func (ex *execution) watchMemory() {
 	t := time.NewTicker(2 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -133,7 +168,7 @@ func (ex *execution) watchMemory() {
 		case <-ex.done:
 			return
 		case <-t.C:
-			if cur := read(); cur > base && cur-base > ex.r.memLimit {
+			if ex.heapGrowth() > ex.r.memLimit {
 				ex.halt(interruption{kind: KindMemoryLimit, msg: fmt.Sprintf("memory limit of %d MB exceeded", ex.r.memLimit>>20)})
 				return
 			}

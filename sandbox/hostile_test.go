@@ -22,6 +22,10 @@ var hostileAllocations = map[string]string{
 	"buffer slice":          "export default () => { const b = new ArrayBuffer(100 << 20); const k = []; for (let i = 0; i < 20; i++) k.push(b.slice(0)); return k.length; }",
 	"strings":               "export default () => { const a: string[] = []; for (let i = 0; i < 400; i++) a.push('x'.repeat(1 << 20) + i); return a.length; }",
 	"maps":                  "export default () => { const m = new Map(); for (let i = 0; i < 5e7; i++) m.set(i, { i }); return m.size; }",
+	"Array.from length":     "export default () => Array.from({ length: 1.6e7 }).length",
+	"array fill":            "export default () => { const k = []; for (let i = 0; i < 40; i++) k.push(new Array(1 << 22).fill(i)); return k.length; }",
+	"split huge string":     "export default () => { const s = 'ab'.repeat(1 << 23); const k = []; for (let i = 0; i < 8; i++) k.push(s.split('')); return k.length; }",
+	"string doubling":       "export default () => { let s = 'x'; for (let i = 0; i < 40; i++) s = s + s; return s.length; }",
 	"JSON.parse huge":       "export default () => { const s = '[' + '1,'.repeat(1 << 23) + '1]'; const k = []; for (let i = 0; i < 40; i++) k.push(JSON.parse(s)); return k.length; }",
 }
 
@@ -67,8 +71,16 @@ func TestHostileAllocationsEndInMemoryLimit(t *testing.T) {
 			if res.Kind != KindMemoryLimit {
 				t.Fatalf("want %s, got %s", KindMemoryLimit, res.Kind)
 			}
-			if res.RSS>>10 > hostileLimitMB+allowanceMB {
-				t.Fatalf("peak RSS %d MB, above the %d MB limit + %d MB", res.RSS>>10, hostileLimitMB, allowanceMB)
+			bound := int64(hostileLimitMB + allowanceMB)
+			if name == "string doubling" {
+				// s = s + s is a VM operation, not a call the lockdown can
+				// charge: in process the watchdog sees it after the fact,
+				// so one concatenation (up to twice the limit) overshoots.
+				// The process isolation's RLIMIT_AS is the hard cap.
+				bound += 2 * hostileLimitMB
+			}
+			if res.RSS>>10 > bound {
+				t.Fatalf("peak RSS %d MB, above the %d MB bound", res.RSS>>10, bound)
 			}
 		})
 	}
@@ -111,5 +123,25 @@ func TestBufferWrappersKeepSemantics(t *testing.T) {
 	want := "true true true true true 1 4,5 2 true Uint8Array 7 2,3 2"
 	if out.Result != want {
 		t.Fatalf("got %q, want %q", out.Result, want)
+	}
+}
+
+// TestDroppedBuffersAreNotCharged: the budget is the live heap, not a
+// running sum, so a tool that makes and drops buffers far past the limit in
+// total succeeds.
+func TestDroppedBuffersAreNotCharged(t *testing.T) {
+	r := New(WithMemoryLimitMB(32), WithTimeout(30*time.Second))
+	src := `export default () => {
+  let sum = 0;
+  for (let i = 0; i < 40; i++) { const b = new Uint8Array(8 << 20); b[i] = i; sum += b[i]; }
+  for (let i = 0; i < 40; i++) sum += 'y'.repeat(4 << 20).length > 0 ? 1 : 0;
+  return sum;
+}`
+	out := exec(t, r, newFS(t, map[string]string{"tools/d.ts": src}), "tools/d.ts", nil)
+	if !out.Success {
+		t.Fatalf("%+v", out.Error)
+	}
+	if out.Result != float64(780+40) {
+		t.Fatalf("result %v", out.Result)
 	}
 }

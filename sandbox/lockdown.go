@@ -21,28 +21,69 @@ const lockdownJS = `(function () {
   delete g.eval;
   Object.defineProperty(g, "eval", { get: blocked, configurable: false });
   var def = function (obj, name, fn) { Object.defineProperty(obj, name, { value: fn, writable: true, configurable: true, enumerable: false }); };
+  // The host's charge(bytes): refuses (memory_limit) an allocation that
+  // would not fit in what is left of the run's budget.
+  var charge = g.__tgp_charge;
+  delete g.__tgp_charge;
+  if (typeof charge !== "function") charge = function () {};
   var tooBig = function (what) { throw new g.RangeError(what + ": result would exceed " + MAX + " elements (sandbox limit)"); };
+  // Strings take up to two bytes a character, array slots sixteen: each
+  // amplifier is charged (host function, defined below) before it runs.
   var repeat = String.prototype.repeat;
-  def(String.prototype, "repeat", function (n) { if (String(this).length * Number(n) > MAX) tooBig("String.prototype.repeat"); return repeat.call(this, n); });
+  def(String.prototype, "repeat", function (n) {
+    var est = String(this).length * Number(n);
+    if (est > MAX) tooBig("String.prototype.repeat");
+    charge(est * 2);
+    return repeat.call(this, n);
+  });
   var padStart = String.prototype.padStart, padEnd = String.prototype.padEnd;
-  def(String.prototype, "padStart", function (n, s) { if (Number(n) > MAX) tooBig("String.prototype.padStart"); return padStart.call(this, n, s); });
-  def(String.prototype, "padEnd", function (n, s) { if (Number(n) > MAX) tooBig("String.prototype.padEnd"); return padEnd.call(this, n, s); });
+  def(String.prototype, "padStart", function (n, s) { if (Number(n) > MAX) tooBig("String.prototype.padStart"); charge(Number(n) * 2); return padStart.call(this, n, s); });
+  def(String.prototype, "padEnd", function (n, s) { if (Number(n) > MAX) tooBig("String.prototype.padEnd"); charge(Number(n) * 2); return padEnd.call(this, n, s); });
+  var split = String.prototype.split;
+  def(String.prototype, "split", function (sep, lim) {
+    var str = String(this), n = str.length;
+    // Each piece is a string value (about 48 bytes with its slot): a
+    // huge string split finely is a huge array built in one native call.
+    if (n > 65536 && lim === undefined) {
+      if (typeof sep === "string" && sep.length > 0) {
+        var count = 1, at = 0;
+        while (count < 4194304 && (at = str.indexOf(sep, at)) >= 0) { count++; at += sep.length; }
+        charge(count * 48);
+      } else if (sep === "") {
+        charge(n * 48);
+      }
+    }
+    return split.apply(this, arguments);
+  });
   var fill = Array.prototype.fill;
-  def(Array.prototype, "fill", function () { if (this.length > MAX) tooBig("Array.prototype.fill"); return fill.apply(this, arguments); });
+  def(Array.prototype, "fill", function () {
+    var n = this.length;
+    if (n > MAX) tooBig("Array.prototype.fill");
+    // A hole at the end means the slots do not exist yet: fill makes them.
+    if (n > 0 && !((n - 1) in this)) charge(n * 16);
+    return fill.apply(this, arguments);
+  });
   var join = Array.prototype.join;
   def(Array.prototype, "join", function (sep) {
     var n = this.length, est = 0;
     for (var i = 0; i < n && i < 1024; i++) { var v = this[i]; est += (v == null ? 0 : String(v).length) + 1; }
     if (n > 1024) est = est / 1024 * n;
     if (est > MAX * 4) tooBig("Array.prototype.join");
+    charge(est * 2);
     return join.call(this, sep);
+  });
+  var from = Array.from;
+  def(Array, "from", function (src) {
+    if (src != null && typeof src === "object" && typeof src[Symbol.iterator] !== "function") {
+      var n = Number(src.length);
+      if (n > MAX) tooBig("Array.from");
+      if (n > 0) charge(n * 16);
+    }
+    return from.apply(this, arguments);
   });
   // Buffers: every ArrayBuffer and typed-array backing store is charged to
   // the run's memory budget (host function) before it is allocated, so a
   // hostile allocation fails deterministically instead of after the fact.
-  var charge = g.__tgp_charge;
-  delete g.__tgp_charge;
-  if (typeof charge !== "function") charge = function () {};
   var num = function (v) { var n = Number(v); return isFinite(n) && n > 0 ? Math.floor(n) : 0; };
   // A plain function, not a Proxy: goja's instanceof refuses a Proxy, and
   // sharing the native prototype keeps instanceof, subclassing and the

@@ -405,12 +405,16 @@ func (ex *execution) throwFSError(op, p string, err error) {
 	panic(ex.vm.NewGoError(fmt.Errorf("%s('%s'): %w", op, p, err)))
 }
 
-func (ex *execution) writeAllowed(p string) bool {
+func (ex *execution) writeAllowed(p string) bool { return writeAllowed(ex.r.writeDirs, p) }
+
+// writeAllowed says whether p is under one of dirs (the worker's parent
+// asks it again of every write a worker relays).
+func writeAllowed(dirs []string, p string) bool {
 	c := path.Clean(strings.TrimPrefix(p, "./"))
 	if c == "." || strings.HasPrefix(c, "../") || c == ".." || strings.HasPrefix(c, "/") {
 		return false
 	}
-	for _, d := range ex.r.writeDirs {
+	for _, d := range dirs {
 		d = path.Clean(strings.TrimPrefix(d, "./"))
 		if c == d || strings.HasPrefix(c, d+"/") {
 			return true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +45,13 @@ type Runner struct {
 	cache       *programCache
 	bundles     sync.Map // package bundle key → *Compiled
 	lockdown    *goja.Program
+
+	isolation    string
+	workerArgv   []string
+	workerEnv    []string
+	workers      int
+	addrHeadroom uint64
+	pool         *pool // process isolation only
 }
 
 // Option configures a Runner.
@@ -113,6 +121,12 @@ func New(opts ...Option) *Runner {
 	// regex is compiled, so it is set once, before any runtime exists.
 	regexpOnce.Do(func() { regexp2.DefaultMatchTimeout = time.Second })
 	r.lockdown = goja.MustCompile("lockdown.js", lockdownJS, true)
+	if r.isolation == IsolationProcess {
+		r.pool = newPool(r)
+		// A Runner nobody closes (a kernel dropped without Shutdown)
+		// still stops its workers once it is garbage.
+		runtime.AddCleanup(r, func(p *pool) { p.close() }, r.pool)
+	}
 	return r
 }
 
@@ -189,6 +203,19 @@ func (r *Runner) Exec(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		src = b
 	}
+	timeout := r.timeout
+	if req.Timeout > 0 {
+		timeout = req.Timeout
+	}
+	if r.pool != nil {
+		out, err := r.pool.exec(ctx, r, req, src, timeout)
+		if err != nil {
+			return nil, err
+		}
+		out.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		out.Success = out.Error == nil
+		return out, nil
+	}
 	comp, err := r.Compile(req.Path, src)
 	if err != nil {
 		var ce *CompileError
@@ -196,10 +223,6 @@ func (r *Runner) Exec(ctx context.Context, req Request) (*Outcome, error) {
 			return finish(&ExecError{Kind: KindCompile, Message: ce.Error(), Path: ce.Path, Line: ce.Line, Column: ce.Column})
 		}
 		return nil, err
-	}
-	timeout := r.timeout
-	if req.Timeout > 0 {
-		timeout = req.Timeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

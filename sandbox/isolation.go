@@ -1,0 +1,496 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	osexec "os/exec"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tgp-go/tgp/gitpath"
+)
+
+// Isolation modes (sandbox.isolation).
+const (
+	// IsolationInProc runs tools on goja in the kernel's process: the
+	// fastest, with the in-process budget and watchdog as the memory
+	// limit.
+	IsolationInProc = "inproc"
+	// IsolationProcess runs tools in a pool of warm worker processes,
+	// each under RLIMIT_AS, killed and replaced on timeout or limit.
+	IsolationProcess = "process"
+)
+
+// WorkerSubcommand is the hidden argument that makes the tgp binary a
+// sandbox worker (cmd/tgp registers it).
+const WorkerSubcommand = "__worker"
+
+// workerAddrHeadroom is what a worker needs in virtual address space
+// beyond the run's budget: the binary's mappings, the Go runtime's
+// reservations, thread stacks, goja and esbuild. Measured on linux/amd64:
+// an idle warm tgp worker maps about 1.3 GB of address space (most of it
+// reserved, not resident), and the test binary about as much.
+const workerAddrHeadroom = 2 << 30
+
+// workerGrace is how long past its timeout a worker may take to answer
+// before it is killed: a regular expression's own match timeout is a
+// second, and a native call cannot be interrupted.
+const workerGrace = 2 * time.Second
+
+// WithIsolation selects inproc (default) or process.
+func WithIsolation(mode string) Option { return func(r *Runner) { r.isolation = mode } }
+
+// WithWorkerCommand sets the argv that starts a worker (default: this
+// executable with WorkerSubcommand) and extra environment entries for it.
+// The worker's environment is otherwise nearly empty: tools never see the
+// kernel's secrets, not even through a bug.
+func WithWorkerCommand(argv []string, env ...string) Option {
+	return func(r *Runner) { r.workerArgv, r.workerEnv = argv, env }
+}
+
+// WithWorkers sets how many workers may run at once (default 4).
+func WithWorkers(n int) Option { return func(r *Runner) { r.workers = n } }
+
+// WithWorkerAddressHeadroomMB sets the address space a worker gets beyond
+// the memory limit (default 2048).
+func WithWorkerAddressHeadroomMB(mb int) Option {
+	return func(r *Runner) { r.addrHeadroom = uint64(mb) << 20 }
+}
+
+// Close stops the runner's idle workers; busy ones stop when their run
+// ends. Runs after Close fail.
+func (r *Runner) Close() error {
+	if r.pool != nil {
+		r.pool.close()
+	}
+	return nil
+}
+
+// pool is the parent's side: warm workers and how to make more. It holds
+// no reference to its Runner, so the Runner's cleanup can close it.
+type pool struct {
+	argv       []string
+	env        []string
+	cfg        workerConfig
+	httpClient *http.Client
+	slots      chan struct{}
+
+	mu     sync.Mutex
+	idle   []*worker
+	closed bool
+}
+
+func newPool(r *Runner) *pool {
+	argv := r.workerArgv
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		argv = []string{exe, WorkerSubcommand}
+	}
+	env := []string{}
+	for _, k := range []string{"GOMAXPROCS", "GODEBUG", "GOTRACEBACK", "TMPDIR", "SYSTEMROOT"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	env = append(env, r.workerEnv...)
+	n := r.workers
+	if n <= 0 {
+		n = 4
+	}
+	imports := make([]string, 0, len(r.imports))
+	for k := range r.imports {
+		imports = append(imports, k)
+	}
+	headroom := r.addrHeadroom
+	if headroom == 0 {
+		headroom = workerAddrHeadroom
+	}
+	var addr uint64
+	if addressSpaceLimited {
+		addr = r.memLimit + headroom
+	}
+	return &pool{argv: argv, env: env, httpClient: r.httpClient, slots: make(chan struct{}, n),
+		cfg: workerConfig{MemLimit: r.memLimit, AddrLimit: addr, TimeoutMS: r.timeout.Milliseconds(),
+			Imports: imports, FetchURLs: r.fetchURLs, WriteDirs: r.writeDirs, Seed: r.seed,
+			MaxLogBytes: r.maxLogBytes, MaxStack: r.maxStack, MaxFetch: r.maxFetch}}
+}
+
+func (p *pool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, w := range idle {
+		w.kill()
+	}
+}
+
+// get takes a warm worker, or starts one.
+func (p *pool) get(ctx context.Context) (*worker, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return nil, errors.New("sandbox: runner is closed")
+	}
+	for len(p.idle) > 0 {
+		w := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if w.alive() {
+			p.mu.Unlock()
+			return w, nil
+		}
+	}
+	p.mu.Unlock()
+	w, err := p.start()
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	return w, nil
+}
+
+// put returns a worker after a run; a worker that is not reusable is
+// killed and a fresh one started in the background, so the next run
+// still finds one warm.
+func (p *pool) put(w *worker, reuse bool) {
+	defer func() { <-p.slots }()
+	p.mu.Lock()
+	if reuse && !p.closed && w.alive() && len(p.idle) < cap(p.slots) {
+		p.idle = append(p.idle, w)
+		p.mu.Unlock()
+		return
+	}
+	closed := p.closed
+	p.mu.Unlock()
+	w.kill()
+	if closed {
+		return
+	}
+	go func() {
+		nw, err := p.start()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.closed || len(p.idle) >= cap(p.slots) {
+			p.mu.Unlock()
+			nw.kill()
+			return
+		}
+		p.idle = append(p.idle, nw)
+		p.mu.Unlock()
+	}()
+}
+
+// worker is one child process.
+type worker struct {
+	cmd    *osexec.Cmd
+	stdin  io.WriteCloser
+	wmu    sync.Mutex
+	frames chan *frame // closed when the worker's stdout ends
+	exited chan struct{}
+	stderr *tail
+	runs   uint64
+}
+
+func (p *pool) start() (*worker, error) {
+	cmd := osexec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Env = p.env
+	workerProcAttr(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: start worker %s: %w", p.argv[0], err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: start worker %s: %w", p.argv[0], err)
+	}
+	w := &worker{cmd: cmd, stdin: stdin, frames: make(chan *frame, 16), exited: make(chan struct{}), stderr: &tail{max: 4096}}
+	cmd.Stderr = w.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: start worker %s: %w", p.argv[0], err)
+	}
+	go func() {
+		br := bufio.NewReaderSize(stdout, 64<<10)
+		for {
+			f, err := readFrame(br)
+			if err != nil {
+				break
+			}
+			w.frames <- f
+		}
+		close(w.frames)
+		_ = cmd.Wait()
+		close(w.exited)
+	}()
+	cfg := p.cfg
+	if err := w.send(&frame{Type: frameConfig, Config: &cfg}); err != nil {
+		w.kill()
+		return nil, fmt.Errorf("sandbox: configure worker %s: %w", p.argv[0], err)
+	}
+	return w, nil
+}
+
+func (w *worker) send(f *frame) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	return writeFrame(w.stdin, f)
+}
+
+func (w *worker) alive() bool {
+	select {
+	case <-w.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (w *worker) kill() {
+	_ = w.stdin.Close()
+	if w.cmd.Process != nil {
+		_ = w.cmd.Process.Kill()
+	}
+}
+
+// exec runs one request in a worker and serves its bridge calls.
+func (p *pool) exec(ctx context.Context, r *Runner, req Request, src []byte, timeout time.Duration) (*Outcome, error) {
+	w, err := p.get(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &Outcome{Logs: []string{}, Error: &ExecError{Kind: KindCancelled, Message: "execution stopped before a sandbox worker was free: " + ctx.Err().Error()}}, nil
+		}
+		return nil, err
+	}
+	w.runs++
+	id := w.runs
+	callCtx, cancelCalls := context.WithCancel(ctx)
+	var calls sync.WaitGroup
+	out, reuse := p.converse(ctx, callCtx, w, id, r, req, src, timeout, &calls)
+	cancelCalls()
+	calls.Wait()
+	p.put(w, reuse)
+	return out, nil
+}
+
+// converse sends the exec frame and answers the worker until it is done,
+// dies, or outlives its deadline. reuse says whether the worker may run
+// again.
+func (p *pool) converse(ctx, callCtx context.Context, w *worker, id uint64, r *Runner, req Request, src []byte,
+	timeout time.Duration, calls *sync.WaitGroup) (*Outcome, bool) {
+	fail := func(kind, msg string) (*Outcome, bool) {
+		return &Outcome{Logs: []string{}, Error: &ExecError{Kind: kind, Message: msg}}, false
+	}
+	x := &workerExec{Path: req.Path, Source: src, Args: req.Args, TimeoutMS: timeout.Milliseconds(),
+		HasFS: req.FS != nil, HasSQL: req.SQL != nil}
+	if err := w.send(&frame{Type: frameExec, ID: id, Exec: x}); err != nil {
+		return fail(KindRuntime, "sandbox worker: "+err.Error())
+	}
+	hard := time.NewTimer(timeout + workerGrace)
+	defer hard.Stop()
+	var killAt <-chan time.Time
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case f, ok := <-w.frames:
+			if !ok {
+				return p.died(w, ctx)
+			}
+			switch f.Type {
+			case frameCall:
+				calls.Add(1)
+				go func() {
+					defer calls.Done()
+					rep := serveCall(callCtx, r, p.httpClient, req, f)
+					rep.Type, rep.ID = frameReply, f.ID
+					if err := w.send(rep); err != nil {
+						// Too big for a frame; if the pipe is gone this
+						// fails too, and the run ends as the worker died.
+						_ = w.send(&frame{Type: frameReply, ID: f.ID, Err: f.Op + ": " + err.Error()})
+					}
+				}()
+			case frameDone:
+				if f.ID != id || f.Outcome == nil {
+					continue
+				}
+				out := f.Outcome
+				if out.Logs == nil {
+					out.Logs = []string{}
+				}
+				reuse := out.Error == nil || (out.Error.Kind != KindTimeout && out.Error.Kind != KindMemoryLimit && out.Error.Kind != KindCancelled)
+				return out, reuse
+			}
+		case <-ctxDone:
+			ctxDone = nil
+			_ = w.send(&frame{Type: frameCancel, ID: id})
+			killAt = time.After(workerGrace)
+		case <-killAt:
+			w.kill()
+			return fail(KindCancelled, "execution stopped: "+ctx.Err().Error()+" (the sandbox worker did not stop in time and was killed)")
+		case <-hard.C:
+			w.kill()
+			return fail(KindTimeout, fmt.Sprintf("execution stopped: the tool ran past its %s timeout and its sandbox worker was killed", timeout))
+		}
+	}
+}
+
+// died classifies a worker that exited in the middle of a run.
+func (p *pool) died(w *worker, ctx context.Context) (*Outcome, bool) {
+	select {
+	case <-w.exited:
+	case <-time.After(time.Second):
+		w.kill()
+		<-w.exited
+	}
+	msg := w.stderr.String()
+	kind := KindRuntime
+	text := "the sandbox worker exited unexpectedly"
+	switch {
+	case strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") ||
+		strings.Contains(msg, "failed to create new OS thread"):
+		kind = KindMemoryLimit
+		text = fmt.Sprintf("memory limit of %d MB exceeded (the sandbox worker hit its address-space limit and was replaced)", p.cfg.MemLimit>>20)
+	case ctx.Err() != nil:
+		kind = KindCancelled
+		text = "execution stopped: " + ctx.Err().Error()
+	default:
+		if st := w.cmd.ProcessState; st != nil {
+			text += " (" + st.String() + ")"
+		}
+		if line := firstLine(msg); line != "" {
+			text += ": " + line
+		}
+	}
+	return &Outcome{Logs: []string{}, Error: &ExecError{Kind: kind, Message: text}}, false
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "goroutine ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// serveCall answers one bridge call with the kernel's FS, SQL and HTTP
+// client. The checks the sandbox makes in process are made again here: the
+// worker runs hostile code, so the parent trusts none of what it asks.
+func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request, f *frame) *frame {
+	rep := &frame{}
+	fail := func(err error) *frame { rep.Err = err.Error(); return rep }
+	switch f.Op {
+	case "read_file", "list_files", "write_file":
+		if req.FS == nil {
+			return fail(errors.New("no filesystem available"))
+		}
+	}
+	switch f.Op {
+	case "read_file":
+		b, err := req.FS.ReadFile(f.Path)
+		if err != nil {
+			return fail(err)
+		}
+		rep.Data = b
+	case "list_files":
+		files, err := req.FS.ListFiles(f.Path)
+		if err != nil {
+			return fail(err)
+		}
+		rep.Files = files
+	case "write_file":
+		if !writeAllowed(r.writeDirs, f.Path) {
+			return fail(fmt.Errorf("sandbox: write access denied for %q", f.Path))
+		}
+		if err := gitpath.Verify(path.Clean(f.Path), false); err != nil {
+			return fail(fmt.Errorf("sandbox: %w", err))
+		}
+		if len(f.Data) > 16<<20 {
+			return fail(errors.New("write_file: content over 16 MiB"))
+		}
+		if err := req.FS.WriteFile(f.Path, f.Data); err != nil {
+			return fail(err)
+		}
+	case "exec_sql":
+		if req.SQL == nil {
+			return fail(errors.New("exec_sql: no database is configured for this kernel"))
+		}
+		res, err := req.SQL.Exec(ctx, f.Query, f.Params)
+		if err != nil {
+			return fail(err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return fail(fmt.Errorf("exec_sql: encode result: %w", err))
+		}
+		rep.Result = b
+	case "fetch":
+		if !hasPrefixAny(f.URL, r.fetchURLs) {
+			return fail(fmt.Errorf("sandbox: URL %q is not in the allowed list", f.URL))
+		}
+		hreq, err := http.NewRequestWithContext(ctx, f.Method, f.URL, strings.NewReader(string(f.Data)))
+		if err != nil {
+			return fail(err)
+		}
+		for k, v := range f.Headers {
+			hreq.Header.Set(k, v)
+		}
+		resp, err := client.Do(hreq)
+		if err != nil {
+			return fail(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, r.maxFetch+1))
+		if err != nil {
+			return fail(err)
+		}
+		rep.Status, rep.Data = resp.StatusCode, b
+		rep.Headers = map[string]string{}
+		for k := range resp.Header {
+			rep.Headers[k] = resp.Header.Get(k)
+		}
+	default:
+		return fail(fmt.Errorf("sandbox worker: unknown call %q", f.Op))
+	}
+	return rep
+}
+
+// tail keeps the last bytes a worker wrote to stderr (why it died).
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,110 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// The worker protocol: each frame is a 4-byte big-endian length and that
+// many bytes of JSON. The parent sends config (once), exec and cancel, and
+// answers the worker's bridge calls with reply; the worker sends call and,
+// when a run ends, done.
+const (
+	frameConfig = "config"
+	frameExec   = "exec"
+	frameCancel = "cancel"
+	frameCall   = "call"
+	frameReply  = "reply"
+	frameDone   = "done"
+)
+
+// maxFrame bounds one frame: file contents, fetch bodies and SQL results
+// cross the pipe, and a frame is decoded in one piece.
+const maxFrame = 64 << 20
+
+// frame is every message; Type says which fields are set.
+type frame struct {
+	Type string `json:"t"`
+	ID   uint64 `json:"id,omitempty"`
+
+	Config  *workerConfig `json:"config,omitempty"`
+	Exec    *workerExec   `json:"exec,omitempty"`
+	Outcome *Outcome      `json:"outcome,omitempty"`
+
+	// call (worker → parent) and reply (parent → worker)
+	Op      string            `json:"op,omitempty"` // read_file, list_files, write_file, exec_sql, fetch
+	Path    string            `json:"path,omitempty"`
+	Data    []byte            `json:"data,omitempty"`
+	Query   string            `json:"query,omitempty"`
+	Params  []any             `json:"params,omitempty"`
+	Method  string            `json:"method,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Files   []string          `json:"files,omitempty"`
+	Result  json.RawMessage   `json:"result,omitempty"`
+	Status  int               `json:"status,omitempty"`
+	Err     string            `json:"err,omitempty"`
+}
+
+// workerConfig is the Runner's configuration as the worker rebuilds it.
+type workerConfig struct {
+	MemLimit    uint64   `json:"mem_limit"`
+	AddrLimit   uint64   `json:"addr_limit"`
+	TimeoutMS   int64    `json:"timeout_ms"`
+	Imports     []string `json:"imports"`
+	FetchURLs   []string `json:"fetch_urls"`
+	WriteDirs   []string `json:"write_dirs"`
+	Seed        *int64   `json:"seed,omitempty"`
+	MaxLogBytes int      `json:"max_log_bytes"`
+	MaxStack    int      `json:"max_stack"`
+	MaxFetch    int64    `json:"max_fetch"`
+}
+
+// workerExec is one run.
+type workerExec struct {
+	Path      string `json:"path"`
+	Source    []byte `json:"source"`
+	Args      any    `json:"args"`
+	TimeoutMS int64  `json:"timeout_ms"`
+	HasFS     bool   `json:"has_fs"`
+	HasSQL    bool   `json:"has_sql"`
+}
+
+func writeFrame(w io.Writer, f *frame) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("sandbox worker: encode %s frame: %w", f.Type, err)
+	}
+	if len(b) > maxFrame {
+		return fmt.Errorf("sandbox worker: %s frame of %d bytes is over the %d-byte limit", f.Type, len(b), maxFrame)
+	}
+	buf := make([]byte, 4+len(b))
+	binary.BigEndian.PutUint32(buf, uint32(len(b)))
+	copy(buf[4:], b)
+	if _, err := w.Write(buf); err != nil {
+		return fmt.Errorf("sandbox worker: write %s frame: %w", f.Type, err)
+	}
+	return nil
+}
+
+func readFrame(r io.Reader) (*frame, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxFrame {
+		return nil, fmt.Errorf("sandbox worker: frame of %d bytes is over the %d-byte limit", n, maxFrame)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("sandbox worker: short frame: %w", err)
+	}
+	f := &frame{}
+	if err := json.Unmarshal(b, f); err != nil {
+		return nil, fmt.Errorf("sandbox worker: decode frame: %w", err)
+	}
+	return f, nil
+}

@@ -76,6 +76,17 @@ type SandboxConfig struct {
 	AllowedImports   []string      `koanf:"allowed_imports"`
 	AllowedFetchURLs []string      `koanf:"allowed_fetch_urls"`
 	Check            CheckConfig   `koanf:"check"`
+	// Isolation is "inproc" (tools run on goja in the kernel's process,
+	// the fastest) or "process" (a pool of warm worker processes, each
+	// under an OS address-space limit, killed and replaced on timeout or
+	// limit; the bridge stays in the kernel).
+	Isolation string `koanf:"isolation"`
+	// Workers is how many worker processes may run at once (process
+	// isolation).
+	Workers int `koanf:"workers"`
+	// WorkerCommand is the argv that starts a worker; empty means this
+	// executable with the hidden __worker subcommand (the tgp binary).
+	WorkerCommand []string `koanf:"worker_command"`
 }
 
 // CheckConfig configures check_tool's static rules.
@@ -145,6 +156,9 @@ func Defaults() map[string]any {
 		"sandbox.allowed_imports":    []any{"@tgp/std"},
 		"sandbox.allowed_fetch_urls": []any{},
 		"sandbox.check.rules":        map[string]any{},
+		"sandbox.isolation":          "inproc",
+		"sandbox.workers":            4,
+		"sandbox.worker_command":     []any{},
 		"sql.driver":                 "",
 		"sql.dsn_env":                "TGP_SQL_DSN",
 		"sql.read_only":              false,
@@ -390,6 +404,8 @@ func (c *Config) Validate() error {
 		oneOf("git.pr.per", c.Git.PR.Per, "session", "tool"),
 		oneOf("approval.policy", c.Approval.Policy, "never", "on_risk", "always"),
 		oneOf("sql.driver", c.SQL.Driver, "", "sqlite", "postgres"),
+		oneOf("sandbox.isolation", c.Sandbox.Isolation, "inproc", "process"),
+		atLeast("sandbox.workers", c.Sandbox.Workers, 1),
 		atLeast("git.depth", c.Git.Depth, 0),
 		atLeast("git.retry.max_attempts", c.Git.Retry.MaxAttempts, 1),
 		atLeast("sandbox.memory_mb", c.Sandbox.MemoryMB, 1),

@@ -58,6 +58,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"wrong type", "git:\n  depth: lots\n", nil, nil, "git.depth", "wrong type"},
 		{"bad enum", "approval:\n  policy: sometimes\n", nil, nil, "approval.policy", "never, on_risk, always"},
 		{"out of range", "sandbox:\n  memory_mb: 0\n", nil, nil, "sandbox.memory_mb", ">= 1"},
+		{"bad isolation", "sandbox:\n  isolation: vm\n", nil, nil, "sandbox.isolation", "inproc, process"},
+		{"no workers", "", []string{"TGP_SANDBOX_WORKERS=0"}, nil, "sandbox.workers", ">= 1"},
 		{"bad provider from env", "", []string{"TGP_GIT_PROVIDER=gitlab"}, nil, "git.provider", "github, local, generic"},
 		{"env typo", "", []string{"TGP_GIT_REMOT=x"}, nil, "TGP_GIT_REMOT", "unknown"},
 		{"unknown option", "", nil, map[string]any{"sandbox.timeoutt": "1s"}, "sandbox.timeoutt", "unknown key"},

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"sort"
@@ -87,6 +88,12 @@ func (k *Kernel) newRunner() *sandbox.Runner {
 	if k.opts.httpClient != nil {
 		opts = append(opts, sandbox.WithHTTPClient(k.opts.httpClient))
 	}
+	if sc.Isolation == sandbox.IsolationProcess {
+		opts = append(opts, sandbox.WithIsolation(sandbox.IsolationProcess), sandbox.WithWorkers(sc.Workers))
+		if len(sc.WorkerCommand) > 0 {
+			opts = append(opts, sandbox.WithWorkerCommand(sc.WorkerCommand))
+		}
+	}
 	return sandbox.New(opts...)
 }
 
@@ -100,6 +107,8 @@ func (k *Kernel) checkConfig() analysis.Config {
 
 func (k *Kernel) forgeTools() []*tools.Tool {
 	k.runner = k.newRunner()
+	runner := k.runner
+	k.closers = append(k.closers, func(context.Context) error { return runner.Close() })
 	cfg := tools.ForgeConfig{
 		Runner:      k.runner,
 		SandboxFS:   sandboxFS{k.fs},

@@ -57,6 +57,14 @@ sandbox:
   check:
     # Rule id -> off | warning | error, e.g. no-magic-numbers: warning
     rules: {}
+  # inproc: tools run in the kernel's process (fastest). process: a pool of
+  # warm worker processes, each under an OS memory limit, killed and
+  # replaced on timeout or limit; files, SQL and fetch stay in the kernel.
+  isolation: inproc
+  # Worker processes that may run at once (isolation: process).
+  workers: 4
+  # Command that starts a worker; empty: this tgp binary ("tgp __worker").
+  worker_command: []
 
 sql:
   # sqlite | postgres; empty disables exec_sql.

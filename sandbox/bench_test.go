@@ -79,3 +79,35 @@ func BenchmarkConcurrent8(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWarmExecByIsolation is the warm exec latency of both isolation
+// modes side by side (a cached program; in process mode a warm worker and
+// one bridge call, which is what most tools make).
+func BenchmarkWarmExecByIsolation(b *testing.B) {
+	for _, mode := range []string{IsolationInProc, IsolationProcess} {
+		for _, tc := range []struct{ name, src string }{
+			{"trivial", trivialTool},
+			{"read_file", "export default async (a: { x: number }) => (await tgp.read_file('tools/t.ts')).length + a.x;\n"},
+		} {
+			b.Run(mode+"/"+tc.name, func(b *testing.B) {
+				var r *Runner
+				if mode == IsolationProcess {
+					r = processRunner(b)
+				} else {
+					r = New()
+				}
+				fsys := newFS(b, map[string]string{"tools/t.ts": tc.src})
+				ctx := context.Background()
+				if out, _ := r.Exec(ctx, Request{Path: "tools/t.ts", Args: map[string]any{"x": 1}, FS: fsys}); !out.Success {
+					b.Fatal(out.Error)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if out, _ := r.Exec(ctx, Request{Path: "tools/t.ts", Args: map[string]any{"x": i}, FS: fsys}); !out.Success {
+						b.Fatal(out.Error)
+					}
+				}
+			})
+		}
+	}
+}

@@ -32,72 +32,97 @@ var hostileAllocations = map[string]string{
 const hostileLimitMB = 64
 
 // TestHostileAllocationsEndInMemoryLimit runs each pattern in a child
-// process (so peaks do not add up) and requires memory_limit with the
-// child's peak RSS under the limit plus a fixed allowance for the Go
-// runtime, esbuild and goja (measured: about 60 MB with an empty tool).
+// process (so peaks do not add up), in both isolation modes, and requires
+// memory_limit with every process's peak RSS under the limit plus a fixed
+// allowance for the Go runtime, esbuild and goja (measured: about 60 MB
+// with an empty tool). In process mode the host is the kernel's process,
+// which must not grow at all, and the worker is bounded the same way.
 func TestHostileAllocationsEndInMemoryLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a process per pattern")
 	}
 	if name := os.Getenv("TGP_HOSTILE_CHILD"); name != "" {
-		hostileChild(t, name)
+		hostileChild(t, name, os.Getenv("TGP_HOSTILE_MODE"))
 		return
 	}
 	const allowanceMB = 200
-	for name := range hostileAllocations {
-		t.Run(name, func(t *testing.T) {
-			cmd := osexec.Command(os.Args[0], "-test.run=^TestHostileAllocationsEndInMemoryLimit$", "-test.count=1")
-			cmd.Env = append(os.Environ(), "TGP_HOSTILE_CHILD="+name)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			var res struct {
-				Kind string
-				RSS  int64 // KiB
-			}
-			i := strings.Index(string(out), "HOSTILE ")
-			if i < 0 {
-				t.Fatalf("child printed no outcome:\n%s", out)
-			}
-			line := out[i+len("HOSTILE "):]
-			if j := strings.IndexByte(string(line), '\n'); j >= 0 {
-				line = line[:j]
-			}
-			if err := json.Unmarshal(line, &res); err != nil {
-				t.Fatalf("child output %q: %v", out, err)
-			}
-			t.Logf("%s: %s, peak RSS %d MB", name, res.Kind, res.RSS>>10)
-			if res.Kind != KindMemoryLimit {
-				t.Fatalf("want %s, got %s", KindMemoryLimit, res.Kind)
-			}
-			bound := int64(hostileLimitMB + allowanceMB)
-			if name == "string doubling" {
-				// s = s + s is a VM operation, not a call the lockdown can
-				// charge: in process the watchdog sees it after the fact,
-				// so one concatenation (up to twice the limit) overshoots.
-				// The process isolation's RLIMIT_AS is the hard cap.
-				bound += 2 * hostileLimitMB
-			}
-			if res.RSS>>10 > bound {
-				t.Fatalf("peak RSS %d MB, above the %d MB bound", res.RSS>>10, bound)
-			}
-		})
+	for _, mode := range []string{IsolationInProc, IsolationProcess} {
+		for name := range hostileAllocations {
+			t.Run(mode+"/"+name, func(t *testing.T) {
+				cmd := osexec.Command(os.Args[0], "-test.run=^TestHostileAllocationsEndInMemoryLimit$", "-test.count=1")
+				cmd.Env = append(os.Environ(), "TGP_HOSTILE_CHILD="+name, "TGP_HOSTILE_MODE="+mode)
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("child: %v\n%s", err, out)
+				}
+				var res struct {
+					Kind      string
+					RSS       int64 // KiB, the host
+					WorkerRSS int64 // KiB, the largest worker (process mode)
+				}
+				i := strings.Index(string(out), "HOSTILE ")
+				if i < 0 {
+					t.Fatalf("child printed no outcome:\n%s", out)
+				}
+				line := out[i+len("HOSTILE "):]
+				if j := strings.IndexByte(string(line), '\n'); j >= 0 {
+					line = line[:j]
+				}
+				if err := json.Unmarshal(line, &res); err != nil {
+					t.Fatalf("child output %q: %v", out, err)
+				}
+				t.Logf("%s %s: %s, host peak RSS %d MB, worker peak RSS %d MB", mode, name, res.Kind, res.RSS>>10, res.WorkerRSS>>10)
+				if res.Kind != KindMemoryLimit {
+					t.Fatalf("want %s, got %s", KindMemoryLimit, res.Kind)
+				}
+				bound := int64(hostileLimitMB + allowanceMB)
+				if name == "string doubling" {
+					// s = s + s is a VM operation, not a call the lockdown
+					// can charge: the watchdog sees it after the fact, so
+					// one concatenation (up to twice the limit) overshoots.
+					// In process mode RLIMIT_AS is the hard cap.
+					bound += 2 * hostileLimitMB
+				}
+				if res.RSS>>10 > bound {
+					t.Fatalf("host peak RSS %d MB, above the %d MB bound", res.RSS>>10, bound)
+				}
+				if mode == IsolationProcess {
+					if res.WorkerRSS == 0 {
+						t.Fatal("no worker peak RSS measured")
+					}
+					if res.WorkerRSS>>10 > bound {
+						t.Fatalf("worker peak RSS %d MB, above the %d MB bound", res.WorkerRSS>>10, bound)
+					}
+				}
+			})
+		}
 	}
 }
 
 // hostileChild runs one pattern and prints its outcome and peak RSS.
-func hostileChild(t *testing.T, name string) {
-	r := New(WithTimeout(60*time.Second), WithMemoryLimitMB(hostileLimitMB))
+func hostileChild(t *testing.T, name, mode string) {
+	opts := []Option{WithTimeout(60 * time.Second), WithMemoryLimitMB(hostileLimitMB)}
+	var r *Runner
+	if mode == IsolationProcess {
+		r = processRunner(t, opts...)
+	} else {
+		r = New(opts...)
+	}
 	fsys := newFS(t, map[string]string{"tools/h.ts": hostileAllocations[name]})
 	out := exec(t, r, fsys, "tools/h.ts", nil)
 	kind := "success"
 	if out.Error != nil {
 		kind = out.Error.Kind
 	}
+	var workerRSS int64
+	if r.pool != nil {
+		_ = r.Close()
+		r.pool.live.Wait()
+		workerRSS = r.pool.peakRSS.Load()
+	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	raw, _ := json.Marshal(map[string]any{"Kind": kind, "RSS": ru.Maxrss})
+	raw, _ := json.Marshal(map[string]any{"Kind": kind, "RSS": ru.Maxrss, "WorkerRSS": workerRSS})
 	fmt.Printf("HOSTILE %s\n", raw)
 }
 

@@ -13,6 +13,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tgp-go/tgp/gitpath"
@@ -39,6 +40,11 @@ const WorkerSubcommand = "__worker"
 // an idle warm tgp worker maps about 1.3 GB of address space (most of it
 // reserved, not resident), and the test binary about as much.
 const workerAddrHeadroom = 2 << 30
+
+// workerStartTimeout bounds a new worker's start and warm-up (one esbuild
+// compile and one run): far more than it takes, short enough that a wrong
+// worker command fails a call instead of hanging it.
+const workerStartTimeout = 30 * time.Second
 
 // workerGrace is how long past its timeout a worker may take to answer
 // before it is killed: a regular expression's own match timeout is a
@@ -86,6 +92,11 @@ type pool struct {
 	mu     sync.Mutex
 	idle   []*worker
 	closed bool
+
+	// live counts running worker processes; peakRSS is the largest peak
+	// resident set (KiB) of any that exited, for tests and diagnostics.
+	live    sync.WaitGroup
+	peakRSS atomic.Int64
 }
 
 func newPool(r *Runner) *pool {
@@ -227,7 +238,9 @@ func (p *pool) start() (*worker, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("sandbox: start worker %s: %w", p.argv[0], err)
 	}
+	p.live.Add(1)
 	go func() {
+		defer p.live.Done()
 		br := bufio.NewReaderSize(stdout, 64<<10)
 		for {
 			f, err := readFrame(br)
@@ -238,12 +251,42 @@ func (p *pool) start() (*worker, error) {
 		}
 		close(w.frames)
 		_ = cmd.Wait()
+		for rss := peakRSSKiB(cmd.ProcessState); ; {
+			old := p.peakRSS.Load()
+			if rss <= old || p.peakRSS.CompareAndSwap(old, rss) {
+				break
+			}
+		}
 		close(w.exited)
 	}()
 	cfg := p.cfg
 	if err := w.send(&frame{Type: frameConfig, Config: &cfg}); err != nil {
 		w.kill()
 		return nil, fmt.Errorf("sandbox: configure worker %s: %w", p.argv[0], err)
+	}
+	notWorker := func(why string) error {
+		w.kill()
+		msg := fmt.Sprintf("sandbox: %s is not a sandbox worker: %s (sandbox.isolation: process runs `tgp %s`; "+
+			"a program that embeds the kernel calls sandbox.ServeWorkerIfRequested first in main, or sets sandbox.worker_command to a tgp binary)",
+			strings.Join(p.argv, " "), why, WorkerSubcommand)
+		if line := firstLine(w.stderr.String()); line != "" {
+			msg += ": " + line
+		}
+		return errors.New(msg)
+	}
+	timer := time.NewTimer(workerStartTimeout)
+	defer timer.Stop()
+	select {
+	case f, ok := <-w.frames:
+		if !ok {
+			<-w.exited
+			return nil, notWorker("it exited before it was ready")
+		}
+		if f.Type != frameReady {
+			return nil, notWorker(fmt.Sprintf("its first frame was %q", f.Type))
+		}
+	case <-timer.C:
+		return nil, notWorker(fmt.Sprintf("it did not answer within %s", workerStartTimeout))
 	}
 	return w, nil
 }
@@ -279,24 +322,36 @@ func (p *pool) exec(ctx context.Context, r *Runner, req Request, src []byte, tim
 		}
 		return nil, err
 	}
-	w.runs++
-	id := w.runs
-	callCtx, cancelCalls := context.WithCancel(ctx)
-	var calls sync.WaitGroup
-	out, reuse := p.converse(ctx, callCtx, w, id, r, req, src, timeout, &calls)
-	cancelCalls()
-	calls.Wait()
-	p.put(w, reuse)
-	return out, nil
+	for attempt := 0; ; attempt++ {
+		fresh := w.runs == 0
+		w.runs++
+		callCtx, cancelCalls := context.WithCancel(ctx)
+		var calls sync.WaitGroup
+		out, reuse, heard := p.converse(ctx, callCtx, w, w.runs, r, req, src, timeout, &calls)
+		cancelCalls()
+		calls.Wait()
+		p.put(w, reuse)
+		// A warm worker killed from outside while idle (an OOM killer, an
+		// operator) is gone before it could say anything about this run:
+		// that is the pool's loss, not the tool's, so the run gets one
+		// fresh worker. A worker that died of the tool (it spoke, or left
+		// a reason on stderr) is not retried.
+		if attempt > 0 || fresh || heard || ctx.Err() != nil || out.Error == nil || out.Error.Kind != KindRuntime || w.stderr.String() != "" {
+			return out, nil
+		}
+		if w, err = p.get(ctx); err != nil {
+			return out, nil
+		}
+	}
 }
 
 // converse sends the exec frame and answers the worker until it is done,
 // dies, or outlives its deadline. reuse says whether the worker may run
-// again.
+// again; heard, whether it sent anything for this run.
 func (p *pool) converse(ctx, callCtx context.Context, w *worker, id uint64, r *Runner, req Request, src []byte,
-	timeout time.Duration, calls *sync.WaitGroup) (*Outcome, bool) {
-	fail := func(kind, msg string) (*Outcome, bool) {
-		return &Outcome{Logs: []string{}, Error: &ExecError{Kind: kind, Message: msg}}, false
+	timeout time.Duration, calls *sync.WaitGroup) (out *Outcome, reuse, heard bool) {
+	fail := func(kind, msg string) (*Outcome, bool, bool) {
+		return &Outcome{Logs: []string{}, Error: &ExecError{Kind: kind, Message: msg}}, false, heard
 	}
 	x := &workerExec{Path: req.Path, Source: src, Args: req.Args, TimeoutMS: timeout.Milliseconds(),
 		HasFS: req.FS != nil, HasSQL: req.SQL != nil}
@@ -311,8 +366,10 @@ func (p *pool) converse(ctx, callCtx context.Context, w *worker, id uint64, r *R
 		select {
 		case f, ok := <-w.frames:
 			if !ok {
-				return p.died(w, ctx)
+				out, reuse := p.died(w, ctx)
+				return out, reuse, heard
 			}
+			heard = true
 			switch f.Type {
 			case frameCall:
 				calls.Add(1)
@@ -335,7 +392,7 @@ func (p *pool) converse(ctx, callCtx context.Context, w *worker, id uint64, r *R
 					out.Logs = []string{}
 				}
 				reuse := out.Error == nil || (out.Error.Kind != KindTimeout && out.Error.Kind != KindMemoryLimit && out.Error.Kind != KindCancelled)
-				return out, reuse
+				return out, reuse, heard
 			}
 		case <-ctxDone:
 			ctxDone = nil

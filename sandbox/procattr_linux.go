@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	osexec "os/exec"
 	"syscall"
 )
@@ -9,4 +10,12 @@ import (
 // died of.
 func workerProcAttr(cmd *osexec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// peakRSSKiB is an exited worker's peak resident set (KiB).
+func peakRSSKiB(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss
+	}
+	return 0
 }

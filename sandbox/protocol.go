@@ -9,8 +9,8 @@ import (
 
 // The worker protocol: each frame is a 4-byte big-endian length and that
 // many bytes of JSON. The parent sends config (once), exec and cancel, and
-// answers the worker's bridge calls with reply; the worker sends call and,
-// when a run ends, done.
+// answers the worker's bridge calls with reply; the worker answers config
+// with ready, sends call and, when a run ends, done.
 const (
 	frameConfig = "config"
 	frameExec   = "exec"
@@ -18,6 +18,10 @@ const (
 	frameCall   = "call"
 	frameReply  = "reply"
 	frameDone   = "done"
+	// ready is the worker's answer to config once it is warm: a process
+	// that never sends it is not a tgp worker (a misconfigured
+	// sandbox.worker_command), and the parent says so instead of hanging.
+	frameReady = "ready"
 )
 
 // maxFrame bounds one frame: file contents, fetch bodies and SQL results

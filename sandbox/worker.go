@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -62,6 +63,9 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	r.memLimit = cfg.MemLimit
 	r.maxFetch = cfg.MaxFetch
 	warmUp(ctx, r)
+	if err := ws.send(&frame{Type: frameReady}); err != nil {
+		return err
+	}
 
 	execs := make(chan *frame, 1)
 	readErr := make(chan error, 1)
@@ -291,4 +295,24 @@ func (t bridgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Header.Set(k, v)
 	}
 	return resp, nil
+}
+
+// ServeWorkerIfRequested lets a program that embeds the kernel be its own
+// sandbox worker under sandbox.isolation: process: call it first in main.
+// When the process was started as a worker (its first argument is
+// WorkerSubcommand) it serves the protocol and exits; otherwise it returns
+// at once. The tgp binary does the same through its hidden subcommand.
+func ServeWorkerIfRequested() {
+	if len(os.Args) < 2 || os.Args[1] != WorkerSubcommand {
+		return
+	}
+	out := os.Stdout
+	// The protocol owns stdout: stray prints go to stderr, where the
+	// parent keeps the last lines.
+	os.Stdout = os.Stderr
+	if err := ServeWorker(context.Background(), os.Stdin, out); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox worker:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }

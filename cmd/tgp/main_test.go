@@ -8,7 +8,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tgp-go/tgp/sandbox"
 )
+
+// TestMain makes the test binary the tgp binary when TGP_CMD_TEST_MAIN is
+// set, so tests can start it as a sandbox worker.
+func TestMain(m *testing.M) {
+	if os.Getenv("TGP_CMD_TEST_MAIN") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
+	}
+	os.Exit(m.Run())
+}
 
 type callResult struct {
 	OK        bool            `json:"ok"`
@@ -150,11 +161,22 @@ func TestUsageErrors(t *testing.T) {
 func TestEveryCommandHasHelpWithExample(t *testing.T) {
 	root := newRootCmd(&app{})
 	for _, c := range root.Commands() {
-		if c.Name() == "help" || c.Name() == "completion" {
+		if c.Name() == "help" || c.Name() == "completion" || c.Hidden {
 			continue
 		}
 		if c.Short == "" || (c.Example == "" && c.Name() != "version") {
 			t.Errorf("command %s lacks a short help or an example", c.Name())
 		}
+	}
+}
+
+// TestWorkerSubcommandSpeaksTheProtocol: `tgp __worker` answers a config
+// frame with ready (the handshake sandbox.isolation: process waits for).
+func TestWorkerSubcommandSpeaksTheProtocol(t *testing.T) {
+	r := sandbox.New(sandbox.WithIsolation(sandbox.IsolationProcess), sandbox.WithWorkerCommand([]string{os.Args[0], sandbox.WorkerSubcommand}, "TGP_CMD_TEST_MAIN=1"))
+	defer r.Close()
+	out, err := r.Exec(context.Background(), sandbox.Request{Path: "t.ts", Source: []byte("export default () => 6 * 7;\n")})
+	if err != nil || !out.Success || out.Result != float64(42) {
+		t.Fatalf("%v %+v", err, out)
 	}
 }

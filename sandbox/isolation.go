@@ -128,7 +128,7 @@ func newPool(r *Runner) *pool {
 		headroom = workerAddrHeadroom
 	}
 	var addr uint64
-	if addressSpaceLimited {
+	if addressSpaceLimited && !raceBuild {
 		addr = r.memLimit + headroom
 	}
 	return &pool{argv: argv, env: env, httpClient: r.httpClient, slots: make(chan struct{}, n),

@@ -225,7 +225,7 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 		}
 	}
 	files := map[string]gitbackend.TreeFile{}
-	var dirty, untracked []string
+	var dirty, untracked, removed, lostDirDeleted []string
 	for p := range paths {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -253,6 +253,15 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 			default:
 				dirty = append(dirty, p)
 			}
+		case hasOld && !hasNew:
+			// HEAD has it, the index and the target do not: git checks
+			// that nothing is in the way (deleted_entry's verify_absent),
+			// so an untracked file there is one the switch would lose.
+			if s, listed := st[p]; listed && s.Worktree == git.Untracked {
+				removed = append(removed, p)
+			} else if untrackedUnder(st, p) {
+				lostDirDeleted = append(lostDirDeleted, p)
+			}
 		case hasNew:
 			if hasOld {
 				// The deletion of the path was staged.
@@ -270,7 +279,7 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 	}
 	// A file the switch deletes or rewrites that is now a directory holding
 	// files: git refuses rather than lose them.
-	var lostDirs []string
+	lostDirs := lostDirDeleted
 	for p, f := range files {
 		if f.Mode == filemode.Submodule {
 			continue
@@ -281,22 +290,52 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 			}
 		}
 	}
-	sort.Strings(lostDirs)
-	if len(lostDirs) > 0 {
-		return &tools.Error{Kind: tools.KindConflict, Message: "error: Updating the following directories would lose untracked files in them:\n\t" +
-			strings.Join(lostDirs, "\n\t") + "\n\nAborting"}
-	}
-	sort.Strings(dirty)
-	sort.Strings(untracked)
-	if len(dirty) > 0 {
-		return &tools.Error{Kind: tools.KindConflict, Message: "error: Your local changes to the following files would be overwritten by checkout:\n\t" +
-			strings.Join(dirty, "\n\t") + "\nPlease commit your changes or stash them before you switch branches.\nAborting"}
-	}
-	if len(untracked) > 0 {
-		return &tools.Error{Kind: tools.KindConflict, Message: "error: The following untracked working tree files would be overwritten by checkout:\n\t" +
-			strings.Join(untracked, "\n\t") + "\nPlease move or remove them before you switch branches.\nAborting"}
+	if msg := unpackErrors(dirty, lostDirs, untracked, removed); msg != "" {
+		return &tools.Error{Kind: tools.KindConflict, Message: msg}
 	}
 	return gitbackend.ApplyFiles(r.Storer, w.Filesystem, files)
+}
+
+// untrackedUnder says whether dir holds an untracked file that is not
+// ignored (git's verify_clean_subdirectory: ignored files are expendable).
+func untrackedUnder(st git.Status, dir string) bool {
+	prefix := dir + "/"
+	for p, s := range st {
+		if s.Worktree == git.Untracked && strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// unpackErrors is git's refusal of a branch switch (unpack-trees.c
+// display_error_msgs): every kind of problem found, in git's order, each
+// with its sorted paths, then one "Aborting".
+func unpackErrors(dirty, lostDirs, untracked, removed []string) string {
+	var b strings.Builder
+	for _, e := range []struct {
+		paths      []string
+		head, tail string
+	}{
+		{dirty, "Your local changes to the following files would be overwritten by checkout:", "Please commit your changes or stash them before you switch branches."},
+		{lostDirs, "Updating the following directories would lose untracked files in them:", ""},
+		{untracked, "The following untracked working tree files would be overwritten by checkout:", "Please move or remove them before you switch branches."},
+		{removed, "The following untracked working tree files would be removed by checkout:", "Please move or remove them before you switch branches."},
+	} {
+		if len(e.paths) == 0 {
+			continue
+		}
+		sort.Strings(e.paths)
+		b.WriteString("error: " + e.head + "\n")
+		for _, p := range e.paths {
+			b.WriteString("\t" + p + "\n")
+		}
+		b.WriteString(e.tail + "\n")
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return b.String() + "Aborting"
 }
 
 func checkoutPaths(r *git.Repository, w *git.Worktree, wd string, a checkoutArgs) (string, error) {

@@ -372,3 +372,35 @@ func TestRegressStashWorktreeTree(t *testing.T) {
 	same(t, "W tree", f.git(t, "rev-parse", "stash@{0}^{tree}"), gittest.Git(t, ref, "rev-parse", "stash@{0}^{tree}"))
 	same(t, "I tree", f.git(t, "rev-parse", "stash@{0}^2^{tree}"), gittest.Git(t, ref, "rev-parse", "stash@{0}^2^{tree}"))
 }
+
+// git_checkout refused untracked files in the way only where the target
+// adds a path. A path only HEAD has (dropped from the index by rm
+// --cached) with an untracked file on it, or a directory of untracked
+// files, is in the way too; every kind of refusal is listed, in git's
+// order, with one "Aborting" (seeds 304, 647, 143).
+func TestRegressCheckoutRefusesUntrackedInTheWayOfADeletion(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "base.txt", "b\n")
+	f.commitAll(t, "one")
+	f.write(t, "gone.md", "g\n")
+	f.write(t, "docs/dir.txt", "d\n")
+	f.write(t, "edited.txt", "1\n")
+	f.commitAll(t, "two")
+	f.write(t, "edited.txt", "2\n")
+	f.commitAll(t, "three")
+	f.git(t, "rm", "-q", "--cached", "--", "gone.md", "docs/dir.txt")
+	if err := os.Remove(filepath.Join(f.dir, "docs/dir.txt")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "docs/dir.txt/inside.txt", "u\n")
+	f.write(t, "edited.txt", "local\n")
+	f = open(t, f.dir)
+	ref := copyRepo(t, f.dir)
+	gitOut, gitErr := gittest.GitErr(ref, "checkout", "-q", "--detach", "HEAD~2")
+	if gitErr == nil {
+		t.Fatal("git did not refuse")
+	}
+	terr := f.callErr(t, "git_checkout", map[string]any{"commit": "HEAD~2"})
+	same(t, "refusal", terr.Message+"\n", gitOut)
+	sameState(t, f, "git_checkout", map[string]any{"commit": "HEAD~2"}, "checkout", "-q", "--detach", "HEAD~2")
+}

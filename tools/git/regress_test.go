@@ -404,3 +404,24 @@ func TestRegressCheckoutRefusesUntrackedInTheWayOfADeletion(t *testing.T) {
 	same(t, "refusal", terr.Message+"\n", gitOut)
 	sameState(t, f, "git_checkout", map[string]any{"commit": "HEAD~2"}, "checkout", "-q", "--detach", "HEAD~2")
 }
+
+// Two staged renames of identical (empty) files were paired in map order,
+// so git_status named a different source from one call to the next; git
+// pairs in index order (seed 331).
+func TestRegressStatusIdenticalRenameSourcesInIndexOrder(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "src/\u65e5\u672c/util6.bin", "")
+	f.write(t, "\u65e5\u672c11.bin", "")
+	f.write(t, "a.txt", "a\n")
+	f.commitAll(t, "x")
+	f.git(t, "mv", "--", "src/\u65e5\u672c/util6.bin", "readme4.ts")
+	if err := os.MkdirAll(filepath.Join(f.dir, "lib/tab\there"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "mv", "--", "\u65e5\u672c11.bin", "lib/tab\there/semi;colon16.md")
+	f = open(t, f.dir)
+	want := f.git(t, "status", "--porcelain=1", "-b")
+	for i := 0; i < 20; i++ {
+		same(t, "status", f.call(t, "git_status", map[string]any{"porcelain": true, "branch": true}), want)
+	}
+}

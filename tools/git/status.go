@@ -439,6 +439,11 @@ func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
 	if len(dels) == 0 || len(adds) == 0 {
 		return entries
 	}
+	// Git pairs in index order (sources and destinations by path); with
+	// several identical candidates the first one wins, so the order decides
+	// which of two empty files a rename came from.
+	sort.Slice(dels, func(i, j int) bool { return dels[i].path < dels[j].path })
+	sort.Slice(adds, func(i, j int) bool { return adds[i].path < adds[j].path })
 	renamed := map[string]string{} // new → old
 	for _, c := range detectRenames(append(dels, adds...)) {
 		if c.oldPath != "" {

@@ -585,6 +585,7 @@ func genMutations(r *rand.Rand, f repoFacts) []check {
 }
 
 // newKernel boots a kernel on an existing repository (no remote).
+// newKernel boots a kernel on dir; the caller shuts it down.
 func newKernel(t testing.TB, dir string) *kernel.Kernel {
 	t.Helper()
 	ctx := context.Background()
@@ -595,7 +596,6 @@ func newKernel(t testing.TB, dir string) *kernel.Kernel {
 	if err := k.Boot(ctx); err != nil {
 		t.Fatalf("boot: %v", err)
 	}
-	t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
 	return k
 }
 
@@ -618,6 +618,10 @@ func runCheck(t *testing.T, dir string, c check) (bool, string) {
 		return runMutation(t, dir, c)
 	}
 	k := newKernel(t, dir)
+	// Shut down here, not in t.Cleanup: a finished parallel subtest keeps
+	// its cleanup closures until the whole suite ends, and with them every
+	// kernel it made (12 MB a seed).
+	defer k.Shutdown(context.Background())
 	got, terr := callTool(k, c)
 	want, stderr, gerr := runGit(filepath.Join(dir, c.WD), gitEnv(), c.Git...)
 	switch {
@@ -763,6 +767,7 @@ func runMutation(t *testing.T, dir string, c check) (bool, string) {
 	base := objectSet(dir)
 	toolDir, gitDir := copyDir(t, dir), copyDir(t, dir)
 	k := newKernel(t, toolDir)
+	defer k.Shutdown(context.Background())
 	got, terr := callTool(k, c)
 	want, stderr, gerr := runGit(filepath.Join(gitDir, c.WD), gitEnv(), c.Git...)
 	var notes []string

@@ -174,6 +174,9 @@ func (r *Repo) cloneFresh(ctx context.Context) (*HydrateResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if note := r.mirrorRemoteRefs(ctx, rh, branch); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
 	res.Action, res.Head = "cloned", tip.String()
 	r.progressf("cloned %s at %s", branch, short(tip))
 	return res, nil

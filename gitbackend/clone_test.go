@@ -624,3 +624,42 @@ func TestApplyRefusesInvalidPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestBootFetchesBranchesTagsAndOriginHEAD: a boot gives the root what git
+// clone gives: every remote branch as origin/<b>, origin/HEAD, lightweight
+// and annotated tags (found by the generated clone suite in
+// test/integration), over a local path, smart HTTP and git://.
+func TestBootFetchesBranchesTagsAndOriginHEAD(t *testing.T) {
+	work := workRepo(t, "main")
+	writeFile(t, work, "a.txt", "a\n", 0o644)
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "commit", "-q", "-m", "one")
+	gittest.Git(t, work, "tag", "v1")
+	gittest.Git(t, work, "checkout", "-q", "-b", "topic")
+	writeFile(t, work, "t.txt", "t\n", 0o644)
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "commit", "-q", "-m", "topic only")
+	gittest.Git(t, work, "tag", "-a", "-m", "release", "v2")
+	gittest.Git(t, work, "checkout", "-q", "main")
+	bare := bareFrom(t, work, "main")
+	gittest.Git(t, work, "push", "-q", bare, "refs/tags/*:refs/tags/*")
+	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
+	daemon := gittest.Daemon(t, filepath.Dir(bare))
+	refs := func(dir string) string {
+		return gittest.Git(t, dir, "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)", "refs/remotes", "refs/tags")
+	}
+	want := refs(gittest.Clone(t, bare))
+	for _, remote := range []string{bare, srv.URL(filepath.Base(bare)), daemon + "/" + filepath.Base(bare)} {
+		f, _, _, err := bootRoot(t, remote, "", false, "")
+		if err != nil {
+			t.Fatalf("%s: %v", remote, err)
+		}
+		if got := refs(f.Root()); got != want {
+			t.Fatalf("%s: refs after boot:\n%s\nwant (git clone):\n%s", remote, got, want)
+		}
+		gittest.Git(t, f.Root(), "fsck", "--strict")
+		if out := gittest.Git(t, f.Root(), "log", "--format=%s", "v2"); out != "topic only\none\n" {
+			t.Fatalf("%s: log v2: %q", remote, out)
+		}
+	}
+}

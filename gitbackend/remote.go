@@ -700,56 +700,5 @@ func basicAuth(token string) transport.AuthMethod {
 // clone listing the remote during a push fails. Lock files are skipped
 // here, as git skips them.
 func (l *localRemote) branches() (map[string]plumbing.Hash, error) {
-	out := map[string]plumbing.Hash{}
-	heads := filepath.Join(l.path, "refs", "heads")
-	err := filepath.WalkDir(heads, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || strings.HasSuffix(d.Name(), ".lock") {
-			return nil
-		}
-		rel, err := filepath.Rel(heads, p)
-		if err != nil {
-			return err
-		}
-		name := filepath.ToSlash(rel)
-		h, err := readRef(l.path, "refs/heads/"+name)
-		if err != nil {
-			return err
-		}
-		if !h.IsZero() {
-			out[name] = h
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list branches of %s: %w", l.path, err)
-	}
-	f, err := os.Open(filepath.Join(l.path, "packed-refs"))
-	if errors.Is(err, os.ErrNotExist) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list branches of %s: %w", l.path, err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		h, name, ok := strings.Cut(sc.Text(), " ")
-		b, isHead := strings.CutPrefix(name, "refs/heads/")
-		if !ok || !isHead || !plumbing.IsHash(h) {
-			continue
-		}
-		if _, loose := out[b]; !loose {
-			out[b] = plumbing.NewHash(h)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("list branches of %s: %w", l.path, err)
-	}
-	return out, nil
+	return l.refsUnder("refs/heads/")
 }

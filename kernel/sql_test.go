@@ -17,7 +17,7 @@ import (
 
 // sqlKernel boots a kernel on SQLite (file) or the test PostgreSQL with a
 // users table holding Alice and Bob.
-func sqlKernel(t testing.TB, driver string) *Kernel {
+func sqlKernel(t testing.TB, driver string, opts ...Option) *Kernel {
 	t.Helper()
 	dsn := filepath.Join(t.TempDir(), "db.sqlite")
 	if driver == "postgres" {
@@ -26,8 +26,8 @@ func sqlKernel(t testing.TB, driver string) *Kernel {
 		}
 		dsn = pgDSN
 	}
-	k, err := New(context.Background(), WithEnviron([]string{"TGP_SQL_DSN=" + dsn}), WithRoot(t.TempDir()),
-		WithSetting("sql.driver", driver), WithSetting("sandbox.timeout", "1s"))
+	k, err := New(context.Background(), append([]Option{WithEnviron([]string{"TGP_SQL_DSN=" + dsn}), WithRoot(t.TempDir()),
+		WithSetting("sql.driver", driver), WithSetting("sandbox.timeout", "1s")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,9 +105,22 @@ func TestSQLIntegration(t *testing.T) {
 func TestSQLConcurrentRunsIsolated(t *testing.T) {
 	for _, driver := range []string{"sqlite", "postgres"} {
 		t.Run(driver, func(t *testing.T) {
-			k := sqlKernel(t, driver)
-			// A writer inserts, then waits long enough for the reader to look.
-			if err := k.FS().WriteFile("tools/slow.ts", []byte("/** Slow insert. */\nexport default async function () {\n  tgp.exec_sql(\"INSERT INTO users (id, name) VALUES (7, 'Ghost')\", []);\n  await new Promise((r) => setTimeout(r, 300));\n  return 'done';\n}\n"), 0o644); err != nil {
+			k := sqlKernel(t, driver, WithSetting("sandbox.timeout", "30s"))
+			// The writer inserts, says so, and holds its transaction open
+			// until the test has looked through another run: a handshake,
+			// not a sleep, so a slow machine cannot reorder the two.
+			writerSrc := `/** Slow insert. */
+export default async function () {
+  await tgp.exec_sql("INSERT INTO users (id, name) VALUES (7, 'Ghost')", []);
+  tgp.write_file('data/inserted', 'y');
+  for (let i = 0; i < 1000; i++) {
+    try { await tgp.read_file('data/release'); return 'done'; } catch (e) {}
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return 'never released';
+}
+`
+			if err := k.FS().WriteFile("tools/slow.ts", []byte(writerSrc), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			var wg sync.WaitGroup
@@ -120,14 +133,25 @@ func TestSQLConcurrentRunsIsolated(t *testing.T) {
 					writer = res.Value.(*sandbox.Outcome)
 				}
 			}()
-			time.Sleep(100 * time.Millisecond)
+			for i := 0; ; i++ {
+				if _, err := k.FS().Stat("data/inserted"); err == nil {
+					break
+				}
+				if i > 2000 {
+					t.Fatal("the writer never inserted")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			reader := runTool(t, k, "tools/peek.ts", "/** Peek. */\nexport default () => tgp.exec_sql(\"SELECT name FROM users WHERE name = 'Ghost'\", []);\n", nil)
+			if err := k.FS().WriteFile("data/release", []byte("y"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			wg.Wait()
 			raw, _ := json.Marshal(reader.Result)
 			if !reader.Success || string(raw) != "[]" {
 				t.Fatalf("reader saw uncommitted rows: %s %+v", raw, reader.Error)
 			}
-			if writer == nil || !writer.Success || !strings.Contains(names(t, k), "Ghost") {
+			if writer == nil || !writer.Success || writer.Result != "done" || !strings.Contains(names(t, k), "Ghost") {
 				t.Fatalf("writer: %+v", writer)
 			}
 		})

@@ -31,7 +31,7 @@ bench:
 SEEDS ?= 1000
 SEED0 ?= 1
 fuzz-git: deps
-	cd test/integration && TGP_GIT_SEEDS=$(SEEDS) TGP_GIT_SEED0=$(SEED0) $(GO) test -run '^TestGitDifferential$$' -count=1 -timeout 0
+	cd test/integration && TGP_GIT_SEEDS=$(SEEDS) TGP_GIT_SEED0=$(SEED0) $(GO) test -run '^(TestGitDifferential|TestBootClonesLikeGit)$$' -count=1 -timeout 0
 
 fuzz:
 	$(GO) test ./vfs -run '^$$' -fuzz FuzzJail -fuzztime $(FUZZTIME)

@@ -42,14 +42,7 @@ func TestBootClonesLikeGit(t *testing.T) {
 				t.Fatalf("git clone: %v: %s", err, stderr)
 			}
 			got := filepath.Join(t.TempDir(), "tgp")
-			ctx := context.Background()
-			k, err := kernel.New(ctx, kernel.WithRoot(got), kernel.WithEnviron(gitEnv()), kernel.WithSetting("git.remote", remote))
-			if err != nil {
-				t.Fatalf("kernel.New: %v", err)
-			}
-			err = k.Boot(ctx)
-			_ = k.Shutdown(ctx)
-			if err != nil {
+			if err := bootOnce(t, got, remote); err != nil {
 				t.Fatalf("boot: %v\n%s", err, "  "+strings.Join(b.script, "\n  "))
 			}
 			if w, g := cloneState(want, base), cloneState(got, base); w != g {
@@ -59,12 +52,8 @@ func TestBootClonesLikeGit(t *testing.T) {
 	}
 }
 
-func must(out, _ string, _ error) string { return out }
-
-// bootWantsBranch: with a detached remote HEAD and several branches, boot
-// fails with a hint naming them, and leaves no root behind.
-func bootWantsBranch(t *testing.T, remote string, branches []string) {
-	root := filepath.Join(t.TempDir(), "tgp")
+// bootOnce boots a kernel on remote into root and shuts it down.
+func bootOnce(t *testing.T, root, remote string) error {
 	ctx := context.Background()
 	k, err := kernel.New(ctx, kernel.WithRoot(root), kernel.WithEnviron(gitEnv()), kernel.WithSetting("git.remote", remote))
 	if err != nil {
@@ -72,6 +61,15 @@ func bootWantsBranch(t *testing.T, remote string, branches []string) {
 	}
 	err = k.Boot(ctx)
 	_ = k.Shutdown(ctx)
+	return err
+}
+
+func must(out, _ string, _ error) string { return out }
+
+// bootWantsBranch: with a detached remote HEAD and several branches, boot
+// fails with a hint naming them, and leaves no root behind.
+func bootWantsBranch(t *testing.T, remote string, branches []string) {
+	err := bootOnce(t, filepath.Join(t.TempDir(), "tgp"), remote)
 	if err == nil || !strings.Contains(err.Error(), "git.branch") || !strings.Contains(err.Error(), branches[0]) {
 		t.Fatalf("boot with a detached remote HEAD and branches %v: %v", branches, err)
 	}

@@ -284,10 +284,11 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 		if f.Mode == filemode.Submodule {
 			continue
 		}
-		if info, err := w.Filesystem.Lstat(p); err == nil && info.IsDir() {
-			if es, err := w.Filesystem.ReadDir(p); err == nil && len(es) > 0 {
-				lostDirs = append(lostDirs, p)
-			}
+		// Tracked files in it go with the switch (or were refused as local
+		// changes) and ignored ones are expendable, as in git's
+		// verify_clean_subdirectory: only untracked files are lost.
+		if info, err := w.Filesystem.Lstat(p); err == nil && info.IsDir() && untrackedUnder(st, p) {
+			lostDirs = append(lostDirs, p)
 		}
 	}
 	if msg := unpackErrors(dirty, lostDirs, untracked, removed); msg != "" {

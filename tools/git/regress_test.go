@@ -425,3 +425,25 @@ func TestRegressStatusIdenticalRenameSourcesInIndexOrder(t *testing.T) {
 		same(t, "status", f.call(t, "git_status", map[string]any{"porcelain": true, "branch": true}), want)
 	}
 }
+
+// A directory of tracked files that the target replaces with a file was
+// refused as "would lose untracked files": its files go with the switch,
+// and ignored files in the way are expendable, as in git (seed 170).
+func TestRegressCheckoutDirectoryOfTrackedFilesBecomesFile(t *testing.T) {
+	for _, ignored := range []bool{false, true} {
+		f := newRepo(t)
+		f.write(t, ".gitignore", "*.tmp\n")
+		f.commitAll(t, "base")
+		f.git(t, "checkout", "-q", "-b", "fix-1")
+		f.write(t, "docs/main19.log", "file on the branch\n")
+		f.commitAll(t, "on branch")
+		f.git(t, "checkout", "-q", "main")
+		f.write(t, "docs/main19.log/b.txt", "tracked in a directory\n")
+		f.commitAll(t, "dir on main")
+		if ignored {
+			f.write(t, "docs/main19.log/scratch.tmp", "ignored\n")
+		}
+		f = open(t, f.dir)
+		sameState(t, f, "git_checkout", map[string]any{"branch": "fix-1"}, "checkout", "-q", "fix-1")
+	}
+}

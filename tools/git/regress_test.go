@@ -447,3 +447,25 @@ func TestRegressCheckoutDirectoryOfTrackedFilesBecomesFile(t *testing.T) {
 		sameState(t, f, "git_checkout", map[string]any{"branch": "fix-1"}, "checkout", "-q", "fix-1")
 	}
 }
+
+// git_stash -u kept in its worktree tree a file that was dropped from the
+// index (rm --cached) and replaced by a directory of untracked files; git
+// builds that tree from the index, so the file is not in it (seed 182).
+func TestRegressStashFileDroppedFromIndexReplacedByDirectory(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "lib/x.y.z11", "delta\r\nfunc f() {\r\n")
+	f.commitAll(t, "one")
+	f.git(t, "rm", "-q", "--cached", "--", "lib/x.y.z11")
+	if err := os.Remove(filepath.Join(f.dir, "lib/x.y.z11")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "lib/x.y.z11/c.txt", "untracked\n")
+	f = open(t, f.dir)
+	ref := copyRepo(t, f.dir)
+	gittest.Git(t, ref, "stash", "push", "-q", "-u")
+	f.call(t, "git_stash", map[string]any{"action": "push", "include_untracked": true})
+	for _, rev := range []string{"stash@{0}^{tree}", "stash@{0}^2^{tree}", "stash@{0}^3^{tree}"} {
+		same(t, rev, f.git(t, "rev-parse", rev), gittest.Git(t, ref, "rev-parse", rev))
+	}
+	same(t, "worktree", snapshot(t, f.dir), snapshot(t, ref))
+}

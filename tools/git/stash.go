@@ -250,10 +250,14 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 		}
 		data, mode, err := readWorktree(w.Filesystem, p)
 		if info, lerr := w.Filesystem.Lstat(p); err != nil && lerr == nil && info.IsDir() {
-			// A file replaced by a directory: git's diff-index does not
-			// report it, so W keeps the index's version.
+			// A file replaced by a directory: W keeps the index's version,
+			// and a path the index no longer has (rm --cached) is not in W
+			// either (git builds W from the index; update-index --remove
+			// drops a path that is not a file).
 			if ie, inIndex := files[p]; inIndex {
 				wfiles[p] = ie
+			} else {
+				wfiles[p] = gitbackend.TreeFile{Delete: true}
 			}
 			continue
 		}

@@ -176,6 +176,20 @@ func (ex *execution) watchMemory() {
 	}
 }
 
+// setupError classifies a failure before the tool's code ran: a timeout
+// or cancellation that landed during setup (a loaded machine) is that, not
+// a runtime error.
+func (ex *execution) setupError(err error) *ExecError {
+	ex.intrMu.Lock()
+	intr := ex.interrupt
+	ex.intrMu.Unlock()
+	var ie *goja.InterruptedError
+	if intr != nil || errors.As(err, &ie) {
+		return ex.toExecError(err)
+	}
+	return &ExecError{Kind: KindRuntime, Message: "sandbox setup: " + err.Error()}
+}
+
 // run loads the tool, calls its default export and waits for its result.
 func (ex *execution) run(comp *Compiled) (any, *ExecError) {
 	// The lockdown takes this host function for its buffer wrappers.
@@ -184,10 +198,10 @@ func (ex *execution) run(comp *Compiled) (any, *ExecError) {
 		return goja.Undefined()
 	})
 	if _, err := ex.vm.RunProgram(ex.r.lockdown); err != nil {
-		return nil, &ExecError{Kind: KindRuntime, Message: "sandbox setup: " + err.Error()}
+		return nil, ex.setupError(err)
 	}
 	if err := ex.install(); err != nil {
-		return nil, &ExecError{Kind: KindRuntime, Message: "sandbox setup: " + err.Error()}
+		return nil, ex.setupError(err)
 	}
 	mod, err := ex.loadModule(comp)
 	if err != nil {

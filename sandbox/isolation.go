@@ -315,6 +315,9 @@ func (w *worker) kill() {
 
 // exec runs one request in a worker and serves its bridge calls.
 func (p *pool) exec(ctx context.Context, r *Runner, req Request, src []byte, timeout time.Duration) (*Outcome, error) {
+	if ctx.Err() != nil {
+		return &Outcome{Logs: []string{}, Error: &ExecError{Kind: KindCancelled, Message: "execution stopped before it started: " + ctx.Err().Error()}}, nil
+	}
 	w, err := p.get(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

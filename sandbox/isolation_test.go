@@ -216,3 +216,21 @@ func idlePID(t *testing.T, r *Runner) int {
 	t.Fatal("no idle worker")
 	return 0
 }
+
+// TestCancelledBeforeTheToolRuns: a call whose context ends while the
+// sandbox is still being set up (an already-cancelled context stands in
+// for a loaded machine) is reported as cancelled, not as a runtime error,
+// in both isolation modes.
+func TestCancelledBeforeTheToolRuns(t *testing.T) {
+	for mode, r := range map[string]*Runner{"inproc": New(), "process": processRunner(t)} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		out, err := r.Exec(ctx, Request{Path: "t.ts", Source: []byte("export default () => 1;\n")})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if out.Error == nil || out.Error.Kind != KindCancelled {
+			t.Fatalf("%s: want cancelled, got %+v", mode, out)
+		}
+	}
+}

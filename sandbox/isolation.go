@@ -375,6 +375,10 @@ func (p *pool) converse(ctx, callCtx context.Context, w *worker, id uint64, r *R
 			heard = true
 			switch f.Type {
 			case frameCall:
+				if f.Run != id {
+					_ = w.send(&frame{Type: frameReply, ID: f.ID, Err: f.Op + ": the run that made this call has ended"})
+					continue
+				}
 				calls.Add(1)
 				go func() {
 					defer calls.Done()

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,5 +235,48 @@ func TestCancelledBeforeTheToolRuns(t *testing.T) {
 		if out.Error == nil || out.Error.Kind != KindCancelled {
 			t.Fatalf("%s: want cancelled, got %+v", mode, out)
 		}
+	}
+}
+
+// TestStaleCallFromAnEarlierRunIsRefused: a bridge call tagged with an
+// earlier run (one still in flight when that run ended) is answered with an
+// error and never touches the current run's files.
+func TestStaleCallFromAnEarlierRunIsRefused(t *testing.T) {
+	r := New(WithWriteDirs("data"))
+	p := newPool(r)
+	pr, pw := io.Pipe()
+	w := &worker{cmd: &osexec.Cmd{}, stdin: pw, frames: make(chan *frame, 4), exited: make(chan struct{}), stderr: &tail{max: 100}}
+	replies := make(chan *frame, 4)
+	go func() {
+		for {
+			f, err := readFrame(pr)
+			if err != nil {
+				return
+			}
+			if f.Type == frameReply {
+				replies <- f
+			}
+		}
+	}()
+	fsys := newFS(t, nil)
+	w.frames <- &frame{Type: frameCall, ID: 1, Run: 6, Op: "write_file", Path: "data/stale.txt", Data: []byte("x")}
+	w.frames <- &frame{Type: frameCall, ID: 2, Run: 7, Op: "write_file", Path: "data/now.txt", Data: []byte("y")}
+	var calls sync.WaitGroup
+	go func() {
+		// The run ends once both calls were answered.
+		<-replies
+		<-replies
+		w.frames <- &frame{Type: frameDone, ID: 7, Outcome: &Outcome{Success: true}}
+	}()
+	out, _, _ := p.converse(context.Background(), context.Background(), w, 7, r, Request{FS: fsys}, []byte("x"), 5*time.Second, &calls)
+	calls.Wait()
+	if !out.Success {
+		t.Fatalf("%+v", out.Error)
+	}
+	if _, err := fsys.ReadFile("data/stale.txt"); err == nil {
+		t.Fatal("a stale call wrote into the current run's files")
+	}
+	if _, err := fsys.ReadFile("data/now.txt"); err != nil {
+		t.Fatalf("the current run's call was not served: %v", err)
 	}
 }

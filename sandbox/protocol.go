@@ -32,6 +32,11 @@ const maxFrame = 64 << 20
 type frame struct {
 	Type string `json:"t"`
 	ID   uint64 `json:"id,omitempty"`
+	// Run is the exec a call belongs to: the parent serves a call only
+	// for the run in progress, so a late call from an earlier run (an
+	// async read still in flight when it timed out) never reaches the next
+	// run's files or transaction.
+	Run uint64 `json:"run,omitempty"`
 
 	Config  *workerConfig `json:"config,omitempty"`
 	Exec    *workerExec   `json:"exec,omitempty"`

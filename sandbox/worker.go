@@ -147,10 +147,14 @@ func (ws *workerSide) cancel(id uint64) {
 	ws.stopped = id
 }
 
+// runKey carries the exec frame's id in the run's context.
+type runKey struct{}
+
 // call sends a bridge call and waits for the parent's reply.
 func (ws *workerSide) call(ctx context.Context, f *frame) (*frame, error) {
 	f.Type = frameCall
 	f.ID = ws.nextID.Add(1)
+	f.Run, _ = ctx.Value(runKey{}).(uint64)
 	ch := make(chan *frame, 1)
 	ws.mu.Lock()
 	ws.pending[f.ID] = ch
@@ -182,7 +186,7 @@ func (ws *workerSide) run(ctx context.Context, r *Runner, f *frame) error {
 		return ws.send(&frame{Type: frameDone, ID: f.ID, Outcome: &Outcome{Logs: []string{},
 			Error: &ExecError{Kind: KindRuntime, Message: "sandbox worker: exec frame without a request"}}})
 	}
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := context.WithCancel(context.WithValue(ctx, runKey{}, f.ID))
 	defer stop()
 	ws.mu.Lock()
 	ws.runID, ws.stop = f.ID, stop

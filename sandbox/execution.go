@@ -36,6 +36,7 @@ type execution struct {
 	once sync.Once
 	// loop-goroutine state
 	pending   int
+	inflight  int // host calls running off the loop (hostAsync)
 	logBytes  int
 	logsCut   bool
 	modules   map[string]*goja.Object
@@ -283,17 +284,29 @@ type rejection struct{ v goja.Value }
 
 func (r rejection) Error() string { return describe(r.v) }
 
+// maxHostCallsInFlight bounds a run's unsettled tgp.read_file, fetch,
+// exec_sql and other host calls.
+const maxHostCallsInFlight = 256
+
 // hostAsync runs work off the loop and settles a promise with its result.
 // work runs on its own goroutine; the value it returns is built into a JS
 // value on the loop goroutine (the Runtime is not goroutine-safe).
 func (ex *execution) hostAsync(work func(ctx context.Context) (func() goja.Value, error)) goja.Value {
+	if ex.inflight >= maxHostCallsInFlight {
+		// Each call holds a goroutine (and, in process isolation, a call
+		// the kernel serves): a tool that fires them without waiting must
+		// not turn into a million goroutines on the host.
+		panic(ex.vm.NewGoError(fmt.Errorf("too many host calls in flight (%d): await some before starting more", maxHostCallsInFlight)))
+	}
 	p, resolve, reject := ex.vm.NewPromise()
 	ex.pending++
+	ex.inflight++
 	ex.wg.Add(1)
 	go func() {
 		defer ex.wg.Done()
 		build, err := work(ex.ctx)
 		job := func() error {
+			ex.inflight--
 			if err != nil {
 				return reject(ex.jsError(err))
 			}

@@ -361,6 +361,7 @@ func (p *pool) converse(ctx, callCtx context.Context, w *worker, id uint64, r *R
 	if err := w.send(&frame{Type: frameExec, ID: id, Exec: x}); err != nil {
 		return fail(KindRuntime, "sandbox worker: "+err.Error())
 	}
+	var inflight atomic.Int32
 	hard := time.NewTimer(timeout + workerGrace)
 	defer hard.Stop()
 	var killAt <-chan time.Time
@@ -379,9 +380,18 @@ func (p *pool) converse(ctx, callCtx context.Context, w *worker, id uint64, r *R
 					_ = w.send(&frame{Type: frameReply, ID: f.ID, Err: f.Op + ": the run that made this call has ended"})
 					continue
 				}
+				if inflight.Load() >= maxHostCallsInFlight {
+					// The worker enforces the same bound; a worker that
+					// does not is not trusted to make the kernel spawn
+					// without limit.
+					_ = w.send(&frame{Type: frameReply, ID: f.ID, Err: fmt.Sprintf("%s: too many host calls in flight (%d)", f.Op, maxHostCallsInFlight)})
+					continue
+				}
+				inflight.Add(1)
 				calls.Add(1)
 				go func() {
 					defer calls.Done()
+					defer inflight.Add(-1)
 					rep := serveCall(callCtx, r, p.httpClient, req, f)
 					rep.Type, rep.ID = frameReply, f.ID
 					if err := w.send(rep); err != nil {

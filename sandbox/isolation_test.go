@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
@@ -278,5 +281,46 @@ func TestStaleCallFromAnEarlierRunIsRefused(t *testing.T) {
 	}
 	if _, err := fsys.ReadFile("data/now.txt"); err != nil {
 		t.Fatalf("the current run's call was not served: %v", err)
+	}
+}
+
+// TestHostCallFloodIsBounded: a tool that starts fetches without awaiting
+// them gets an error past the bound instead of a goroutine (and, in process
+// isolation, a kernel-side call) per call.
+func TestHostCallFloodIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release // hold every request until the flood is over
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	src := `export default async () => {
+  const ps: Promise<any>[] = [];
+  let refused = '';
+  try {
+    for (let i = 0; i < 100000; i++) ps.push(tgp.fetch('` + srv.URL + `/x'));
+  } catch (e) {
+    refused = String(e);
+  }
+  await Promise.all(ps);
+  return [ps.length, refused.includes('too many host calls')];
+}
+`
+	go func() {
+		// Let the requests through once the tool has stopped starting them.
+		time.Sleep(time.Second)
+		close(release)
+	}()
+	for _, mode := range []string{"inproc", "process"} {
+		opts := []Option{WithTimeout(60 * time.Second), WithAllowedFetchURLs(srv.URL)}
+		r := New(opts...)
+		if mode == "process" {
+			r = processRunner(t, opts...)
+		}
+		out := exec(t, r, newFS(t, map[string]string{"tools/flood.ts": src}), "tools/flood.ts", nil)
+		got, _ := json.Marshal(out.Result)
+		if !out.Success || string(got) != fmt.Sprintf("[%d,true]", maxHostCallsInFlight) {
+			t.Fatalf("%s: %s %+v", mode, got, out.Error)
+		}
 	}
 }

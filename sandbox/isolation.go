@@ -260,10 +260,7 @@ func (p *pool) start() (*worker, error) {
 		close(w.exited)
 	}()
 	cfg := p.cfg
-	if err := w.send(&frame{Type: frameConfig, Config: &cfg}); err != nil {
-		w.kill()
-		return nil, fmt.Errorf("sandbox: configure worker %s: %w", p.argv[0], err)
-	}
+	sendErr := w.send(&frame{Type: frameConfig, Config: &cfg})
 	notWorker := func(why string) error {
 		w.kill()
 		msg := fmt.Sprintf("sandbox: %s is not a sandbox worker: %s (sandbox.isolation: process runs `tgp %s`; "+
@@ -273,6 +270,16 @@ func (p *pool) start() (*worker, error) {
 			msg += ": " + line
 		}
 		return errors.New(msg)
+	}
+	if sendErr != nil {
+		// It would not even take its configuration: it exited, or does
+		// not read stdin.
+		select {
+		case <-w.exited:
+			return nil, notWorker("it exited before it was ready")
+		case <-time.After(time.Second):
+			return nil, notWorker("it does not read its configuration: " + sendErr.Error())
+		}
 	}
 	timer := time.NewTimer(workerStartTimeout)
 	defer timer.Stop()

@@ -207,6 +207,11 @@ func (r *Runner) Exec(ctx context.Context, req Request) (*Outcome, error) {
 	if req.Timeout > 0 {
 		timeout = req.Timeout
 	}
+	if err := ctx.Err(); err != nil {
+		// A call already cancelled does not start: the watchdog might
+		// otherwise lose the race to a tool that finishes at once.
+		return finish(&ExecError{Kind: KindCancelled, Message: "execution stopped before it started: " + err.Error()})
+	}
 	if r.pool != nil {
 		out, err := r.pool.exec(ctx, r, req, src, timeout)
 		if err != nil {

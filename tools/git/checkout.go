@@ -209,7 +209,9 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 	if err != nil {
 		return err
 	}
-	st, err := fastStatus(r, true)
+	// Untracked files inside a directory that replaced a tracked file
+	// count too: git status hides them, but a switch would lose them.
+	st, _, _, err := fastStatusIgnored(r, true, true)
 	if err != nil {
 		return err
 	}
@@ -239,9 +241,13 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 			case (!hasOld && !hasNew) || (!hasOld && same(cur, nw)) || (hasOld && hasNew && same(old, nw)) || (hasNew && same(cur, nw)):
 				// keep the index entry and the worktree as they are
 			case hasOld && !hasNew && same(cur, old):
-				if !uptodate(p) {
+				switch {
+				case !uptodate(p):
 					dirty = append(dirty, p)
-				} else {
+				case untrackedUnder(st, p):
+					// The file became a directory of untracked files.
+					lostDirDeleted = append(lostDirDeleted, p)
+				default:
 					files[p] = gitbackend.TreeFile{Delete: true}
 				}
 			case hasOld && hasNew && same(cur, old):

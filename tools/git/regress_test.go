@@ -469,3 +469,26 @@ func TestRegressStashFileDroppedFromIndexReplacedByDirectory(t *testing.T) {
 	}
 	same(t, "worktree", snapshot(t, f.dir), snapshot(t, ref))
 }
+
+// A tracked file replaced in the worktree by a directory of untracked
+// files, which the target deletes: git refuses (the files would be lost),
+// the tool deleted them (seed 19).
+func TestRegressCheckoutDeletedFileNowDirectoryOfUntracked(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.commitAll(t, "one")
+	f.write(t, "src/util1.json", "file\n")
+	f.commitAll(t, "two")
+	if err := os.Remove(filepath.Join(f.dir, "src/util1.json")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "src/util1.json/data.txt", "untracked\n")
+	f = open(t, f.dir)
+	ref := copyRepo(t, f.dir)
+	gitOut, gitErr := gittest.GitErr(ref, "checkout", "-q", "--detach", "HEAD~1")
+	if gitErr == nil {
+		t.Fatal("git did not refuse")
+	}
+	same(t, "refusal", f.callErr(t, "git_checkout", map[string]any{"commit": "HEAD~1"}).Message+"\n", gitOut)
+	sameState(t, f, "git_checkout", map[string]any{"commit": "HEAD~1"}, "checkout", "-q", "--detach", "HEAD~1")
+}

@@ -93,7 +93,8 @@ type pool struct {
 	idle   []*worker
 	closed bool
 
-	// live counts running worker processes; peakRSS is the largest peak
+	// live counts running worker processes and starts under way (so a
+	// Wait after close sees every worker); peakRSS is the largest peak
 	// resident set (KiB) of any that exited, for tests and diagnostics.
 	live    sync.WaitGroup
 	peakRSS atomic.Int64
@@ -168,8 +169,12 @@ func (p *pool) get(ctx context.Context) (*worker, error) {
 			return w, nil
 		}
 	}
+	// Counted while the pool is seen open, so a Wait after close also
+	// waits for the worker this start makes.
+	p.live.Add(1)
 	p.mu.Unlock()
 	w, err := p.start()
+	p.live.Done()
 	if err != nil {
 		<-p.slots
 		return nil, err
@@ -189,12 +194,16 @@ func (p *pool) put(w *worker, reuse bool) {
 		return
 	}
 	closed := p.closed
+	if !closed {
+		p.live.Add(1) // the replacement below, counted before close can be seen
+	}
 	p.mu.Unlock()
 	w.kill()
 	if closed {
 		return
 	}
 	go func() {
+		defer p.live.Done()
 		nw, err := p.start()
 		if err != nil {
 			return

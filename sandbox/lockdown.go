@@ -59,8 +59,10 @@ const lockdownJS = `(function () {
   def(Array.prototype, "fill", function () {
     var n = this.length;
     if (n > MAX) tooBig("Array.prototype.fill");
-    // A hole at the end means the slots do not exist yet: fill makes them.
-    if (n > 0 && !((n - 1) in this)) charge(n * 16);
+    // A hole at the end means the slots do not exist yet: fill makes them
+    // one by one, growing the slice (the old copy and the new one are both
+    // live at the last growth, about twice the slots).
+    if (n > 0 && !((n - 1) in this)) charge(n * 32);
     return fill.apply(this, arguments);
   });
   var join = Array.prototype.join;
@@ -77,7 +79,7 @@ const lockdownJS = `(function () {
     if (src != null && typeof src === "object" && typeof src[Symbol.iterator] !== "function") {
       var n = Number(src.length);
       if (n > MAX) tooBig("Array.from");
-      if (n > 0) charge(n * 16);
+      if (n > 0) charge(n * 32); // grown slot by slot, as fill
     }
     return from.apply(this, arguments);
   });

@@ -322,23 +322,52 @@ func TestRemoteBranchDeletedAndForcePushed(t *testing.T) {
 	}
 }
 
-func TestIdentityRequired(t *testing.T) {
+// TestIdentityResolvedAsGitDoes: with nothing configured the commit is
+// the bot's; the global git config (HOME) is read; GIT_COMMITTER_* names
+// the committer apart from the author; user.useConfigOnly refuses.
+func TestIdentityResolvedAsGitDoes(t *testing.T) {
 	remote := gittest.BareRemote(t)
 	f := vfs.NewMemory()
-	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote})
+	home := t.TempDir()
+	base := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Environ: base})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = f.WriteFile("x", []byte("x"), 0o644)
-	_, err = r.Persist(context.Background(), Change{Paths: []string{"x"}})
-	if !errors.Is(err, ErrNoIdentity) || !strings.Contains(err.Error(), "user.name and user.email") {
-		t.Fatalf("%v", err)
+	step := 0
+	persist := func(env []string) error {
+		step++
+		r.cfg.Environ = env
+		_ = f.WriteFile("x", []byte(fmt.Sprint(step)), 0o644)
+		_, err := r.Persist(context.Background(), Change{Paths: []string{"x"}})
+		return err
 	}
-	r.cfg.Environ = []string{"GIT_AUTHOR_NAME=Env", "GIT_AUTHOR_EMAIL=env@example.com"}
-	if _, err := r.Persist(context.Background(), Change{Paths: []string{"x"}}); err != nil {
+	last := func() string { return gittest.Git(t, remote, "log", "-1", "--format=%an <%ae>|%cn <%ce>", "main") }
+	if err := persist(base); err != nil {
 		t.Fatal(err)
 	}
-	if got := gittest.Git(t, remote, "log", "-1", "--format=%an <%ae>", "main"); got != "Env <env@example.com>\n" {
-		t.Fatalf("%q", got)
+	if got := last(); got != "tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>|tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>\n" {
+		t.Fatalf("no identity: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Global User\n\temail = global@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := persist(base); err != nil {
+		t.Fatal(err)
+	}
+	if got := last(); got != "Global User <global@example.com>|Global User <global@example.com>\n" {
+		t.Fatalf("global config: %q", got)
+	}
+	if err := persist(append(base, "GIT_COMMITTER_NAME=Env C", "GIT_COMMITTER_EMAIL=c@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	if got := last(); got != "Global User <global@example.com>|Env C <c@example.com>\n" {
+		t.Fatalf("committer env: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tuseConfigOnly = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := persist(base); !errors.Is(err, ErrNoIdentity) || !strings.Contains(err.Error(), "useConfigOnly") {
+		t.Fatalf("useConfigOnly: %v", err)
 	}
 }

@@ -11,11 +11,13 @@ import (
 	"strings"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend/merge"
+	"github.com/tgp-go/tgp/internal/gitident"
 )
 
 // DerivedFile is never merged textually: the Hook regenerates it.
@@ -171,13 +173,10 @@ func (r *Repo) setBranch(branch string, h plumbing.Hash) error {
 
 // writeCommit stores a commit; author keeps an original author on replay.
 func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string, author *object.Signature) (plumbing.Hash, error) {
-	id, err := r.identity()
+	a, committer, err := r.Signatures(time.Now())
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	now := time.Now()
-	committer := object.Signature{Name: id.Name, Email: id.Email, When: now}
-	a := committer
 	if author != nil {
 		a = *author
 	}
@@ -192,51 +191,30 @@ func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg stri
 	return r.store.SetEncodedObject(obj)
 }
 
-// ErrNoIdentity: no commit identity is configured anywhere.
-var ErrNoIdentity = errors.New("no commit identity configured")
+// ErrNoIdentity: user.useConfigOnly is set and no commit identity is
+// configured (otherwise the bot identity is used).
+var ErrNoIdentity = gitident.ErrNoIdentity
 
-// identity resolves the commit identity the way git users expect: the
-// configured author, else GIT_AUTHOR_*/GIT_COMMITTER_*, else the
-// repository's user.name / user.email.
-func (r *Repo) identity() (Identity, error) {
-	id := r.cfg.Author
-	env := func(k string) string {
-		for _, kv := range r.cfg.Environ {
-			if name, v, ok := strings.Cut(kv, "="); ok && name == k {
-				return v
-			}
-		}
-		return ""
-	}
-	if id.Name == "" {
-		id.Name = firstNonEmpty(env("GIT_AUTHOR_NAME"), env("GIT_COMMITTER_NAME"))
-	}
-	if id.Email == "" {
-		id.Email = firstNonEmpty(env("GIT_AUTHOR_EMAIL"), env("GIT_COMMITTER_EMAIL"))
-	}
-	if id.Name == "" || id.Email == "" {
-		if cfg, err := r.repo.Config(); err == nil {
-			if id.Name == "" {
-				id.Name = cfg.User.Name
-			}
-			if id.Email == "" {
-				id.Email = cfg.User.Email
-			}
-		}
-	}
-	if id.Name == "" || id.Email == "" {
-		return id, fmt.Errorf("%w: Git user.name and user.email must be configured (set git.author.name and git.author.email, or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)", ErrNoIdentity)
-	}
-	return id, nil
+// Signatures resolves the author and committer of a commit made now, as
+// git does (package gitident): git.author, the GIT_AUTHOR_* /
+// GIT_COMMITTER_* variables, the repository's, global and system git
+// config, then the bot identity. The git tools commit through the same
+// resolver, so every commit the kernel makes names the same people.
+func (r *Repo) Signatures(now time.Time) (author, committer object.Signature, err error) {
+	return Signatures(r.repo, gitident.Person(r.cfg.Author), r.cfg.Environ, now)
 }
 
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
+// Signatures is Repo.Signatures for any repository.
+func Signatures(repo *git.Repository, configured gitident.Person, environ []string, now time.Time) (author, committer object.Signature, err error) {
+	var raw []byte
+	if cfg, cerr := repo.Config(); cerr == nil {
+		raw, _ = cfg.Marshal()
 	}
-	return ""
+	a, c, err := gitident.Resolve(gitident.Sources{Configured: configured, Environ: environ, RepoConfig: raw}, now)
+	if err != nil {
+		return author, committer, err
+	}
+	return object.Signature{Name: a.Name, Email: a.Email, When: a.When}, object.Signature{Name: c.Name, Email: c.Email, When: c.When}, nil
 }
 
 // pushLocked pushes the local commits on branch, replaying them on the

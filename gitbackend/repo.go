@@ -46,7 +46,9 @@ type Config struct {
 	Retry  RetryConfig
 	// Progress receives clone/fetch progress lines.
 	Progress func(string)
-	// Environ is consulted for GIT_AUTHOR_* / GIT_COMMITTER_* (nil: none).
+	// Environ is consulted for the commit identity (GIT_AUTHOR_*,
+	// GIT_COMMITTER_*, HOME and the GIT_CONFIG_* variables; nil:
+	// os.Environ()).
 	Environ []string
 }
 

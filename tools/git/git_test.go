@@ -349,8 +349,20 @@ func TestT_GIT_EDGE_21(t *testing.T) {
 	_ = set.Add(Tools(Deps{FS: fsys, Repo: func() *gitbackend.Repo { return repo }, Environ: []string{}})...)
 	_ = os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
 	gittest.Git(t, dir, "add", "a")
-	_, err := set.Call(context.Background(), "git_commit", json.RawMessage(`{"type":"feat","message":"x"}`))
-	if err == nil || !strings.Contains(err.Error(), "user.name or user.email not configured") {
+	// With no identity anywhere (no HOME, no variables) git_commit
+	// commits as the bot, as every other commit the kernel makes does
+	// (issue #19); user.useConfigOnly turns that into a refusal.
+	if _, err := set.Call(context.Background(), "git_commit", json.RawMessage(`{"type":"feat","message":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>"); got != "tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>|tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>\n" {
+		t.Fatalf("%q", got)
+	}
+	gittest.Git(t, dir, "config", "user.useConfigOnly", "true")
+	_ = os.WriteFile(filepath.Join(dir, "b"), []byte("b"), 0o644)
+	gittest.Git(t, dir, "add", "b")
+	_, err := set.Call(context.Background(), "git_commit", json.RawMessage(`{"type":"feat","message":"y"}`))
+	if err == nil || !strings.Contains(err.Error(), "no commit identity configured") {
 		t.Fatalf("%v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/gitident"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -225,7 +225,6 @@ func commitTool(d Deps) *tools.Tool {
 }
 
 // ErrIdentity is the SRD's message when no identity is configured.
-const identityMessage = "Git user.name or user.email not configured. Run: git config --global user.name 'Your Name' && git config --global user.email 'you@example.com'"
 
 func commit(d Deps, r *git.Repository, msg string) (string, error) {
 	ht, err := headTree(r)
@@ -244,9 +243,9 @@ func commit(d Deps, r *git.Repository, msg string) (string, error) {
 	if len(changes) == 0 {
 		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "nothing to commit"}
 	}
-	author, committer, ok := d.signatures(r, time.Now())
-	if !ok {
-		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: identityMessage}
+	author, committer, err := d.signatures(r, time.Now())
+	if err != nil {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error(), Err: err}
 	}
 	msg = cleanupMessage(msg)
 	if msg == "" {
@@ -327,77 +326,11 @@ func commit(d Deps, r *git.Repository, msg string) (string, error) {
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
-// identity follows the kernel's order: git.author, then GIT_AUTHOR_* /
-// GIT_COMMITTER_* in Environ, then the repository's user.name/email.
-// signatures resolves author and committer as git does: git.author from
-// the configuration for both, else GIT_AUTHOR_* for the author and
-// GIT_COMMITTER_* for the committer, else the repository's user.name and
-// user.email; GIT_AUTHOR_DATE / GIT_COMMITTER_DATE set the times. ok is
-// false when a name or an email is missing.
-func (d Deps) signatures(r *git.Repository, now time.Time) (author, committer object.Signature, ok bool) {
-	env := map[string]string{}
-	for _, kv := range d.Environ {
-		if k, v, found := strings.Cut(kv, "="); found {
-			env[k] = v
-		}
-	}
-	var cfgName, cfgEmail string
-	if cfg, err := r.Config(); err == nil {
-		cfgName, cfgEmail = cfg.User.Name, cfg.User.Email
-	}
-	one := func(who string) object.Signature {
-		sig := object.Signature{
-			Name:  firstSet(d.AuthorName, env["GIT_"+who+"_NAME"], cfgName),
-			Email: firstSet(d.AuthorEmail, env["GIT_"+who+"_EMAIL"], cfgEmail),
-			When:  now,
-		}
-		if t, ok := parseGitDate(env["GIT_"+who+"_DATE"]); ok {
-			sig.When = t
-		}
-		return sig
-	}
-	author, committer = one("AUTHOR"), one("COMMITTER")
-	ok = author.Name != "" && author.Email != "" && committer.Name != "" && committer.Email != ""
-	return author, committer, ok
-}
-
-func firstSet(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// parseGitDate reads the date forms git's own tools write: "<unix> <tz>",
-// "@<unix> [<tz>]" and RFC 3339.
-func parseGitDate(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, false
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, true
-	}
-	secs, tz, _ := strings.Cut(strings.TrimPrefix(s, "@"), " ")
-	n, err := strconv.ParseInt(secs, 10, 64)
-	if err != nil {
-		return time.Time{}, false
-	}
-	loc := time.UTC
-	if len(tz) == 5 && (tz[0] == '+' || tz[0] == '-') {
-		if hh, err1 := strconv.Atoi(tz[1:3]); err1 == nil {
-			if mm, err2 := strconv.Atoi(tz[3:5]); err2 == nil {
-				off := hh*3600 + mm*60
-				if tz[0] == '-' {
-					off = -off
-				}
-				loc = time.FixedZone("", off)
-			}
-		}
-	}
-	return time.Unix(n, 0).In(loc), true
+// signatures resolves author and committer through the kernel's one
+// resolver (gitbackend.Signatures, package gitident): git.author, the
+// identity variables, the git config scopes, then the bot identity.
+func (d Deps) signatures(r *git.Repository, now time.Time) (author, committer object.Signature, err error) {
+	return gitbackend.Signatures(r, gitident.Person{Name: d.AuthorName, Email: d.AuthorEmail}, d.Environ, now)
 }
 
 // cleanupMessage is git commit's default cleanup for a message given with

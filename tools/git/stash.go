@@ -214,9 +214,9 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if len(tracked) == 0 && (!a.IncludeUntracked || len(untracked) == 0) {
 		return "No local changes to save\n", nil
 	}
-	sig, committer, ok := s.d.signatures(s.r, time.Now())
-	if !ok {
-		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: identityMessage}
+	sig, committer, err := s.d.signatures(s.r, time.Now())
+	if err != nil {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error(), Err: err}
 	}
 	branch, det := currentBranch(s.r)
 	if det {

@@ -370,4 +370,19 @@ func TestIdentityResolvedAsGitDoes(t *testing.T) {
 	if err := persist(base); !errors.Is(err, ErrNoIdentity) || !strings.Contains(err.Error(), "useConfigOnly") {
 		t.Fatalf("useConfigOnly: %v", err)
 	}
+	// The refused commit left no half-state: the index still has HEAD's x.
+	idx, err := r.repo.Storer.Index()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := idx.Entry("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := r.repo.Head()
+	c, _ := r.repo.CommitObject(head.Hash())
+	hf, err := c.File("x")
+	if err != nil || hf.Hash != e.Hash {
+		t.Fatalf("index has %s for x, HEAD %v (%v): a refused commit staged the change", e.Hash, hf, err)
+	}
 }

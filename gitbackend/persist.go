@@ -44,6 +44,11 @@ type PersistResult struct {
 	Local bool
 }
 
+// Committed says whether the change is in a commit. Persist returns a
+// result with its error once the commit exists (a failed push: the commit
+// waits, unpushed, for the next one) and none when it failed before.
+func (p *PersistResult) Committed() bool { return p != nil && p.Commit != "" }
+
 // ErrConflict matches *ConflictError.
 var ErrConflict = errors.New("conflict")
 
@@ -109,7 +114,11 @@ func (r *Repo) Persist(ctx context.Context, ch Change) (*PersistResult, error) {
 	}
 	n, final, err := r.pushLocked(ctx, branch, plumbing.ZeroHash)
 	if err != nil {
-		return nil, err
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return res, err // committed locally, not pushed
 	}
 	res.Commit, res.Attempts, res.Replayed = final.String(), n, final != head
 	return res, nil
@@ -138,10 +147,10 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	if err := stageInIndex(r.store, r.wt, changes); err != nil {
-		return plumbing.ZeroHash, false, err
-	}
 	if tree == baseTree && !head.IsZero() {
+		if err := stageInIndex(r.store, r.wt, changes); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
 		return head, false, nil
 	}
 	if tree.IsZero() {
@@ -157,8 +166,14 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if !head.IsZero() {
 		parents = []plumbing.Hash{head}
 	}
+	// The commit is made before the index is touched: a commit that
+	// cannot be made (no identity) leaves the index as it was, so the
+	// change is an unstaged edit, not staged half-state.
 	c, err := r.writeCommit(tree, parents, msg, nil)
 	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if err := stageInIndex(r.store, r.wt, changes); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
 	if err := r.setBranch(branch, c); err != nil {

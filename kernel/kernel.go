@@ -40,6 +40,13 @@ type Kernel struct {
 	reg      *registry.Registry
 	regStale bool
 
+	// uncommitted are paths a persist wrote to the root but could not
+	// commit (it failed before the commit existed). The next persist
+	// commits them with its own change, so meta.json never reaches the
+	// remote without the tools it lists.
+	uncommittedMu sync.Mutex
+	uncommitted   map[string]bool
+
 	runner *sandbox.Runner
 	sql    tools.SQLProvider
 
@@ -246,6 +253,7 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 		}
 		st.Branch, st.Head, st.Pending = rs.Branch, rs.Head, rs.Ahead
 	}
+	st.Uncommitted = k.uncommittedPaths()
 	return st, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/tgp-go/tgp/gitbackend"
@@ -123,19 +124,31 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 		}
 		return k.persistPR(ctx, ch, paths)
 	}
+	paths = k.withUncommitted(paths)
 	res, err := k.repo.Persist(ctx, gitbackend.Change{Paths: paths, Message: ch.Message})
 	if err != nil {
 		var ce *gitbackend.ConflictError
 		if errors.As(err, &ce) {
+			k.clearUncommitted(paths) // the root was reset to the remote's version
 			_ = k.rebuildRegistry()
 			return nil, &tools.Error{Kind: tools.KindConflict, Message: ce.Error(), Err: err,
 				Details: map[string]any{"paths": ce.Paths, "branch": ce.Branch, "commit": ce.Commit, "pushed": ce.Pushed}}
 		}
-		if errors.Is(err, gitbackend.ErrNoIdentity) {
-			return nil, tools.Wrap(tools.KindExecutionFailed, err, "commit")
+		if !res.Committed() {
+			// Nothing was committed: the change is in the root only. Say
+			// so, and commit it with the next change.
+			k.addUncommitted(paths)
+			op := "persist"
+			if errors.Is(err, gitbackend.ErrNoIdentity) {
+				op = "commit"
+			}
+			return nil, &tools.Error{Kind: tools.KindExecutionFailed, Err: err,
+				Message: fmt.Sprintf("%s: %v (the change is saved in the root but not committed; it is committed with the next change)", op, err),
+				Details: map[string]any{"uncommitted": k.uncommittedPaths()}}
 		}
 		return nil, tools.Wrap(tools.KindExecutionFailed, err, "persist")
 	}
+	k.clearUncommitted(paths)
 	if res.Replayed {
 		_ = k.rebuildRegistry()
 	}
@@ -149,6 +162,51 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 		out.Note = "another agent pushed first: your change was recreated on the new remote head and pushed"
 	}
 	return out, nil
+}
+
+func (k *Kernel) withUncommitted(paths []string) []string {
+	k.uncommittedMu.Lock()
+	defer k.uncommittedMu.Unlock()
+	seen := map[string]bool{}
+	for _, p := range paths {
+		seen[p] = true
+	}
+	for p := range k.uncommitted {
+		if !seen[p] {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+func (k *Kernel) addUncommitted(paths []string) {
+	k.uncommittedMu.Lock()
+	defer k.uncommittedMu.Unlock()
+	if k.uncommitted == nil {
+		k.uncommitted = map[string]bool{}
+	}
+	for _, p := range paths {
+		k.uncommitted[p] = true
+	}
+}
+
+func (k *Kernel) clearUncommitted(paths []string) {
+	k.uncommittedMu.Lock()
+	defer k.uncommittedMu.Unlock()
+	for _, p := range paths {
+		delete(k.uncommitted, p)
+	}
+}
+
+func (k *Kernel) uncommittedPaths() []string {
+	k.uncommittedMu.Lock()
+	defer k.uncommittedMu.Unlock()
+	out := make([]string, 0, len(k.uncommitted))
+	for p := range k.uncommitted {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // updateRegistry records changed tool files and writes meta.json when it
@@ -229,14 +287,17 @@ func (h regenHook) Regenerate(ctx context.Context) ([]string, error) {
 
 // Status is what `tgp status` shows.
 type Status struct {
-	Root      string `json:"root"`
-	Remote    string `json:"remote,omitempty"`
-	Branch    string `json:"branch,omitempty"`
-	Head      string `json:"head,omitempty"`
-	Tools     int    `json:"tools"`
-	Pending   int    `json:"pending_pushes"`
-	Strategy  string `json:"write_strategy"`
-	Booted    bool   `json:"booted"`
-	BootedIn  string `json:"boot_time,omitempty"`
-	Hydration string `json:"hydration,omitempty"`
+	Root    string `json:"root"`
+	Remote  string `json:"remote,omitempty"`
+	Branch  string `json:"branch,omitempty"`
+	Head    string `json:"head,omitempty"`
+	Tools   int    `json:"tools"`
+	Pending int    `json:"pending_pushes"`
+	// Uncommitted are paths written to the root whose commit failed;
+	// they are committed with the next change.
+	Uncommitted []string `json:"uncommitted,omitempty"`
+	Strategy    string   `json:"write_strategy"`
+	Booted      bool     `json:"booted"`
+	BootedIn    string   `json:"boot_time,omitempty"`
+	Hydration   string   `json:"hydration,omitempty"`
 }

@@ -38,8 +38,8 @@ type blameArgs struct {
 	StartLine  *int   `json:"start_line,omitempty" minimum:"1" jsonschema:"Start line number for range (1-indexed)"`
 	EndLine    *int   `json:"end_line,omitempty" minimum:"1" jsonschema:"End line number for range (1-indexed)"`
 	Commit     string `json:"commit,omitempty" jsonschema:"Blame at specific commit instead of HEAD"`
-	MaxBytes   int    `json:"max_bytes,omitempty" default:"200000" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation"`
-	TimeoutMS  int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	MaxBytes   int    `json:"max_bytes,omitempty" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation (default: tools.git.max_bytes in the configuration, 1048576)"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

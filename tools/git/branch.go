@@ -21,7 +21,7 @@ type branchArgs struct {
 	ForceDelete string `json:"force_delete,omitempty" jsonschema:"Force delete branch (-D)"`
 	Rename      string `json:"rename,omitempty" jsonschema:"Rename this branch (requires new_name)"`
 	NewName     string `json:"new_name,omitempty" jsonschema:"New name when renaming a branch"`
-	TimeoutMS   int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	TimeoutMS   int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir  string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

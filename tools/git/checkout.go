@@ -20,7 +20,7 @@ type checkoutArgs struct {
 	CreateBranch string   `json:"create_branch,omitempty" jsonschema:"Create and switch to new branch (-b)"`
 	Commit       string   `json:"commit,omitempty" jsonschema:"Checkout specific commit (detached HEAD)"`
 	Paths        []string `json:"paths,omitempty" jsonschema:"Restore files from the index, or from commit when given"`
-	TimeoutMS    int      `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	TimeoutMS    int      `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir   string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

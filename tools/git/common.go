@@ -58,7 +58,7 @@ func Tools(d Deps) []*tools.Tool {
 		d.TimeoutMS = 30000
 	}
 	if d.MaxBytes <= 0 {
-		d.MaxBytes = 200000
+		d.MaxBytes = 1048576
 	}
 	return []*tools.Tool{statusTool(d), logTool(d), diffTool(d), showTool(d), blameTool(d), addTool(d), commitTool(d), branchTool(d), restoreTool(d), checkoutTool(d), stashTool(d)}
 }
@@ -149,9 +149,12 @@ func (p *partialTimeout) Unwrap() error { return p.err }
 const TimeoutMarker = "\n\n... [timed out: partial output]"
 
 // text runs fn like run and returns its output as the tool result, cut at
-// maxBytes (0: no cut beyond the framework's). A timeout after some output
-// returns that output, marked and flagged truncated.
+// maxBytes (0: tools.git.max_bytes, the one default). A timeout after some
+// output returns that output, marked and flagged truncated.
 func (d Deps) text(ctx context.Context, workingDir string, timeoutMS, maxBytes int, fn func(ctx context.Context, r *git.Repository) (string, error)) (tools.Result, error) {
+	if maxBytes <= 0 {
+		maxBytes = d.MaxBytes
+	}
 	out, err := d.run(ctx, workingDir, timeoutMS, fn)
 	var pt *partialTimeout
 	if errors.As(err, &pt) {

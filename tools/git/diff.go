@@ -31,8 +31,8 @@ type diffArgs struct {
 	FromRef    string   `json:"from_ref,omitempty" jsonschema:"Starting ref for ref-to-ref comparison"`
 	ToRef      string   `json:"to_ref,omitempty" jsonschema:"Ending ref for ref-to-ref comparison"`
 	OutputDir  string   `json:"output_dir,omitempty" jsonschema:"Directory to write per-file patches (requires from_ref AND to_ref)"`
-	MaxBytes   int      `json:"max_bytes,omitempty" default:"200000" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation"`
-	TimeoutMS  int      `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	MaxBytes   int      `json:"max_bytes,omitempty" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation (default: tools.git.max_bytes in the configuration, 1048576)"`
+	TimeoutMS  int      `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

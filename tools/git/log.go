@@ -23,8 +23,8 @@ type logArgs struct {
 	Until      string `json:"until,omitempty" jsonschema:"Commits before date (--until=<date>)"`
 	Grep       string `json:"grep,omitempty" jsonschema:"Filter by message pattern (--grep=<pattern>)"`
 	Path       string `json:"path,omitempty" jsonschema:"Show commits affecting path"`
-	MaxBytes   int    `json:"max_bytes,omitempty" default:"200000" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation"`
-	TimeoutMS  int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	MaxBytes   int    `json:"max_bytes,omitempty" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation (default: tools.git.max_bytes in the configuration, 1048576)"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

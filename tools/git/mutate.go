@@ -23,7 +23,7 @@ type addArgs struct {
 	Paths      []string `json:"paths,omitempty" jsonschema:"Files to stage (pathspecs; globs as git treats them)"`
 	All        bool     `json:"all,omitempty" default:"false" jsonschema:"Stage all changes (-A)"`
 	Update     bool     `json:"update,omitempty" default:"false" jsonschema:"Stage modified/deleted only (-u)"`
-	TimeoutMS  int      `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	TimeoutMS  int      `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 
@@ -171,7 +171,7 @@ type commitArgs struct {
 	Type       string `json:"type" pattern:"^[a-z]+$" jsonschema:"Commit type: feat, fix, docs, style, refactor, test, chore, etc."`
 	Scope      string `json:"scope,omitempty" pattern:"^[a-z0-9_-]+$" jsonschema:"Scope/area of change"`
 	Message    string `json:"message" minLength:"1" jsonschema:"Commit description"`
-	TimeoutMS  int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 
@@ -364,7 +364,7 @@ type restoreArgs struct {
 	Paths      []string `json:"paths" jsonschema:"Files to restore"`
 	Staged     bool     `json:"staged,omitempty" default:"false" jsonschema:"Restore the index/staging area (--staged)"`
 	Worktree   bool     `json:"worktree,omitempty" default:"true" jsonschema:"Restore the working tree (--worktree)"`
-	TimeoutMS  int      `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	TimeoutMS  int      `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

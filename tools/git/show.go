@@ -21,8 +21,8 @@ type showArgs struct {
 	Stat       bool   `json:"stat,omitempty" default:"false" jsonschema:"Show diffstat only (--stat)"`
 	NameOnly   bool   `json:"name_only,omitempty" default:"false" jsonschema:"Show changed file names only (--name-only)"`
 	Format     string `json:"format,omitempty" jsonschema:"Custom pretty format for commit info"`
-	MaxBytes   int    `json:"max_bytes,omitempty" default:"200000" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation"`
-	TimeoutMS  int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	MaxBytes   int    `json:"max_bytes,omitempty" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation (default: tools.git.max_bytes in the configuration, 1048576)"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

@@ -32,7 +32,7 @@ type stashArgs struct {
 	Message          string `json:"message,omitempty" jsonschema:"Stash message (for push only)"`
 	Index            int    `json:"index,omitempty" default:"0" minimum:"0" jsonschema:"Stash index for pop/apply/drop/show"`
 	IncludeUntracked bool   `json:"include_untracked,omitempty" default:"false" jsonschema:"Include untracked files (-u, for push only)"`
-	TimeoutMS        int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	TimeoutMS        int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir       string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

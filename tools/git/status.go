@@ -18,7 +18,7 @@ type statusArgs struct {
 	Porcelain  bool   `json:"porcelain,omitempty" default:"true" jsonschema:"Use porcelain output (--porcelain=1)"`
 	Branch     bool   `json:"branch,omitempty" default:"true" jsonschema:"Include branch info (-b)"`
 	Untracked  bool   `json:"untracked,omitempty" default:"true" jsonschema:"Include untracked files (when false, uses -uno)"`
-	TimeoutMS  int    `json:"timeout_ms,omitempty" default:"30000" minimum:"100" jsonschema:"Timeout in milliseconds"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
 }
 

@@ -47,6 +47,9 @@ type Kernel struct {
 	uncommittedMu sync.Mutex
 	uncommitted   map[string]bool
 
+	// bridgeWritten are files exec_tool runs wrote (sandboxFS).
+	bridgeWritten bridgeWrites
+
 	runner *sandbox.Runner
 	sql    tools.SQLProvider
 
@@ -274,7 +277,13 @@ func (k *Kernel) Set() *tools.Set { return k.set }
 
 // Call runs one tool. The error is always a *tools.Error.
 func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
-	return k.set.Call(ctx, name, args)
+	res, err := k.set.Call(ctx, name, args)
+	if name == "exec_tool" {
+		// Files the tool wrote are kept even when it failed afterwards:
+		// they are in the root, and nothing in the root goes uncommitted.
+		k.persistBridgeWrites(context.WithoutCancel(ctx), &res)
+	}
+	return res, err
 }
 
 // Shutdown flushes and closes everything; a change that could not be

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"sort"
+	"strings"
+	"sync"
 
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sandbox/analysis"
@@ -13,8 +15,41 @@ import (
 )
 
 // sandboxFS is the jailed VFS as the sandbox's FS: tools reach files only
-// through the jail, and never .git.
-type sandboxFS struct{ fs *vfs.FS }
+// through the jail, and never .git. Every file a tool writes is recorded,
+// so the kernel commits it when the run ends (Kernel.Call).
+type sandboxFS struct {
+	fs      *vfs.FS
+	written *bridgeWrites
+}
+
+// bridgeWrites are the paths tools wrote through tgp.write_file and no
+// persist has committed yet.
+type bridgeWrites struct {
+	mu    sync.Mutex
+	paths map[string]bool
+}
+
+func (b *bridgeWrites) add(p string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.paths == nil {
+		b.paths = map[string]bool{}
+	}
+	b.paths[p] = true
+}
+
+// take returns the recorded paths, sorted, and forgets them.
+func (b *bridgeWrites) take() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, 0, len(b.paths))
+	for p := range b.paths {
+		out = append(out, p)
+	}
+	b.paths = nil
+	sort.Strings(out)
+	return out
+}
 
 var errGitDir = errors.New("Path outside sandbox: .git is not reachable from tools")
 
@@ -37,7 +72,13 @@ func (s sandboxFS) WriteFile(p string, data []byte) error {
 	if isGitPath(rel) {
 		return errGitDir
 	}
-	return s.fs.WriteFile(rel, data, 0o644)
+	if err := s.fs.WriteFile(rel, data, 0o644); err != nil {
+		return err
+	}
+	if s.written != nil {
+		s.written.add(rel)
+	}
+	return nil
 }
 
 func (s sandboxFS) ListFiles(dir string) ([]string, error) {
@@ -111,7 +152,7 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 	k.closers = append(k.closers, func(context.Context) error { return runner.Close() })
 	cfg := tools.ForgeConfig{
 		Runner:      k.runner,
-		SandboxFS:   sandboxFS{k.fs},
+		SandboxFS:   sandboxFS{fs: k.fs, written: &k.bridgeWritten},
 		SQLReadOnly: k.cfg.SQL.ReadOnly,
 		Check:       k.checkConfig(),
 	}
@@ -119,4 +160,24 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 		cfg.SQL = k.sql
 	}
 	return tools.ForgeTools(k.fs, cfg)
+}
+
+// persistBridgeWrites commits and pushes the files tools wrote through the
+// sandbox bridge during an exec_tool call, and reports it in the outcome:
+// "every change is persisted" holds for a tool's own writes too. Writes of
+// runs that end at the same time go out in one commit.
+func (k *Kernel) persistBridgeWrites(ctx context.Context, res *tools.Result) {
+	paths := k.bridgeWritten.take()
+	if len(paths) == 0 {
+		return
+	}
+	out, _ := res.Value.(*sandbox.Outcome)
+	msg := "forge: exec_tool wrote " + strings.Join(paths, ", ")
+	per, err := k.Persist(ctx, tools.Change{Tool: "exec_tool", Paths: paths, Message: msg})
+	if err != nil {
+		per = &tools.Persisted{Persisted: false, Note: "the files the tool wrote are in the root but were not persisted: " + err.Error()}
+	}
+	if out != nil {
+		out.Persisted = per
+	}
 }

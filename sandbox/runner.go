@@ -149,6 +149,9 @@ type Outcome struct {
 	Logs       []string   `json:"logs"`
 	Error      *ExecError `json:"error,omitempty"`
 	DurationMS float64    `json:"duration_ms"`
+	// Persisted is set by a host that commits the files the tool wrote
+	// through tgp.write_file (the kernel: a *tools.Persisted).
+	Persisted any `json:"persisted,omitempty"`
 }
 
 // Error kinds of a failed run.

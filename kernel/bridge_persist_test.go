@@ -1,0 +1,54 @@
+package kernel
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// TestBridgeWritesArePersisted: files a tool writes with tgp.write_file
+// are committed and pushed when exec_tool ends, a tool file among them
+// enters meta.json, and the outcome reports the commit. A tool that fails
+// after writing still gets its files persisted (they are in the root).
+func TestBridgeWritesArePersisted(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	for _, memory := range []bool{true, false} {
+		k := bootKernel(t, remote, memory)
+		call(t, k, "write_file", map[string]string{"path": "tools/gen.ts", "content": "/** Writes a report and a new tool. */\n" +
+			"export default (a: { n: number }) => {\n" +
+			"  tgp.write_file('data/report.txt', 'n=' + a.n + '\\n');\n" +
+			"  tgp.write_file('tools/made.ts', '/** Made by gen. */\\nexport default () => ' + a.n + ';\\n');\n" +
+			"  if (a.n < 0) throw new Error('after writing');\n" +
+			"  return 'ok';\n}\n"})
+		for _, n := range []int{7, -1} {
+			out := call(t, k, "exec_tool", map[string]any{"path": "tools/gen.ts", "args": map[string]any{"n": n}}).Value.(*sandbox.Outcome)
+			per, ok := out.Persisted.(*tools.Persisted)
+			if !ok || !per.Persisted || len(per.Commit) != 40 {
+				raw, _ := json.Marshal(out)
+				t.Fatalf("memory=%v n=%d: bridge writes not persisted: %s", memory, n, raw)
+			}
+			if got := gittest.Git(t, remote, "show", "main:data/report.txt"); got != "n="+itoa(n)+"\n" {
+				t.Fatalf("remote data/report.txt = %q", got)
+			}
+			if got := gittest.Git(t, remote, "rev-parse", "main"); strings.TrimSpace(got) != per.Commit {
+				t.Fatalf("remote main %s, outcome commit %s", got, per.Commit)
+			}
+			if meta := gittest.Git(t, remote, "show", "main:meta.json"); !strings.Contains(meta, "tools/made.ts") {
+				t.Fatalf("meta.json lacks the tool the run wrote:\n%s", meta)
+			}
+		}
+		// A run that writes nothing commits nothing.
+		call(t, k, "write_file", map[string]string{"path": "tools/pure.ts", "content": "/** Pure. */\nexport default () => 1;\n"})
+		head := gittest.Git(t, remote, "rev-parse", "main")
+		out := call(t, k, "exec_tool", map[string]any{"path": "tools/pure.ts"}).Value.(*sandbox.Outcome)
+		if out.Persisted != nil || gittest.Git(t, remote, "rev-parse", "main") != head {
+			t.Fatalf("a run without writes persisted something: %+v", out.Persisted)
+		}
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

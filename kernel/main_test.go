@@ -5,12 +5,16 @@ import (
 	"os"
 	"testing"
 
+	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sqldb/pgtest"
 )
 
 var pgDSN string
 
 func TestMain(m *testing.M) {
+	// Tests that use sandbox.isolation: process start this binary as the
+	// worker (sandbox.worker_command).
+	sandbox.ServeWorkerIfRequested()
 	c, err := pgtest.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)

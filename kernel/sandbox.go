@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"sort"
 	"strings"
@@ -18,8 +17,15 @@ import (
 // through the jail, and never .git. Every file a tool writes is recorded,
 // so the kernel commits it when the run ends (Kernel.Call).
 type sandboxFS struct {
-	fs      *vfs.FS
-	written *bridgeWrites
+	fs          *vfs.FS
+	blockUpward bool
+	written     *bridgeWrites
+}
+
+// path applies the file tools' own policy (tools.AgentPath): one jail
+// for every way an agent names a path.
+func (s sandboxFS) path(p string) (string, error) {
+	return tools.AgentPath(s.fs, s.blockUpward, "path", p)
 }
 
 // bridgeWrites are the paths tools wrote through tgp.write_file and no
@@ -51,26 +57,18 @@ func (b *bridgeWrites) take() []string {
 	return out
 }
 
-var errGitDir = errors.New("Path outside sandbox: .git is not reachable from tools")
-
 func (s sandboxFS) ReadFile(p string) ([]byte, error) {
-	rel, err := s.fs.Resolve(p)
+	rel, err := s.path(p)
 	if err != nil {
 		return nil, err
-	}
-	if isGitPath(rel) {
-		return nil, errGitDir
 	}
 	return s.fs.ReadFile(rel)
 }
 
 func (s sandboxFS) WriteFile(p string, data []byte) error {
-	rel, err := s.fs.Resolve(p)
+	rel, err := s.path(p)
 	if err != nil {
 		return err
-	}
-	if isGitPath(rel) {
-		return errGitDir
 	}
 	if err := s.fs.WriteFile(rel, data, 0o644); err != nil {
 		return err
@@ -82,6 +80,13 @@ func (s sandboxFS) WriteFile(p string, data []byte) error {
 }
 
 func (s sandboxFS) ListFiles(dir string) ([]string, error) {
+	if dir != "" && dir != "." {
+		rel, err := s.path(dir)
+		if err != nil {
+			return nil, err
+		}
+		dir = rel
+	}
 	var out []string
 	err := s.fs.Walk(dir, func(rel string, info fs.FileInfo, err error) error {
 		if err != nil {
@@ -97,23 +102,6 @@ func (s sandboxFS) ListFiles(dir string) ([]string, error) {
 	})
 	sort.Strings(out)
 	return out, err
-}
-
-func isGitPath(rel string) bool {
-	for len(rel) > 0 {
-		i := 0
-		for i < len(rel) && rel[i] != '/' {
-			i++
-		}
-		if rel[:i] == ".git" {
-			return true
-		}
-		if i == len(rel) {
-			break
-		}
-		rel = rel[i+1:]
-	}
-	return false
 }
 
 // newRunner builds the sandbox from the configuration.
@@ -152,7 +140,7 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 	k.closers = append(k.closers, func(context.Context) error { return runner.Close() })
 	cfg := tools.ForgeConfig{
 		Runner:      k.runner,
-		SandboxFS:   sandboxFS{fs: k.fs, written: &k.bridgeWritten},
+		SandboxFS:   sandboxFS{fs: k.fs, blockUpward: k.cfg.FS.BlockUpwardTraversal, written: &k.bridgeWritten},
 		SQLReadOnly: k.cfg.SQL.ReadOnly,
 		Check:       k.checkConfig(),
 	}

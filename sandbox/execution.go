@@ -426,7 +426,7 @@ func (ex *execution) install() error {
 // throwFSError turns a jail refusal into a SecurityViolation and other
 // errors into a plain Error.
 func (ex *execution) throwFSError(op, p string, err error) {
-	if strings.Contains(strings.ToLower(err.Error()), "sandbox") || strings.Contains(err.Error(), "outside") {
+	if isViolation(err) {
 		ex.throwSecurity("%s('%s'): %v", op, p, err)
 	}
 	panic(ex.vm.NewGoError(fmt.Errorf("%s('%s'): %w", op, p, err)))

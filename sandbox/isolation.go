@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	osexec "os/exec"
@@ -485,7 +486,10 @@ func firstLine(s string) string {
 // worker runs hostile code, so the parent trusts none of what it asks.
 func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request, f *frame) *frame {
 	rep := &frame{}
-	fail := func(err error) *frame { rep.Err = err.Error(); return rep }
+	fail := func(err error) *frame {
+		rep.Err, rep.Denied = err.Error(), errors.Is(err, fs.ErrPermission)
+		return rep
+	}
 	switch f.Op {
 	case "read_file", "list_files", "write_file":
 		if req.FS == nil {
@@ -507,10 +511,10 @@ func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request,
 		rep.Files = files
 	case "write_file":
 		if !writeAllowed(r.writeDirs, f.Path) {
-			return fail(fmt.Errorf("sandbox: write access denied for %q", f.Path))
+			return fail(denied("sandbox: write access denied for %q", f.Path))
 		}
 		if err := gitpath.Verify(path.Clean(f.Path), false); err != nil {
-			return fail(fmt.Errorf("sandbox: %w", err))
+			return fail(denied("sandbox: %v", err))
 		}
 		if len(f.Data) > 16<<20 {
 			return fail(errors.New("write_file: content over 16 MiB"))
@@ -533,7 +537,7 @@ func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request,
 		rep.Result = b
 	case "fetch":
 		if !hasPrefixAny(f.URL, r.fetchURLs) {
-			return fail(fmt.Errorf("sandbox: URL %q is not in the allowed list", f.URL))
+			return fail(denied("sandbox: URL %q is not in the allowed list", f.URL))
 		}
 		hreq, err := http.NewRequestWithContext(ctx, f.Method, f.URL, strings.NewReader(string(f.Data)))
 		if err != nil {

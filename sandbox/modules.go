@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
 
@@ -126,9 +127,12 @@ func (ex *execution) requireRelative(dir, name string) goja.Value {
 	return nil
 }
 
+// isViolation: the FS refused the path (the jail). FS implementations say
+// so with an error matching fs.ErrPermission (vfs.ViolationError and the
+// tools' sandbox_violation do); across the worker protocol the reply's
+// denied flag carries it.
 func isViolation(err error) bool {
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "sandbox") || strings.Contains(s, "outside")
+	return errors.Is(err, fs.ErrPermission)
 }
 
 // requireNodeModule loads an allowed package from node_modules/ in the FS,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 )
 
 // The worker protocol: each frame is a 4-byte big-endian length and that
@@ -55,6 +56,22 @@ type frame struct {
 	Result  json.RawMessage   `json:"result,omitempty"`
 	Status  int               `json:"status,omitempty"`
 	Err     string            `json:"err,omitempty"`
+	// Denied marks an Err that is a refusal of the jail or of the
+	// sandbox's policy (a permission error on the worker's side).
+	Denied bool `json:"denied,omitempty"`
+}
+
+// deniedError is a refusal relayed from the parent: it matches
+// fs.ErrPermission as the parent's error did.
+type deniedError struct{ msg string }
+
+func (e *deniedError) Error() string        { return e.msg }
+func (e *deniedError) Is(target error) bool { return target == fs.ErrPermission }
+
+// denied builds a policy refusal (write dirs, git's path rules, fetch
+// allow-list) that matches fs.ErrPermission.
+func denied(format string, args ...any) error {
+	return &deniedError{msg: fmt.Sprintf(format, args...)}
 }
 
 // workerConfig is the Runner's configuration as the worker rebuilds it.

@@ -168,6 +168,9 @@ func (ws *workerSide) call(ctx context.Context, f *frame) (*frame, error) {
 	select {
 	case rep := <-ch:
 		if rep.Err != "" {
+			if rep.Denied {
+				return rep, &deniedError{msg: rep.Err}
+			}
 			return rep, errors.New(rep.Err)
 		}
 		return rep, nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/tgp-go/tgp/vfs"
 )
 
 // Kind classifies a tool failure. The set is closed: hosts, the CLI and MCP
@@ -45,8 +47,13 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is lets errors.Is(err, &Error{Kind: k}) match on the kind alone.
+// Is lets errors.Is(err, &Error{Kind: k}) match on the kind alone, and
+// makes a sandbox_violation match vfs.ErrViolation and fs.ErrPermission,
+// the one contract every layer recognises a refused path by.
 func (e *Error) Is(target error) bool {
+	if e.Kind == KindSandboxViolation && (target == vfs.ErrViolation || target == fs.ErrPermission) {
+		return true
+	}
 	t, ok := target.(*Error)
 	return ok && t.Message == "" && t.Kind == e.Kind
 }

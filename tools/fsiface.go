@@ -65,7 +65,23 @@ type fileTools struct {
 // agentPath checks an agent-supplied path and returns the jail's relative
 // path. `.git` is never reachable through the file tools: the git tools own it.
 func (ft *fileTools) agentPath(field, p string) (string, error) {
-	if ft.cfg.BlockUpwardTraversal {
+	return AgentPath(ft.fs, ft.cfg.BlockUpwardTraversal, field, p)
+}
+
+// PathResolver is the jail's path check (*vfs.FS).
+type PathResolver interface {
+	Resolve(p string) (string, error)
+}
+
+// AgentPath is the one jail policy for a path an agent names, used by the
+// file tools and by the sandbox bridge (tgp.read_file, tgp.write_file,
+// tgp.list_files): with blockUpward any ".." component is refused, even
+// one that would stay inside the root; the path must resolve inside the
+// root (vfs); and .git is never reachable. It returns the root-relative
+// path; a refusal is a sandbox_violation *Error, which matches
+// vfs.ErrViolation and fs.ErrPermission.
+func AgentPath(fsys PathResolver, blockUpward bool, field, p string) (string, error) {
+	if blockUpward {
 		for _, part := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
 			if part == ".." {
 				return "", &Error{Kind: KindSandboxViolation, Field: field,
@@ -73,7 +89,7 @@ func (ft *fileTools) agentPath(field, p string) (string, error) {
 			}
 		}
 	}
-	rel, err := ft.fs.Resolve(p)
+	rel, err := fsys.Resolve(p)
 	if err != nil {
 		return "", err
 	}

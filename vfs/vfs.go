@@ -36,8 +36,12 @@ func (e *ViolationError) Error() string {
 	return fmt.Sprintf("Path outside sandbox: %q (%s: %s)", e.Path, e.Op, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrViolation) true.
-func (e *ViolationError) Is(target error) bool { return target == ErrViolation }
+// Is makes errors.Is(err, ErrViolation) and errors.Is(err,
+// fs.ErrPermission) true: a refusal of the jail is a permission error to
+// code that knows nothing of the jail (the sandbox bridge among them).
+func (e *ViolationError) Is(target error) bool {
+	return target == ErrViolation || target == fs.ErrPermission
+}
 
 // Unwrap exposes the rule's error (errors.Is(err, gitpath.ErrInvalidPath)).
 func (e *ViolationError) Unwrap() error { return e.Err }

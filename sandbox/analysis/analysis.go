@@ -16,6 +16,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 	"github.com/go-sourcemap/sourcemap"
 
+	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
 )
 
@@ -489,19 +490,16 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// checkShape checks the default export and the leading JSDoc.
+// checkShape checks the default export and the description. The rule is
+// the registry's own (registry.ExtractDescription): a tool passes exactly
+// when find_tools will show a description for it, never when its only
+// JSDoc sits on an inner helper.
 func (a *analyzer) checkShape() {
 	if !a.hasDefault {
 		a.add(RuleDefault, 1, 1, "no default export: add `export default function (args) { ... }`")
 	}
-	trimmed := strings.TrimLeft(a.src, " \t\r\n\ufeff")
-	if strings.HasPrefix(trimmed, "#!") {
-		if i := strings.IndexByte(trimmed, '\n'); i >= 0 {
-			trimmed = strings.TrimLeft(trimmed[i+1:], " \t\r\n")
-		}
-	}
-	if !strings.Contains(a.src, "/**") {
-		a.add(RuleJSDoc, 1, 1, "no JSDoc comment: start the file with /** what the tool does */ so find_tools can find it")
+	if registry.ExtractDescription([]byte(a.src)) == registry.NoDescription {
+		a.add(RuleJSDoc, 1, 1, "no tool description: start the file with /** what the tool does */ (or put it right before the default export) so find_tools can find it")
 	}
 }
 

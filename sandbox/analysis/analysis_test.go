@@ -3,6 +3,8 @@ package analysis
 import (
 	"strings"
 	"testing"
+
+	"github.com/tgp-go/tgp/registry"
 )
 
 func has(rep Report, rule string, line int) bool {
@@ -214,5 +216,45 @@ func BenchmarkAnalyze(b *testing.B) {
 		if rep := Analyze("tools/invoice.ts", src, Config{}); !rep.Valid {
 			b.Fatal(rep)
 		}
+	}
+}
+
+// TestDescriptionRuleIsTheRegistrys: check_tool warns exactly when the
+// registry would list the tool as "No description provided." (issue #19:
+// a JSDoc only on an inner helper passed check_tool and left the tool
+// unfindable). Sources are generated from comment placements.
+func TestDescriptionRuleIsTheRegistrys(t *testing.T) {
+	pieces := []string{
+		"/** Adds numbers. */\n",
+		"// plain comment\n",
+		"/* block comment */\n",
+		"/** */\n",
+		"function helper() { return 1; }\n",
+		"/** Helper docs. */\nfunction inner(n: number) { return n; }\n",
+		"const x = 2;\n",
+	}
+	tail := []string{"export default (a: { n: number }) => a.n;\n", "/** Before export. */\nexport default (a: { n: number }) => a.n;\n"}
+	n := 0
+	for i := 0; i < 1<<len(pieces); i++ {
+		for _, end := range tail {
+			var b strings.Builder
+			for j, p := range pieces {
+				if i&(1<<j) != 0 {
+					b.WriteString(p)
+				}
+			}
+			b.WriteString(end)
+			src := b.String()
+			rep := Analyze("tools/t.ts", []byte(src), Config{})
+			noDesc := registry.ExtractDescription([]byte(src)) == registry.NoDescription
+			if has(rep, RuleJSDoc, 1) != noDesc {
+				t.Fatalf("check_tool jsdoc finding %v, registry description missing %v, for:\n%s", has(rep, RuleJSDoc, 1), noDesc, src)
+			}
+			n++
+		}
+	}
+	src := "function inner() {\n  /** Helper only. */\n  return 1;\n}\nexport default () => inner();\n"
+	if rep := Analyze("tools/t.ts", []byte(src), Config{}); !has(rep, RuleJSDoc, 1) {
+		t.Fatalf("a JSDoc on an inner helper must not pass as the tool's description: %+v", rep)
 	}
 }

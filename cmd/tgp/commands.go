@@ -89,6 +89,9 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 	}
 	fmt.Fprintf(a.stdout, "root:     %s\nremote:   %s\nbranch:   %s\nhead:     %s\ntools:    %d\npending:  %d unpushed commit(s)\nstrategy: %s\n",
 		st.Root, remote, orDash(st.Branch), orDash(head), st.Tools, st.Pending, st.Strategy)
+	if len(st.Uncommitted) > 0 {
+		fmt.Fprintf(a.stdout, "uncommitted: %s (committed with the next change)\n", strings.Join(st.Uncommitted, ", "))
+	}
 	if st.Hydration != "" {
 		fmt.Fprintf(a.stdout, "boot:     %s\n", st.Hydration)
 	}

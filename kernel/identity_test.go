@@ -19,6 +19,14 @@ import (
 // is reported uncommitted, leaves the remote and meta.json untouched, and
 // lands with the next change, never in between.
 func TestGlobalIdentityAndNoHalfState(t *testing.T) {
+	for _, crossProcess := range []bool{false, true} {
+		t.Run(map[bool]string{false: "same kernel", true: "next process"}[crossProcess], func(t *testing.T) {
+			globalIdentityAndNoHalfState(t, crossProcess)
+		})
+	}
+}
+
+func globalIdentityAndNoHalfState(t *testing.T, crossProcess bool) {
 	remote := gittest.BareRemote(t)
 	home := t.TempDir()
 	gitconfig := filepath.Join(home, ".gitconfig")
@@ -75,6 +83,23 @@ func TestGlobalIdentityAndNoHalfState(t *testing.T) {
 	}
 
 	writeCfg("[user]\n\tname = Global User\n\temail = global@example.com\n")
+	if crossProcess {
+		// A later process (the next `tgp call`) finds the uncommitted
+		// change on boot.
+		root := k.fs.Root()
+		_ = k.Shutdown(context.Background())
+		k, err = New(context.Background(), WithEnviron(env), WithSetting("git.remote", remote), WithRoot(root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.Boot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+		if st, _ := k.Status(context.Background()); strings.Join(st.Uncommitted, ",") != "meta.json,tools/b.ts" {
+			t.Fatalf("after reboot, status uncommitted = %v", st.Uncommitted)
+		}
+	}
 	call(t, k, "write_file", map[string]string{"path": "tools/c.ts", "content": "/** C. */\nexport default () => 3;\n"})
 	tree := gittest.Git(t, remote, "ls-tree", "-r", "--name-only", "main")
 	for _, p := range []string{"tools/a.ts", "tools/b.ts", "tools/c.ts"} {

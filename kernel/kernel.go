@@ -229,6 +229,7 @@ func (k *Kernel) Boot(ctx context.Context) error {
 	if err := k.loadRegistry(); err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
+	k.recoverUncommitted(ctx)
 	k.booted = true
 	return nil
 }

@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
@@ -162,6 +165,64 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 		out.Note = "another agent pushed first: your change was recreated on the new remote head and pushed"
 	}
 	return out, nil
+}
+
+// recoverUncommitted finds, on boot, a change an earlier process wrote to
+// the root but could not commit (its commit failed before it existed):
+// meta.json differs from HEAD's. The tool files that differ from HEAD then
+// belong to it, and are committed with the next change, so meta.json
+// never reaches the remote without them.
+func (k *Kernel) recoverUncommitted(ctx context.Context) {
+	if k.repo == nil {
+		return
+	}
+	_ = k.repo.Do(ctx, func(r *gitRepository) error {
+		head, err := r.Head()
+		if err != nil {
+			return nil // no commit yet
+		}
+		c, err := r.CommitObject(head.Hash())
+		if err != nil {
+			return nil
+		}
+		tree, err := c.Tree()
+		if err != nil {
+			return nil
+		}
+		differs := func(p string) bool {
+			b, rerr := k.fs.ReadFile(p)
+			f, ferr := tree.File(p)
+			switch {
+			case rerr != nil:
+				return ferr == nil // gone from the root, still in HEAD
+			case ferr != nil:
+				return true // new
+			}
+			return plumbing.ComputeHash(plumbing.BlobObject, b) != f.Hash
+		}
+		if !differs(registry.FileName) {
+			return nil
+		}
+		paths := []string{registry.FileName}
+		listed := map[string]bool{}
+		if reg := k.Registry(); reg != nil {
+			for _, e := range reg.Entries() {
+				listed[e.Path] = true
+				if differs(e.Path) {
+					paths = append(paths, e.Path)
+				}
+			}
+		}
+		// Tools HEAD has that the registry no longer lists were deleted.
+		_ = tree.Files().ForEach(func(f *object.File) error {
+			if registry.IsTool(f.Name) && !listed[f.Name] && differs(f.Name) {
+				paths = append(paths, f.Name)
+			}
+			return nil
+		})
+		k.addUncommitted(paths)
+		return nil
+	})
 }
 
 func (k *Kernel) withUncommitted(paths []string) []string {

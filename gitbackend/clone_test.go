@@ -489,7 +489,7 @@ func TestBootRepairsHalfMadeGitDir(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "root")
-			f, r, _, err := bootRoot(t, remote, "", false, root)
+			_, r, _, err := bootRoot(t, remote, "", false, root)
 			if err != nil {
 				t.Fatal(err)
 			}

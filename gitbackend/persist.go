@@ -600,7 +600,7 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		return nil, err
 	}
 	defer r.unlock()
-	parent := plumbing.ZeroHash
+	var parent plumbing.Hash
 	if ref, err := r.store.Reference(plumbing.NewBranchReferenceName(branch)); err == nil {
 		parent = ref.Hash()
 	} else if parent, err = r.head(); err != nil {

@@ -1,9 +1,5 @@
 package sandbox
 
-// maxAmplify caps what one native call may allocate: 16 Mi elements or
-// characters.
-const maxAmplify = 1 << 24
-
 // lockdownJS runs first in every Runtime. It removes code generation from
 // strings and caps the built-ins that can allocate without bound in one
 // native call (which Runtime.Interrupt cannot stop).

@@ -117,7 +117,7 @@ type HTTPServer struct {
 	FailReceivePacks atomic.Int32
 	// ReceivePacks counts receive-pack POSTs that reached git.
 	ReceivePacks atomic.Int32
-	user, pass   string
+	pass         string
 }
 
 // NewHTTPServer serves root (a directory of bare repositories); with a

@@ -74,7 +74,7 @@ func genFile(rng *rand.Rand, scope string, includes []string) string {
 			sec = strings.ToUpper(sec)
 		}
 		if rng.Intn(4) == 0 {
-			name = strings.Title(name)
+			name = strings.ToUpper(name[:1]) + name[1:]
 		}
 		fmt.Fprintf(&b, "[%s]\n\t%s = %s\n", sec, name, quote(genValue(rng, k, scope)))
 	}

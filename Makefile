@@ -38,8 +38,13 @@ fuzz:
 	$(GO) test ./tools -run '^$$' -fuzz FuzzWriteFilePath -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox -run '^$$' -fuzz FuzzReadFrame -fuzztime $(FUZZTIME)
 
+# lint: gofmt, go vet, go mod tidy and staticcheck (pinned; fetched through
+# the module proxy on first use).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 # demo runs two agents against a throw-away remote and database (examples/agentloop).
 demo:

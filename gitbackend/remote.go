@@ -39,6 +39,9 @@ var (
 
 // remoteStore is where the shared branch lives.
 type remoteStore interface {
+	// Tip returns the branch's current commit (zero if it does not
+	// exist) from the ref advertisement alone: no objects move.
+	Tip(ctx context.Context, branch string) (plumbing.Hash, error)
 	// Tip returns the branch's current commit (zero if it does not exist)
 	// and makes its objects available in the local store.
 	Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error)
@@ -140,6 +143,14 @@ func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.D
 		pointHEADAt(l.path, branch)
 	}
 	return nil
+}
+
+func (l *localRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {
+	// A repository that is gone is an error, not an empty branch.
+	if _, err := os.Stat(filepath.Join(l.path, "HEAD")); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("remote repository %s: %w", l.path, err)
+	}
+	return readRef(l.path, "refs/heads/"+branch)
 }
 
 func (l *localRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
@@ -602,20 +613,27 @@ func (n *netRemote) remote() *git.Remote {
 	return git.NewRemote(n.repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{n.url}})
 }
 
-func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
-	rem := n.remote()
-	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: n.auth})
+func (n *netRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {
+	refs, err := n.remote().ListContext(ctx, &git.ListOptions{Auth: n.auth})
 	if err != nil {
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 			return plumbing.ZeroHash, nil
 		}
 		return plumbing.ZeroHash, classifyNetErr(err)
 	}
-	var tip plumbing.Hash
 	for _, r := range refs {
 		if r.Name() == plumbing.NewBranchReferenceName(branch) {
-			tip = r.Hash()
+			return r.Hash(), nil
 		}
+	}
+	return plumbing.ZeroHash, nil
+}
+
+func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
+	rem := n.remote()
+	tip, err := n.Tip(ctx, branch)
+	if err != nil {
+		return plumbing.ZeroHash, err
 	}
 	if tip.IsZero() || n.repo.Storer.HasEncodedObject(tip) == nil {
 		return tip, nil

@@ -43,6 +43,26 @@ type GitConfig struct {
 	Retry         RetryConfig `koanf:"retry"`
 	PR            PRConfig    `koanf:"pr"`
 	APIURL        string      `koanf:"api_url"`
+	// RefreshInterval is how stale a long-lived kernel's view of the
+	// remote may get: before a call that reads the toolbox, a remote
+	// check older than this is repeated ("0": before every such call;
+	// "off": at boot only). See Kernel.refresh.
+	RefreshInterval string `koanf:"refresh_interval"`
+}
+
+// RefreshEvery parses git.refresh_interval: off is true for "off".
+func (g GitConfig) RefreshEvery() (every time.Duration, off bool, err error) {
+	if g.RefreshInterval == "off" {
+		return 0, true, nil
+	}
+	d, err := time.ParseDuration(g.RefreshInterval)
+	if g.RefreshInterval == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 {
+		return 0, false, &ConfigError{Key: "git.refresh_interval", Problem: fmt.Sprintf("%q is not a duration; use e.g. 5s, 0 (before every read) or off (boot only)", g.RefreshInterval)}
+	}
+	return d, false, nil
 }
 
 // Identity is a commit author or committer.
@@ -149,6 +169,7 @@ func Defaults() map[string]any {
 		"git.retry.base_delay":       "20ms",
 		"git.pr.per":                 "session",
 		"git.api_url":                "",
+		"git.refresh_interval":       "5s",
 		"fs.allowed_dirs":            []any{"tools", "data"},
 		"fs.block_upward_traversal":  true,
 		"sandbox.timeout":            "5s",
@@ -428,6 +449,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RootDir == "" {
 		return &ConfigError{Key: "root_dir", Problem: "must not be empty"}
+	}
+	if _, _, err := c.Git.RefreshEvery(); err != nil {
+		return err
 	}
 	if c.Git.Retry.BaseDelay < 0 {
 		return &ConfigError{Key: "git.retry.base_delay", Problem: "must be a non-negative duration such as 50ms"}

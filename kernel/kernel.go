@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 
@@ -50,6 +51,9 @@ type Kernel struct {
 	// bridgeWritten are files exec_tool runs wrote (sandboxFS).
 	bridgeWritten bridgeWrites
 
+	// refresh tracks the remote checks of a long-lived kernel.
+	refresh refresher
+
 	runner *sandbox.Runner
 	sql    tools.SQLProvider
 
@@ -68,6 +72,7 @@ type options struct {
 	memory         bool
 	approver       tools.Approver
 	hooks          []func(tools.Event)
+	refreshHooks   []func(RefreshEvent)
 	progress       func(string)
 	httpClient     *http.Client
 	baseDir        string
@@ -222,6 +227,7 @@ func (k *Kernel) Boot(ctx context.Context) error {
 			return fmt.Errorf("boot: %w", err)
 		}
 		k.hydration = res
+		k.refresh.last = time.Now() // boot asked the remote
 		if k.cfg.Git.Branch == "" {
 			k.cfg.Git.Branch = res.Branch // the remote's default branch, now known
 		}
@@ -258,6 +264,7 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 		st.Branch, st.Head, st.Pending = rs.Branch, rs.Head, rs.Ahead
 	}
 	st.Uncommitted = k.uncommittedPaths()
+	st.Refresh = k.refreshStatus()
 	return st, nil
 }
 
@@ -278,7 +285,11 @@ func (k *Kernel) Set() *tools.Set { return k.set }
 
 // Call runs one tool. The error is always a *tools.Error.
 func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
+	stale := k.maybeRefresh(ctx, name)
 	res, err := k.set.Call(ctx, name, args)
+	if err == nil && stale != "" {
+		res.Stale = stale
+	}
 	if name == "exec_tool" {
 		// Files the tool wrote are kept even when it failed afterwards:
 		// they are in the root, and nothing in the root goes uncommitted.

@@ -357,8 +357,11 @@ type Status struct {
 	// Uncommitted are paths written to the root whose commit failed;
 	// they are committed with the next change.
 	Uncommitted []string `json:"uncommitted,omitempty"`
-	Strategy    string   `json:"write_strategy"`
-	Booted      bool     `json:"booted"`
-	BootedIn    string   `json:"boot_time,omitempty"`
-	Hydration   string   `json:"hydration,omitempty"`
+	// Refresh says when the remote was last checked and whether the root
+	// is behind it (git.refresh_interval).
+	Refresh   RefreshStatus `json:"refresh"`
+	Strategy  string        `json:"write_strategy"`
+	Booted    bool          `json:"booted"`
+	BootedIn  string        `json:"boot_time,omitempty"`
+	Hydration string        `json:"hydration,omitempty"`
 }

@@ -22,7 +22,8 @@ git:
   depth: 0
   # direct: commit and push every change; pr: push to a branch and open a pull request.
   write_strategy: direct
-  # Commit identity; empty falls back to GIT_AUTHOR_*/GIT_COMMITTER_* and then the repository's user.name/email.
+  # Commit identity; empty: resolved as git does (GIT_AUTHOR_*/GIT_COMMITTER_*, then git config: repository,
+  # ~/.gitconfig, system), and with nothing configured anywhere the bot tgp-bot[bot].
   author:
     name: ""
     email: ""
@@ -38,6 +39,10 @@ git:
     per: session
   # GitHub Enterprise API base URL (e.g. https://github.example.com/api/v3/); empty for github.com.
   api_url: ""
+  # How stale a long-lived kernel (tgp serve, an embedding backend) may see the remote: before a call
+  # that reads the toolbox, a check older than this asks the remote for its tip and pulls what others
+  # pushed. 0: before every such call; off: at boot only.
+  refresh_interval: 5s
 
 fs:
   # Directories sandboxed tools may write to with tgp.write_file.

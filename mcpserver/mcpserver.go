@@ -131,6 +131,9 @@ func handler(name string, c Caller) mcp.ToolHandler {
 				StructuredContent: map[string]any{"error": te}}, nil
 		}
 		structured := map[string]any{"result": res.Value, "truncated": res.Truncated}
+		if res.Stale != "" {
+			structured["stale"] = res.Stale
+		}
 		text, ok := res.Value.(string)
 		if !ok {
 			b, err := json.Marshal(res.Value)

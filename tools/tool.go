@@ -37,6 +37,9 @@ type Annotations struct {
 type Result struct {
 	Value     any  `json:"result"`
 	Truncated bool `json:"truncated"`
+	// Stale, when set, says the answer came from local state that may be
+	// behind the remote, and why (the kernel's refresh could not run).
+	Stale string `json:"stale,omitempty"`
 }
 
 // Spec declares a tool whose arguments decode into A.

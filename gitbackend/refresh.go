@@ -1,0 +1,200 @@
+package gitbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// RefreshResult says what a refresh found and did.
+type RefreshResult struct {
+	// Moved: the remote branch was not where the root last saw it.
+	Moved bool
+	// Applied: the root now has the remote's commits (fast-forwarded, or
+	// local commits replayed on them and pushed).
+	Applied bool
+	// Head is the root's head after the refresh.
+	Head string
+	// Paths are the paths the refresh changed in the root.
+	Paths []string
+	// Blocked are local edits (index or worktree) on paths the remote
+	// changed: the refresh left the root where it was rather than
+	// overwrite them. The next persist of those paths replays them on the
+	// remote's version, as any persist does.
+	Blocked []string
+	// Pushed counts local commits replayed and pushed.
+	Pushed int
+}
+
+// Refresh brings a long-lived root up to the remote branch between writes.
+// It asks the remote for the branch's tip only (the ref advertisement;
+// for a local remote, one ref read) and does nothing more when it has not
+// moved. When it moved: with no local commits, the root is fast-forwarded
+// unless a path the remote changed has local edits (then nothing moves);
+// with local commits, they are replayed on the new tip and pushed, exactly
+// as persist does (a real conflict keeps the local version on a conflict
+// branch). Nothing local is lost either way.
+func (r *Repo) Refresh(ctx context.Context) (*RefreshResult, error) {
+	if r.remote == nil {
+		return &RefreshResult{}, nil
+	}
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.unlock()
+	branch, err := r.branch()
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.head()
+	if err != nil {
+		return nil, err
+	}
+	res := &RefreshResult{Head: head.String()}
+	known := r.trackingTip(branch)
+	tip, err := r.remote.Tip(ctx, branch)
+	if err != nil {
+		return nil, r.wrapRemoteErr("refresh", err)
+	}
+	if tip == known || tip.IsZero() {
+		return res, nil
+	}
+	res.Moved = true
+	if tip == head {
+		// Our own push, seen before the tracking ref was updated.
+		return res, r.setTracking(branch, tip)
+	}
+	if tip, err = r.remote.Fetch(ctx, branch, 0); err != nil {
+		return nil, r.wrapRemoteErr("fetch", err)
+	}
+	if !head.IsZero() && head != known {
+		n, newHead, err := r.pushLocked(ctx, branch, tip)
+		if err != nil {
+			return nil, err
+		}
+		res.Applied, res.Pushed, res.Head = true, n, newHead.String()
+		res.Paths, err = r.changedPaths(ctx, head, newHead)
+		return res, err
+	}
+	changes, err := r.changedPaths(ctx, head, tip)
+	if err != nil {
+		return nil, err
+	}
+	headTree, err := r.treeOf(head)
+	if err != nil {
+		return nil, err
+	}
+	if res.Blocked, err = r.localEdits(headTree, changes); err != nil {
+		return nil, err
+	}
+	if len(res.Blocked) > 0 {
+		return res, nil
+	}
+	if err := r.moveTo(ctx, branch, head, tip); err != nil {
+		return nil, err
+	}
+	res.Applied, res.Head, res.Paths = true, tip.String(), changes
+	return res, nil
+}
+
+func (r *Repo) changedPaths(ctx context.Context, from, to plumbing.Hash) ([]string, error) {
+	a, err := r.treeOf(from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.treeOf(to)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := treeDiff(ctx, r.store, a, b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(changes))
+	for _, c := range changes {
+		out = append(out, c.Path)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// localEdits returns the paths among ps whose index entry or worktree
+// file differs from the tree at head (an untracked file where head has
+// none counts): what a checkout of another tree would overwrite.
+func (r *Repo) localEdits(headTree plumbing.Hash, ps []string) ([]string, error) {
+	idx, err := r.store.Index()
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	var out []string
+	for _, p := range ps {
+		he, inHead, err := treeEntry(r.store, headTree, p)
+		if err != nil {
+			return nil, err
+		}
+		ie, ierr := idx.Entry(p)
+		inIndex := ierr == nil
+		if inHead != inIndex || (inHead && (ie.Hash != he.Hash || ie.Mode != he.Mode)) {
+			out = append(out, p)
+			continue
+		}
+		info, err := r.wt.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
+			if inHead {
+				out = append(out, p) // deleted locally
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !inHead {
+			out = append(out, p) // untracked, in the way
+			continue
+		}
+		h, mode, err := r.worktreeHash(p, info)
+		if err != nil {
+			return nil, err
+		}
+		if h != he.Hash || mode != he.Mode {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// worktreeHash is the blob hash and mode git would stage for a path,
+// without storing anything.
+func (r *Repo) worktreeHash(p string, info fs.FileInfo) (plumbing.Hash, filemode.FileMode, error) {
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		t, err := r.wt.Readlink(p)
+		if err != nil {
+			return plumbing.ZeroHash, 0, err
+		}
+		return plumbing.ComputeHash(plumbing.BlobObject, []byte(t)), filemode.Symlink, nil
+	case info.IsDir():
+		return plumbing.ZeroHash, filemode.Dir, nil
+	}
+	f, err := r.wt.Open(p)
+	if err != nil {
+		return plumbing.ZeroHash, 0, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return plumbing.ZeroHash, 0, err
+	}
+	mode := filemode.Regular
+	if info.Mode()&0o111 != 0 {
+		mode = filemode.Executable
+	}
+	return plumbing.ComputeHash(plumbing.BlobObject, b), mode, nil
+}

@@ -1,0 +1,73 @@
+package gitbackend
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+// TestRefresh: a long-lived root sees what another agent pushed, over a
+// local remote and smart HTTP: nothing when nothing moved; a fast-forward
+// listing the changed paths; a local edit on a path the remote changed
+// blocks the move and survives; an untouched path still arrives once the
+// edit is committed (the commit is replayed on the remote's and pushed).
+func TestRefresh(t *testing.T) {
+	root := t.TempDir()
+	bare := filepath.Join(root, "tools.git")
+	gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", bare)
+	gittest.Git(t, bare, "config", "http.receivepack", "true")
+	srv := gittest.NewHTTPServer(t, root, "")
+	for name, remote := range map[string]string{"local": bare, "http": srv.URL("tools.git")} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			prefix := "tools/" + name + "/"
+			a, b := newAgent(t, remote, false), newAgent(t, remote, true)
+			a.write(t, prefix+"seed.ts", "seed\n")
+			if _, err := b.repo.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.repo.Refresh(ctx)
+			if err != nil || res.Moved || res.Applied {
+				t.Fatalf("nothing moved: %+v %v", res, err)
+			}
+			b.write(t, prefix+"b.ts", "from b\n")
+			res, err = a.repo.Refresh(ctx)
+			if err != nil || !res.Applied || strings.Join(res.Paths, ",") != prefix+"b.ts" {
+				t.Fatalf("refresh after b pushed: %+v %v", res, err)
+			}
+			if got, _ := a.fs.ReadFile(prefix + "b.ts"); string(got) != "from b\n" {
+				t.Fatalf("a's root has %q", got)
+			}
+
+			// a edits seed.ts without committing; b changes it and adds c.
+			if err := a.fs.WriteFile(prefix+"seed.ts", []byte("a's edit\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.repo.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			b.write(t, prefix+"seed.ts", "b's version\n")
+			res, err = a.repo.Refresh(ctx)
+			if err != nil || res.Applied || strings.Join(res.Blocked, ",") != prefix+"seed.ts" {
+				t.Fatalf("a local edit must block the move: %+v %v", res, err)
+			}
+			if got, _ := a.fs.ReadFile(prefix + "seed.ts"); string(got) != "a's edit\n" {
+				t.Fatalf("the local edit was lost: %q", got)
+			}
+			// Persisting the edit replays it on b's version: a conflict on
+			// the same line keeps a's version on a conflict branch.
+			_, err = a.repo.Persist(ctx, Change{Paths: []string{prefix + "seed.ts"}})
+			if !errors.Is(err, ErrConflict) {
+				t.Fatalf("want a conflict, got %v", err)
+			}
+			res, err = a.repo.Refresh(ctx)
+			if err != nil || res.Moved {
+				t.Fatalf("after the conflict the root is at the remote head: %+v %v", res, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,110 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+func bootRefreshing(t *testing.T, remote, interval string, opts ...Option) *Kernel {
+	t.Helper()
+	opts = append([]Option{WithEnviron([]string{}), WithSetting("git.remote", remote), WithRoot(t.TempDir()),
+		WithSetting("git.author.name", "A"), WithSetting("git.author.email", "a@x"),
+		WithSetting("git.refresh_interval", interval)}, opts...)
+	k, err := New(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+	return k
+}
+
+func findsTool(t *testing.T, k *Kernel, query, path string) bool {
+	t.Helper()
+	raw, _ := json.Marshal(call(t, k, "find_tools", map[string]any{"query": query}).Value)
+	return strings.Contains(string(raw), path)
+}
+
+// TestRefreshSeesOtherAgentsTools (issue #17): a long-lived kernel sees
+// the tools another kernel pushed: with interval 0 on the very next read,
+// with an interval once it has passed, with off never (until boot).
+func TestRefreshSeesOtherAgentsTools(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	writer := bootKernel(t, remote, false)
+	call(t, writer, "write_file", map[string]string{"path": "tools/seed.ts", "content": "/** Seed. */\nexport default () => 0;\n"})
+
+	var mu sync.Mutex
+	var events []RefreshEvent
+	hook := WithRefreshHook(func(e RefreshEvent) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	every := bootRefreshing(t, remote, "0", hook)
+	later := bootRefreshing(t, remote, "50ms")
+	never := bootRefreshing(t, remote, "off")
+
+	call(t, writer, "write_file", map[string]string{"path": "tools/fresh.ts", "content": "/** Converts celsius to fahrenheit. */\nexport default (c: number) => c * 9 / 5 + 32;\n"})
+	if !findsTool(t, every, "celsius fahrenheit", "tools/fresh.ts") {
+		t.Fatal("interval 0: find_tools did not see the tool pushed before the call")
+	}
+	if got := call(t, every, "read_file", map[string]any{"path": "tools/fresh.ts"}); !strings.Contains(jsonOf(got.Value), "celsius") {
+		t.Fatalf("interval 0: read_file: %s", jsonOf(got.Value))
+	}
+	mu.Lock()
+	if len(events) != 1 || strings.Join(events[0].Tools, ",") != "tools/fresh.ts" {
+		t.Fatalf("refresh events: %+v", events)
+	}
+	mu.Unlock()
+
+	time.Sleep(60 * time.Millisecond) // the interval has passed: the next read checks
+	if !findsTool(t, later, "celsius fahrenheit", "tools/fresh.ts") {
+		t.Fatal("interval 50ms: not seen once the interval passed")
+	}
+	time.Sleep(60 * time.Millisecond)
+	if findsTool(t, never, "celsius fahrenheit", "tools/fresh.ts") {
+		t.Fatal("interval off: the kernel refreshed")
+	}
+	if st, _ := never.Status(context.Background()); st.Refresh.LastCheck.IsZero() {
+		t.Fatal("status: boot's check not reported")
+	}
+}
+
+// TestRefreshKeepsLocalEdits: a local uncommitted edit on a file the
+// remote changed blocks the pull; the edit survives, the answer says it
+// may be stale, status says behind; a remote that cannot be reached does
+// not fail the read.
+func TestRefreshKeepsLocalEdits(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	writer := bootKernel(t, remote, false)
+	call(t, writer, "write_file", map[string]string{"path": "tools/shared.ts", "content": "/** Shared. */\nexport default () => 1;\n"})
+	k := bootRefreshing(t, remote, "0")
+	local := "/** Shared, edited here. */\nexport default () => 2;\n"
+	if err := os.WriteFile(filepath.Join(k.fs.Root(), "tools", "shared.ts"), []byte(local), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call(t, writer, "write_file", map[string]string{"path": "tools/shared.ts", "content": "/** Shared, edited there. */\nexport default () => 3;\n"})
+	res := call(t, k, "read_file", map[string]any{"path": "tools/shared.ts"})
+	if !strings.Contains(jsonOf(res.Value), "edited here") || !strings.Contains(res.Stale, "local edits") {
+		t.Fatalf("local edit: %s (stale %q)", jsonOf(res.Value), res.Stale)
+	}
+	if st, _ := k.Status(context.Background()); !st.Refresh.Behind {
+		t.Fatalf("status: %+v", st.Refresh)
+	}
+
+	if err := os.Rename(remote, remote+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	res = call(t, k, "list_files", map[string]any{"dir": "tools"})
+	if !strings.Contains(jsonOf(res.Value), "shared.ts") || !strings.Contains(res.Stale, "could not be checked") {
+		t.Fatalf("remote down: %s (stale %q)", jsonOf(res.Value), res.Stale)
+	}
+}
+
+func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }

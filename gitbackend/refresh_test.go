@@ -3,6 +3,7 @@ package gitbackend
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,6 +68,36 @@ func TestRefresh(t *testing.T) {
 			res, err = a.repo.Refresh(ctx)
 			if err != nil || res.Moved {
 				t.Fatalf("after the conflict the root is at the remote head: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// BenchmarkRefreshNoChange: what a read pays for a freshness check when
+// nothing moved (interval 0), over a local remote and smart HTTP, beside
+// `git ls-remote` of the same remote in the same run.
+func BenchmarkRefreshNoChange(b *testing.B) {
+	root := b.TempDir()
+	bare := filepath.Join(root, "tools.git")
+	gittest.Git(b, "", "init", "-q", "--bare", "-b", "main", bare)
+	gittest.Git(b, bare, "config", "http.receivepack", "true")
+	srv := gittest.NewHTTPServer(b, root, "")
+	seed := newAgent(b, bare, true)
+	seed.write(b, "tools/a.ts", "a\n")
+	for _, c := range []struct{ name, remote string }{{"file", bare}, {"http", srv.URL("tools.git")}} {
+		a := newAgent(b, c.remote, true)
+		b.Run("tgp/"+c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if res, err := a.repo.Refresh(context.Background()); err != nil || res.Moved {
+					b.Fatal(res, err)
+				}
+			}
+		})
+		b.Run("git-ls-remote/"+c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if out, err := exec.Command("git", "ls-remote", c.remote, "refs/heads/main").Output(); err != nil || len(out) == 0 {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -89,6 +90,16 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 	}
 	fmt.Fprintf(a.stdout, "root:     %s\nremote:   %s\nbranch:   %s\nhead:     %s\ntools:    %d\npending:  %d unpushed commit(s)\nstrategy: %s\n",
 		st.Root, remote, orDash(st.Branch), orDash(head), st.Tools, st.Pending, st.Strategy)
+	if !st.Refresh.LastCheck.IsZero() {
+		fresh := "up to date"
+		switch {
+		case st.Refresh.Error != "":
+			fresh = "check failed: " + st.Refresh.Error
+		case st.Refresh.Behind:
+			fresh = "behind (local edits on paths the remote changed)"
+		}
+		fmt.Fprintf(a.stdout, "checked:  %s (%s)\n", st.Refresh.LastCheck.Format(time.RFC3339), fresh)
+	}
 	if len(st.Uncommitted) > 0 {
 		fmt.Fprintf(a.stdout, "uncommitted: %s (committed with the next change)\n", strings.Join(st.Uncommitted, ", "))
 	}

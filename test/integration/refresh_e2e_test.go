@@ -26,7 +26,7 @@ func TestServeSeesToolsOtherProcessesPush(t *testing.T) {
 	gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", bare)
 	gittest.Git(t, bare, "config", "http.receivepack", "true")
 	srv := gittest.NewHTTPServer(t, root, "")
-	for name, remote := range map[string]string{"local": bare, "http": srv.URL("tools.git")} {
+	for name, remote := range map[string]string{"file": "file://" + bare, "http": srv.URL("tools.git")} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			push := func(path, content string) {

@@ -62,8 +62,8 @@ func (a *app) kernelOptions() []kernel.Option {
 }
 
 // openKernel builds and boots a kernel for one command.
-func (a *app) openKernel(ctx context.Context, boot bool) (*kernel.Kernel, error) {
-	k, err := kernel.New(ctx, a.kernelOptions()...)
+func (a *app) openKernel(ctx context.Context, boot bool, extra ...kernel.Option) (*kernel.Kernel, error) {
+	k, err := kernel.New(ctx, append(a.kernelOptions(), extra...)...)
 	if err != nil {
 		return nil, &exitError{code: 1, err: fmt.Errorf("%w\nhint: check tgp.config.yaml and TGP_* variables; `tgp init` writes a commented default", err)}
 	}

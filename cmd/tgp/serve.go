@@ -40,7 +40,9 @@ func newServeCmd(a *app) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			k, err := a.openKernel(ctx, false)
+			// A long-lived server logs (stderr) what its refreshes pull in
+			// from other agents, and its boot's progress.
+			k, err := a.openKernel(ctx, false, a.progress())
 			if err != nil {
 				return err
 			}

@@ -346,7 +346,7 @@ func TestIdentityResolvedAsGitDoes(t *testing.T) {
 	if err := persist(base); err != nil {
 		t.Fatal(err)
 	}
-	if got := last(); got != "tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>|tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>\n" {
+	if got := last(); got != "tgp-bot[bot] <tgp-bot@users.noreply.github.com>|tgp-bot[bot] <tgp-bot@users.noreply.github.com>\n" {
 		t.Fatalf("no identity: %q", got)
 	}
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Global User\n\temail = global@example.com\n"), 0o644); err != nil {

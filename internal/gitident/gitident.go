@@ -40,8 +40,9 @@ import (
 	"github.com/go-git/gcfg"
 )
 
-// Bot is the identity used when nothing is configured anywhere.
-var Bot = Person{Name: "tgp-bot[bot]", Email: "tgp-bot[bot]@users.noreply.github.com"}
+// Bot is the identity used when nothing is configured anywhere: the
+// TypeScript original's defaults (tgp-bot[bot], tgp-bot@users.noreply.github.com).
+var Bot = Person{Name: "tgp-bot[bot]", Email: "tgp-bot@users.noreply.github.com"}
 
 // ErrNoIdentity: user.useConfigOnly is set and no identity is configured.
 var ErrNoIdentity = errors.New("no commit identity configured")

@@ -70,7 +70,7 @@ func TestReadmeFlowWithGlobalIdentity(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || !res.OK {
 		t.Fatalf("write_file without any identity: %s", out)
 	}
-	if got := gittest.Git(t, remote, "log", "-1", "--format=%an <%ae>", "main"); got != "tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>\n" {
+	if got := gittest.Git(t, remote, "log", "-1", "--format=%an <%ae>", "main"); got != "tgp-bot[bot] <tgp-bot@users.noreply.github.com>\n" {
 		t.Fatalf("commit identity with nothing configured %q, want the bot", got)
 	}
 }

@@ -355,7 +355,7 @@ func TestT_GIT_EDGE_21(t *testing.T) {
 	if _, err := set.Call(context.Background(), "git_commit", json.RawMessage(`{"type":"feat","message":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if got := gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>"); got != "tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>|tgp-bot[bot] <tgp-bot[bot]@users.noreply.github.com>\n" {
+	if got := gittest.Git(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>"); got != "tgp-bot[bot] <tgp-bot@users.noreply.github.com>|tgp-bot[bot] <tgp-bot@users.noreply.github.com>\n" {
 		t.Fatalf("%q", got)
 	}
 	gittest.Git(t, dir, "config", "user.useConfigOnly", "true")

@@ -4,7 +4,7 @@ BIN       ?= bin/tgp
 FUZZTIME  ?= 60s
 PKGS      := ./...
 
-.PHONY: all build test deps vet bench fuzz fuzz-git lint demo clean
+.PHONY: all build test deps vet bench fuzz fuzz-git lint demo clean vendor-js
 
 all: build
 
@@ -45,6 +45,12 @@ lint: vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) mod tidy -diff
 	$(GO) run $(STATICCHECK) $(PKGS)
+
+# vendor-js regenerates the npm packages built into the sandbox (zod,
+# date-fns) at their pinned versions; the sandbox's tests check the result
+# against sandbox/vendorjs/manifest.json.
+vendor-js:
+	@bash scripts/vendor-js.sh
 
 # demo runs two agents against a throw-away remote and database (examples/agentloop).
 demo:

@@ -174,7 +174,7 @@ func Defaults() map[string]any {
 		"fs.block_upward_traversal":  true,
 		"sandbox.timeout":            "5s",
 		"sandbox.memory_mb":          128,
-		"sandbox.allowed_imports":    []any{"@tgp/std"},
+		"sandbox.allowed_imports":    []any{"@tgp/std", "zod", "date-fns"},
 		"sandbox.allowed_fetch_urls": []any{},
 		"sandbox.check.rules":        map[string]any{},
 		"sandbox.isolation":          "inproc",

@@ -55,8 +55,9 @@ sandbox:
   timeout: 5s
   # Heap growth limit for one run, in MiB.
   memory_mb: 128
-  # Bare module names tools may require.
-  allowed_imports: ["@tgp/std"]
+  # Bare module names tools may require. zod and date-fns are built into tgp (pinned versions, no
+  # npm needed); other packages come from node_modules/ in the toolbox or sandbox.modules_dir.
+  allowed_imports: ["@tgp/std", "zod", "date-fns"]
   # URL prefixes tgp.fetch may reach; empty disables network access.
   allowed_fetch_urls: []
   check:

@@ -23,7 +23,7 @@ func (ex *execution) bundleNodeModule(name string) (*Compiled, error) {
 	pkgDir := "node_modules/" + name
 	pkgJSON, err := fsys.ReadFile(pkgDir + "/package.json")
 	if err != nil {
-		return nil, fmt.Errorf("allowed, but node_modules/%s is not installed under the root", name)
+		return nil, fmt.Errorf("allowed, but not installed: commit node_modules/%s to the toolbox, or install it in the host's sandbox.modules_dir (built in: %s)", name, strings.Join(embeddedNames(), ", "))
 	}
 	sum := sha256.Sum256(append([]byte(name+"\x00"), pkgJSON...))
 	key := "bundle:" + hex.EncodeToString(sum[:])

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	nodeurl "github.com/dop251/goja_nodejs/url"
 
 	"github.com/tgp-go/tgp/gitpath"
 )
@@ -193,6 +194,14 @@ func (ex *execution) setupError(err error) *ExecError {
 
 // run loads the tool, calls its default export and waits for its result.
 func (ex *execution) run(comp *Compiled) (any, *ExecError) {
+	// URL and URLSearchParams, as in browsers and Node (zod's url() and
+	// most HTTP code need them): goja_nodejs's WHATWG implementation.
+	mod := ex.vm.NewObject()
+	_ = mod.Set("exports", ex.vm.NewObject())
+	nodeurl.Require(ex.vm, mod)
+	exports := mod.Get("exports").ToObject(ex.vm)
+	_ = ex.vm.Set("URL", exports.Get("URL"))
+	_ = ex.vm.Set("URLSearchParams", exports.Get("URLSearchParams"))
 	// The lockdown takes this host function for its buffer wrappers.
 	_ = ex.vm.Set("__tgp_charge", func(call goja.FunctionCall) goja.Value {
 		ex.charge(call.Argument(0).ToFloat())

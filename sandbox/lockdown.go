@@ -143,10 +143,21 @@ const lockdownJS = `(function () {
   // generous estimate of what the values take (16 bytes per input byte).
   var parse = JSON.parse;
   def(JSON, "parse", function (text) { charge(String(text).length * 16); return parse.apply(JSON, arguments); });
+  // Array(n) with a huge n: refused. A plain function sharing the native
+  // prototype, not a Proxy: goja's instanceof throws on a Proxy, and
+  // "x instanceof Array" is everywhere (zod's parser among others).
   var NativeArray = Array;
   var checkLen = function (args) { if (args.length === 1 && typeof args[0] === "number" && args[0] > MAX) tooBig("Array"); };
-  g.Array = new Proxy(NativeArray, {
-    apply: function (t, self, args) { checkLen(args); return Reflect.apply(t, self, args); },
-    construct: function (t, args, nt) { checkLen(args); return Reflect.construct(t, args, nt === g.Array ? t : nt); }
+  var A = function Array() {
+    checkLen(arguments);
+    return Reflect.construct(NativeArray, arguments, new.target === undefined || new.target === A ? NativeArray : new.target);
+  };
+  Reflect.ownKeys(NativeArray).forEach(function (k) {
+    if (k === "prototype" || k === "length" || k === "name" || k === "caller" || k === "arguments") return;
+    try { Object.defineProperty(A, k, Object.getOwnPropertyDescriptor(NativeArray, k)); } catch (e) {}
   });
+  Object.defineProperty(A, "prototype", { value: NativeArray.prototype, writable: false, configurable: false, enumerable: false });
+  Object.defineProperty(A, "length", { value: 1, configurable: true });
+  Object.defineProperty(NativeArray.prototype, "constructor", { value: A, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(g, "Array", { value: A, writable: true, configurable: true, enumerable: false });
 })();`

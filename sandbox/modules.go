@@ -138,11 +138,23 @@ func isViolation(err error) bool {
 // requireNodeModule loads an allowed package from node_modules/ in the FS,
 // bundled by esbuild (see bundleNodeModule), once per execution.
 func (ex *execution) requireNodeModule(name string) goja.Value {
-	if ex.req.FS == nil {
-		ex.throwModule("module not available: %q", name)
-	}
 	if m, ok := ex.modules["node_modules/"+name]; ok {
 		return m.Get("exports")
+	}
+	// A package built into the binary (zod, date-fns) comes first: its
+	// version is pinned by the host, not by what a toolbox committed.
+	if c, ok, err := ex.embeddedModule(name); ok {
+		if err != nil {
+			ex.throwModule("module not available: %q (%v)", name, err)
+		}
+		m, err := ex.loadModule(c)
+		if err != nil {
+			panic(err)
+		}
+		return m.Get("exports")
+	}
+	if ex.req.FS == nil {
+		ex.throwModule("module not available: %q", name)
 	}
 	c, err := ex.bundleNodeModule(name)
 	if err != nil {

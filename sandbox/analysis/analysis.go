@@ -359,7 +359,13 @@ func (a *analyzer) checkRequire(c *ast.Identifier, args []ast.Expression) {
 			return
 		}
 	}
-	a.addAt(RuleRequire, lit.Idx, fmt.Sprintf("module %q is not allowed (sandbox.allowed_imports: %s)", name, strings.Join(a.cfg.AllowedImports, ", ")))
+	msg := fmt.Sprintf("module %q is not allowed (sandbox.allowed_imports: %s)", name, strings.Join(a.cfg.AllowedImports, ", "))
+	for _, p := range sandbox.EmbeddedPackages() {
+		if p.Name == name {
+			msg += fmt.Sprintf("; %s@%s is built in: add it to sandbox.allowed_imports", p.Name, p.Version)
+		}
+	}
+	a.addAt(RuleRequire, lit.Idx, msg)
 }
 
 func (a *analyzer) checkIdentifier(id *ast.Identifier, stack []ast.Node) {

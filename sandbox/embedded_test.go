@@ -103,3 +103,33 @@ func TestArrayWrapperKeepsSemantics(t *testing.T) {
 		t.Fatalf("%s %+v", b, out.Error)
 	}
 }
+
+// BenchmarkZodExec: a zod-validating tool, cold (a new Runner: the
+// embedded bundle is compiled on first require) and warm (compiled once,
+// evaluated per run), beside a tool without imports.
+func BenchmarkZodExec(b *testing.B) {
+	fsys := newFS(b, map[string]string{"tools/remind.ts": zodDateTool, "tools/plain.ts": "/** Plain. */\nexport default (a: { name: string }) => ({ who: a.name });\n"})
+	args := map[string]any{"name": "ada", "days": 3}
+	b.Run("zod+date-fns/cold", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if out := exec(b, New(WithAllowedImports("zod", "date-fns")), fsys, "tools/remind.ts", args); !out.Success {
+				b.Fatal(out.Error)
+			}
+		}
+	})
+	warm := New(WithAllowedImports("zod", "date-fns"))
+	b.Run("zod+date-fns/warm", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if out := exec(b, warm, fsys, "tools/remind.ts", args); !out.Success {
+				b.Fatal(out.Error)
+			}
+		}
+	})
+	b.Run("no-imports/warm", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if out := exec(b, warm, fsys, "tools/plain.ts", args); !out.Success {
+				b.Fatal(out.Error)
+			}
+		}
+	})
+}

@@ -1,6 +1,9 @@
 package kernel
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -80,5 +83,44 @@ func TestBuiltinZodAndDateFns(t *testing.T) {
 	out = run("tools/exec_params.ts", map[string]any{"path": "tools/x.ts", "args": map[string]any{"b": 1, "a": 2}})
 	if got := jsonOf(out.Result); !out.Success || got != `{"due":"2025-01-02","keys":["a","b"],"path":"tools/x.ts"}` {
 		t.Fatalf("exec params: %s %+v", got, out.Error)
+	}
+}
+
+// TestModulesDirConfig: sandbox.modules_dir lets a host provide packages
+// without committing node_modules to the toolbox; without it the error
+// says how to provide one.
+func TestModulesDirConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "shout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shout", "index.js"), []byte("module.exports = (s) => s.toUpperCase();\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shout", "package.json"), []byte(`{"name":"shout"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool := "import shout from 'shout';\n/** Shouts. */\nexport default (a: { s: string }) => shout(a.s);\n"
+	for _, withDir := range []bool{true, false} {
+		opts := []Option{WithEnviron([]string{}), WithMemoryFS(), WithSetting("sandbox.allowed_imports", []any{"@tgp/std", "shout"})}
+		if withDir {
+			opts = append(opts, WithSetting("sandbox.modules_dir", dir))
+		}
+		k, err := New(context.Background(), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.Boot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		call(t, k, "write_file", map[string]string{"path": "tools/s.ts", "content": tool})
+		out := call(t, k, "exec_tool", map[string]any{"path": "tools/s.ts", "args": map[string]any{"s": "hi"}}).Value.(*sandbox.Outcome)
+		switch {
+		case withDir && (!out.Success || out.Result != "HI"):
+			t.Fatalf("with modules_dir: %s", jsonOf(out))
+		case !withDir && (out.Success || !strings.Contains(out.Error.Message, "sandbox.modules_dir")):
+			t.Fatalf("without modules_dir: %s", jsonOf(out))
+		}
+		_ = k.Shutdown(context.Background())
 	}
 }

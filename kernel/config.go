@@ -107,6 +107,10 @@ type SandboxConfig struct {
 	// WorkerCommand is the argv that starts a worker; empty means this
 	// executable with the hidden __worker subcommand (the tgp binary).
 	WorkerCommand []string `koanf:"worker_command"`
+	// ModulesDir is a host directory laid out like node_modules that
+	// allowed packages missing from the toolbox are bundled from
+	// (relative paths are relative to the configuration file).
+	ModulesDir string `koanf:"modules_dir"`
 }
 
 // CheckConfig configures check_tool's static rules.
@@ -180,6 +184,7 @@ func Defaults() map[string]any {
 		"sandbox.isolation":          "inproc",
 		"sandbox.workers":            4,
 		"sandbox.worker_command":     []any{},
+		"sandbox.modules_dir":        "",
 		"sql.driver":                 "",
 		"sql.dsn_env":                "TGP_SQL_DSN",
 		"sql.read_only":              false,

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -113,6 +114,12 @@ func (k *Kernel) newRunner() *sandbox.Runner {
 		sandbox.WithAllowedImports(sc.AllowedImports...),
 		sandbox.WithAllowedFetchURLs(sc.AllowedFetchURLs...),
 		sandbox.WithWriteDirs(k.cfg.FS.AllowedDirs...),
+	}
+	if dir := sc.ModulesDir; dir != "" {
+		if !filepath.IsAbs(dir) && k.opts.baseDir != "" {
+			dir = filepath.Join(k.opts.baseDir, dir)
+		}
+		opts = append(opts, sandbox.WithModulesDir(dir))
 	}
 	if k.opts.httpClient != nil {
 		opts = append(opts, sandbox.WithHTTPClient(k.opts.httpClient))

@@ -71,6 +71,9 @@ sandbox:
   workers: 4
   # Command that starts a worker; empty: this tgp binary ("tgp __worker").
   worker_command: []
+  # A host directory laid out like node_modules (one package per subdirectory) that allowed packages
+  # missing from the toolbox's node_modules/ are bundled from. Empty: none.
+  modules_dir: ""
 
 sql:
   # sqlite | postgres; empty disables exec_sql.

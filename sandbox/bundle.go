@@ -4,13 +4,33 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/dop251/goja"
 	"github.com/evanw/esbuild/pkg/api"
 )
+
+// moduleReader is where a package's files are read from.
+type moduleReader interface {
+	ReadFile(path string) ([]byte, error)
+}
+
+// hostModules reads node_modules/<pkg>/... from the host's
+// sandbox.modules_dir (<dir>/<pkg>/...), never above it.
+type hostModules struct{ dir string }
+
+func (h hostModules) ReadFile(p string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(path.Clean(p), "node_modules/")
+	if !ok || rest == ".." || strings.HasPrefix(rest, "../") || path.IsAbs(rest) {
+		return nil, fmt.Errorf("%s: outside sandbox.modules_dir", p)
+	}
+	return os.ReadFile(filepath.Join(h.dir, filepath.FromSlash(rest)))
+}
 
 // bundleNodeModule bundles an allowed package from node_modules/ in the
 // tool's FS with esbuild into one CommonJS program. esbuild's resolver
@@ -19,13 +39,25 @@ import (
 // "module", extension and index probing. Bundles are cached by the
 // package.json content.
 func (ex *execution) bundleNodeModule(name string) (*Compiled, error) {
-	fsys := ex.req.FS
+	var fsys moduleReader = ex.req.FS
 	pkgDir := "node_modules/" + name
-	pkgJSON, err := fsys.ReadFile(pkgDir + "/package.json")
+	var pkgJSON []byte
+	err := errors.New("no filesystem")
+	if fsys != nil {
+		pkgJSON, err = fsys.ReadFile(pkgDir + "/package.json")
+	}
+	if err != nil && ex.r.modulesDir != "" {
+		fsys = hostModules{dir: ex.r.modulesDir}
+		pkgJSON, err = fsys.ReadFile(pkgDir + "/package.json")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("allowed, but not installed: commit node_modules/%s to the toolbox, or install it in the host's sandbox.modules_dir (built in: %s)", name, strings.Join(embeddedNames(), ", "))
 	}
-	sum := sha256.Sum256(append([]byte(name+"\x00"), pkgJSON...))
+	source := "root"
+	if _, host := fsys.(hostModules); host {
+		source = "host"
+	}
+	sum := sha256.Sum256(append([]byte(source+"\x00"+name+"\x00"), pkgJSON...))
 	key := "bundle:" + hex.EncodeToString(sum[:])
 	if c, ok := ex.r.bundles.Load(key); ok {
 		return c.(*Compiled), nil

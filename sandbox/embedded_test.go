@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -132,4 +134,37 @@ func BenchmarkZodExec(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestModulesDir: an allowed package missing from the toolbox is bundled
+// from the host's sandbox.modules_dir (in a memory root, both isolation
+// modes); a path climbing out of it is refused.
+func TestModulesDir(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "shout", "lib"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "shout", "package.json"), []byte(`{"name":"shout","main":"lib/index.js"}`), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "shout", "lib", "index.js"), []byte("exports.shout = (s) => String(s).toUpperCase() + '!';\n"), 0o644))
+	for _, mode := range []string{IsolationInProc, IsolationProcess} {
+		t.Run(mode, func(t *testing.T) {
+			opts := []Option{WithAllowedImports("shout"), WithModulesDir(dir)}
+			var r *Runner
+			if mode == IsolationProcess {
+				r = processRunner(t, opts...)
+			} else {
+				r = New(opts...)
+			}
+			out := exec(t, r, newFS(t, map[string]string{"tools/s.ts": "import { shout } from 'shout';\nexport default () => shout('hi');\n"}), "tools/s.ts", nil)
+			if !out.Success || out.Result != "HI!" {
+				t.Fatalf("%+v %+v", out.Result, out.Error)
+			}
+		})
+	}
+	if _, err := (hostModules{dir: dir}).ReadFile("node_modules/../../etc/passwd"); err == nil {
+		t.Fatal("read above sandbox.modules_dir")
+	}
 }

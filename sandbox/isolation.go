@@ -136,7 +136,7 @@ func newPool(r *Runner) *pool {
 	return &pool{argv: argv, env: env, httpClient: r.httpClient, slots: make(chan struct{}, n),
 		cfg: workerConfig{MemLimit: r.memLimit, AddrLimit: addr, TimeoutMS: r.timeout.Milliseconds(),
 			Imports: imports, FetchURLs: r.fetchURLs, WriteDirs: r.writeDirs, Seed: r.seed,
-			MaxLogBytes: r.maxLogBytes, MaxStack: r.maxStack, MaxFetch: r.maxFetch}}
+			MaxLogBytes: r.maxLogBytes, MaxStack: r.maxStack, MaxFetch: r.maxFetch, ModulesDir: r.modulesDir}}
 }
 
 func (p *pool) close() {

@@ -153,9 +153,6 @@ func (ex *execution) requireNodeModule(name string) goja.Value {
 		}
 		return m.Get("exports")
 	}
-	if ex.req.FS == nil {
-		ex.throwModule("module not available: %q", name)
-	}
 	c, err := ex.bundleNodeModule(name)
 	if err != nil {
 		ex.throwModule("module not available: %q (%v)", name, err)

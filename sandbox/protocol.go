@@ -86,6 +86,7 @@ type workerConfig struct {
 	MaxLogBytes int      `json:"max_log_bytes"`
 	MaxStack    int      `json:"max_stack"`
 	MaxFetch    int64    `json:"max_fetch"`
+	ModulesDir  string   `json:"modules_dir,omitempty"`
 }
 
 // workerExec is one run.

@@ -35,6 +35,7 @@ type Runner struct {
 	timeout     time.Duration
 	memLimit    uint64
 	imports     map[string]bool
+	modulesDir  string
 	fetchURLs   []string
 	writeDirs   []string
 	httpClient  *http.Client
@@ -73,6 +74,12 @@ func WithAllowedImports(names ...string) Option {
 		}
 	}
 }
+
+// WithModulesDir names a host directory laid out like node_modules (a
+// package per subdirectory) that allowed packages missing from the
+// toolbox's node_modules/ are bundled from. The host controls it; tools
+// only read the packages they may import.
+func WithModulesDir(dir string) Option { return func(r *Runner) { r.modulesDir = dir } }
 
 // WithAllowedFetchURLs lists the URL prefixes tgp.fetch may reach.
 func WithAllowedFetchURLs(prefixes ...string) Option {

@@ -62,6 +62,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	r := New(opts...)
 	r.memLimit = cfg.MemLimit
 	r.maxFetch = cfg.MaxFetch
+	r.modulesDir = cfg.ModulesDir
 	warmUp(ctx, r)
 	if err := ws.send(&frame{Type: frameReady}); err != nil {
 		return err

@@ -36,6 +36,7 @@ fuzz-git: deps
 fuzz:
 	$(GO) test ./vfs -run '^$$' -fuzz FuzzJail -fuzztime $(FUZZTIME)
 	$(GO) test ./tools -run '^$$' -fuzz FuzzWriteFilePath -fuzztime $(FUZZTIME)
+	$(GO) test ./tools -run '^$$' -fuzz FuzzApplyPatchRoundTrip -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox -run '^$$' -fuzz FuzzReadFrame -fuzztime $(FUZZTIME)
 
 # lint: gofmt, go vet, go mod tidy and staticcheck (pinned; fetched through

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -57,13 +59,16 @@ func (ft *fileTools) applyPatch() *Tool {
 		Name: "apply_patch",
 		Description: "Apply a patch atomically (all files or none) and persist it. Accepts the envelope\n" +
 			"*** Begin Patch\n*** Add File: path\n+line\n*** Update File: path\n*** Move to: new/path\n@@ optional anchor line\n context\n-old\n+new\n*** End of File\n*** Delete File: path\n*** End Patch\n" +
-			"or a plain unified diff (--- a/x, +++ b/x, @@ hunks). Hunks must match exactly.",
+			"(the format of OpenAI Codex's apply_patch; a <<'EOF' heredoc wrapper and blank lines between hunks are fine), " +
+			"or a plain unified diff (--- a/x, +++ b/x, @@ hunks). Envelope context is matched exactly, then ignoring trailing " +
+			"whitespace, then surrounding whitespace, then with typographic quotes/dashes normalised; a chunk of only + lines " +
+			"is appended at the end of the file; Add File and Move to overwrite an existing file; updated files end with a newline.",
 		Annotations: Annotations{Risk: RiskMedium},
 		Summary:     func(a applyPatchArgs) string { return "apply a patch of " + itoa(len(a.Patch)) + " bytes" },
 		Run: func(ctx context.Context, a applyPatchArgs) (Result, error) {
 			var ops []fileOp
 			var err error
-			if strings.HasPrefix(strings.TrimSpace(a.Patch), "*** Begin Patch") {
+			if isEnvelope(a.Patch) {
 				ops, err = ft.planEnvelope(a.Patch)
 			} else {
 				ops, err = ft.planUnified(a.Patch)
@@ -143,13 +148,54 @@ func (ft *fileTools) commitOps(ops []fileOp) ([]string, error) {
 }
 
 // ---- envelope ----
+//
+// The envelope follows OpenAI Codex's apply_patch (codex-rs/apply-patch),
+// which models are trained against: markers may carry surrounding
+// whitespace, a heredoc wrapper (<<'EOF' ... EOF) is stripped, blank lines
+// between hunks are ignored, an Add File or Move to onto an existing file
+// overwrites it (the old content stays in git history), a chunk with no
+// old lines is appended at the end of the file, context is matched exactly,
+// then ignoring trailing whitespace, then surrounding whitespace, then with
+// typographic punctuation normalised, and every updated file ends with a
+// newline. Unlike the reference, a patch applies whole or not at all.
+
+// heredocOpen matches the first line of a heredoc-wrapped envelope.
+var heredocOpen = regexp.MustCompile(`^(?:apply_patch\s+)?<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)$`)
+
+// envelopeLines returns the lines between the Begin and End markers.
+func envelopeLines(patch string) ([]string, error) {
+	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(patch, "\r\n", "\n")), "\n")
+	if len(lines) >= 4 {
+		if m := heredocOpen.FindStringSubmatch(strings.TrimSpace(lines[0])); m != nil && m[1] == m[3] &&
+			strings.TrimSpace(lines[len(lines)-1]) == m[2] {
+			lines = lines[1 : len(lines)-1]
+		}
+	}
+	if strings.TrimSpace(lines[0]) != "*** Begin Patch" {
+		return nil, patchErr("", "the first line of the patch must be '*** Begin Patch'")
+	}
+	if len(lines) < 2 || strings.TrimSpace(lines[len(lines)-1]) != "*** End Patch" {
+		return nil, patchErr("", "the last line of the patch must be '*** End Patch'")
+	}
+	return lines[1 : len(lines)-1], nil
+}
+
+// isEnvelope says whether a patch is the *** Begin Patch format (possibly
+// in a heredoc wrapper).
+func isEnvelope(patch string) bool {
+	t := strings.TrimSpace(strings.ReplaceAll(patch, "\r\n", "\n"))
+	if strings.HasPrefix(t, "*** Begin Patch") {
+		return true
+	}
+	first, rest, _ := strings.Cut(t, "\n")
+	return heredocOpen.MatchString(strings.TrimSpace(first)) && strings.HasPrefix(strings.TrimSpace(rest), "*** Begin Patch")
+}
 
 func (ft *fileTools) planEnvelope(patch string) ([]fileOp, error) {
-	lines := strings.Split(strings.ReplaceAll(strings.TrimSpace(patch), "\r\n", "\n"), "\n")
-	if lines[len(lines)-1] != "*** End Patch" {
-		return nil, patchErr("", "the patch must end with the line \"*** End Patch\"")
+	lines, err := envelopeLines(patch)
+	if err != nil {
+		return nil, err
 	}
-	lines = lines[1 : len(lines)-1]
 	var ops []fileOp
 	seen := map[string]bool{}
 	claim := func(p string) error {
@@ -159,41 +205,50 @@ func (ft *fileTools) planEnvelope(patch string) ([]fileOp, error) {
 		seen[p] = true
 		return nil
 	}
+	header := func(l, marker string) (string, bool) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(l), marker)
+		return strings.TrimSpace(rest), ok
+	}
 	i := 0
 	for i < len(lines) {
 		line := lines[i]
-		switch {
-		case strings.HasPrefix(line, "*** Add File: "):
-			p, err := ft.writePath("patch", strings.TrimSpace(strings.TrimPrefix(line, "*** Add File: ")))
+		if strings.TrimSpace(line) == "" {
+			i++ // blank lines between hunks
+			continue
+		}
+		if name, ok := header(line, "*** Add File: "); ok {
+			p, err := ft.writePath("patch", name)
 			if err != nil {
 				return nil, err
 			}
 			if err := claim(p); err != nil {
 				return nil, err
 			}
-			if _, err := ft.fs.Lstat(p); err == nil {
-				return nil, patchErr(p, "Add File: the file already exists; use *** Update File")
+			if info, err := ft.fs.Lstat(p); err == nil && info.IsDir() {
+				return nil, patchErr(p, "Add File: a directory is in the way")
 			}
 			i++
 			var b strings.Builder
 			n := 0
-			for i < len(lines) && !strings.HasPrefix(lines[i], "*** ") {
-				if !strings.HasPrefix(lines[i], "+") {
-					return nil, patchErr(p, "Add File: every line must start with '+', got %q", lines[i])
-				}
+			for i < len(lines) && strings.HasPrefix(lines[i], "+") {
 				b.WriteString(lines[i][1:])
 				b.WriteByte('\n')
 				n++
 				i++
 			}
 			ops = append(ops, fileOp{path: p, content: []byte(b.String()), stat: FileStat{Path: p, Action: "add", Added: n}})
-		case strings.HasPrefix(line, "*** Delete File: "):
-			p, err := ft.agentPath("patch", strings.TrimSpace(strings.TrimPrefix(line, "*** Delete File: ")))
+			continue
+		}
+		if name, ok := header(line, "*** Delete File: "); ok {
+			p, err := ft.agentPath("patch", name)
 			if err != nil {
 				return nil, err
 			}
 			if err := claim(p); err != nil {
 				return nil, err
+			}
+			if info, err := ft.fs.Lstat(p); err == nil && info.IsDir() {
+				return nil, patchErr(p, "Delete File: is a directory, not a file")
 			}
 			data, err := ft.fs.ReadFile(p)
 			if err != nil {
@@ -201,60 +256,62 @@ func (ft *fileTools) planEnvelope(patch string) ([]fileOp, error) {
 			}
 			ops = append(ops, fileOp{path: p, delete: true, stat: FileStat{Path: p, Action: "delete", Removed: len(splitLines(string(data)))}})
 			i++
-		case strings.HasPrefix(line, "*** Update File: "):
-			p, err := ft.agentPath("patch", strings.TrimSpace(strings.TrimPrefix(line, "*** Update File: ")))
-			if err != nil {
-				return nil, err
-			}
-			if err := claim(p); err != nil {
-				return nil, err
-			}
-			i++
-			dest := p
-			if i < len(lines) && strings.HasPrefix(lines[i], "*** Move to: ") {
-				dest, err = ft.writePath("patch", strings.TrimSpace(strings.TrimPrefix(lines[i], "*** Move to: ")))
-				if err != nil {
+			continue
+		}
+		name, ok := header(line, "*** Update File: ")
+		if !ok {
+			return nil, patchErr("", "%q is not a valid hunk header; valid hunk headers: '*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'", strings.TrimSpace(line))
+		}
+		p, err := ft.agentPath("patch", name)
+		if err != nil {
+			return nil, err
+		}
+		if err := claim(p); err != nil {
+			return nil, err
+		}
+		i++
+		dest := p
+		if i < len(lines) {
+			if to, ok := header(lines[i], "*** Move to: "); ok {
+				if dest, err = ft.writePath("patch", to); err != nil {
 					return nil, err
 				}
 				if dest != p {
 					if err := claim(dest); err != nil {
 						return nil, err
 					}
-					if _, err := ft.fs.Lstat(dest); err == nil {
-						return nil, patchErr(dest, "Move to: the destination already exists")
+					if info, err := ft.fs.Lstat(dest); err == nil && info.IsDir() {
+						return nil, patchErr(dest, "Move to: a directory is in the way")
 					}
 				}
 				i++
 			}
-			// Updating in place rewrites p: git's rules hold there too.
-			// Moving only removes it (which is how an odd name is fixed).
-			if dest == p {
-				if err := writable("patch", p); err != nil {
-					return nil, err
-				}
-			}
-			start := i
-			for i < len(lines) && !(strings.HasPrefix(lines[i], "*** ") && lines[i] != "*** End of File") {
-				i++
-			}
-			data, err := ft.fs.ReadFile(p)
-			if err != nil {
-				return nil, patchErr(p, "Update File: %v", err)
-			}
-			content, added, removed, err := applyChunks(p, string(data), lines[start:i])
-			if err != nil {
+		}
+		// Updating in place rewrites p: git's rules hold there too.
+		// Moving only removes it (which is how an odd name is fixed).
+		if dest == p {
+			if err := writable("patch", p); err != nil {
 				return nil, err
 			}
-			op := fileOp{path: dest, content: []byte(content), stat: FileStat{Path: dest, Action: "update", Added: added, Removed: removed}}
-			if dest != p {
-				op.from, op.stat.From, op.stat.Action = p, p, "move"
-			}
-			ops = append(ops, op)
-		case strings.TrimSpace(line) == "":
-			i++
-		default:
-			return nil, patchErr("", "unexpected line %q; expected *** Add File:, *** Update File: or *** Delete File:", line)
 		}
+		chunks, next, err := parseChunks(p, lines, i)
+		if err != nil {
+			return nil, err
+		}
+		i = next
+		data, err := ft.fs.ReadFile(p)
+		if err != nil {
+			return nil, patchErr(p, "Update File: %v", err)
+		}
+		content, added, removed, err := applyChunks(p, string(data), chunks)
+		if err != nil {
+			return nil, err
+		}
+		op := fileOp{path: dest, content: []byte(content), stat: FileStat{Path: dest, Action: "update", Added: added, Removed: removed}}
+		if dest != p {
+			op.from, op.stat.From, op.stat.Action = p, p, "move"
+		}
+		ops = append(ops, op)
 	}
 	if len(ops) == 0 {
 		return nil, patchErr("", "the patch changes no file")
@@ -263,118 +320,229 @@ func (ft *fileTools) planEnvelope(patch string) ([]fileOp, error) {
 }
 
 type chunk struct {
-	anchor   string
-	old, new []string
-	eof      bool
+	anchor    string
+	hasAnchor bool
+	lines     []chunkLine
+	eof       bool
 }
 
-// applyChunks applies envelope hunks in order; each must match exactly,
-// after its @@ anchor line if it has one.
-func applyChunks(p, content string, body []string) (string, int, int, error) {
-	var chunks []chunk
-	cur := chunk{}
-	started := false
-	flush := func() {
-		if started && (len(cur.old) > 0 || len(cur.new) > 0) {
-			chunks = append(chunks, cur)
+// chunkLine is one line of a chunk: ' ' context, '-' removed, '+' added.
+type chunkLine struct {
+	kind byte
+	text string
+}
+
+// sides returns the chunk's old and new lines.
+func sides(ls []chunkLine) (old, nw []string) {
+	for _, l := range ls {
+		if l.kind != '+' {
+			old = append(old, l.text)
 		}
-		cur, started = chunk{}, false
+		if l.kind != '-' {
+			nw = append(nw, l.text)
+		}
 	}
-	for _, l := range body {
-		switch {
-		case strings.HasPrefix(l, "@@"):
-			flush()
-			cur.anchor = strings.TrimSpace(strings.TrimPrefix(l, "@@"))
-			started = true
-		case l == "*** End of File":
-			cur.eof = true
-		case strings.HasPrefix(l, "+"):
-			cur.new = append(cur.new, l[1:])
-			started = true
-		case strings.HasPrefix(l, "-"):
-			cur.old = append(cur.old, l[1:])
-			started = true
-		case strings.HasPrefix(l, " "):
-			cur.old = append(cur.old, l[1:])
-			cur.new = append(cur.new, l[1:])
-			started = true
-		case l == "":
-			cur.old = append(cur.old, "")
-			cur.new = append(cur.new, "")
-			started = true
+	return old, nw
+}
+
+// replacement is what a chunk matched at original lines orig turns into:
+// context lines keep the file's own text (a match that ignored whitespace
+// or punctuation must not rewrite the lines around the change).
+func replacement(ls []chunkLine, orig []string) []string {
+	var out []string
+	o := 0
+	for _, l := range ls {
+		switch l.kind {
+		case ' ':
+			out = append(out, orig[o])
+			o++
+		case '-':
+			o++
 		default:
-			return "", 0, 0, patchErr(p, "hunk line %q must start with ' ', '+' or '-'", l)
+			out = append(out, l.text)
 		}
 	}
-	flush()
+	return out
+}
+
+// parseChunks reads an Update File's chunks from lines[i:], up to the next
+// hunk header, and returns where it stopped.
+func parseChunks(p string, lines []string, i int) ([]chunk, int, error) {
+	var chunks []chunk
+	for i < len(lines) {
+		l := lines[i]
+		t := strings.TrimSpace(l)
+		if t == "" {
+			i++ // blank lines between chunks
+			continue
+		}
+		if strings.HasPrefix(t, "*** ") && t != "*** End of File" {
+			break // the next hunk header
+		}
+		c := chunk{}
+		switch {
+		case t == "@@":
+			c.hasAnchor = true
+			i++
+		case strings.HasPrefix(t, "@@ "):
+			c.anchor, c.hasAnchor = strings.TrimPrefix(strings.TrimLeft(l, " \t"), "@@ "), true
+			i++
+		case len(chunks) > 0:
+			return nil, 0, patchErr(p, "expected the chunk to start with a @@ line, got %q", l)
+		}
+		n := 0
+	body:
+		for i < len(lines) {
+			l := lines[i]
+			switch {
+			case strings.TrimSpace(l) == "*** End of File":
+				if n == 0 {
+					return nil, 0, patchErr(p, "a chunk has no lines")
+				}
+				c.eof = true
+				i++
+				break body
+			case l == "":
+				c.lines = append(c.lines, chunkLine{' ', ""})
+			case l[0] == ' ' || l[0] == '+' || l[0] == '-':
+				c.lines = append(c.lines, chunkLine{l[0], l[1:]})
+			default:
+				if n == 0 {
+					return nil, 0, patchErr(p, "unexpected line %q in a chunk: every line starts with ' ' (context), '+' (added) or '-' (removed)", l)
+				}
+				break body
+			}
+			n++
+			i++
+		}
+		if n == 0 {
+			return nil, 0, patchErr(p, "a chunk has no lines")
+		}
+		// Blank lines a model put between chunks or before the next
+		// header parse as empty context; they are trimmed here when the
+		// chunk ends the hunk or is followed by another (the search below
+		// tries the lines with them first).
+		chunks = append(chunks, c)
+	}
 	if len(chunks) == 0 {
-		return "", 0, 0, patchErr(p, "Update File has no hunks")
+		return nil, 0, patchErr(p, "Update File has no chunks")
 	}
-	trailingNL := strings.HasSuffix(content, "\n") || content == ""
-	lines := splitLines(content)
+	return chunks, i, nil
+}
+
+// applyChunks applies an Update File's chunks in order, as the reference
+// does: an anchor (@@ line) moves the search past it; a chunk without old
+// lines is appended at the end of the file; old lines are sought with
+// decreasing strictness (seekLines). The result always ends with a newline.
+func applyChunks(p, content string, chunks []chunk) (string, int, int, error) {
 	crlf := strings.Contains(content, "\r\n")
+	lines := splitLines(content)
+	type repl struct {
+		at, n int
+		new   []string
+	}
+	var repls []repl
 	pos, added, removed := 0, 0, 0
-	for n, c := range chunks {
+	for k, c := range chunks {
 		if c.anchor != "" {
-			found := -1
-			for j := pos; j < len(lines); j++ {
-				if lines[j] == c.anchor {
-					found = j
-					break
-				}
+			at := seekLines(lines, []string{c.anchor}, pos, false)
+			if at < 0 {
+				return "", 0, 0, patchErr(p, "chunk %d: the @@ line %q was not found (from line %d)", k+1, c.anchor, pos+1)
 			}
-			if found < 0 {
-				return "", 0, 0, patchErr(p, "hunk %d: anchor line not found after line %d:\n%s", n+1, pos, c.anchor)
-			}
-			pos = found + 1
+			pos = at + 1
 		}
-		at := -1
-		if c.eof {
-			if j := len(lines) - len(c.old); j >= pos && equalLines(lines[j:], c.old) {
-				at = j
-			}
+		ls := c.lines
+		old, nw := sides(ls)
+		if len(old) == 0 {
+			repls = append(repls, repl{at: len(lines), new: nw})
 		} else {
-			for j := pos; j+len(c.old) <= len(lines); j++ {
-				if equalLines(lines[j:j+len(c.old)], c.old) {
-					at = j
+			at := seekLines(lines, old, pos, c.eof)
+			for at < 0 && len(ls) > 0 && ls[len(ls)-1].kind == ' ' && ls[len(ls)-1].text == "" {
+				// Trailing blank context stands for the end of the region
+				// (or was a blank separator): retry without it.
+				ls = ls[:len(ls)-1]
+				if old, nw = sides(ls); len(old) == 0 {
 					break
 				}
+				at = seekLines(lines, old, pos, c.eof)
 			}
+			if at < 0 || len(old) == 0 {
+				o, _ := sides(c.lines)
+				return "", 0, 0, patchErr(p, "chunk %d does not match; these lines were not found in order (from line %d):\n%s",
+					k+1, pos+1, strings.Join(o, "\n"))
+			}
+			nw = replacement(ls, lines[at:at+len(old)])
+			repls = append(repls, repl{at: at, n: len(old), new: nw})
+			pos = at + len(old)
 		}
-		if at < 0 {
-			return "", 0, 0, patchErr(p, "hunk %d does not match; these lines were not found in order (from line %d):\n%s",
-				n+1, pos+1, strings.Join(c.old, "\n"))
-		}
-		repl := append(append(append([]string{}, lines[:at]...), c.new...), lines[at+len(c.old):]...)
-		lines = repl
-		pos = at + len(c.new)
-		for _, d := range diffCount(c.old, c.new) {
+		for _, d := range diffCount(old, nw) {
 			added += d[0]
 			removed += d[1]
 		}
+	}
+	sort.SliceStable(repls, func(a, b int) bool { return repls[a].at < repls[b].at })
+	for k := len(repls) - 1; k >= 0; k-- {
+		r := repls[k]
+		tail := append([]string{}, lines[r.at+r.n:]...)
+		lines = append(append(lines[:r.at], r.new...), tail...)
 	}
 	sep := "\n"
 	if crlf {
 		sep = "\r\n"
 	}
-	out := strings.Join(lines, sep)
-	if trailingNL && len(lines) > 0 {
-		out += sep
+	if len(lines) == 0 {
+		return "", added, removed, nil
 	}
-	return out, added, removed, nil
+	return strings.Join(lines, sep) + sep, added, removed, nil
 }
 
-func equalLines(a, b []string) bool {
-	if len(a) < len(b) {
-		return false
+// seekLines finds pattern in lines at or after start: exactly, then
+// ignoring trailing whitespace, then surrounding whitespace, then with
+// typographic dashes, quotes and spaces normalised. With eof the pattern
+// must end the file.
+func seekLines(lines, pattern []string, start int, eof bool) int {
+	if len(pattern) == 0 {
+		return start
 	}
-	for i := range b {
-		if a[i] != b[i] {
-			return false
+	if len(pattern) > len(lines) {
+		return -1
+	}
+	if eof {
+		start = len(lines) - len(pattern)
+	}
+	for _, norm := range []func(string) string{
+		func(s string) string { return s },
+		func(s string) string { return strings.TrimRight(s, " \t\r\v\f") },
+		strings.TrimSpace,
+		normalisePunctuation,
+	} {
+		for i := start; i+len(pattern) <= len(lines); i++ {
+			ok := true
+			for j, pl := range pattern {
+				if norm(lines[i+j]) != norm(pl) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return i
+			}
 		}
 	}
-	return true
+	return -1
 }
+
+// punctuation maps the typographic characters models and editors swap for
+// ASCII ones.
+var punctuation = strings.NewReplacer(
+	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
+	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'",
+	"\u201C", "\"", "\u201D", "\"", "\u201E", "\"", "\u201F", "\"",
+	"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
+	"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
+)
+
+func normalisePunctuation(s string) string { return punctuation.Replace(strings.TrimSpace(s)) }
 
 // diffCount counts added and removed lines of a hunk (context excluded).
 func diffCount(old, new []string) [][2]int {

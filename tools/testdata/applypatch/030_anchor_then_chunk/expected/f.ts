@@ -1,0 +1,6 @@
+function first() {
+  return 1;
+}
+function second() {
+  return 2;
+}

@@ -164,9 +164,11 @@ func (ft *fileTools) listDir() *Tool {
 // ---- read_file ----
 
 type readFileArgs struct {
-	Path   string `json:"path" jsonschema:"file to read, relative to the root"`
-	Offset int    `json:"offset,omitempty" default:"1" minimum:"1" jsonschema:"first line to return (1-based)"`
-	Limit  int    `json:"limit,omitempty" default:"2000" minimum:"1" jsonschema:"number of lines to return"`
+	Path        string           `json:"path" jsonschema:"file to read, relative to the root"`
+	Offset      int              `json:"offset,omitempty" default:"1" minimum:"1" jsonschema:"first line to return (1-based)"`
+	Limit       int              `json:"limit,omitempty" default:"2000" minimum:"1" jsonschema:"number of lines to return"`
+	Mode        string           `json:"mode,omitempty" default:"\"slice\"" enum:"slice,indentation" jsonschema:"slice: lines offset..offset+limit; indentation: the block around indentation.anchor_line (default: offset), found by indentation"`
+	Indentation *IndentationArgs `json:"indentation,omitempty" jsonschema:"options of the indentation mode"`
 }
 
 // ReadFileResult is read_file's result.
@@ -180,16 +182,19 @@ type ReadFileResult struct {
 	Binary     bool   `json:"binary,omitempty"`
 }
 
-// maxLineChars is where read_file cuts long lines.
-const maxLineChars = 2000
+// maxLineChars is where read_file cuts long lines (seed 002).
+const maxLineChars = 400
 
 // LineTruncationMarker ends a line read_file cut.
-const LineTruncationMarker = "... [line truncated]"
+const LineTruncationMarker = "… [truncated line]"
 
 func (ft *fileTools) readFile() *Tool {
 	return Define(Spec[readFileArgs]{
 		Name: "read_file",
-		Description: "Read a text file as `cat -n` numbered lines (offset is 1-based; lines over 2000 characters are cut). " +
+		Description: "Read a text file as `cat -n` numbered lines; lines over 400 characters are cut (truncated says so). " +
+			"mode slice (default) returns limit lines from offset (1-based); mode indentation returns the block around " +
+			"indentation.anchor_line (default: offset) found by indentation, max_levels levels out (0: all), with the comment " +
+			"header above it and, with include_siblings, the neighbouring blocks: read one function of a long file without guessing line ranges. " +
 			"The result's hash is the content's git blob SHA-1: pass it to write_file as expected_hash to avoid overwriting someone else's change.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
 		Summary:     func(a readFileArgs) string { return "read " + a.Path },
@@ -223,6 +228,42 @@ func (ft *fileTools) readFile() *Tool {
 			if len(lines) == 0 {
 				return Result{Value: res}, nil
 			}
+			var b strings.Builder
+			truncated := false
+			emit := func(i int) {
+				line := lines[i]
+				if utf8.RuneCountInString(line) > maxLineChars {
+					line = cutRunes(line, maxLineChars) + LineTruncationMarker
+					truncated = true
+				}
+				fmt.Fprintf(&b, "%6d\t%s\n", i+1, line)
+			}
+			if a.Mode == "indentation" {
+				o := IndentationArgs{}
+				if a.Indentation != nil {
+					o = *a.Indentation
+				}
+				anchor := a.Offset
+				if o.AnchorLine > 0 {
+					anchor = o.AnchorLine
+				}
+				if anchor > len(lines) {
+					return Result{}, BadArg("indentation.anchor_line", "anchor line %d is past the end of the file (%d lines)", anchor, len(lines))
+				}
+				limit := a.Limit
+				if o.MaxLines > 0 && o.MaxLines < limit {
+					limit = o.MaxLines
+				}
+				block := indentationBlock(lines, anchor-1, min(limit, len(lines)), o)
+				for _, i := range block {
+					emit(i)
+				}
+				if len(block) > 0 {
+					res.StartLine, res.EndLine = block[0]+1, block[len(block)-1]+1
+				}
+				res.Content = b.String()
+				return Result{Value: res, Truncated: truncated}, nil
+			}
 			if a.Offset > len(lines) {
 				return Result{}, BadArg("offset", "offset %d is past the end of the file (%d lines)", a.Offset, len(lines))
 			}
@@ -230,15 +271,8 @@ func (ft *fileTools) readFile() *Tool {
 			if end > len(lines) {
 				end = len(lines)
 			}
-			var b strings.Builder
-			truncated := false
 			for i := a.Offset - 1; i < end; i++ {
-				line := lines[i]
-				if utf8.RuneCountInString(line) > maxLineChars {
-					line = cutRunes(line, maxLineChars) + LineTruncationMarker
-					truncated = true
-				}
-				fmt.Fprintf(&b, "%6d\t%s\n", i+1, line)
+				emit(i)
 			}
 			res.Content, res.StartLine, res.EndLine = b.String(), a.Offset, end
 			return Result{Value: res, Truncated: truncated || end < len(lines)}, nil

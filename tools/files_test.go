@@ -100,7 +100,7 @@ func TestReadFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := res.Value.(tools.ReadFileResult)
-		want := "     2\ttwo\n     3\tthree\n     4\t" + strings.Repeat("x", 2000) + tools.LineTruncationMarker + "\n"
+		want := "     2\ttwo\n     3\tthree\n     4\t" + strings.Repeat("x", 400) + tools.LineTruncationMarker + "\n"
 		if r.Content != want || r.TotalLines != 4 || r.StartLine != 2 || r.EndLine != 4 || !res.Truncated {
 			t.Fatalf("got %+v", r)
 		}

@@ -77,9 +77,9 @@ func checkTool(ft *fileTools, cfg ForgeConfig) *Tool {
 }
 
 type execArgs struct {
-	Path     string `json:"path" jsonschema:"tool file to run, e.g. tools/math/add.ts"`
-	Args     any    `json:"args,omitempty" jsonschema:"arguments passed to the tool's default export"`
-	ReadOnly *bool  `json:"read_only,omitempty" jsonschema:"run the tool's database work in a read-only transaction"`
+	Path     string         `json:"path" jsonschema:"tool file to run, e.g. tools/math/add.ts"`
+	Args     map[string]any `json:"args,omitempty" jsonschema:"arguments passed to the tool's default export (a JSON object)"`
+	ReadOnly *bool          `json:"read_only,omitempty" jsonschema:"run the tool's database work in a read-only transaction"`
 }
 
 func execTool(ft *fileTools, cfg ForgeConfig) *Tool {
@@ -97,7 +97,10 @@ func execTool(ft *fileTools, cfg ForgeConfig) *Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			req := sandbox.Request{Path: p, Args: a.Args, FS: cfg.SandboxFS}
+			req := sandbox.Request{Path: p, FS: cfg.SandboxFS}
+			if a.Args != nil {
+				req.Args = a.Args // omitted stays undefined in the tool, as before
+			}
 			var sess SQLSession
 			if cfg.SQL != nil {
 				ro := cfg.SQLReadOnly

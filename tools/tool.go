@@ -108,6 +108,7 @@ func define[A any](s Spec[A]) (*Tool, error) {
 	if err := applyTags(reflect.TypeFor[A](), schema, defaults); err != nil {
 		return nil, err
 	}
+	plainTypes(schema)
 	resolved, err := schema.Resolve(nil)
 	if err != nil {
 		return nil, err
@@ -255,6 +256,45 @@ func applyTags(t reflect.Type, schema *jsonschema.Schema, defaults map[string]an
 	return nil
 }
 
+// plainTypes turns the ["null", T] unions jsonschema-go makes of pointer
+// fields into plain T, everywhere in the schema: clients (the MCP
+// Inspector among them) build forms from the type and sent strings for
+// the unions. An explicit null is still accepted: Decode drops it as
+// "omitted".
+func plainTypes(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && (s.Types[0] == "null" || s.Types[1] == "null") {
+		if s.Types[0] == "null" {
+			s.Type = s.Types[1]
+		} else {
+			s.Type = s.Types[0]
+		}
+		s.Types = nil
+	}
+	for _, p := range s.Properties {
+		plainTypes(p)
+	}
+	plainTypes(s.Items)
+	for _, p := range s.AnyOf {
+		plainTypes(p)
+	}
+}
+
+// dropNulls removes null members of an argument object (recursively): a
+// null for an optional argument means the argument is not given.
+func dropNulls(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			dropNulls(x)
+		}
+	}
+}
+
 // Decode validates raw JSON arguments against the schema, fills defaults and
 // decodes them. Errors are bad_args errors naming the field.
 func (t *Tool) Decode(raw json.RawMessage) (any, error) {
@@ -276,6 +316,7 @@ func (t *Tool) Decode(raw json.RawMessage) (any, error) {
 		}
 		m = obj
 	}
+	dropNulls(m)
 	for alias, real := range t.aliases {
 		if v, ok := m[alias]; ok {
 			if _, dup := m[real]; dup {

@@ -104,20 +104,31 @@ func (ft *fileTools) commitOps(ops []fileOp) ([]string, error) {
 	type backup struct {
 		path   string
 		data   []byte
+		link   string // a symlink's target: put back as a link
 		exists bool
 	}
 	var done []backup
 	rollback := func() {
 		for i := len(done) - 1; i >= 0; i-- {
 			b := done[i]
-			if b.exists {
+			switch {
+			case b.link != "":
+				_ = ft.fs.Remove(b.path)
+				_ = ft.fs.Symlink(b.link, b.path)
+			case b.exists:
 				_ = ft.fs.WriteFile(b.path, b.data, 0o644)
-			} else {
+			default:
 				_ = ft.fs.Remove(b.path)
 			}
 		}
 	}
 	save := func(p string) {
+		if info, err := ft.fs.Lstat(p); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			if t, err := ft.fs.Readlink(p); err == nil {
+				done = append(done, backup{path: p, link: t, exists: true})
+				return
+			}
+		}
 		data, err := ft.fs.ReadFile(p)
 		done = append(done, backup{path: p, data: data, exists: err == nil})
 	}
@@ -240,21 +251,29 @@ func (ft *fileTools) planEnvelope(patch string) ([]fileOp, error) {
 			continue
 		}
 		if name, ok := header(line, "*** Delete File: "); ok {
-			p, err := ft.agentPath("patch", name)
+			p, err := ft.linkPath("patch", name)
 			if err != nil {
 				return nil, err
 			}
 			if err := claim(p); err != nil {
 				return nil, err
 			}
-			if info, err := ft.fs.Lstat(p); err == nil && info.IsDir() {
-				return nil, patchErr(p, "Delete File: is a directory, not a file")
-			}
-			data, err := ft.fs.ReadFile(p)
+			info, err := ft.fs.Lstat(p)
 			if err != nil {
 				return nil, patchErr(p, "Delete File: %v", err)
 			}
-			ops = append(ops, fileOp{path: p, delete: true, stat: FileStat{Path: p, Action: "delete", Removed: len(splitLines(string(data)))}})
+			if info.IsDir() {
+				return nil, patchErr(p, "Delete File: is a directory, not a file")
+			}
+			removed := 0
+			if info.Mode()&fs.ModeSymlink == 0 { // a link is removed, not read
+				data, err := ft.fs.ReadFile(p)
+				if err != nil {
+					return nil, patchErr(p, "Delete File: %v", err)
+				}
+				removed = len(splitLines(string(data)))
+			}
+			ops = append(ops, fileOp{path: p, delete: true, stat: FileStat{Path: p, Action: "delete", Removed: removed}})
 			i++
 			continue
 		}

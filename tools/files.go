@@ -607,7 +607,7 @@ func (ft *fileTools) deleteFile() *Tool {
 		Annotations: Annotations{Destructive: true, Risk: RiskMedium},
 		Summary:     func(a deleteArgs) string { return "delete " + a.Path },
 		Run: func(ctx context.Context, a deleteArgs) (Result, error) {
-			p, err := ft.agentPath("path", a.Path)
+			p, err := ft.linkPath("path", a.Path)
 			if err != nil {
 				return Result{}, err
 			}

@@ -11,6 +11,7 @@ import (
 // it; every path an agent gives goes through it.
 type FileSystem interface {
 	Resolve(p string) (string, error)
+	ResolveNoFollow(p string) (string, error)
 	ReadFile(p string) ([]byte, error)
 	WriteFile(p string, data []byte, perm fs.FileMode) error
 	MkdirAll(p string, perm fs.FileMode) error
@@ -18,6 +19,8 @@ type FileSystem interface {
 	Rename(oldp, newp string) error
 	Stat(p string) (fs.FileInfo, error)
 	Lstat(p string) (fs.FileInfo, error)
+	Readlink(p string) (string, error)
+	Symlink(target, newp string) error
 	ReadDir(p string) ([]fs.FileInfo, error)
 	Walk(p string, fn func(rel string, info fs.FileInfo, err error) error) error
 }
@@ -67,6 +70,16 @@ type fileTools struct {
 func (ft *fileTools) agentPath(field, p string) (string, error) {
 	return AgentPath(ft.fs, ft.cfg.BlockUpwardTraversal, field, p)
 }
+
+// linkPath is agentPath for operations on a path itself rather than what
+// it points to (delete): a symlink resolves to the link, not its target.
+func (ft *fileTools) linkPath(field, p string) (string, error) {
+	return AgentPath(noFollow{ft.fs}, ft.cfg.BlockUpwardTraversal, field, p)
+}
+
+type noFollow struct{ fs FileSystem }
+
+func (n noFollow) Resolve(p string) (string, error) { return n.fs.ResolveNoFollow(p) }
 
 // PathResolver is the jail's path check (*vfs.FS).
 type PathResolver interface {

@@ -226,6 +226,11 @@ func (f *FS) inside(abs string) (string, bool) {
 // passes through a link that leads outside.
 func (f *FS) Resolve(p string) (string, error) { return f.resolve("resolve", p, true) }
 
+// ResolveNoFollow is Resolve without following a link in the last
+// component: the path of the link itself, for operations on the link
+// (deleting a link removes the link, as git and every shell do).
+func (f *FS) ResolveNoFollow(p string) (string, error) { return f.resolve("resolve", p, false) }
+
 // resolve walks rel component by component. With followLast false the last
 // component is not followed if it is a link (Lstat, Readlink, Remove,
 // Rename act on the link itself), but it is still checked to stay inside.

@@ -593,13 +593,28 @@ func StoreBlob(s storer.EncodedObjectStorer, content []byte) (plumbing.Hash, err
 // index write (a missing path is removed): git add for many files without
 // rewriting the index per file.
 func StagePaths(s storage.Storer, wt billy.Filesystem, paths []string) error {
+	return StagePathsContext(context.Background(), s, wt, paths)
+}
+
+// StagePathsContext is StagePaths that stops, before the index is
+// written, when ctx is done: a timeout stages nothing (the blobs already
+// hashed are unreferenced objects, as git's would be).
+func StagePathsContext(ctx context.Context, s storage.Storer, wt billy.Filesystem, paths []string) error {
 	changes := make([]fileChange, 0, len(paths))
-	for _, p := range paths {
+	for i, p := range paths {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		c, err := stagePath(s, wt, p)
 		if err != nil {
 			return fmt.Errorf("stage %s: %w", p, err)
 		}
 		changes = append(changes, c)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	return stageInIndex(s, wt, changes)
 }

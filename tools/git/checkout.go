@@ -87,7 +87,7 @@ func checkout(ctx context.Context, r *git.Repository, wd string, a checkoutArgs)
 		return "", err
 	}
 	if len(a.Paths) > 0 {
-		return checkoutPaths(r, w, wd, a)
+		return checkoutPaths(ctx, r, w, wd, a)
 	}
 	head, _ := r.Head()
 	var target plumbing.Hash
@@ -300,6 +300,9 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 	if msg := unpackErrors(dirty, lostDirs, untracked, removed); msg != "" {
 		return &tools.Error{Kind: tools.KindConflict, Message: msg}
 	}
+	if err := beforeChange(ctx); err != nil {
+		return err
+	}
 	return gitbackend.ApplyFiles(r.Storer, w.Filesystem, files)
 }
 
@@ -345,9 +348,9 @@ func unpackErrors(dirty, lostDirs, untracked, removed []string) string {
 	return b.String() + "Aborting"
 }
 
-func checkoutPaths(r *git.Repository, w *git.Worktree, wd string, a checkoutArgs) (string, error) {
+func checkoutPaths(ctx context.Context, r *git.Repository, w *git.Worktree, wd string, a checkoutArgs) (string, error) {
 	if a.Commit == "" {
-		if err := restore(r, wd, restoreArgs{Paths: a.Paths, Worktree: true}); err != nil {
+		if err := restore(ctx, r, wd, restoreArgs{Paths: a.Paths, Worktree: true}); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
@@ -387,6 +390,9 @@ func checkoutPaths(r *git.Repository, w *git.Worktree, wd string, a checkoutArgs
 		if !found {
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", a.Paths[i])}
 		}
+	}
+	if err := beforeChange(ctx); err != nil {
+		return "", err
 	}
 	if err := gitbackend.ApplyFiles(r.Storer, w.Filesystem, files); err != nil {
 		return "", err

@@ -101,7 +101,11 @@ func (d Deps) run(ctx context.Context, workingDir string, timeoutMS int, fn func
 		out, err = fn(ctx, r)
 		return err
 	})
-	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
+	// A call that finished is a success even if the deadline passed while
+	// it finished: mutating tools check the deadline before their first
+	// change (beforeChange) and, once changing, complete, so a timeout
+	// is never reported for a change that was made.
+	if err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded) {
 		te := &tools.Error{Kind: tools.KindTimeout, Message: fmt.Sprintf("git command timed out after %dms", timeoutMS)}
 		if out != "" {
 			// The SRD's "timeout returns partial": what was produced
@@ -147,6 +151,16 @@ func (p *partialTimeout) Unwrap() error { return p.err }
 
 // TimeoutMarker ends the partial output of a git tool that timed out.
 const TimeoutMarker = "\n\n... [timed out: partial output]"
+
+// beforeChange is the point of no return of a mutating tool: past the
+// deadline it refuses, before anything is written; after it, the change
+// runs to the end.
+func beforeChange(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return nil
+}
 
 // text runs fn like run and returns its output as the tool result, cut at
 // maxBytes (0: tools.git.max_bytes, the one default). A timeout after some

@@ -57,7 +57,7 @@ func addTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a addArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				n, err := add(r, d.relDir(a.WorkingDir), a)
+				n, err := add(ctx, r, d.relDir(a.WorkingDir), a)
 				if err != nil {
 					return "", err
 				}
@@ -77,7 +77,7 @@ func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
 	return out
 }
 
-func add(r *git.Repository, wd string, a addArgs) (int, error) {
+func add(ctx context.Context, r *git.Repository, wd string, a addArgs) (int, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return 0, err
@@ -132,7 +132,7 @@ func add(r *git.Repository, wd string, a addArgs) (int, error) {
 	}
 	sort.Strings(targets)
 	// One index write for all paths (go-git's Add rewrites it per file).
-	if err := gitbackend.StagePaths(r.Storer, w.Filesystem, targets); err != nil {
+	if err := gitbackend.StagePathsContext(ctx, r.Storer, w.Filesystem, targets); err != nil {
 		return 0, err
 	}
 	if len(ignoredItems) > 0 {
@@ -196,7 +196,7 @@ func commitTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a commitArgs) (tools.Result, error) {
 			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
-				return commit(d, r, commitMessage(a))
+				return commit(ctx, d, r, commitMessage(a))
 			})
 			if err != nil {
 				return tools.Result{}, err
@@ -226,7 +226,7 @@ func commitTool(d Deps) *tools.Tool {
 
 // ErrIdentity is the SRD's message when no identity is configured.
 
-func commit(d Deps, r *git.Repository, msg string) (string, error) {
+func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string, error) {
 	ht, err := headTree(r)
 	if err != nil {
 		return "", err
@@ -287,6 +287,9 @@ func commit(d Deps, r *git.Repository, msg string) (string, error) {
 	target := plumbing.HEAD
 	if headRef.Type() == plumbing.SymbolicReference {
 		target = headRef.Target()
+	}
+	if err := beforeChange(ctx); err != nil {
+		return "", err
 	}
 	if err := r.Storer.SetReference(plumbing.NewHashReference(target, h)); err != nil {
 		return "", err
@@ -398,13 +401,13 @@ func restoreTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a restoreArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return "", restore(r, d.relDir(a.WorkingDir), a)
+				return "", restore(ctx, r, d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
 }
 
-func restore(r *git.Repository, wd string, a restoreArgs) error {
+func restore(ctx context.Context, r *git.Repository, wd string, a restoreArgs) error {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return err
@@ -443,6 +446,9 @@ func restore(r *git.Repository, wd string, a restoreArgs) error {
 			_ = it
 			return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", a.Paths[i])}
 		}
+	}
+	if err := beforeChange(ctx); err != nil {
+		return err
 	}
 	switch {
 	case a.Staged && a.Worktree:

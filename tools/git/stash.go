@@ -326,6 +326,9 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	}
 	who := fmt.Sprintf("%s <%s> %d %s", committer.Name, committer.Email, committer.When.Unix(), committer.When.Format("-0700"))
 	es = append([]reflogEntry{{old: old, new: wCommit, who: who, msg: reflogMessage(msg)}}, es...)
+	if err := beforeChange(ctx); err != nil {
+		return "", err
+	}
 	if err := s.writeEntries(es); err != nil {
 		return "", err
 	}
@@ -477,6 +480,9 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			Details: map[string]any{"paths": conflicts}}
 	}
 	var staged []string
+	if err := beforeChange(ctx); err != nil {
+		return "", err
+	}
 	for _, wr := range writes {
 		if wr.del {
 			_ = w.Filesystem.Remove(wr.path)

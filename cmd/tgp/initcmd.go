@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/tgp-go/tgp/kernel"
@@ -21,7 +22,9 @@ func newInitCmd(a *app) *cobra.Command {
 		Short: "Bootstrap a TGP project in the current directory",
 		Long: "Create tgp.config.yaml (commented, every key with its default), the root directory (.tgp/)\n" +
 			"with tools/ and meta.json, and a .gitignore entry for the root. Idempotent: a second run\n" +
-			"changes nothing and says so. With --remote, boots once to check the remote.",
+			"changes nothing and says so. With --remote, boots once to check the remote. Re-run with\n" +
+			"another --remote or --branch to change them: the file is updated in place (comments kept)\n" +
+			"and the change reported.",
 		Example: "  tgp init\n  tgp init --remote https://github.com/acme/toolbox.git --branch main",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,7 +48,27 @@ func newInitCmd(a *app) *cobra.Command {
 			} else if err != nil {
 				return &exitError{code: 1, err: err}
 			} else if remote != "" || branch != "" {
-				fmt.Fprintf(a.stdout, "%s exists; --remote/--branch not applied (edit the file to change them)\n", cfgPath)
+				// A re-run with other flags updates the configuration
+				// (fixing a mistyped URL is the common case) and says so.
+				remoteChanged := false
+				for _, kv := range [][2]string{{"remote", remote}, {"branch", branch}} {
+					if kv[1] == "" {
+						continue
+					}
+					old, ok, err := setConfigValue(cfgPath, "git", kv[0], kv[1])
+					if err != nil {
+						return &exitError{code: 1, err: fmt.Errorf("%w\nhint: set git.%s in %s by hand", err, kv[0], cfgPath)}
+					}
+					if ok {
+						changed = append(changed, fmt.Sprintf("%s: git.%s updated: %q -> %q", cfgPath, kv[0], old, kv[1]))
+						remoteChanged = remoteChanged || kv[0] == "remote" && old != ""
+					}
+				}
+				if remoteChanged {
+					if err := a.refuseStaleClone(cmd, cfgPath, changed); err != nil {
+						return err
+					}
+				}
 			}
 			k, err := a.openKernel(cmd.Context(), false)
 			if err != nil {
@@ -88,6 +111,29 @@ func newInitCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&remote, "remote", "", "git remote holding the shared toolbox")
 	cmd.Flags().StringVar(&branch, "branch", "", "branch of the remote (default main)")
 	return cmd
+}
+
+// refuseStaleClone stops a re-run whose remote changed when the root
+// already holds a clone: it may be another repository's, and may hold work
+// not pushed yet. The configuration is updated (reported); moving the
+// clone aside is left to the user, with the command to run.
+func (a *app) refuseStaleClone(cmd *cobra.Command, cfgPath string, changed []string) error {
+	k, err := a.openKernel(cmd.Context(), false)
+	if err != nil {
+		return err
+	}
+	root := k.Config().RootDir
+	_ = k.Shutdown(cmd.Context())
+	if r, err := git.PlainOpen(root); err != nil {
+		return nil // no clone yet (the earlier boot failed): boot with the new remote
+	} else if _, err := r.Head(); err != nil {
+		return nil // an empty repository: nothing of the old remote's
+	}
+	for _, c := range changed {
+		fmt.Fprintln(a.stdout, c)
+	}
+	return &exitError{code: 1, err: fmt.Errorf("%s holds a clone of the previous remote (and any work not pushed yet): "+
+		"to start over from the new remote, move it aside and run init again:\n  mv %s %s.old && tgp init", root, root, root)}
 }
 
 // ensureIgnored adds the root to .gitignore unless an entry covers it.

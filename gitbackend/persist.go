@@ -603,8 +603,25 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 	var parent plumbing.Hash
 	if ref, err := r.store.Reference(plumbing.NewBranchReferenceName(branch)); err == nil {
 		parent = ref.Hash()
-	} else if parent, err = r.head(); err != nil {
-		return nil, err
+	} else if r.remote != nil && r.trackingTip(branch).IsZero() {
+		// A branch this root never had may exist on the remote (a session
+		// shared with other roots): build on it.
+		tip, err := r.remote.Fetch(ctx, branch, 0)
+		if err != nil {
+			return nil, r.wrapRemoteErr("fetch "+branch, err)
+		}
+		if !tip.IsZero() {
+			parent = tip
+			if err := r.setTracking(branch, tip); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if parent.IsZero() {
+		var err error
+		if parent, err = r.head(); err != nil {
+			return nil, err
+		}
 	}
 	var changes []fileChange
 	for _, p := range ch.Paths {
@@ -614,36 +631,40 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		}
 		changes = append(changes, c)
 	}
-	baseTree, err := r.treeOf(parent)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := writeTree(r.store, baseTree, changes)
-	if err != nil {
-		return nil, err
-	}
-	res := &PersistResult{Branch: branch, Commit: parent.String()}
-	head := parent
-	if tree != baseTree || parent.IsZero() {
+	// build commits the changes on top of parent (a no-op when they are
+	// already there).
+	build := func(parent plumbing.Hash) (plumbing.Hash, bool, error) {
+		baseTree, err := r.treeOf(parent)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		tree, err := writeTree(r.store, baseTree, changes)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		if tree == baseTree && !parent.IsZero() {
+			return parent, false, nil
+		}
 		if tree.IsZero() {
 			if tree, err = storeEmptyTree(r.store); err != nil {
-				return nil, err
+				return plumbing.ZeroHash, false, err
 			}
 		}
 		var parents []plumbing.Hash
 		if !parent.IsZero() {
 			parents = []plumbing.Hash{parent}
 		}
-		if head, err = r.writeCommit(tree, parents, ch.Message, nil); err != nil {
-			return nil, err
+		head, err := r.writeCommit(tree, parents, ch.Message, nil)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
 		}
-		if err := r.setBranch(branch, head); err != nil {
-			return nil, err
-		}
-	} else {
-		res.NoChange = true
+		return head, true, r.setBranch(branch, head)
 	}
-	res.Commit = head.String()
+	head, made, err := build(parent)
+	if err != nil {
+		return nil, err
+	}
+	res := &PersistResult{Branch: branch, Commit: head.String(), NoChange: !made}
 	if r.remote == nil {
 		res.Local = true
 		return res, nil
@@ -657,6 +678,33 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		if err == nil {
 			break
 		}
+		if errors.Is(err, ErrRejected) && attempt < r.cfg.Retry.MaxAttempts {
+			// Another root of the same session pushed first: rebuild the
+			// change on the branch's new tip, unless it touched the same
+			// paths (then the agent re-reads them).
+			tip, ferr := r.remote.Fetch(ctx, branch, 0)
+			if ferr != nil {
+				return nil, r.wrapRemoteErr("fetch "+branch, ferr)
+			}
+			if clash, cerr := r.sameTreePaths(parent, tip, changes); cerr != nil {
+				return nil, cerr
+			} else if len(clash) > 0 {
+				return nil, &ConflictError{Paths: clash, Branch: branch, Commit: head.String(), Pushed: false}
+			}
+			if err := r.setTracking(branch, tip); err != nil {
+				return nil, err
+			}
+			parent, old = tip, tip
+			if head, made, err = build(tip); err != nil {
+				return nil, err
+			}
+			res.Commit, res.NoChange, res.Replayed = head.String(), !made, true
+			if head == tip {
+				break
+			}
+			res.Attempts = attempt
+			continue
+		}
 		if errors.Is(err, ErrAuth) || errors.Is(err, ErrRejected) || errors.Is(err, ErrDeclined) || attempt >= r.cfg.Retry.MaxAttempts {
 			return nil, r.wrapRemoteErr("push "+branch, err)
 		}
@@ -667,4 +715,32 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 	}
 	res.Attempts++
 	return res, r.setTracking(branch, head)
+}
+
+// sameTreePaths lists the paths among changes that differ between the
+// trees of commits a and b: changed on both sides.
+func (r *Repo) sameTreePaths(a, b plumbing.Hash, changes []fileChange) ([]string, error) {
+	ta, err := r.treeOf(a)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := r.treeOf(b)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range changes {
+		ea, oka, err := treeEntry(r.store, ta, c.Path)
+		if err != nil {
+			return nil, err
+		}
+		eb, okb, err := treeEntry(r.store, tb, c.Path)
+		if err != nil {
+			return nil, err
+		}
+		if oka != okb || (oka && (ea.Hash != eb.Hash || ea.Mode != eb.Mode)) {
+			out = append(out, c.Path)
+		}
+	}
+	return out, nil
 }

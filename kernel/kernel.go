@@ -79,6 +79,8 @@ type options struct {
 	db             *sql.DB
 	dbDialect      string
 	forge          forge.Forge
+	session        string
+	resumeSession  bool
 }
 
 // Option configures New.
@@ -236,6 +238,9 @@ func (k *Kernel) Boot(ctx context.Context) error {
 		return fmt.Errorf("boot: %w", err)
 	}
 	k.recoverUncommitted(ctx)
+	if k.opts.resumeSession && k.cfg.Git.WriteStrategy == "pr" && k.repo != nil {
+		k.resumeSession(ctx)
+	}
 	k.booted = true
 	return nil
 }

@@ -23,10 +23,22 @@ import (
 // their own GitHub client, tests).
 func WithForge(f forge.Forge) Option { return func(o *options) { o.forge = f } }
 
+// WithSession names the pull-request session (write_strategy pr): every
+// kernel given the same name adds its commits to the same branch
+// (tgp/session-<name>) and pull request.
+func WithSession(name string) Option { return func(o *options) { o.session = name } }
+
+// WithResumeSession makes the kernel continue the session the last kernel
+// on this root recorded (in .git), while its pull request is still open:
+// one-shot processes (`tgp call`) then share one branch and one PR instead
+// of opening one each. `tgp session end` (EndSession) starts a new one.
+func WithResumeSession() Option { return func(o *options) { o.resumeSession = true } }
+
 // prState is the pull-request strategy's session state.
 type prState struct {
 	branches map[string]string // per-tool: tool path → branch
 	session  string            // per-session branch
+	resumed  string            // the recorded session this kernel continues
 	tools    map[string]bool   // tools changed on the session's branch(es)
 	prs      map[string]*forge.PR
 }
@@ -100,19 +112,96 @@ func (k *Kernel) prBranch(paths []string) string {
 		return b
 	}
 	if k.pr.session == "" {
-		k.pr.session = "tgp/" + slug(first) + "-" + shortID()
-		k.rememberSessionBranch(k.pr.session)
+		switch {
+		case k.opts.session != "":
+			k.pr.session = "tgp/session-" + slug(k.opts.session)
+		case k.pr.resumed != "":
+			k.pr.session = k.pr.resumed
+		default:
+			k.pr.session = "tgp/" + slug(first) + "-" + shortID()
+		}
+		k.rememberSessionBranch(k.pr.session, 0)
 	}
 	return k.pr.session
 }
 
-// rememberSessionBranch records the branch in .git so that `tgp pr` (a
-// later process) can find the session's PR.
-func (k *Kernel) rememberSessionBranch(b string) {
+// sessionFile records the root's last PR session: its branch, and the PR
+// number once one was opened.
+func (k *Kernel) sessionFile() string { return filepath.Join(k.fs.Root(), ".git", "tgp-session-branch") }
+
+// rememberSessionBranch records the branch (and PR) in .git so that `tgp
+// pr` and later processes can find the session.
+func (k *Kernel) rememberSessionBranch(b string, pr int) {
 	if k.fs.InMemory() {
 		return
 	}
-	_ = os.WriteFile(filepath.Join(k.fs.Root(), ".git", "tgp-session-branch"), []byte(b+"\n"), 0o644)
+	body := b + "\n"
+	if pr > 0 {
+		body += fmt.Sprintf("pr=%d\n", pr)
+	}
+	_ = os.WriteFile(k.sessionFile(), []byte(body), 0o644)
+}
+
+// recordedSession reads the session file: branch and PR number (0: none
+// opened yet).
+func (k *Kernel) recordedSession() (string, int) {
+	if k.fs.InMemory() {
+		return "", 0
+	}
+	b, err := os.ReadFile(k.sessionFile())
+	if err != nil {
+		return "", 0
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	pr := 0
+	for _, l := range lines[1:] {
+		_, _ = fmt.Sscanf(l, "pr=%d", &pr)
+	}
+	return strings.TrimSpace(lines[0]), pr
+}
+
+// resumeSession picks up the recorded session if its pull request is still
+// open (or none was opened yet); a merged or closed one ends it.
+func (k *Kernel) resumeSession(ctx context.Context) {
+	b, pr := k.recordedSession()
+	if b == "" {
+		return
+	}
+	if pr > 0 {
+		f, err := k.buildForge()
+		if err != nil {
+			return
+		}
+		open, err := f.FindPR(ctx, b)
+		if err != nil || open == nil {
+			return // merged or closed (or unknown): a new session
+		}
+	}
+	k.pr.resumed = b
+}
+
+// EndSession forgets the root's recorded PR session: the next change
+// starts a new branch and pull request. It returns the branch ended.
+func (k *Kernel) EndSession() string {
+	b, _ := k.recordedSession()
+	if b != "" {
+		_ = os.Remove(k.sessionFile())
+	}
+	k.prMu.Lock()
+	k.pr.session, k.pr.resumed = "", ""
+	k.prMu.Unlock()
+	return b
+}
+
+// prCredentials fails before anything is pushed when the pull-request host
+// needs a token and none is set, naming the variable to set.
+func (k *Kernel) prCredentials() error {
+	g := k.cfg.Git
+	if k.opts.forge != nil || g.Provider != "github" || Secret(k.environ(), g.TokenEnv) != "" {
+		return nil
+	}
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf(
+		"write_strategy pr with provider github needs a GitHub token: set the environment variable %s (named by git.token_env); nothing was pushed", g.TokenEnv)}
 }
 
 // SessionBranch is the PR branch of this session, or the one the last
@@ -123,11 +212,8 @@ func (k *Kernel) SessionBranch() string {
 	if k.pr.session != "" {
 		return k.pr.session
 	}
-	if k.fs.InMemory() {
-		return ""
-	}
-	b, _ := os.ReadFile(filepath.Join(k.fs.Root(), ".git", "tgp-session-branch"))
-	return strings.TrimSpace(string(b))
+	b, _ := k.recordedSession()
+	return b
 }
 
 // SessionPR finds the open PR of the session's branch.
@@ -147,6 +233,9 @@ func (k *Kernel) SessionPR(ctx context.Context) (*forge.PR, string, error) {
 // persistPR commits the change on the PR branch, pushes it and opens or
 // updates the pull request.
 func (k *Kernel) persistPR(ctx context.Context, ch tools.Change, paths []string) (*tools.Persisted, error) {
+	if err := k.prCredentials(); err != nil {
+		return nil, err
+	}
 	branch := k.prBranch(paths)
 	res, err := k.repo.PersistBranch(ctx, gitbackend.Change{Paths: paths, Message: ch.Message}, branch)
 	if err != nil {
@@ -182,6 +271,9 @@ func (k *Kernel) persistPR(ctx context.Context, ch tools.Change, paths []string)
 		out.PRURL = pr.URL
 		k.prMu.Lock()
 		k.pr.prs[branch] = pr
+		if branch == k.pr.session {
+			k.rememberSessionBranch(branch, pr.Number)
+		}
 		k.prMu.Unlock()
 	}
 	return out, nil

@@ -31,6 +31,33 @@ func newPREnv(t *testing.T) *prEnv {
 	return e
 }
 
+// kernelAt is a github-provider kernel on a disk root, with extra options
+// (later options win).
+func (e *prEnv) kernelAt(t *testing.T, root string, extra ...Option) *Kernel {
+	t.Helper()
+	opts := append(e.options("github"), WithRoot(root))
+	k, err := New(context.Background(), append(opts, extra...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+	return k
+}
+
+func (e *prEnv) options(provider string) []Option {
+	return []Option{
+		WithEnviron([]string{"GH_TOKEN=gh-token"}),
+		WithSetting("git.remote", e.http.URL("toolbox.git")),
+		WithSetting("git.write_strategy", "pr"), WithSetting("git.provider", provider),
+		WithSetting("git.repo", "acme/toolbox"), WithSetting("git.api_url", e.gh.BaseURL()),
+		WithSetting("git.token_env", "GH_TOKEN"), WithSetting("git.retry.max_attempts", 3),
+		WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com"),
+	}
+}
+
 func (e *prEnv) kernel(t *testing.T, provider string, memory bool) *Kernel {
 	t.Helper()
 	opts := []Option{

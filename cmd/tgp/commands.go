@@ -342,3 +342,36 @@ func newPRCmd(a *app) *cobra.Command {
 		},
 	}
 }
+
+func newSessionCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "Manage this root's pull-request session (git.write_strategy: pr)",
+		Long: "With git.write_strategy pr, consecutive `tgp call`s on a root add their commits to one branch\n" +
+			"and one pull request: the session recorded in the root. It ends when its PR is merged or\n" +
+			"closed, or with `tgp session end`; the next change then starts a new branch and PR.",
+		Example: "  tgp session end",
+		Args:    cobra.NoArgs,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:     "end",
+		Short:   "End the recorded session: the next change opens a new branch and pull request",
+		Example: "  tgp session end",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			k, err := a.openKernel(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer k.Shutdown(ctx)
+			if b := k.EndSession(); b != "" {
+				fmt.Fprintf(a.stdout, "session %s ended; its pull request stays as it is\n", b)
+				return nil
+			}
+			fmt.Fprintln(a.stdout, "no session recorded on this root")
+			return nil
+		},
+	})
+	return cmd
+}

@@ -42,7 +42,7 @@ func newRootCmd(a *app) *cobra.Command {
 		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
 	cmd.AddCommand(newCallCmd(a), newToolsCmd(a), newVersionCmd(a), newAgentCmd(a), newServeCmd(a), newSchemaCmd(a), newInitCmd(a),
-		newBootCmd(a), newStatusCmd(a), newCheckCmd(a), newExecCmd(a), newPRCmd(a), newWorkerCmd(a))
+		newBootCmd(a), newStatusCmd(a), newCheckCmd(a), newExecCmd(a), newPRCmd(a), newSessionCmd(a), newWorkerCmd(a))
 	return cmd
 }
 
@@ -85,13 +85,17 @@ type callOutput struct {
 }
 
 func newCallCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var session string
+	cmd := &cobra.Command{
 		Use:   "call TOOL [JSON-ARGS]",
 		Short: "Run one agent tool and print one JSON object",
 		Long: "Run one agent tool. Prints {\"ok\":true,\"tool\":...,\"result\":...,\"truncated\":false} and exits 0,\n" +
 			"or {\"ok\":false,\"tool\":...,\"error\":{\"kind\":...,\"message\":...}} and exits 1.\n" +
 			"Error kinds: bad_args, not_found, sandbox_violation, conflict, timeout, cancelled,\n" +
-			"approval_required, execution_failed, internal. JSON-ARGS defaults to {}; '-' reads stdin.",
+			"approval_required, execution_failed, internal. JSON-ARGS defaults to {}; '-' reads stdin.\n" +
+			"With git.write_strategy pr, consecutive calls on a root continue one session (one branch, one\n" +
+			"pull request) until its PR is merged or closed, or `tgp session end`; --session NAME joins a\n" +
+			"named session (branch tgp/session-NAME) from any root.",
 		Example: "  tgp call list_dir '{}'\n  tgp call write_file '{\"path\":\"tools/a.ts\",\"content\":\"export default () => 1\"}'\n  echo '{}' | tgp call git_status -",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -108,7 +112,11 @@ func newCallCmd(a *app) *cobra.Command {
 				raw = string(b)
 			}
 			ctx := cmd.Context()
-			k, err := a.openKernel(ctx, true)
+			sessionOpt := kernel.WithResumeSession()
+			if session != "" {
+				sessionOpt = kernel.WithSession(session)
+			}
+			k, err := a.openKernel(ctx, true, sessionOpt)
 			if err != nil {
 				return writeCallError(a.stdout, name, tools.Classify(err, nil))
 			}
@@ -123,6 +131,8 @@ func newCallCmd(a *app) *cobra.Command {
 			return writeJSON(a.stdout, callOutput{OK: true, Tool: name, Result: res.Value, Truncated: &tr})
 		},
 	}
+	cmd.Flags().StringVar(&session, "session", "", "join the named pull-request session (write_strategy pr)")
+	return cmd
 }
 
 func writeCallError(w io.Writer, name string, te *tools.Error) error {

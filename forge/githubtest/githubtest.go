@@ -63,6 +63,18 @@ func New(t testing.TB, owner, repo, token, remoteDir string, enterprise bool) *S
 	return s
 }
 
+// ClosePR closes a pull request as merging or closing it on GitHub would
+// (it is no longer open).
+func (s *Server) ClosePR(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.prs {
+		if p.Number == n {
+			p.State = "closed"
+		}
+	}
+}
+
 // BaseURL is what a client should use as its API base.
 func (s *Server) BaseURL() string { return s.Server.URL + s.Prefix + "/" }
 
@@ -252,6 +264,13 @@ func (s *Server) editPull(w http.ResponseWriter, r *http.Request, num string) {
 			}
 			if b, ok := body["body"].(string); ok {
 				p.Body = b
+			}
+			if st, ok := body["state"].(string); ok {
+				if st != "open" && st != "closed" {
+					ghError(w, http.StatusUnprocessableEntity, "Validation Failed")
+					return
+				}
+				p.State = st
 			}
 			writeJSON(w, http.StatusOK, s.prJSON(p))
 			return

@@ -1,0 +1,270 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// coveredElsewhere names, for each configuration key not exercised in
+// TestConfigKeysChangeBehaviour, the test that proves the key changes
+// behaviour (package-relative path of its file : test name). The meta
+// test checks every key of Defaults is here or there, and that each named
+// test exists, so a new key without a test fails CI.
+var coveredElsewhere = map[string]string{
+	"root_dir":                   "kernel/identity_test.go:TestGlobalIdentityAndNoHalfState",
+	"git.remote":                 "kernel/kernel_test.go:TestForgeAndReuseAcrossKernels",
+	"git.provider":               "kernel/pr_test.go:TestPRModeOneBranchOnePRPerSession",
+	"git.repo":                   "kernel/pr_test.go:TestPRModeOneBranchOnePRPerSession",
+	"git.api_url":                "kernel/pr_test.go:TestPRModeOneBranchOnePRPerSession",
+	"git.write_strategy":         "kernel/pr_test.go:TestPRModeOneBranchOnePRPerSession",
+	"git.token_env":              "kernel/pr_session_test.go:TestPRModeChecksTheTokenBeforePushing",
+	"git.depth":                  "kernel/shallow_test.go:TestShallowRootsReadLikeGit",
+	"git.author.name":            "kernel/identity_test.go:TestGlobalIdentityAndNoHalfState",
+	"git.author.email":           "kernel/identity_test.go:TestGlobalIdentityAndNoHalfState",
+	"git.refresh_interval":       "kernel/refresh_test.go:TestRefreshSeesOtherAgentsTools",
+	"sandbox.isolation":          "kernel/jailpolicy_test.go:TestOneJailPolicy",
+	"sandbox.worker_command":     "kernel/jailpolicy_test.go:TestOneJailPolicy",
+	"sandbox.workers":            "sandbox/isolation_test.go:TestHostCallFloodIsBounded",
+	"sandbox.modules_dir":        "kernel/builtin_packages_test.go:TestModulesDirConfig",
+	"sandbox.allowed_imports":    "kernel/builtin_packages_test.go:TestModulesDirConfig",
+	"sql.driver":                 "kernel/sql_test.go:TestSQLIntegration",
+	"tools.git.timeout_ms":       "kernel/gitconfig_keys_test.go:TestGitToolConfigKeysApply",
+	"tools.git.max_bytes":        "kernel/gitconfig_keys_test.go:TestGitToolConfigKeysApply",
+	"serve.token_env":            "cmd/tgp/serve_test.go:TestServeHTTPConfigKeys",
+	"serve.allowed_origins":      "cmd/tgp/serve_test.go:TestServeHTTPConfigKeys",
+	"serve.max_body_bytes":       "cmd/tgp/serve_test.go:TestServeHTTPConfigKeys",
+	"serve.session_idle_timeout": "cmd/tgp/serve_test.go:TestServeHTTPConfigKeys",
+}
+
+// testedHere are the keys TestConfigKeysChangeBehaviour covers.
+var testedHere = []string{"git.branch", "git.pr.per", "git.retry.max_attempts", "git.retry.base_delay", "fs.allowed_dirs", "fs.block_upward_traversal", "sandbox.timeout",
+	"sandbox.memory_mb", "sandbox.allowed_fetch_urls", "sandbox.check.rules", "sql.dsn_env", "sql.read_only",
+	"tools.git.enabled", "approval.policy"}
+
+// TestEveryConfigKeyHasABehaviourTest (issue #19: two keys did nothing):
+// every key of Defaults is exercised by a test that changes it and sees
+// behaviour change.
+func TestEveryConfigKeyHasABehaviourTest(t *testing.T) {
+	here := map[string]bool{}
+	for _, k := range testedHere {
+		here[k] = true
+	}
+	var keys []string
+	for k := range Defaults() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ref, ok := coveredElsewhere[k]
+		switch {
+		case here[k]:
+		case ok:
+			file, name, _ := strings.Cut(ref, ":")
+			src, err := os.ReadFile(filepath.Join("..", file))
+			if err != nil || !regexp.MustCompile(`(?m)^func `+name+`\(t \*testing\.T\)`).Match(src) {
+				t.Errorf("%s: the test %s named for it does not exist", k, ref)
+			}
+		default:
+			t.Errorf("config key %s has no test proving it changes behaviour: add one to TestConfigKeysChangeBehaviour", k)
+		}
+	}
+}
+
+func bootWith(t *testing.T, opts ...Option) *Kernel {
+	t.Helper()
+	k, err := New(context.Background(), append([]Option{WithEnviron([]string{}), WithMemoryFS()}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+	return k
+}
+
+func execOutcome(t *testing.T, k *Kernel, path, src string, args map[string]any) *sandbox.Outcome {
+	t.Helper()
+	call(t, k, "write_file", map[string]string{"path": path, "content": src})
+	return call(t, k, "exec_tool", map[string]any{"path": path, "args": args}).Value.(*sandbox.Outcome)
+}
+
+// TestConfigKeysChangeBehaviour: for each key in testedHere, the default
+// and a changed value behave differently.
+func TestConfigKeysChangeBehaviour(t *testing.T) {
+	t.Run("git.branch", func(t *testing.T) {
+		remote := gittest.SeedRemote(t, map[string]string{"README.md": "main\n"})
+		work := filepath.Join(t.TempDir(), "w")
+		gittest.Git(t, "", "clone", "-q", remote, work)
+		gittest.Git(t, work, "checkout", "-q", "-b", "side")
+		if err := os.WriteFile(filepath.Join(work, "README.md"), []byte("side\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gittest.Git(t, work, "-c", "user.name=U", "-c", "user.email=u@x", "commit", "-qam", "side")
+		gittest.Git(t, work, "push", "-q", "origin", "side")
+		for branch, want := range map[string]string{"": "main\n", "side": "side\n"} {
+			k := bootWith(t, WithSetting("git.remote", remote), WithSetting("git.branch", branch))
+			if got := jsonOf(call(t, k, "read_file", map[string]any{"path": "README.md"}).Value); !strings.Contains(got, strings.TrimSpace(want)) {
+				t.Fatalf("git.branch %q: %s", branch, got)
+			}
+		}
+	})
+	t.Run("git.pr.per", func(t *testing.T) {
+		e := newPREnv(t)
+		for per, branches := range map[string]int{"session": 1, "tool": 2} {
+			k := e.kernelAt(t, t.TempDir(), WithSetting("git.pr.per", per))
+			a := writeTool(t, k, "tools/p1.ts", "/** P1. */\nexport default () => 1;\n")
+			b := writeTool(t, k, "tools/p2.ts", "/** P2. */\nexport default () => 2;\n")
+			if got := map[bool]int{true: 1, false: 2}[a.Branch == b.Branch]; got != branches {
+				t.Fatalf("git.pr.per %s: branches %s and %s", per, a.Branch, b.Branch)
+			}
+		}
+	})
+	t.Run("git.retry", func(t *testing.T) {
+		root := t.TempDir()
+		bare := filepath.Join(root, "r.git")
+		gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", bare)
+		gittest.Git(t, bare, "config", "http.receivepack", "true")
+		srv := gittest.NewHTTPServer(t, root, "")
+		k := func(opts ...Option) *Kernel {
+			return bootWith(t, append([]Option{WithSetting("git.remote", srv.URL("r.git")), WithSetting("git.author.name", "A"),
+				WithSetting("git.author.email", "a@x"), WithSetting("git.retry.base_delay", "1ms")}, opts...)...)
+		}
+		write := json.RawMessage(`{"path":"tools/r.ts","content":"/** R. */\nexport default () => 1;\n"}`)
+		// Two refused receive-packs: the default 8 attempts get through,
+		// max_attempts 2 gives up.
+		srv.FailReceivePacks.Store(2)
+		if _, err := k().Call(context.Background(), "write_file", write); err != nil {
+			t.Fatalf("default attempts: %v", err)
+		}
+		srv.FailReceivePacks.Store(2)
+		write3 := json.RawMessage(`{"path":"tools/r3.ts","content":"/** R3. */\nexport default () => 3;\n"}`)
+		if _, err := k(WithSetting("git.retry.max_attempts", 2)).Call(context.Background(), "write_file", write3); err == nil || !strings.Contains(err.Error(), "gave up after 2 attempts") {
+			t.Fatalf("max_attempts 2: %v", err)
+		}
+		// One refused receive-pack: a 1h base delay (capped at 2s, jittered
+		// to at least 1s) outlasts the call's 800ms deadline.
+		srv.FailReceivePacks.Store(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+		defer cancel()
+		write2 := json.RawMessage(`{"path":"tools/r2.ts","content":"/** R2. */\nexport default () => 2;\n"}`)
+		if _, err := k(WithSetting("git.retry.base_delay", "1h")).Call(ctx, "write_file", write2); err == nil {
+			t.Fatal("base_delay 1h: the retry did not wait")
+		}
+	})
+	writeData := "/** Writes. */\nexport default () => { tgp.write_file('data/out.txt', 'x'); return 'ok'; };\n"
+	t.Run("fs.allowed_dirs", func(t *testing.T) {
+		if out := execOutcome(t, bootWith(t), "tools/w.ts", writeData, nil); !out.Success {
+			t.Fatalf("default allows data/: %+v", out.Error)
+		}
+		out := execOutcome(t, bootWith(t, WithSetting("fs.allowed_dirs", []any{"tools"})), "tools/w.ts", writeData, nil)
+		if out.Success || out.Error.Kind != sandbox.KindSecurity {
+			t.Fatalf("allowed_dirs [tools]: %+v", out)
+		}
+	})
+	t.Run("fs.block_upward_traversal", func(t *testing.T) {
+		for block, refused := range map[bool]bool{true: true, false: false} {
+			k := bootWith(t, WithSetting("fs.block_upward_traversal", block))
+			call(t, k, "write_file", map[string]string{"path": "tools/a.ts", "content": "/** A. */\nexport default () => 1;\n"})
+			_, err := k.Call(context.Background(), "read_file", json.RawMessage(`{"path":"tools/../tools/a.ts"}`))
+			if (err != nil) != refused {
+				t.Fatalf("block_upward_traversal %v: %v", block, err)
+			}
+		}
+	})
+	t.Run("sandbox.timeout", func(t *testing.T) {
+		busy := "/** Busy. */\nconst MS = 300;\nexport default () => { const end = Date.now() + MS; while (Date.now() < end) {} return 'done'; };\n"
+		if out := execOutcome(t, bootWith(t, WithSetting("sandbox.timeout", "10s")), "tools/b.ts", busy, nil); !out.Success {
+			t.Fatalf("10s: %+v", out.Error)
+		}
+		if out := execOutcome(t, bootWith(t, WithSetting("sandbox.timeout", "50ms")), "tools/b.ts", busy, nil); out.Success || out.Error.Kind != sandbox.KindTimeout {
+			t.Fatalf("50ms: %+v", out)
+		}
+	})
+	t.Run("sandbox.memory_mb", func(t *testing.T) {
+		big := "/** Big. */\nconst N = 4e6;\nexport default () => new Float64Array(N).length;\n" // 32 MB
+		if out := execOutcome(t, bootWith(t), "tools/m.ts", big, nil); !out.Success {
+			t.Fatalf("default 128 MB: %+v", out.Error)
+		}
+		if out := execOutcome(t, bootWith(t, WithSetting("sandbox.memory_mb", 16)), "tools/m.ts", big, nil); out.Success || out.Error.Kind != sandbox.KindMemoryLimit {
+			t.Fatalf("16 MB: %+v", out)
+		}
+	})
+	t.Run("sandbox.allowed_fetch_urls", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("pong")) }))
+		defer srv.Close()
+		fetch := "/** Fetches. */\nexport default async (a: { url: string }) => (await tgp.fetch(a.url)).text();\n"
+		args := map[string]any{"url": srv.URL + "/ping"}
+		if out := execOutcome(t, bootWith(t), "tools/f.ts", fetch, args); out.Success {
+			t.Fatal("default: fetch allowed with an empty allow-list")
+		}
+		if out := execOutcome(t, bootWith(t, WithSetting("sandbox.allowed_fetch_urls", []any{srv.URL + "/"})), "tools/f.ts", fetch, args); !out.Success || out.Result != "pong" {
+			t.Fatalf("allowed: %+v %+v", out.Result, out.Error)
+		}
+	})
+	t.Run("sandbox.check.rules", func(t *testing.T) {
+		magic := "/** Magic. */\nexport default () => 42 * 17;\n"
+		check := func(k *Kernel) string {
+			call(t, k, "write_file", map[string]string{"path": "tools/c.ts", "content": magic})
+			return jsonOf(call(t, k, "check_tool", map[string]string{"path": "tools/c.ts"}).Value)
+		}
+		if got := check(bootWith(t)); !strings.Contains(got, `"valid":false`) {
+			t.Fatalf("default: %s", got)
+		}
+		if got := check(bootWith(t, WithSetting("sandbox.check.rules", map[string]any{"no-magic-numbers": "off"}))); !strings.Contains(got, `"valid":true`) {
+			t.Fatalf("rule off: %s", got)
+		}
+	})
+	t.Run("sql.dsn_env and sql.read_only", func(t *testing.T) {
+		dsn := filepath.Join(t.TempDir(), "db.sqlite")
+		k := bootWith(t, WithEnviron([]string{"MY_DSN=" + dsn}), WithSetting("sql.driver", "sqlite"), WithSetting("sql.dsn_env", "MY_DSN"))
+		call(t, k, "exec_sql", map[string]any{"sql": "CREATE TABLE t (x INTEGER)"})
+		if _, err := os.Stat(dsn); err != nil {
+			t.Fatalf("sql.dsn_env: the database is not where MY_DSN says: %v", err)
+		}
+		_ = k.Shutdown(context.Background())
+		ro := bootWith(t, WithEnviron([]string{"MY_DSN=" + dsn}), WithSetting("sql.driver", "sqlite"), WithSetting("sql.dsn_env", "MY_DSN"), WithSetting("sql.read_only", true))
+		if _, err := ro.Call(context.Background(), "exec_sql", json.RawMessage(`{"sql":"INSERT INTO t (x) VALUES (1)"}`)); err == nil {
+			t.Fatal("sql.read_only: an INSERT went through")
+		}
+	})
+	t.Run("tools.git.enabled", func(t *testing.T) {
+		has := func(k *Kernel) bool {
+			for _, tl := range k.Tools() {
+				if tl.Name == "git_status" {
+					return true
+				}
+			}
+			return false
+		}
+		if !has(bootWith(t)) || has(bootWith(t, WithSetting("tools.git.enabled", false))) {
+			t.Fatal("tools.git.enabled does not decide whether the git tools exist")
+		}
+	})
+	t.Run("approval.policy", func(t *testing.T) {
+		deny := WithApprover(func(ctx context.Context, req tools.ApprovalRequest) (bool, error) { return false, nil })
+		write := json.RawMessage(`{"path":"tools/x.ts","content":"/** X. */\nexport default () => 1;\n"}`)
+		if _, err := bootWith(t, deny).Call(context.Background(), "write_file", write); err != nil {
+			t.Fatalf("never: %v", err)
+		}
+		_, err := bootWith(t, deny, WithSetting("approval.policy", "always")).Call(context.Background(), "write_file", write)
+		var te *tools.Error
+		if !errors.As(err, &te) || te.Kind != tools.KindApprovalRequired {
+			t.Fatalf("always + a denying approver: %v", err)
+		}
+	})
+}

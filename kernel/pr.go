@@ -127,7 +127,9 @@ func (k *Kernel) prBranch(paths []string) string {
 
 // sessionFile records the root's last PR session: its branch, and the PR
 // number once one was opened.
-func (k *Kernel) sessionFile() string { return filepath.Join(k.fs.Root(), ".git", "tgp-session-branch") }
+func (k *Kernel) sessionFile() string {
+	return filepath.Join(k.fs.Root(), ".git", "tgp-session-branch")
+}
 
 // rememberSessionBranch records the branch (and PR) in .git so that `tgp
 // pr` and later processes can find the session.

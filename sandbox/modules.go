@@ -143,17 +143,10 @@ func (ex *execution) requireNodeModule(name string) goja.Value {
 	}
 	// A package built into the binary (zod, date-fns) comes first: its
 	// version is pinned by the host, not by what a toolbox committed.
-	if c, ok, err := ex.embeddedModule(name); ok {
-		if err != nil {
-			ex.throwModule("module not available: %q (%v)", name, err)
-		}
-		m, err := ex.loadModule(c)
-		if err != nil {
-			panic(err)
-		}
-		return m.Get("exports")
+	c, embedded, err := ex.embeddedModule(name)
+	if !embedded {
+		c, err = ex.bundleNodeModule(name)
 	}
-	c, err := ex.bundleNodeModule(name)
 	if err != nil {
 		ex.throwModule("module not available: %q (%v)", name, err)
 	}

@@ -3,12 +3,14 @@ package kernel
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -336,8 +338,28 @@ func (k *Kernel) Scaffold() ([]string, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	// Editor support: the sandbox's globals and @tgp/std typed, and a
+	// tsconfig that checks tools/ with them (.d.ts files are not tools).
+	for dst, src := range map[string]string{"tools/tgp-env.d.ts": "scaffold/tgp-env.d.ts", "tsconfig.json": "scaffold/tsconfig.json"} {
+		if _, err := k.fs.Stat(dst); errors.Is(err, fs.ErrNotExist) {
+			b, err := scaffoldFiles.ReadFile(src)
+			if err != nil {
+				return nil, err
+			}
+			if err := k.fs.WriteFile(dst, b, 0o644); err != nil {
+				return nil, err
+			}
+			created = append(created, dst)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(created)
 	return created, nil
 }
+
+//go:embed scaffold/tgp-env.d.ts scaffold/tsconfig.json
+var scaffoldFiles embed.FS
 
 const metaFile = "meta.json"
 

@@ -1,0 +1,52 @@
+package kernel
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// TestScaffoldWritesEditorTypes (issue #18): tgp init's scaffold writes
+// the sandbox globals' and @tgp/std's declarations and a tsconfig for
+// tools/; the declarations are valid TypeScript and are not tools.
+func TestScaffoldWritesEditorTypes(t *testing.T) {
+	root := t.TempDir()
+	k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := k.Scaffold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(created, ",") != "meta.json,tools/,tools/tgp-env.d.ts,tsconfig.json" {
+		t.Fatalf("created %v", created)
+	}
+	dts, err := os.ReadFile(filepath.Join(root, "tools", "tgp-env.d.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := api.Transform(string(dts), api.TransformOptions{Loader: api.LoaderTS})
+	if len(res.Errors) > 0 {
+		t.Fatalf("tgp-env.d.ts does not parse: %v", res.Errors[0].Text)
+	}
+	for _, want := range []string{"read_file(path: string): string", "declare module \"@tgp/std\"", "exec_sql("} {
+		if !strings.Contains(string(dts), want) {
+			t.Fatalf("declarations lack %q", want)
+		}
+	}
+	if err := k.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer k.Shutdown(context.Background())
+	if n := k.Registry().Len(); n != 0 {
+		t.Fatalf("the declarations were registered as %d tool(s)", n)
+	}
+	if again, _ := k.Scaffold(); len(again) != 0 {
+		t.Fatalf("a second scaffold created %v", again)
+	}
+}

@@ -480,7 +480,7 @@ func applyChunks(p, content string, chunks []chunk) (string, int, int, error) {
 				// Trailing blank context stands for the end of the region
 				// (or was a blank separator): retry without it.
 				ls = ls[:len(ls)-1]
-				if old, nw = sides(ls); len(old) == 0 {
+				if old, _ = sides(ls); len(old) == 0 {
 					break
 				}
 				at = seekLines(lines, old, pos, c.eof)

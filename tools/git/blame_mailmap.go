@@ -174,9 +174,3 @@ func asciiLower(s string) string {
 	}
 	return string(b)
 }
-
-// mapName is map_user for the name only.
-func (m mailmap) mapName(name, email string) string {
-	n, _ := m.mapUser(name, email)
-	return n
-}

@@ -338,11 +338,8 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 		}
 	}
 	sort.SliceStable(slots, func(i, j int) bool { return worse(slots[j], slots[i]) })
-	for _, c := range slots {
-		if !c.used || c.score < minimumScore {
-			break
-		}
-		return pick(srcs[c.src]), nil
+	if len(slots) > 0 && slots[0].used && slots[0].score >= minimumScore {
+		return pick(srcs[slots[0].src]), nil
 	}
 	return nil, nil
 }

@@ -137,14 +137,5 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	return b.String(), nil
 }
 
-// gitDate is git's default date format.
-const gitDate = "Mon Jan 2 15:04:05 2006 -0700"
-
 // subject is git's %s of a message.
 func subject(msg string) string { return parseMessage(msg).subject() }
-
-// decorations lists the refs pointing at h as git's %D does (see
-// loadDecorations).
-func decorations(r *git.Repository, h plumbing.Hash) []string {
-	return loadDecorations(r)[h]
-}

@@ -155,16 +155,6 @@ func add(ctx context.Context, r *git.Repository, wd string, a addArgs) (int, err
 	return n, nil
 }
 
-func tracked(idx map[string]plumbing.Hash, p string) bool {
-	p = strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/")
-	for q := range idx {
-		if q == p || strings.HasPrefix(q, p+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // ---- git_commit ----
 
 type commitArgs struct {

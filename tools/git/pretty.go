@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // message splits a commit message as git's pretty code does: the subject
@@ -73,7 +72,6 @@ type prettyContext struct {
 	r       *git.Repository
 	mailmap mailmap
 	now     time.Time
-	shallow map[plumbing.Hash]bool
 }
 
 // relativeDate is git's show_date_relative.

@@ -53,9 +53,6 @@ func spanHash(data []byte) map[uint32]int {
 // default rename threshold.
 func similarityScore(src, dst []byte) int { return estimateSimilarity(src, dst, minimumScore) }
 
-// similarity is the similarity index git prints (percent).
-func similarity(a, b []byte) int { return similarityScore(a, b) * 100 / maxScore }
-
 // basenameSame is git's tie-breaker: same file name in another directory.
 func basenameSame(a, b string) bool { return path.Base(a) == path.Base(b) }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -255,56 +254,4 @@ func breToRE(bre string) (*regexp.Regexp, error) {
 		}
 	}
 	return regexp.Compile(b.String())
-}
-
-var relDateRe = regexp.MustCompile(`^(\d+)[ .]*(second|sec|minute|min|hour|day|week|month|year)s?[ .]*ago$`)
-
-// approxidate reads the dates git's --since/--until accept in practice:
-// "@<unix>", ISO dates (a date without a time takes the current time of
-// day, as git's approxidate does), git's own date format, RFC 2822, and
-// "N units ago" / "yesterday" / "now".
-func approxidate(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "@") {
-		if n, err := strconv.ParseInt(s[1:], 10, 64); err == nil {
-			return time.Unix(n, 0), nil
-		}
-	}
-	if m := relDateRe.FindStringSubmatch(strings.ToLower(s)); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		switch m[2] {
-		case "second", "sec":
-			return now.Add(-time.Duration(n) * time.Second), nil
-		case "minute", "min":
-			return now.Add(-time.Duration(n) * time.Minute), nil
-		case "hour":
-			return now.Add(-time.Duration(n) * time.Hour), nil
-		case "day":
-			return now.AddDate(0, 0, -n), nil
-		case "week":
-			return now.AddDate(0, 0, -7*n), nil
-		case "month":
-			return now.AddDate(0, -n, 0), nil
-		case "year":
-			return now.AddDate(-n, 0, 0), nil
-		}
-	}
-	switch strings.ToLower(s) {
-	case "yesterday":
-		return now.AddDate(0, 0, -1), nil
-	case "now":
-		return now, nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05", "2006-01-02 15:04", gitDate, time.RFC1123Z} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	for _, layout := range []string{"2006-01-02", "2006/01/02", "2006.01.02"} {
-		if d, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			n := now.In(time.Local)
-			return time.Date(d.Year(), d.Month(), d.Day(), n.Hour(), n.Minute(), n.Second(), 0, time.Local), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("cannot parse date %q (use 2026-01-31, 2026-01-31 10:00:00, @<unix seconds> or \"2 weeks ago\")", s)
 }

@@ -8,10 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
+
+// tipCheckTimeout bounds the ref advertisement a refresh starts with.
+const tipCheckTimeout = 10 * time.Second
 
 // RefreshResult says what a refresh found and did.
 type RefreshResult struct {
@@ -59,7 +63,11 @@ func (r *Repo) Refresh(ctx context.Context) (*RefreshResult, error) {
 	}
 	res := &RefreshResult{Head: head.String()}
 	known := r.trackingTip(branch)
-	tip, err := r.remote.Tip(ctx, branch)
+	// The check is meant to be cheap: a remote that does not answer the
+	// ref advertisement quickly is reported, not waited on.
+	tctx, cancel := context.WithTimeout(ctx, tipCheckTimeout)
+	tip, err := r.remote.Tip(tctx, branch)
+	cancel()
 	if err != nil {
 		return nil, r.wrapRemoteErr("refresh", err)
 	}

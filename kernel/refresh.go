@@ -49,9 +49,21 @@ type refresher struct {
 	blocked []string
 }
 
+// refreshRetryAfterFailure spaces checks while the remote cannot be
+// reached, so that with refresh_interval 0 every read does not wait on a
+// dead remote; refreshTimeout bounds a whole refresh (the tip check itself
+// is bounded tighter in gitbackend).
+const (
+	refreshRetryAfterFailure = 10 * time.Second
+	refreshTimeout           = 2 * time.Minute
+)
+
 func (rf *refresher) due(every time.Duration) bool {
 	rf.mu.Lock()
 	defer rf.mu.Unlock()
+	if rf.lastErr != nil && every < refreshRetryAfterFailure {
+		every = refreshRetryAfterFailure
+	}
 	return every == 0 || rf.last.IsZero() || time.Since(rf.last) >= every
 }
 
@@ -70,7 +82,9 @@ func (k *Kernel) maybeRefresh(ctx context.Context, tool string) string {
 	// Concurrent reads share one check; a caller that gives up does not
 	// cancel it for the others.
 	_, _, _ = k.refresh.group.Do("refresh", func() (any, error) {
-		return nil, k.Refresh(context.WithoutCancel(ctx))
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+		defer cancel()
+		return nil, k.Refresh(cctx)
 	})
 	return k.staleNote()
 }

@@ -105,6 +105,14 @@ func TestRefreshKeepsLocalEdits(t *testing.T) {
 	if !strings.Contains(jsonOf(res.Value), "shared.ts") || !strings.Contains(res.Stale, "could not be checked") {
 		t.Fatalf("remote down: %s (stale %q)", jsonOf(res.Value), res.Stale)
 	}
+	// A dead remote is not asked again on every read (interval 0): the
+	// next read answers at once, still marked stale.
+	before, _ := k.Status(context.Background())
+	res = call(t, k, "list_files", map[string]any{"dir": "tools"})
+	after, _ := k.Status(context.Background())
+	if !after.Refresh.LastCheck.Equal(before.Refresh.LastCheck) || res.Stale == "" || after.Refresh.Error == "" {
+		t.Fatalf("a failed check was repeated at once: %v -> %v (stale %q)", before.Refresh.LastCheck, after.Refresh.LastCheck, res.Stale)
+	}
 }
 
 func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }

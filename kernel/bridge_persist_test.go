@@ -1,8 +1,10 @@
 package kernel
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
@@ -52,3 +54,38 @@ func TestBridgeWritesArePersisted(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestConcurrentRunsReportTheirOwnWrites: two exec_tool calls at once each
+// see their own file in the commit their outcome reports.
+func TestConcurrentRunsReportTheirOwnWrites(t *testing.T) {
+	remote := gittest.BareRemote(t)
+	k := bootKernel(t, remote, false)
+	call(t, k, "write_file", map[string]string{"path": "tools/w.ts", "content": "/** Writes. */\n" +
+		"const MS = 50;\nexport default (a: { name: string }) => { tgp.write_file('data/' + a.name + '.txt', a.name); const end = Date.now() + MS; while (Date.now() < end) {} return a.name; };\n"})
+	var wg sync.WaitGroup
+	outs := make([]*sandbox.Outcome, 2)
+	for i, name := range []string{"one", "two"} {
+		wg.Add(1)
+		go func(i int, name string) {
+			defer wg.Done()
+			raw, _ := json.Marshal(map[string]any{"path": "tools/w.ts", "args": map[string]any{"name": name}})
+			res, err := k.Call(context.Background(), "exec_tool", raw)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			outs[i] = res.Value.(*sandbox.Outcome)
+		}(i, name)
+	}
+	wg.Wait()
+	for i, name := range []string{"one", "two"} {
+		per, ok := outs[i].Persisted.(*tools.Persisted)
+		if !ok || !per.Persisted {
+			t.Fatalf("%s: no persisted report: %+v", name, outs[i])
+		}
+		files := gittest.Git(t, remote, "ls-tree", "-r", "--name-only", per.Commit)
+		if !strings.Contains(files, "data/"+name+".txt") {
+			t.Fatalf("%s: the reported commit %s lacks data/%s.txt:\n%s", name, per.Commit, name, files)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -146,8 +147,18 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 	runner := k.runner
 	k.closers = append(k.closers, func(context.Context) error { return runner.Close() })
 	cfg := tools.ForgeConfig{
-		Runner:      k.runner,
-		SandboxFS:   sandboxFS{fs: k.fs, blockUpward: k.cfg.FS.BlockUpwardTraversal, written: &k.bridgeWritten},
+		Runner:    k.runner,
+		SandboxFS: sandboxFS{fs: k.fs, blockUpward: k.cfg.FS.BlockUpwardTraversal, written: &k.bridgeWritten},
+		// Each call records its own writes (Kernel.Call persists exactly
+		// those); a call from outside Kernel.Call falls back to the shared
+		// record.
+		SandboxFSFor: func(ctx context.Context) sandbox.FS {
+			w, ok := ctx.Value(bridgeWritesKey{}).(*bridgeWrites)
+			if !ok {
+				w = &k.bridgeWritten
+			}
+			return sandboxFS{fs: k.fs, blockUpward: k.cfg.FS.BlockUpwardTraversal, written: w}
+		},
 		SQLReadOnly: k.cfg.SQL.ReadOnly,
 		Check:       k.checkConfig(),
 	}
@@ -157,12 +168,21 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 	return tools.ForgeTools(k.fs, cfg)
 }
 
+// bridgeWritesKey carries a call's own write record in its context.
+type bridgeWritesKey struct{}
+
 // persistBridgeWrites commits and pushes the files tools wrote through the
-// sandbox bridge during an exec_tool call, and reports it in the outcome:
-// "every change is persisted" holds for a tool's own writes too. Writes of
-// runs that end at the same time go out in one commit.
-func (k *Kernel) persistBridgeWrites(ctx context.Context, res *tools.Result) {
-	paths := k.bridgeWritten.take()
+// sandbox bridge during an exec_tool call (this call's, and any a caller
+// outside Kernel.Call left), and reports it in the outcome: "every change
+// is persisted" holds for a tool's own writes too.
+func (k *Kernel) persistBridgeWrites(ctx context.Context, own *bridgeWrites, res *tools.Result) {
+	paths := own.take()
+	for _, p := range k.bridgeWritten.take() {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
 	if len(paths) == 0 {
 		return
 	}

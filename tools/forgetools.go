@@ -33,7 +33,10 @@ type Runner interface {
 type ForgeConfig struct {
 	Runner    Runner
 	SandboxFS sandbox.FS
-	SQL       SQLProvider
+	// SandboxFSFor, when set, gives each exec_tool call its own FS (the
+	// kernel records which files that call wrote); SandboxFS otherwise.
+	SandboxFSFor func(ctx context.Context) sandbox.FS
+	SQL          SQLProvider
 	// SQLReadOnly is the configured default (sql.read_only).
 	SQLReadOnly bool
 	Check       analysis.Config
@@ -98,6 +101,9 @@ func execTool(ft *fileTools, cfg ForgeConfig) *Tool {
 				return Result{}, err
 			}
 			req := sandbox.Request{Path: p, FS: cfg.SandboxFS}
+			if cfg.SandboxFSFor != nil {
+				req.FS = cfg.SandboxFSFor(ctx)
+			}
 			if a.Args != nil {
 				req.Args = a.Args // omitted stays undefined in the tool, as before
 			}

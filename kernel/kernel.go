@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -359,7 +360,41 @@ func (k *Kernel) Scaffold() ([]string, error) {
 		}
 	}
 	sort.Strings(created)
+	k.excludeLocally("/tsconfig.json", "/tools/tgp-env.d.ts")
 	return created, nil
+}
+
+// excludeLocally lists editor files in .git/info/exclude: they serve this
+// checkout and stay out of git_status and of the shared toolbox unless
+// someone adds them on purpose.
+func (k *Kernel) excludeLocally(patterns ...string) {
+	if k.fs.InMemory() || k.fs.Root() == "" {
+		return
+	}
+	gitDir := filepath.Join(k.fs.Root(), ".git")
+	if info, err := os.Stat(gitDir); err != nil || !info.IsDir() {
+		return
+	}
+	p := filepath.Join(gitDir, "info", "exclude")
+	data, _ := os.ReadFile(p)
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add strings.Builder
+	for _, pat := range patterns {
+		if !have[pat] {
+			add.WriteString(pat + "\n")
+		}
+	}
+	if add.Len() == 0 {
+		return
+	}
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		data = append(data, '\n')
+	}
+	_ = os.MkdirAll(filepath.Dir(p), 0o755)
+	_ = os.WriteFile(p, append(data, add.String()...), 0o644)
 }
 
 //go:embed scaffold/tgp-env.d.ts scaffold/tsconfig.json

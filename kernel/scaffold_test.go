@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
 // TestScaffoldWritesEditorTypes (issue #18): tgp init's scaffold writes
@@ -48,5 +50,21 @@ func TestScaffoldWritesEditorTypes(t *testing.T) {
 	}
 	if again, _ := k.Scaffold(); len(again) != 0 {
 		t.Fatalf("a second scaffold created %v", again)
+	}
+}
+
+// TestScaffoldFilesStayOutOfGitStatus: in a git root the editor files are
+// excluded locally, so agents' git_status is not cluttered by them.
+func TestScaffoldFilesStayOutOfGitStatus(t *testing.T) {
+	k := bootKernel(t, gittest.BareRemote(t), false)
+	if _, err := k.Scaffold(); err != nil {
+		t.Fatal(err)
+	}
+	st := call(t, k, "git_status", map[string]any{}).Value.(string)
+	if strings.Contains(st, "tsconfig.json") || strings.Contains(st, "tgp-env.d.ts") {
+		t.Fatalf("git_status shows the editor files:\n%s", st)
+	}
+	if out := gittest.Git(t, k.fs.Root(), "status", "--porcelain"); strings.Contains(out, "tsconfig.json") {
+		t.Fatalf("git status shows them:\n%s", out)
 	}
 }

@@ -51,9 +51,6 @@ type Kernel struct {
 	uncommittedMu sync.Mutex
 	uncommitted   map[string]bool
 
-	// bridgeWritten are files exec_tool runs wrote (sandboxFS).
-	bridgeWritten bridgeWrites
-
 	// refresh tracks the remote checks of a long-lived kernel.
 	refresh refresher
 
@@ -294,18 +291,9 @@ func (k *Kernel) Set() *tools.Set { return k.set }
 // Call runs one tool. The error is always a *tools.Error.
 func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
 	stale := k.maybeRefresh(ctx, name)
-	own := &bridgeWrites{}
-	if name == "exec_tool" {
-		ctx = context.WithValue(ctx, bridgeWritesKey{}, own)
-	}
 	res, err := k.set.Call(ctx, name, args)
 	if err == nil && stale != "" {
 		res.Stale = stale
-	}
-	if name == "exec_tool" {
-		// Files the tool wrote are kept even when it failed afterwards:
-		// they are in the root, and nothing in the root goes uncommitted.
-		k.persistBridgeWrites(context.WithoutCancel(ctx), own, &res)
 	}
 	return res, err
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strings"
-	"sync"
 
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sandbox/analysis"
@@ -16,47 +13,17 @@ import (
 )
 
 // sandboxFS is the jailed VFS as the sandbox's FS: tools reach files only
-// through the jail, and never .git. Every file a tool writes is recorded,
-// so the kernel commits it when the run ends (Kernel.Call).
+// through the jail, and never .git. exec_tool records and persists what a
+// run writes (tools.ForgeConfig.Persist).
 type sandboxFS struct {
 	fs          *vfs.FS
 	blockUpward bool
-	written     *bridgeWrites
 }
 
 // path applies the file tools' own policy (tools.AgentPath): one jail
 // for every way an agent names a path.
 func (s sandboxFS) path(p string) (string, error) {
 	return tools.AgentPath(s.fs, s.blockUpward, "path", p)
-}
-
-// bridgeWrites are the paths tools wrote through tgp.write_file and no
-// persist has committed yet.
-type bridgeWrites struct {
-	mu    sync.Mutex
-	paths map[string]bool
-}
-
-func (b *bridgeWrites) add(p string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.paths == nil {
-		b.paths = map[string]bool{}
-	}
-	b.paths[p] = true
-}
-
-// take returns the recorded paths, sorted, and forgets them.
-func (b *bridgeWrites) take() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make([]string, 0, len(b.paths))
-	for p := range b.paths {
-		out = append(out, p)
-	}
-	b.paths = nil
-	sort.Strings(out)
-	return out
 }
 
 func (s sandboxFS) ReadFile(p string) ([]byte, error) {
@@ -72,13 +39,7 @@ func (s sandboxFS) WriteFile(p string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := s.fs.WriteFile(rel, data, 0o644); err != nil {
-		return err
-	}
-	if s.written != nil {
-		s.written.add(rel)
-	}
-	return nil
+	return s.fs.WriteFile(rel, data, 0o644)
 }
 
 func (s sandboxFS) ListFiles(dir string) ([]string, error) {
@@ -147,18 +108,9 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 	runner := k.runner
 	k.closers = append(k.closers, func(context.Context) error { return runner.Close() })
 	cfg := tools.ForgeConfig{
-		Runner:    k.runner,
-		SandboxFS: sandboxFS{fs: k.fs, blockUpward: k.cfg.FS.BlockUpwardTraversal, written: &k.bridgeWritten},
-		// Each call records its own writes (Kernel.Call persists exactly
-		// those); a call from outside Kernel.Call falls back to the shared
-		// record.
-		SandboxFSFor: func(ctx context.Context) sandbox.FS {
-			w, ok := ctx.Value(bridgeWritesKey{}).(*bridgeWrites)
-			if !ok {
-				w = &k.bridgeWritten
-			}
-			return sandboxFS{fs: k.fs, blockUpward: k.cfg.FS.BlockUpwardTraversal, written: w}
-		},
+		Runner:      k.runner,
+		SandboxFS:   sandboxFS{fs: k.fs, blockUpward: k.cfg.FS.BlockUpwardTraversal},
+		Persist:     k,
 		SQLReadOnly: k.cfg.SQL.ReadOnly,
 		Check:       k.checkConfig(),
 	}
@@ -166,33 +118,4 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 		cfg.SQL = k.sql
 	}
 	return tools.ForgeTools(k.fs, cfg)
-}
-
-// bridgeWritesKey carries a call's own write record in its context.
-type bridgeWritesKey struct{}
-
-// persistBridgeWrites commits and pushes the files tools wrote through the
-// sandbox bridge during an exec_tool call (this call's, and any a caller
-// outside Kernel.Call left), and reports it in the outcome: "every change
-// is persisted" holds for a tool's own writes too.
-func (k *Kernel) persistBridgeWrites(ctx context.Context, own *bridgeWrites, res *tools.Result) {
-	paths := own.take()
-	for _, p := range k.bridgeWritten.take() {
-		if !slices.Contains(paths, p) {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	if len(paths) == 0 {
-		return
-	}
-	out, _ := res.Value.(*sandbox.Outcome)
-	msg := "forge: exec_tool wrote " + strings.Join(paths, ", ")
-	per, err := k.Persist(ctx, tools.Change{Tool: "exec_tool", Paths: paths, Message: msg})
-	if err != nil {
-		per = &tools.Persisted{Persisted: false, Note: "the files the tool wrote are in the root but were not persisted: " + err.Error()}
-	}
-	if out != nil {
-		out.Persisted = per
-	}
 }

@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sandbox/analysis"
@@ -33,10 +35,11 @@ type Runner interface {
 type ForgeConfig struct {
 	Runner    Runner
 	SandboxFS sandbox.FS
-	// SandboxFSFor, when set, gives each exec_tool call its own FS (the
-	// kernel records which files that call wrote); SandboxFS otherwise.
-	SandboxFSFor func(ctx context.Context) sandbox.FS
-	SQL          SQLProvider
+	// Persist commits the files a tool wrote through tgp.write_file when
+	// its exec_tool call ends, as the file tools' writes are (nil: they
+	// stay in the root only).
+	Persist Persister
+	SQL     SQLProvider
 	// SQLReadOnly is the configured default (sql.read_only).
 	SQLReadOnly bool
 	Check       analysis.Config
@@ -45,7 +48,7 @@ type ForgeConfig struct {
 // ForgeTools returns check_tool and exec_tool, and exec_sql when a
 // database is configured.
 func ForgeTools(fsys FileSystem, cfg ForgeConfig) []*Tool {
-	ft := &fileTools{fs: fsys}
+	ft := &fileTools{fs: fsys, persist: cfg.Persist}
 	out := []*Tool{checkTool(ft, cfg), execTool(ft, cfg)}
 	if cfg.SQL != nil {
 		out = append(out, execSQLTool(cfg))
@@ -100,9 +103,12 @@ func execTool(ft *fileTools, cfg ForgeConfig) *Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			req := sandbox.Request{Path: p, FS: cfg.SandboxFS}
-			if cfg.SandboxFSFor != nil {
-				req.FS = cfg.SandboxFSFor(ctx)
+			// The call's own view of the FS records what the tool writes, so
+			// that this call, and no other, persists it.
+			rec := &writeRecorder{FS: cfg.SandboxFS}
+			req := sandbox.Request{Path: p}
+			if cfg.SandboxFS != nil {
+				req.FS = rec
 			}
 			if a.Args != nil {
 				req.Args = a.Args // omitted stays undefined in the tool, as before
@@ -117,6 +123,17 @@ func execTool(ft *fileTools, cfg ForgeConfig) *Tool {
 				req.SQL = sess
 			}
 			out, err := cfg.Runner.Exec(ctx, req)
+			// Files the tool wrote are in the root even when it failed
+			// afterwards: they are persisted either way.
+			if paths := rec.written(ft); len(paths) > 0 {
+				per, perr := ft.commit(context.WithoutCancel(ctx), "exec_tool", paths, "forge: exec_tool wrote "+strings.Join(paths, ", "))
+				if perr != nil {
+					per = &Persisted{Persisted: false, Note: "the files the tool wrote are in the root but were not persisted: " + perr.Error()}
+				}
+				if out != nil {
+					out.Persisted = per
+				}
+			}
 			if sess != nil {
 				if err == nil && out != nil && out.Success && ctx.Err() == nil {
 					if cerr := sess.Commit(); cerr != nil {
@@ -133,6 +150,45 @@ func execTool(ft *fileTools, cfg ForgeConfig) *Tool {
 			return Result{Value: out}, nil
 		},
 	})
+}
+
+// writeRecorder is one exec_tool call's sandbox FS: it passes everything
+// to the shared FS and remembers which files the tool wrote.
+type writeRecorder struct {
+	sandbox.FS
+	mu    sync.Mutex
+	paths map[string]bool
+}
+
+func (w *writeRecorder) WriteFile(p string, data []byte) error {
+	if err := w.FS.WriteFile(p, data); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.paths == nil {
+		w.paths = map[string]bool{}
+	}
+	w.paths[p] = true
+	return nil
+}
+
+// written returns the written files as root-relative paths, sorted.
+func (w *writeRecorder) written(ft *fileTools) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := map[string]bool{}
+	for p := range w.paths {
+		if rel, err := ft.agentPath("path", p); err == nil {
+			seen[rel] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 type sqlArgs struct {

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package shell
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+func landlockABI() (int, string) { return 0, "Landlock exists on Linux only" }
+
+func restrict(landlockSpec) (int, error) { return 0, errors.New("Landlock exists on Linux only") }
+
+func execve(path string, argv, env []string) error { return syscall.Exec(path, argv, env) }
+
+func openBeneath(root, rel string, flag int, perm os.FileMode) (*os.File, string, error) {
+	return openFallback(root, rel, flag, perm)
+}
+
+func stateOf(info os.FileInfo) fileState {
+	return fileState{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
+}

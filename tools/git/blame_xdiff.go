@@ -112,12 +112,25 @@ func blameHunks(ctx context.Context, parent, target []byte) ([]hunk, error) {
 // on or off.
 func xdiffHunks(ctx context.Context, parent, target []byte, indentHeuristic bool) ([]hunk, error) {
 	parent, target = trimCommonTail(parent, target)
-	x1 := &xfile{lines: splitRecords(parent)}
-	x2 := &xfile{lines: splitRecords(target)}
-	// Classify records; count each class's occurrences on each side.
+	x1, x2, len1, len2 := xdlClassify(splitRecords(parent), splitRecords(target))
+	if err := xdlMyersDiff(ctx, x1, x2, len1, len2, false); err != nil {
+		return nil, err
+	}
+	changeCompact(x1, x2, indentHeuristic)
+	changeCompact(x2, x1, indentHeuristic)
+	return xdlBuildScript(x1, x2), nil
+}
+
+// xdlClassify is the classification half of xdl_prepare_env: each record
+// gets its equivalence class (numbered in order of first appearance,
+// parent first, as git's classifier numbers them), and len1/len2 count
+// each class's records on each side.
+func xdlClassify(lines1, lines2 [][]byte) (x1, x2 *xfile, len1, len2 []int) {
+	x1 = &xfile{lines: lines1}
+	x2 = &xfile{lines: lines2}
 	ids := make(map[string]int, len(x1.lines)+len(x2.lines))
-	len1 := make([]int, 0, len(x1.lines)+len(x2.lines))
-	len2 := make([]int, 0, len(x1.lines)+len(x2.lines))
+	len1 = make([]int, 0, len(x1.lines)+len(x2.lines))
+	len2 = make([]int, 0, len(x1.lines)+len(x2.lines))
 	classify := func(x *xfile, side int) {
 		x.class = make([]int, len(x.lines))
 		for i, l := range x.lines {
@@ -139,6 +152,14 @@ func xdiffHunks(ctx context.Context, parent, target []byte, indentHeuristic bool
 	}
 	classify(x1, 1)
 	classify(x2, 2)
+	return x1, x2, len1, len2
+}
+
+// xdlMyersDiff is the rest of xdl_do_diff for the Myers algorithm:
+// xdl_optimize_ctxs (xdl_trim_ends, xdl_cleanup_records) on the
+// classified files, then xdl_recs_cmp over the kept records. len1/len2
+// are the per-class record counts of x1 and x2 (indexed by class).
+func xdlMyersDiff(ctx context.Context, x1, x2 *xfile, len1, len2 []int, needMin bool) error {
 	// xdl_trim_ends
 	n1, n2 := x1.nrec(), x2.nrec()
 	i, lim := 0, min(n1, n2)
@@ -186,12 +207,12 @@ func xdiffHunks(ctx context.Context, parent, target []byte, indentHeuristic bool
 		mxcost: max(bogosqrt(ndiags), xdlMaxCostMin),
 		ctx:    ctx,
 	}
-	if err := env.recsCmp(x1, 0, nreff1, x2, 0, nreff2, false); err != nil {
-		return nil, err
-	}
-	changeCompact(x1, x2, indentHeuristic)
-	changeCompact(x2, x1, indentHeuristic)
-	// xdl_build_script, in file order.
+	return env.recsCmp(x1, 0, nreff1, x2, 0, nreff2, needMin)
+}
+
+// xdlBuildScript is xdl_build_script, in file order.
+func xdlBuildScript(x1, x2 *xfile) []hunk {
+	n1, n2 := x1.nrec(), x2.nrec()
 	var hs []hunk
 	for i1, i2 := 0, 0; i1 < n1 || i2 < n2; {
 		if x1.chg(i1) || x2.chg(i2) {
@@ -209,7 +230,7 @@ func xdiffHunks(ctx context.Context, parent, target []byte, indentHeuristic bool
 		i1++
 		i2++
 	}
-	return hs, nil
+	return hs
 }
 
 // cleanMmatch is xdl_clean_mmatch: a multi-matched line is dropped when

@@ -21,23 +21,18 @@
 //
 // GIT_AUTHOR_DATE and GIT_COMMITTER_DATE set the times.
 //
-// Written by hand because go-git reads only the repository's own config
-// for commits and its global loader ignores includes, XDG and the
-// GIT_CONFIG_* variables; the file syntax itself is parsed by go-git's
-// gcfg.
+// The configuration scopes are read by internal/gitconfig, as the git
+// tools read their settings.
 package gitident
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-git/gcfg"
+	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
 // Bot is the identity used when nothing is configured anywhere: the
@@ -70,21 +65,22 @@ type Signature struct {
 
 // Resolve returns the author and committer for a commit made at now.
 func Resolve(src Sources, now time.Time) (author, committer Signature, err error) {
-	env := environ(src.Environ)
-	cfg := loadConfig(env, src.RepoConfig)
+	env := gitconfig.Environ(src.Environ)
+	conf := gitconfig.Load(src.Environ, src.RepoConfig, "")
+	cfg := func(key string) string { return conf.String(key, "") }
 	one := func(role string) (Signature, error) {
 		lower := strings.ToLower(role)
 		s := Signature{When: now}
-		s.Name = withoutCrud(first(src.Configured.Name, env["GIT_"+role+"_NAME"], cfg[lower+".name"], cfg["user.name"]))
+		s.Name = withoutCrud(first(src.Configured.Name, env["GIT_"+role+"_NAME"], cfg(lower+".name"), cfg("user.name")))
 		// git reads EMAIL only when no *.email is configured at all (then
 		// a role without its own email gets an empty one: the bot's here).
 		emailEnv := env["EMAIL"]
-		if cfg["user.email"] != "" || cfg["author.email"] != "" || cfg["committer.email"] != "" {
+		if cfg("user.email") != "" || cfg("author.email") != "" || cfg("committer.email") != "" {
 			emailEnv = ""
 		}
-		s.Email = withoutCrud(first(src.Configured.Email, env["GIT_"+role+"_EMAIL"], cfg[lower+".email"], cfg["user.email"], emailEnv))
+		s.Email = withoutCrud(first(src.Configured.Email, env["GIT_"+role+"_EMAIL"], cfg(lower+".email"), cfg("user.email"), emailEnv))
 		if s.Name == "" || s.Email == "" {
-			if truthy(cfg["user.useconfigonly"]) {
+			if conf.Bool("user.useConfigOnly", false) {
 				return s, fmt.Errorf("%w: user.useConfigOnly is set and %s has no %s (set git.author.name and git.author.email in tgp.config.yaml, or user.name and user.email with git config)",
 					ErrNoIdentity, lower, missing(s.Person))
 			}
@@ -141,19 +137,6 @@ func missing(p Person) string {
 	return "email"
 }
 
-func environ(kv []string) map[string]string {
-	if kv == nil {
-		kv = os.Environ()
-	}
-	m := make(map[string]string, len(kv))
-	for _, e := range kv {
-		if k, v, ok := strings.Cut(e, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
 func first(v ...string) string {
 	for _, s := range v {
 		if s != "" {
@@ -161,127 +144,6 @@ func first(v ...string) string {
 		}
 	}
 	return ""
-}
-
-func truthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "yes", "on", "1":
-		return true
-	}
-	return false
-}
-
-// maxIncludeDepth is git's own limit on nested include.path.
-const maxIncludeDepth = 10
-
-// configKeys are the keys the resolver reads (lower case, section.key).
-var configKeys = map[string]bool{
-	"user.name": true, "user.email": true, "user.useconfigonly": true,
-	"author.name": true, "author.email": true, "committer.name": true, "committer.email": true,
-}
-
-// loadConfig reads the identity keys from every scope, later scopes
-// overriding earlier ones, as git's config does.
-func loadConfig(env map[string]string, repo []byte) map[string]string {
-	out := map[string]string{}
-	if !truthy(env["GIT_CONFIG_NOSYSTEM"]) {
-		sys := env["GIT_CONFIG_SYSTEM"]
-		if _, set := env["GIT_CONFIG_SYSTEM"]; !set {
-			sys = "/etc/gitconfig"
-		}
-		readFile(out, env, sys, 0)
-	}
-	if g, set := env["GIT_CONFIG_GLOBAL"]; set {
-		readFile(out, env, g, 0)
-	} else {
-		home := env["HOME"]
-		xdg := env["XDG_CONFIG_HOME"]
-		if xdg == "" && home != "" {
-			xdg = filepath.Join(home, ".config")
-		}
-		if xdg != "" {
-			readFile(out, env, filepath.Join(xdg, "git", "config"), 0)
-		}
-		if home != "" {
-			readFile(out, env, filepath.Join(home, ".gitconfig"), 0)
-		}
-	}
-	if repo != nil {
-		// The repository's includes are relative to its .git, which may be
-		// in memory: they are not followed.
-		parse(out, env, repo, "", 0)
-	}
-	if n, err := strconv.Atoi(env["GIT_CONFIG_COUNT"]); err == nil {
-		for i := 0; i < n; i++ {
-			k := strings.ToLower(env[fmt.Sprintf("GIT_CONFIG_KEY_%d", i)])
-			if configKeys[k] {
-				out[k] = env[fmt.Sprintf("GIT_CONFIG_VALUE_%d", i)]
-			}
-		}
-	}
-	return out
-}
-
-func readFile(out, env map[string]string, path string, depth int) {
-	if path == "" || depth > maxIncludeDepth {
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		// A missing or unreadable file is a scope that is not there, as
-		// for git.
-		return
-	}
-	parse(out, env, b, filepath.Dir(path), depth)
-}
-
-// parse applies one file's settings in order, an include.path where it
-// appears (a path relative to dir; "~/" is the home directory).
-func parse(out, env map[string]string, b []byte, dir string, depth int) {
-	type entry struct {
-		key, val string
-		include  bool
-	}
-	var order []entry
-	err := gcfg.ReadWithCallback(bytes.NewReader(b), func(s, ss, k, v string, blank bool) error {
-		if k == "" || ss != "" {
-			return nil // section headers; includeIf and other subsections are not followed
-		}
-		key := strings.ToLower(s) + "." + strings.ToLower(k)
-		if blank {
-			v = "true"
-		}
-		switch {
-		case key == "include.path":
-			order = append(order, entry{val: v, include: true})
-		case configKeys[key]:
-			order = append(order, entry{key: key, val: v})
-		}
-		return nil
-	})
-	// A file gcfg stops reading (git would refuse it) still gives what
-	// came before the bad line: a commit under the user's name beats one
-	// under the bot's.
-	_ = err
-	for _, e := range order {
-		if !e.include {
-			out[e.key] = e.val
-			continue
-		}
-		p := e.val
-		switch {
-		case dir == "":
-			continue
-		case strings.HasPrefix(p, "~/"):
-			if env["HOME"] == "" {
-				continue
-			}
-			p = filepath.Join(env["HOME"], p[2:])
-		case !filepath.IsAbs(p):
-			p = filepath.Join(dir, p)
-		}
-		readFile(out, env, p, depth+1)
-	}
 }
 
 // ParseDate reads the date forms git accepts in GIT_*_DATE that tools

@@ -142,6 +142,15 @@ func genOps(seed int64) []op {
 			add(op{Kind: "commit", Msg: "add submodule", Sel: r.Intn(len(identities))})
 		}
 	}
+	// Repository settings that change what git prints. They come from
+	// their own generator so adding settings leaves every seed's other
+	// operations as they were.
+	cr := rand.New(rand.NewSource(seed ^ 0x6c0f19))
+	if cr.Intn(5) < 2 {
+		for n := 1 + cr.Intn(3); n > 0; n-- {
+			add(op{Kind: "config", Sel: cr.Intn(len(repoSettings)), Content: cr.Intn(8)})
+		}
+	}
 	// The repository's shape at the end.
 	switch k := r.Intn(10); {
 	case k == 0:
@@ -166,6 +175,39 @@ func genOps(seed int64) []op {
 		}
 	}
 	return ops
+}
+
+// repoSettings are configuration keys that change the output of the git
+// commands the tools stand for, each with values git accepts.
+var repoSettings = []struct {
+	key    string
+	values []string
+}{
+	{"core.quotepath", []string{"false", "true"}},
+	{"core.filemode", []string{"false"}},
+	{"status.showUntrackedFiles", []string{"all", "no", "normal"}},
+	{"diff.noprefix", []string{"true"}},
+	{"diff.mnemonicPrefix", []string{"true"}},
+	{"diff.context", []string{"1", "5", "0"}},
+	{"diff.renames", []string{"false", "copies", "true"}},
+	{"diff.algorithm", []string{"histogram", "patience", "minimal", "myers"}},
+	{"log.date", []string{"iso", "relative", "short", "raw", "format:%Y-%m", "rfc", "unix", "iso-strict"}},
+	{"log.decorate", []string{"short", "full", "no"}},
+	{"format.pretty", []string{"oneline", "fuller", "format:%h %s", "medium", "short", "raw"}},
+	{"core.abbrev", []string{"10", "12", "4"}},
+	{"log.abbrevCommit", []string{"true"}},
+	{"status.renames", []string{"false", "copies"}},
+	{"diff.interHunkContext", []string{"2", "10"}},
+	{"log.showRoot", []string{"false"}},
+	{"log.follow", []string{"true"}},
+	{"diff.suppressBlankEmpty", []string{"true"}},
+	{"log.mailmap", []string{"false"}},
+	{"diff.statGraphWidth", []string{"10"}},
+	{"diff.relative", []string{"true"}},
+	{"log.showSignature", []string{"false"}},
+	{"core.autocrlf", []string{"true", "input"}},
+	{"diff.indentHeuristic", []string{"false"}},
+	{"status.relativePaths", []string{"false"}},
 }
 
 // content makes file bytes of one of several kinds.
@@ -561,6 +603,9 @@ func (b *builder) apply(o op) {
 				b.writeFile(p, append(old, "unstaged line\n"...), fi.Mode().Perm())
 			}
 		}
+	case "config":
+		s := repoSettings[o.Sel%len(repoSettings)]
+		b.git("config", s.key, s.values[o.Content%len(s.values)])
 	case "rmcached":
 		p, ok := b.pick(o.Sel)
 		if !ok {

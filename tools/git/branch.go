@@ -135,7 +135,9 @@ func branch(r *git.Repository, a branchArgs) (string, error) {
 		if err := r.Storer.RemoveReference(name); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Deleted branch %s (was %s).", n, ref.Hash().String()[:7]), nil
+		ab := newAbbrever(r)
+		defer ab.close()
+		return fmt.Sprintf("Deleted branch %s (was %s).", n, ab.short(ref.Hash())), nil
 	case a.Rename != "":
 		old := plumbing.NewBranchReferenceName(a.Rename)
 		ref, err := r.Storer.Reference(old)
@@ -201,6 +203,8 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 		branch string // a local branch's name, for its upstream
 	}
 	var rows []row
+	ab := newAbbrever(r)
+	defer ab.close()
 	cur, detached := currentBranch(r)
 	iter, err := r.References()
 	if err != nil {
@@ -229,7 +233,7 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 	sort.Slice(remotes, func(i, j int) bool { return remotes[i].name < remotes[j].name })
 	if detached && !a.ListRemote {
 		if head, err := r.Head(); err == nil {
-			rows = append([]row{{name: fmt.Sprintf("(HEAD detached at %s)", head.Hash().String()[:7]), hash: head.Hash(), cur: true}}, rows...)
+			rows = append([]row{{name: fmt.Sprintf("(HEAD detached at %s)", ab.short(head.Hash())), hash: head.Hash(), cur: true}}, rows...)
 		}
 	}
 	rows = append(rows, remotes...)
@@ -256,7 +260,7 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 		if rw.branch != "" {
 			track = trackingInfo(r, rw.branch, rw.hash)
 		}
-		fmt.Fprintf(&b, "%s%s %s %s%s\n", mark, pad(rw.name), rw.hash.String()[:7], track, subj)
+		fmt.Fprintf(&b, "%s%s %s %s%s\n", mark, pad(rw.name), ab.short(rw.hash), track, subj)
 	}
 	return b.String(), nil
 }

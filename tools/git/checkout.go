@@ -75,13 +75,13 @@ func checkoutTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a checkoutArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return checkout(ctx, r, d.relDir(a.WorkingDir), a)
+				return checkout(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
 }
 
-func checkout(ctx context.Context, r *git.Repository, wd string, a checkoutArgs) (string, error) {
+func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a checkoutArgs) (string, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return "", err
@@ -131,7 +131,7 @@ func checkout(ctx context.Context, r *git.Repository, wd string, a checkoutArgs)
 		}
 		target = c.Hash
 	}
-	if err := switchTree(ctx, r, w, head, target); err != nil {
+	if err := switchTree(ctx, r, s, w, head, target); err != nil {
 		return "", err
 	}
 	switch {
@@ -178,7 +178,7 @@ func checkout(ctx context.Context, r *git.Repository, wd string, a checkoutArgs)
 // is H and the worktree file matches I; anything else, a local change in
 // the way or an untracked file where T puts one, aborts with git's message
 // and nothing is changed.
-func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *plumbing.Reference, target plumbing.Hash) error {
+func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Worktree, head *plumbing.Reference, target plumbing.Hash) error {
 	var oldFiles map[string]side
 	if head != nil {
 		c, err := object.GetCommit(r.Storer, head.Hash())
@@ -211,7 +211,7 @@ func switchTree(ctx context.Context, r *git.Repository, w *git.Worktree, head *p
 	}
 	// Untracked files inside a directory that replaced a tracked file
 	// count too: git status hides them, but a switch would lose them.
-	st, _, _, err := fastStatusIgnored(r, true, true)
+	st, _, _, err := fastStatusIgnored(r, s, true, true)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ const combinedContext = 3
 
 // writeCombined writes the --cc patch of one path, or nothing when every
 // hunk is uninteresting and the modes agree.
-func writeCombined(b *strings.Builder, p string, parents []side, hasParent []bool, result side, hasResult bool) {
+func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, hasParent []bool, result side, hasResult bool) {
 	n := len(parents)
 	var res []byte
 	if hasResult {
@@ -86,7 +86,7 @@ func writeCombined(b *strings.Builder, p string, parents []side, hasParent []boo
 	if !shown && !modeDiffers && !binary {
 		return
 	}
-	fmt.Fprintf(b, "diff --cc %s\nindex ", quotePath(p))
+	fmt.Fprintf(b, "diff --cc %s\nindex ", po.quote(p))
 	for i := range parents {
 		if i > 0 {
 			b.WriteByte(',')
@@ -95,13 +95,13 @@ func writeCombined(b *strings.Builder, p string, parents []side, hasParent []boo
 		if hasParent[i] {
 			h = parents[i].hash
 		}
-		b.WriteString(short(h))
+		b.WriteString(po.short(h))
 	}
 	rh := plumbing.ZeroHash
 	if hasResult {
 		rh = result.hash
 	}
-	fmt.Fprintf(b, "..%s\n", short(rh))
+	fmt.Fprintf(b, "..%s\n", po.short(rh))
 	added, deleted := false, !hasResult
 	if modeDiffers {
 		added = !deleted
@@ -137,7 +137,7 @@ func writeCombined(b *strings.Builder, p string, parents []side, hasParent []boo
 		b.WriteString("Binary files differ\n")
 		return
 	}
-	from, to := quotePath("a/"+p), quotePath("b/"+p)
+	from, to := po.quote(po.aPrefix+p), po.quote(po.bPrefix+p)
 	if added {
 		from = "/dev/null"
 	}

@@ -68,21 +68,25 @@ func diffTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a diffArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
-				changes, err := collectChanges(r, d.relDir(a.WorkingDir), a)
+				st := d.settings(r)
+				changes, err := collectChanges(r, st, d.relDir(a.WorkingDir), a)
 				if err != nil {
 					return "", err
 				}
-				ctxLines := 3
+				changes = st.relativize(changes, d.relDir(a.WorkingDir))
+				po := st.patch(diffSidesOf(a))
+				po.ab = newAbbrever(r)
+				defer po.ab.close()
 				if a.Unified != nil {
-					ctxLines = *a.Unified
+					po.ctx = *a.Unified
 				}
 				if a.OutputDir != "" {
-					return writePatches(d, a.OutputDir, changes, ctxLines)
+					return writePatches(d, a.OutputDir, changes, po)
 				}
-				out := render(changes, a.NameOnly, a.Stat, ctxLines)
+				out := render(changes, a.NameOnly, a.Stat, po)
 				if a.Stat && !a.NameOnly && a.Unified != nil && out != "" {
 					// -U implies -p: git prints the stat, a blank line, the patch.
-					out += "\n" + render(changes, false, false, ctxLines)
+					out += "\n" + render(changes, false, false, po)
 				}
 				return out, nil
 			})
@@ -100,6 +104,7 @@ type change struct {
 	oldData, newData   []byte
 	oldLoaded, newLoad func() ([]byte, error)
 	newWorktree        bool // the new side was read from the worktree
+	copied             bool // oldPath is the source of a copy, not a rename
 }
 
 func (c *change) old() []byte {
@@ -177,7 +182,7 @@ func indexFiles(r *git.Repository) (map[string]side, error) {
 	return out, nil
 }
 
-func worktreeFiles(r *git.Repository, tracked map[string]side) (map[string]side, error) {
+func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map[string]side, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return nil, err
@@ -196,6 +201,7 @@ func worktreeFiles(r *git.Repository, tracked map[string]side) (map[string]side,
 		if err != nil {
 			continue // deleted in the worktree
 		}
+		mode = s.worktreeMode(mode, t.mode)
 		d := data
 		h := blobHash(d)
 		// git knows a worktree file's object id when the file matches its
@@ -265,7 +271,7 @@ func headTree(r *git.Repository) (*object.Tree, error) {
 	return c.Tree()
 }
 
-func collectChanges(r *git.Repository, wd string, a diffArgs) ([]*change, error) {
+func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*change, error) {
 	ps, err := parsePathspec(wd, a.Paths)
 	if err != nil {
 		return nil, err
@@ -302,7 +308,7 @@ func collectChanges(r *git.Repository, wd string, a diffArgs) ([]*change, error)
 		if err != nil {
 			return nil, err
 		}
-		if to, err = worktreeFiles(r, idx); err != nil {
+		if to, err = worktreeFiles(r, s, idx); err != nil {
 			return nil, err
 		}
 	case a.Cached:
@@ -320,11 +326,11 @@ func collectChanges(r *git.Repository, wd string, a diffArgs) ([]*change, error)
 		if from, err = indexFiles(r); err != nil {
 			return nil, err
 		}
-		if to, err = worktreeFiles(r, from); err != nil {
+		if to, err = worktreeFiles(r, s, from); err != nil {
 			return nil, err
 		}
 	}
-	return detectRenames(diffSides(from, to, ps.match)), nil
+	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
 }
 
 // diffSides lists the differences of the paths match selects (nil: all).
@@ -359,18 +365,18 @@ func diffSides(from, to map[string]side, match func(string) bool) []*change {
 	return out
 }
 
-func render(changes []*change, nameOnly, stat bool, ctxLines int) string {
+func render(changes []*change, nameOnly, stat bool, po patchOpts) string {
 	var b strings.Builder
 	switch {
 	case nameOnly:
 		for _, c := range changes {
-			b.WriteString(quotePath(c.path) + "\n")
+			b.WriteString(po.quote(c.path) + "\n")
 		}
 	case stat:
-		writeStat(&b, changes)
+		writeStat(&b, changes, po)
 	default:
 		for _, c := range changes {
-			writePatch(&b, c, ctxLines)
+			writePatch(&b, c, po)
 		}
 	}
 	return b.String()
@@ -394,19 +400,23 @@ func isBinary(b []byte) bool {
 // and fill_metainfo): the mode lines, then similarity and rename lines,
 // then the index line (with the mode only when it did not change); the
 // ---/+++ names only when there is a hunk to follow them.
-func writePatch(b *strings.Builder, c *change, ctxLines int) {
+func writePatch(b *strings.Builder, c *change, po patchOpts) {
 	from := c.path
 	if c.oldPath != "" {
 		from = c.oldPath
 	}
-	a, bb := "a/"+from, "b/"+c.path
-	fmt.Fprintf(b, "diff --git %s %s\n", quotePath(a), quotePath(bb))
+	a, bb := po.aPrefix+from, po.bPrefix+c.path
+	fmt.Fprintf(b, "diff --git %s %s\n", po.quote(a), po.quote(bb))
 	var meta strings.Builder
 	if c.oldPath != "" {
-		fmt.Fprintf(&meta, "similarity index %d%%\nrename from %s\nrename to %s\n", c.score, quotePath(c.oldPath), quotePath(c.path))
+		verb := "rename"
+		if c.copied {
+			verb = "copy"
+		}
+		fmt.Fprintf(&meta, "similarity index %d%%\n%s from %s\n%s to %s\n", c.score, verb, po.quote(c.oldPath), verb, po.quote(c.path))
 	}
 	if c.oldHash != c.newHash {
-		fmt.Fprintf(&meta, "index %s..%s", short(c.oldHash), short(c.newHash))
+		fmt.Fprintf(&meta, "index %s..%s", po.short(c.oldHash), po.short(c.newHash))
 		if c.oldMode == c.newMode {
 			fmt.Fprintf(&meta, " %06o", c.oldMode)
 		}
@@ -431,7 +441,7 @@ func writePatch(b *strings.Builder, c *change, ctxLines int) {
 	if c.newMode != 0 {
 		newData = c.new()
 	}
-	fromName, toName := quotePath(a), quotePath(bb)
+	fromName, toName := po.quote(a), po.quote(bb)
 	if c.oldMode == 0 {
 		fromName = "/dev/null"
 	}
@@ -443,7 +453,7 @@ func writePatch(b *strings.Builder, c *change, ctxLines int) {
 		return
 	}
 	var hunks strings.Builder
-	writeHunks(&hunks, oldData, newData, ctxLines)
+	writeHunks(&hunks, oldData, newData, po)
 	if hunks.Len() == 0 {
 		return
 	}
@@ -468,8 +478,8 @@ type op struct {
 // merge.Lines splits them) with git's own xdiff hunks (Myers with git's
 // heuristics and the indent heuristic, blameHunks), so ties between equal
 // lines break the way git breaks them.
-func editScript(a, b [][]byte) []op {
-	hs, err := blameHunks(context.Background(), bytes.Join(a, nil), bytes.Join(b, nil))
+func (po patchOpts) editScript(a, b [][]byte) []op {
+	hs, err := po.hunks(bytes.Join(a, nil), bytes.Join(b, nil))
 	if err != nil {
 		hs = lcsHunks(a, b)
 	}
@@ -525,9 +535,10 @@ func lcsHunks(a, b [][]byte) []hunk {
 	return hs
 }
 
-func writeHunks(b *strings.Builder, oldData, newData []byte, ctx int) {
+func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts) {
+	ctx := po.ctx
 	a, bl := merge.Lines(oldData), merge.Lines(newData)
-	ops := editScript(a, bl)
+	ops := po.editScript(a, bl)
 	for start := 0; start < len(ops); {
 		// find next change
 		k := start
@@ -551,7 +562,7 @@ func writeHunks(b *strings.Builder, oldData, newData []byte, ctx int) {
 			for run < len(ops) && ops[run].kind == ' ' {
 				run++
 			}
-			if run < len(ops) && run-end <= 2*ctx {
+			if run < len(ops) && run-end <= 2*ctx+po.interHunk {
 				end = run
 				continue
 			}
@@ -571,7 +582,9 @@ func writeHunks(b *strings.Builder, oldData, newData []byte, ctx int) {
 		fmt.Fprintf(b, "@@ -%s +%s @@%s\n", hunkRange(oStart, oCount), hunkRange(nStart, nCount), funcName(a, oStart))
 		for _, o := range ops[hs:end] {
 			line := o.line
-			b.WriteByte(o.kind)
+			if o.kind != ' ' || !po.suppressBlankEmpty || !(len(line) == 1 && line[0] == '\n') {
+				b.WriteByte(o.kind)
+			}
 			b.Write(line)
 			if !bytes.HasSuffix(line, []byte("\n")) {
 				b.WriteString("\n\\ No newline at end of file\n")
@@ -609,7 +622,7 @@ func funcName(lines [][]byte, before int) string {
 
 // counts is a file's diffstat: lines added and deleted, or for a binary
 // file the new and old sizes (zero when the content is the same).
-func counts(c *change) (int, int, bool) {
+func counts(c *change, po patchOpts) (int, int, bool) {
 	var oldData, newData []byte
 	if c.oldMode != 0 {
 		oldData = c.old()
@@ -624,7 +637,7 @@ func counts(c *change) (int, int, bool) {
 		return len(newData), len(oldData), true
 	}
 	add, del := 0, 0
-	for _, o := range editScript(merge.Lines(oldData), merge.Lines(newData)) {
+	for _, o := range po.editScript(merge.Lines(oldData), merge.Lines(newData)) {
 		switch o.kind {
 		case '+':
 			add++
@@ -638,7 +651,7 @@ func counts(c *change) (int, int, bool) {
 // writeStat is git's diffstat (diff.c show_stats) for an 80-column
 // output: names cut from the left with "..." when they do not fit, the
 // graph scaled with scale_linear, binary files as "Bin old -> new bytes".
-func writeStat(b *strings.Builder, changes []*change) {
+func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 	if len(changes) == 0 {
 		return
 	}
@@ -650,10 +663,10 @@ func writeStat(b *strings.Builder, changes []*change) {
 	rows := make([]row, 0, len(changes))
 	maxLen, maxChange, numberW, binW := 0, 0, 0, 0
 	for _, c := range changes {
-		a, d, bin := counts(c)
-		name := quotePath(c.path)
+		a, d, bin := counts(c, po)
+		name := po.quote(c.path)
 		if c.oldPath != "" {
-			name = renameName(c.oldPath, c.path)
+			name = renameName(po.settings, c.oldPath, c.path)
 		}
 		rows = append(rows, row{name: name, add: a, del: d, bin: bin})
 		maxLen = max(maxLen, len(name))
@@ -672,6 +685,9 @@ func writeStat(b *strings.Builder, changes []*change) {
 	graphW := maxChange
 	if maxChange+4 <= binW {
 		graphW = binW - 4
+	}
+	if po.statGraphWidth > 0 && po.statGraphWidth < graphW {
+		graphW = po.statGraphWidth
 	}
 	nameW := maxLen
 	if nameW+numberW+6+graphW > width {
@@ -750,7 +766,7 @@ func decimalWidth(n int) int { return len(strconv.Itoa(n)) }
 
 // writePatches writes one patch per file into dir (inside the jail), named
 // NNNN-<path with / as ->.patch, and returns the list of written files.
-func writePatches(d Deps, dir string, changes []*change, ctxLines int) (string, error) {
+func writePatches(d Deps, dir string, changes []*change, po patchOpts) (string, error) {
 	rel, err := d.FS.Resolve(dir)
 	if err != nil {
 		return "", err
@@ -758,7 +774,7 @@ func writePatches(d Deps, dir string, changes []*change, ctxLines int) (string, 
 	var out strings.Builder
 	for i, c := range changes {
 		var b strings.Builder
-		writePatch(&b, c, ctxLines)
+		writePatch(&b, c, po)
 		name := fmt.Sprintf("%s/%04d-%s.patch", rel, i+1, strings.ReplaceAll(c.path, "/", "-"))
 		if err := d.FS.WriteFile(name, []byte(b.String()), 0o644); err != nil {
 			return "", err

@@ -22,14 +22,14 @@ import (
 // directory and never descends into ignored ones. go-git's Status hashes
 // every file and walks ignored trees, which is 7-11x slower than git on a
 // 10,000-file repository.
-func fastStatus(r *git.Repository, untracked bool) (git.Status, error) {
-	st, _, err := fastStatusIndex(r, untracked)
+func fastStatus(r *git.Repository, s *settings, untracked bool) (git.Status, error) {
+	st, _, err := fastStatusIndex(r, s, untracked)
 	return st, err
 }
 
 // fastStatusIndex is fastStatus that also hands back the index it read.
-func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Index, error) {
-	st, idx, _, err := fastStatusIgnored(r, untracked, false)
+func fastStatusIndex(r *git.Repository, s *settings, untracked bool) (git.Status, *index.Index, error) {
+	st, idx, _, err := fastStatusIgnored(r, s, untracked, false)
 	return st, idx, err
 }
 
@@ -37,7 +37,7 @@ func fastStatusIndex(r *git.Repository, untracked bool) (git.Status, *index.Inde
 // untracked files (git add refuses to add them by name). With
 // underIndexFiles, untracked files inside a directory that replaced an
 // indexed file are listed too: git status hides them, git add -A adds them.
-func fastStatusIgnored(r *git.Repository, untracked, underIndexFiles bool) (git.Status, *index.Index, map[string]bool, error) {
+func fastStatusIgnored(r *git.Repository, s *settings, untracked, underIndexFiles bool) (git.Status, *index.Index, map[string]bool, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return nil, nil, nil, err
@@ -114,11 +114,11 @@ func fastStatusIgnored(r *git.Repository, untracked, underIndexFiles bool) (git.
 			}
 		case !ok:
 			worktree = git.Deleted
-		case uint32(info.Size()) == e.Size && info.ModTime().Equal(e.ModifiedAt) && modeOf(info) == e.Mode:
+		case uint32(info.Size()) == e.Size && info.ModTime().Equal(e.ModifiedAt) && s.worktreeMode(modeOf(info), e.Mode) == e.Mode:
 			// stat data unchanged: the content is the index's
 		default:
 			data, mode, err := readWorktree(w.Filesystem, e.Name)
-			if err != nil || blobHash(data) != e.Hash || mode != e.Mode {
+			if err != nil || blobHash(data) != e.Hash || s.worktreeMode(mode, e.Mode) != e.Mode {
 				worktree = git.Modified
 			} else {
 				// Same content, new stat data (or an entry git smudged as

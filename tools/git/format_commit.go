@@ -213,7 +213,38 @@ func zoneTime(ts int64, tz int) time.Time {
 
 // showDate is date.c's show_date for the modes the formats use.
 func (pc *prettyContext) showDate(ts int64, tz int, mode string) string {
+	if mode == "" && pc.cfg != nil {
+		mode = pc.cfg.date // log.date
+	}
+	if m, ok := strings.CutSuffix(mode, "-local"); ok || mode == "local" {
+		// The date in the local zone (TZ), as git's *-local modes show it.
+		if !ok {
+			m = ""
+		}
+		_, off := time.Unix(ts, 0).In(time.Local).Zone()
+		hm := abs(off) / 60
+		tz = hm/60*100 + hm%60
+		if off < 0 {
+			tz = -tz
+		}
+		mode = m
+	}
 	switch mode {
+	case "iso8601":
+		mode = "iso"
+	case "iso8601-strict":
+		mode = "iso-strict"
+	case "rfc2822":
+		mode = "rfc"
+	case "default":
+		mode = ""
+	}
+	if f, ok := strings.CutPrefix(mode, "format:"); ok {
+		return strftime(f, zoneTime(ts, tz), tz)
+	}
+	switch mode {
+	case "raw":
+		return fmt.Sprintf("%d %+05d", ts, tz)
 	case "relative":
 		return relativeDate(time.Unix(ts, 0), pc.now)
 	case "unix":

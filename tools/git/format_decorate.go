@@ -17,7 +17,7 @@ import (
 // order git prints them: "grafted", HEAD, then the other refs in
 // descending refname order (git prepends as it reads refs in ascending
 // order, then HEAD, then the grafts).
-func loadDecorations(r *git.Repository) map[plumbing.Hash][]string {
+func loadDecorations(r *git.Repository, full bool) map[plumbing.Hash][]string {
 	out := map[plumbing.Hash][]string{}
 	headRef, _ := r.Storer.Reference(plumbing.HEAD)
 	headBranch := plumbing.ReferenceName("")
@@ -59,6 +59,9 @@ func loadDecorations(r *git.Repository) map[plumbing.Hash][]string {
 			case name == headBranch:
 				headOn, onBranch = th, true
 				return nil
+			case full && name.IsTag():
+				show = "tag: " + name.String()
+			case full:
 			case name.IsBranch(), name.IsRemote():
 				show = name.Short()
 			case name.IsTag():
@@ -73,7 +76,11 @@ func loadDecorations(r *git.Repository) map[plumbing.Hash][]string {
 	}
 	switch {
 	case onBranch:
-		out[headOn] = append(out[headOn], "HEAD -> "+headBranch.Short())
+		if full {
+			out[headOn] = append(out[headOn], "HEAD -> "+headBranch.String())
+		} else {
+			out[headOn] = append(out[headOn], "HEAD -> "+headBranch.Short())
+		}
 	case headRef != nil && headRef.Type() == plumbing.HashReference:
 		out[headRef.Hash()] = append(out[headRef.Hash()], "HEAD")
 	}

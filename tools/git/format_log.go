@@ -54,7 +54,7 @@ func (lp *logPrinter) close() {
 
 func (lp *logPrinter) deco(h plumbing.Hash) []string {
 	if lp.decos == nil {
-		lp.decos = loadDecorations(lp.pc.r)
+		lp.decos = loadDecorations(lp.pc.r, lp.pc.cfg.orDefault().decorate == "full")
 	}
 	return lp.decos[h]
 }
@@ -92,6 +92,12 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 			b.WriteString(lp.abbrev(c.Hash))
 		} else {
 			b.WriteString(c.Hash.String())
+		}
+		if d := lp.pc.cfg.orDefault().decorate; d == "short" || d == "full" {
+			// log.decorate: show_decorations after the hash.
+			if ds := lp.deco(c.Hash); len(ds) > 0 {
+				b.WriteString(" (" + strings.Join(ds, ", ") + ")")
+			}
 		}
 		if lp.f.kind == "oneline" {
 			b.WriteByte(' ')

@@ -99,16 +99,10 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		rw.since = since
 		walk = rw
 	}
-	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now()}
-	pc.now = now
-	cf := commitFormat{kind: "medium"}
-	switch {
-	case a.Format != "":
-		if cf, err = parseCommitFormat(a.Format); err != nil {
-			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error()}
-		}
-	case a.Oneline:
-		cf = commitFormat{kind: "oneline", terminator: true, abbrev: true}
+	pc := newPrettyContext(r, d.settings(r), now)
+	cf, err := pc.commitFormat(a.Format, a.Oneline)
+	if err != nil {
+		return "", err
 	}
 	lp := &logPrinter{pc: pc, f: cf, showNotes: a.Format == "" && !a.Oneline}
 	defer lp.close()

@@ -57,7 +57,7 @@ func addTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a addArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				n, err := add(ctx, r, d.relDir(a.WorkingDir), a)
+				n, err := add(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
 				if err != nil {
 					return "", err
 				}
@@ -77,7 +77,7 @@ func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
 	return out
 }
 
-func add(ctx context.Context, r *git.Repository, wd string, a addArgs) (int, error) {
+func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a addArgs) (int, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return 0, err
@@ -87,7 +87,7 @@ func add(ctx context.Context, r *git.Repository, wd string, a addArgs) (int, err
 		return 0, err
 	}
 	before := indexSnapshot(r)
-	st, _, ignored, err := fastStatusIgnored(r, true, true)
+	st, _, ignored, err := fastStatusIgnored(r, cfg, true, true)
 	if err != nil {
 		return 0, err
 	}
@@ -296,7 +296,7 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, h.String()[:7], subject(msg))
 	adds, dels := 0, 0
 	for _, c := range changes {
-		a, d, _ := counts(c)
+		a, d, _ := counts(c, (*settings)(nil).patch(diffTrees))
 		adds += a
 		dels += d
 	}

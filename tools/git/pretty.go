@@ -6,6 +6,8 @@ package git
 // formats, and the output has to be byte-identical to git's.
 
 import (
+	"github.com/tgp-go/tgp/tools"
+
 	"fmt"
 	"strings"
 	"time"
@@ -72,6 +74,43 @@ type prettyContext struct {
 	r       *git.Repository
 	mailmap mailmap
 	now     time.Time
+	cfg     *settings
+	wd      string // the working directory (diff.relative)
+}
+
+// newPrettyContext reads what formatting needs: the mailmap (unless
+// log.mailmap=false) and the settings.
+func newPrettyContext(r *git.Repository, cfg *settings, now time.Time) *prettyContext {
+	cfg = cfg.orDefault()
+	pc := &prettyContext{r: r, now: now, cfg: cfg}
+	if cfg.mailmap {
+		pc.mailmap = readMailmap(r)
+	}
+	return pc
+}
+
+// commitFormat is the format of git log/show: format (a --format value),
+// --oneline, else format.pretty, else medium; log.abbrevCommit
+// abbreviates the hash of the builtin formats.
+func (pc *prettyContext) commitFormat(format string, oneline bool) (commitFormat, error) {
+	cf := commitFormat{kind: "medium"}
+	switch {
+	case format != "":
+	case oneline:
+		return commitFormat{kind: "oneline", terminator: true, abbrev: true}, nil
+	case pc.cfg.orDefault().pretty != "":
+		format = pc.cfg.pretty
+	}
+	if format != "" {
+		var err error
+		if cf, err = parseCommitFormat(format); err != nil {
+			return cf, &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error()}
+		}
+	}
+	if pc.cfg.orDefault().abbrevCommit && cf.kind != "user" {
+		cf.abbrev = true
+	}
+	return cf, nil
 }
 
 // relativeDate is git's show_date_relative.

@@ -164,9 +164,9 @@ func better(s1 int, n1 bool, s2 int, n2 bool) bool {
 // renameName is git's --stat name for a rename (diff.c pprint_rename):
 // both names quoted in full when either needs quoting, else the common
 // directory prefix and suffix kept outside braces, "{old => new}".
-func renameName(a, b string) string {
-	if quotePath(a) != a || quotePath(b) != b {
-		return quotePath(a) + " => " + quotePath(b)
+func renameName(s *settings, a, b string) string {
+	if s.quote(a) != a || s.quote(b) != b {
+		return s.quote(a) + " => " + s.quote(b)
 	}
 	pfx := 0
 	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {

@@ -35,7 +35,7 @@ func showTool(d Deps) *tools.Tool {
 		Validate:    func(a showArgs) error { return checkArg("commit_ref", a.Commit) },
 		Run: func(ctx context.Context, a showArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
-				return showObject(r, a)
+				return showObject(r, d.settings(r), d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
@@ -44,17 +44,16 @@ func showTool(d Deps) *tools.Tool {
 // showObject shows what a revision names, as git show does: a commit with
 // its patch, an annotated tag's header and then its target, a tree's
 // entries, a blob's bytes.
-func showObject(r *git.Repository, a showArgs) (string, error) {
-	pc := &prettyContext{r: r, mailmap: readMailmap(r), now: time.Now()}
+func showObject(r *git.Repository, cfg *settings, wd string, a showArgs) (string, error) {
+	pc := newPrettyContext(r, cfg, time.Now())
+	pc.wd = wd
 	obj, err := resolveObject(r, a.Commit)
 	if err != nil {
 		return "", revisionError(r, a.Commit)
 	}
-	cf := commitFormat{kind: "medium"}
-	if a.Format != "" {
-		if cf, err = parseCommitFormat(a.Format); err != nil {
-			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error()}
-		}
+	cf, err := pc.commitFormat(a.Format, false)
+	if err != nil {
+		return "", err
 	}
 	shownOne := false
 	var b strings.Builder
@@ -213,19 +212,16 @@ func resolveObject(r *git.Repository, rev string) (object.Object, error) {
 }
 
 func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, shownOne bool) (string, error) {
-	cf := commitFormat{kind: "medium"}
-	if a.Format != "" {
-		var err error
-		if cf, err = parseCommitFormat(a.Format); err != nil {
-			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error()}
-		}
+	cf, err := pc.commitFormat(a.Format, false)
+	if err != nil {
+		return "", err
 	}
 	// A shallow boundary is a root to git (its parents are grafted away).
 	parents := c.ParentHashes
 	if shallowCommits(r)[c.Hash] {
 		parents = nil
 	}
-	diff, err := showDiff(r, c, parents, a)
+	diff, err := showDiff(r, pc.cfg, pc.wd, c, parents, a)
 	if err != nil {
 		return "", err
 	}
@@ -250,7 +246,13 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, sh
 // showDiff is the diff git show prints under a commit: the patch, --stat
 // or --name-only against its parent; for a merge, git's dense combined
 // diff (--stat against the first parent).
-func showDiff(r *git.Repository, c *object.Commit, parentHashes []plumbing.Hash, a showArgs) (string, error) {
+func showDiff(r *git.Repository, cfg *settings, wd string, c *object.Commit, parentHashes []plumbing.Hash, a showArgs) (string, error) {
+	po := cfg.patch(diffTrees)
+	po.ab = newAbbrever(r)
+	defer po.ab.close()
+	if len(parentHashes) == 0 && !po.showRoot {
+		return "", nil // log.showRoot=false: a root commit shows no diff
+	}
 	to, err := c.Tree()
 	if err != nil {
 		return "", err
@@ -273,13 +275,13 @@ func showDiff(r *git.Repository, c *object.Commit, parentHashes []plumbing.Hash,
 			parents = append(parents, files)
 		}
 		if a.Stat && !a.NameOnly {
-			return render(detectRenames(diffSides(parents[0], toFiles, nil)), false, true, 3), nil
+			return render(po.detectRenames(diffSides(parents[0], toFiles, nil)), false, true, po), nil
 		}
 		var b strings.Builder
 		paths, srcs := combinedPairs(parents, toFiles)
 		for _, p := range paths {
 			if a.NameOnly {
-				b.WriteString(quotePath(p) + "\n")
+				b.WriteString(po.quote(p) + "\n")
 				continue
 			}
 			ps := make([]side, len(parents))
@@ -288,7 +290,7 @@ func showDiff(r *git.Repository, c *object.Commit, parentHashes []plumbing.Hash,
 				ps[i], has[i] = srcs[i][p].s, srcs[i][p].ok
 			}
 			res, hasRes := toFiles[p]
-			writeCombined(&b, p, ps, has, res, hasRes)
+			writeCombined(&b, po, p, ps, has, res, hasRes)
 		}
 		return b.String(), nil
 	}
@@ -304,11 +306,11 @@ func showDiff(r *git.Repository, c *object.Commit, parentHashes []plumbing.Hash,
 	if err != nil {
 		return "", err
 	}
-	changes := detectRenames(diffSides(fromFiles, toFiles, nil))
+	changes := cfg.relativize(po.detectRenames(diffSides(fromFiles, toFiles, nil)), wd)
 	if len(changes) == 0 {
 		return "", nil
 	}
-	return render(changes, a.NameOnly, a.Stat, 3), nil
+	return render(changes, a.NameOnly, a.Stat, po), nil
 }
 
 // rawObject is an object's stored bytes.

@@ -61,7 +61,7 @@ func stashTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a stashArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				s := &stasher{r: r, d: d}
+				s := &stasher{r: r, d: d, cfg: d.settings(r)}
 				switch a.Action {
 				case "push":
 					return s.push(ctx, a)
@@ -85,8 +85,9 @@ func stashTool(d Deps) *tools.Tool {
 }
 
 type stasher struct {
-	r *git.Repository
-	d Deps
+	r   *git.Repository
+	d   Deps
+	cfg *settings
 }
 
 const stashLog = "logs/refs/stash"
@@ -197,7 +198,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, err := fastStatus(s.r, true)
+	st, err := fastStatus(s.r, s.cfg, true)
 	if err != nil {
 		return "", err
 	}
@@ -394,7 +395,7 @@ func (s *stasher) show(n int) (string, error) {
 	from, _ := treeFiles(s.r, bt)
 	to, _ := treeFiles(s.r, wt)
 	var b strings.Builder
-	writeStat(&b, diffSides(from, to, nil))
+	writeStat(&b, diffSides(from, to, nil), s.cfg.patch(diffTrees))
 	return b.String(), nil
 }
 
@@ -511,7 +512,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			return "", err
 		}
 	}
-	out, err := status(s.r, "", statusArgs{Porcelain: false, Untracked: true})
+	out, err := status(s.r, s.cfg, "", statusArgs{Porcelain: false, Untracked: true})
 	if err != nil {
 		return "", err
 	}

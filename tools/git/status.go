@@ -30,7 +30,7 @@ func statusTool(d Deps) *tools.Tool {
 		Summary:     func(statusArgs) string { return "Show git status" },
 		Run: func(ctx context.Context, a statusArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return status(r, d.relDir(a.WorkingDir), a)
+				return status(r, d.settings(r), d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
@@ -42,8 +42,8 @@ type entry struct {
 	from string // the old path of a rename
 }
 
-func status(r *git.Repository, wd string, a statusArgs) (string, error) {
-	st, idx, err := fastStatusIndex(r, a.Untracked)
+func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, error) {
+	st, idx, err := fastStatusIndex(r, cfg, a.Untracked && cfg.showUntracked != "no")
 	if err != nil {
 		return "", err
 	}
@@ -60,6 +60,9 @@ func status(r *git.Repository, wd string, a statusArgs) (string, error) {
 	addUntracked := func(p string) {
 		shown := p
 		parts := strings.Split(p, "/")
+		if cfg.orDefault().showUntracked == "all" {
+			parts = nil // -uall: every file, no directory in its place
+		}
 		for i := 1; i < len(parts); i++ {
 			if d := strings.Join(parts[:i], "/"); !trackedDirs[d] {
 				shown = d + "/"
@@ -92,7 +95,9 @@ func status(r *git.Repository, wd string, a statusArgs) (string, error) {
 		}
 		entries = append(entries, entry{x: x, y: y, path: p})
 	}
-	entries = stagedRenames(r, st, entries)
+	if cfg.orDefault().statusRenames > 0 {
+		entries = stagedRenames(r, st, entries)
+	}
 	// git lists tracked changes first, then untracked paths, each by path.
 	sort.Slice(entries, func(i, j int) bool {
 		ui, uj := entries[i].x == '?', entries[j].x == '?'
@@ -105,7 +110,10 @@ func status(r *git.Repository, wd string, a statusArgs) (string, error) {
 	branchName, detached := currentBranch(r)
 	var b strings.Builder
 	if !a.Porcelain {
-		return longStatus(r, wd, a.Untracked, entries, branchName, detached, headErr == nil, head), nil
+		if !cfg.orDefault().relativePaths {
+			wd = ""
+		}
+		return longStatus(r, cfg, wd, a.Untracked && cfg.orDefault().showUntracked != "no", entries, branchName, detached, headErr == nil, head), nil
 	}
 	if a.Branch {
 		b.WriteString("## ")
@@ -134,10 +142,10 @@ func status(r *git.Repository, wd string, a statusArgs) (string, error) {
 	}
 	for _, e := range entries {
 		if e.from != "" {
-			fmt.Fprintf(&b, "%c%c %s -> %s\n", e.x, e.y, quotePathSP(e.from), quotePathSP(e.path))
+			fmt.Fprintf(&b, "%c%c %s -> %s\n", e.x, e.y, cfg.quoteSP(e.from), cfg.quoteSP(e.path))
 			continue
 		}
-		fmt.Fprintf(&b, "%c%c %s\n", e.x, e.y, quotePathSP(e.path))
+		fmt.Fprintf(&b, "%c%c %s\n", e.x, e.y, cfg.quoteSP(e.path))
 	}
 	return b.String(), nil
 }
@@ -239,21 +247,16 @@ func aheadBehind(r *git.Repository, a, b plumbing.Hash) (int, int) {
 	return ahead, behind
 }
 
-// quotePathSP is quotePath that also quotes a name with a space, as git's
-// short status does (QUOTE_PATH_QUOTE_SP) so the output splits on spaces.
-func quotePathSP(p string) string {
-	if q := quotePath(p); q != p || !strings.Contains(p, " ") {
-		return q
-	}
-	return `"` + p + `"`
-}
-
 // quotePath quotes a path the way git does with core.quotePath=true.
-func quotePath(p string) string {
+func quotePath(p string) string { return quoteC(p, false) }
+
+// quoteC is git's quote_c_style: control characters, '"' and '\\' always
+// escaped, bytes from 0x80 on as octal unless raw (core.quotePath=false).
+func quoteC(p string, raw bool) string {
 	need := false
 	for i := 0; i < len(p); i++ {
 		c := p[i]
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == 0x7f {
+		if c < 0x20 || c == '"' || c == '\\' || (c >= 0x80 && !raw) || c == 0x7f {
 			need = true
 			break
 		}
@@ -285,7 +288,7 @@ func quotePath(p string) string {
 		case '\v':
 			b.WriteString(`\v`)
 		default:
-			if c < 0x20 || c >= 0x7f {
+			if c < 0x20 || c == 0x7f || (c >= 0x80 && !raw) {
 				fmt.Fprintf(&b, `\%03o`, c)
 			} else {
 				b.WriteByte(c)
@@ -297,9 +300,9 @@ func quotePath(p string) string {
 }
 
 // longStatus renders git's human-readable status.
-func longStatus(r *git.Repository, wd string, showUntracked bool, entries []entry, branch string, detached, hasHead bool, head *plumbing.Reference) string {
+func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool, entries []entry, branch string, detached, hasHead bool, head *plumbing.Reference) string {
 	var b strings.Builder
-	rel := func(p string) string { return quotePath(relativeTo(wd, p)) }
+	rel := func(p string) string { return cfg.quote(relativeTo(wd, p)) }
 	switch {
 	case detached && head != nil:
 		fmt.Fprintf(&b, "HEAD detached at %s\n", head.Hash().String()[:7])

@@ -1,0 +1,257 @@
+// Package gitconfig reads git's configuration the way the git CLI does for
+// one repository: every scope merged, later scopes overriding earlier ones.
+// It serves the commit identity (internal/gitident) and the settings that
+// change what the git tools print (core.quotepath, diff.noprefix,
+// log.date, ...), so an agent's git_diff in a repository with
+// diff.noprefix set prints what `git diff` prints there.
+//
+// The order, lowest first: system ($GIT_CONFIG_SYSTEM or /etc/gitconfig,
+// unless GIT_CONFIG_NOSYSTEM), global ($GIT_CONFIG_GLOBAL, else
+// $XDG_CONFIG_HOME/git/config then ~/.gitconfig), the repository's own
+// config, then GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n.
+// include.path is followed where it appears (relative to the including
+// file; "~/" is $HOME), up to git's depth of 10; includeIf is not.
+//
+// Written by hand because go-git reads only the repository's own file for
+// most purposes and its global loader ignores includes, XDG and the
+// GIT_CONFIG_* variables. The file syntax itself is parsed by go-git's gcfg.
+package gitconfig
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/gcfg"
+)
+
+// Config is the merged configuration. The zero value and nil are empty.
+type Config struct {
+	vals map[string]string
+}
+
+// maxIncludeDepth is git's own limit on nested include.path.
+const maxIncludeDepth = 10
+
+// Load reads every scope. environ is the process environment (nil:
+// os.Environ()); repo is the repository's config file (nil: none);
+// repoDir is the directory its relative includes are read from ("" when
+// the repository is not on disk: its includes are not followed).
+func Load(environ []string, repo []byte, repoDir string) *Config {
+	env := Environ(environ)
+	c := &Config{vals: map[string]string{}}
+	if !isTrue(env["GIT_CONFIG_NOSYSTEM"]) {
+		sys, set := env["GIT_CONFIG_SYSTEM"]
+		if !set {
+			sys = "/etc/gitconfig"
+		}
+		c.readFile(env, sys, 0)
+	}
+	if g, set := env["GIT_CONFIG_GLOBAL"]; set {
+		c.readFile(env, g, 0)
+	} else {
+		home := env["HOME"]
+		xdg := env["XDG_CONFIG_HOME"]
+		if xdg == "" && home != "" {
+			xdg = filepath.Join(home, ".config")
+		}
+		if xdg != "" {
+			c.readFile(env, filepath.Join(xdg, "git", "config"), 0)
+		}
+		if home != "" {
+			c.readFile(env, filepath.Join(home, ".gitconfig"), 0)
+		}
+	}
+	if repo != nil {
+		c.parse(env, repo, repoDir, 0)
+	}
+	if n, err := strconv.Atoi(env["GIT_CONFIG_COUNT"]); err == nil {
+		for i := 0; i < n; i++ {
+			if k := Key(env[fmt.Sprintf("GIT_CONFIG_KEY_%d", i)]); k != "" {
+				c.vals[k] = env[fmt.Sprintf("GIT_CONFIG_VALUE_%d", i)]
+			}
+		}
+	}
+	return c
+}
+
+// Environ turns KEY=VALUE pairs into a map (nil: os.Environ()).
+func Environ(kv []string) map[string]string {
+	if kv == nil {
+		kv = os.Environ()
+	}
+	m := make(map[string]string, len(kv))
+	for _, e := range kv {
+		if k, v, ok := strings.Cut(e, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// Key normalises a dotted key as git compares them: the section and the
+// variable name are case-insensitive, a subsection is not.
+func Key(k string) string {
+	first := strings.IndexByte(k, '.')
+	last := strings.LastIndexByte(k, '.')
+	if first <= 0 || last == len(k)-1 {
+		return ""
+	}
+	if first == last {
+		return strings.ToLower(k)
+	}
+	return strings.ToLower(k[:first]) + k[first:last] + strings.ToLower(k[last:])
+}
+
+// Get returns the last value set for key, and whether it is set at all.
+func (c *Config) Get(key string) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	v, ok := c.vals[Key(key)]
+	return v, ok
+}
+
+// String returns key's value, or def when it is not set.
+func (c *Config) String(key, def string) string {
+	if v, ok := c.Get(key); ok {
+		return v
+	}
+	return def
+}
+
+// Bool returns key as git's boolean, or def when it is unset or not a
+// boolean.
+func (c *Config) Bool(key string, def bool) bool {
+	v, ok := c.Get(key)
+	if !ok {
+		return def
+	}
+	if b, ok := ParseBool(v); ok {
+		return b
+	}
+	return def
+}
+
+// Int returns key as git's integer (k, m, g suffixes), or def when it is
+// unset or not a number.
+func (c *Config) Int(key string, def int) int {
+	v, ok := c.Get(key)
+	if !ok {
+		return def
+	}
+	if n, ok := ParseInt(v); ok {
+		return n
+	}
+	return def
+}
+
+// ParseBool is git_parse_maybe_bool: true/yes/on/1 (or a bare key, read
+// as "true"), false/no/off/0 and the empty string; other integers are true.
+func ParseBool(v string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "yes", "on":
+		return true, true
+	case "false", "no", "off", "":
+		return false, true
+	}
+	if n, ok := ParseInt(v); ok {
+		return n != 0, true
+	}
+	return false, false
+}
+
+// ParseInt reads git's integers: decimal with an optional k, m or g.
+func ParseInt(v string) (int, bool) {
+	v = strings.TrimSpace(v)
+	mul := 1
+	if v != "" {
+		switch v[len(v)-1] {
+		case 'k', 'K':
+			mul = 1 << 10
+		case 'm', 'M':
+			mul = 1 << 20
+		case 'g', 'G':
+			mul = 1 << 30
+		}
+		if mul != 1 {
+			v = v[:len(v)-1]
+		}
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, false
+	}
+	return n * mul, true
+}
+
+func isTrue(v string) bool {
+	b, _ := ParseBool(v)
+	return b && strings.TrimSpace(v) != ""
+}
+
+func (c *Config) readFile(env map[string]string, path string, depth int) {
+	if path == "" || depth > maxIncludeDepth {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		// A missing or unreadable file is a scope that is not there, as
+		// for git.
+		return
+	}
+	c.parse(env, b, filepath.Dir(path), depth)
+}
+
+// parse applies one file's settings in order, an include.path where it
+// appears.
+func (c *Config) parse(env map[string]string, b []byte, dir string, depth int) {
+	type entry struct {
+		key, val string
+		include  bool
+	}
+	var order []entry
+	err := gcfg.ReadWithCallback(bytes.NewReader(b), func(s, ss, k, v string, blank bool) error {
+		if k == "" {
+			return nil // a section header
+		}
+		if blank {
+			v = "true"
+		}
+		key := strings.ToLower(s) + "." + strings.ToLower(k)
+		if ss != "" {
+			key = strings.ToLower(s) + "." + ss + "." + strings.ToLower(k)
+		}
+		if key == "include.path" {
+			order = append(order, entry{val: v, include: true})
+			return nil
+		}
+		order = append(order, entry{key: key, val: v})
+		return nil
+	})
+	// A file gcfg stops reading (git would refuse it) still gives what
+	// came before the bad line.
+	_ = err
+	for _, e := range order {
+		if !e.include {
+			c.vals[e.key] = e.val
+			continue
+		}
+		p := e.val
+		switch {
+		case dir == "":
+			continue
+		case strings.HasPrefix(p, "~/"):
+			if env["HOME"] == "" {
+				continue
+			}
+			p = filepath.Join(env["HOME"], p[2:])
+		case !filepath.IsAbs(p):
+			p = filepath.Join(dir, p)
+		}
+		c.readFile(env, p, depth+1)
+	}
+}

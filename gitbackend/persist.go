@@ -81,6 +81,10 @@ func (r *Repo) Persist(ctx context.Context, ch Change) (*PersistResult, error) {
 		return nil, err
 	}
 	defer r.unlock()
+	// The objects this persist makes stay in memory until they are
+	// written as one pack (commitPaths, replay).
+	r.ov = r.newOverlay()
+	defer func() { r.ov = nil }()
 	branch, err := r.branch()
 	if err != nil {
 		return nil, err
@@ -124,8 +128,15 @@ func (r *Repo) Persist(ctx context.Context, ch Change) (*PersistResult, error) {
 	return res, nil
 }
 
-// commitPaths stages the paths and commits them on top of head.
+// commitPaths stages the paths and commits them on top of head. The new
+// objects go to disk as one pack before the index and the branch name
+// them.
 func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Hash, ch Change) (plumbing.Hash, bool, error) {
+	if r.ov == nil {
+		r.ov = r.newOverlay()
+		defer func() { r.ov = nil }()
+	}
+	ov := r.ov
 	var changes []fileChange
 	seen := map[string]bool{}
 	for _, p := range ch.Paths {
@@ -133,7 +144,7 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 			continue
 		}
 		seen[p] = true
-		c, err := stagePath(r.store, r.wt, p)
+		c, err := stagePath(ov, r.wt, p)
 		if err != nil {
 			return plumbing.ZeroHash, false, fmt.Errorf("stage %s: %w", p, err)
 		}
@@ -143,18 +154,18 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	tree, err := writeTree(r.store, baseTree, changes)
+	tree, err := writeTree(ov, baseTree, changes)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
 	if tree == baseTree && !head.IsZero() {
-		if err := stageInIndex(r.store, r.wt, changes); err != nil {
+		if err := stageInIndex(ov, r.wt, changes); err != nil {
 			return plumbing.ZeroHash, false, err
 		}
 		return head, false, nil
 	}
 	if tree.IsZero() {
-		if tree, err = storeEmptyTree(r.store); err != nil {
+		if tree, err = storeEmptyTree(ov); err != nil {
 			return plumbing.ZeroHash, false, err
 		}
 	}
@@ -173,7 +184,14 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	if err := stageInIndex(r.store, r.wt, changes); err != nil {
+	p, err := r.flushOverlay()
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	// Every object new since head is in p: the push sends it as it is
+	// when the remote is still at head.
+	ov.pushable = &segment{base: head, head: c, pack: p}
+	if err := stageInIndex(ov, r.wt, changes); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
 	if err := r.setBranch(branch, c); err != nil {
@@ -199,11 +217,12 @@ func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg stri
 		msg += "\n"
 	}
 	c := &object.Commit{Author: a, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}
-	obj := r.store.NewEncodedObject()
+	s := r.objs()
+	obj := s.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return r.store.SetEncodedObject(obj)
+	return s.SetEncodedObject(obj)
 }
 
 // ErrNoIdentity: user.useConfigOnly is set and no commit identity is
@@ -303,19 +322,23 @@ func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash)
 func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch string) (int, plumbing.Hash, error) {
 	budget := time.Duration(r.cfg.Retry.MaxAttempts) * 4 * time.Second
 	var final plumbing.Hash
-	err := lr.Update(ctx, branch, budget, func(tip plumbing.Hash) (plumbing.Hash, error) {
+	err := lr.Update(ctx, branch, budget, r.trackingTip(branch), func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
 		head, err := r.head()
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return plumbing.ZeroHash, nil, err
 		}
 		base := r.trackingTip(branch)
 		if tip != base {
 			if head, err = r.replay(ctx, branch, base, head, tip); err != nil {
-				return plumbing.ZeroHash, err
+				return plumbing.ZeroHash, nil, err
 			}
 		}
 		final = head
-		return head, nil
+		var seg *segment
+		if r.ov != nil {
+			seg = r.ov.pushable
+		}
+		return head, seg, nil
 	})
 	if err != nil {
 		if errors.Is(err, ErrDeclined) {
@@ -341,6 +364,11 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 	if err := r.setTracking(branch, tip); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	if r.ov == nil {
+		r.ov = r.newOverlay()
+		defer func() { r.ov = nil }()
+	}
+	ov := r.ov
 	worktreeAt := head
 	cur := tip
 	for _, c := range local {
@@ -350,7 +378,7 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 				return plumbing.ZeroHash, err
 			}
 		}
-		ours, err := treeDiff(ctx, r.store, parentTree, c.TreeHash)
+		ours, err := treeDiff(ctx, ov, parentTree, c.TreeHash)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -365,7 +393,16 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 		if len(conflicts) > 0 {
 			return plumbing.ZeroHash, r.conflict(ctx, branch, head, worktreeAt, tip, conflicts)
 		}
-		newTree, err := writeTree(r.store, curTree, merged)
+		// The remote has never seen our own blobs: they go in the pack
+		// with the replayed commit.
+		for _, m := range merged {
+			if !m.Delete && m.Mode != filemode.Submodule {
+				if err := ov.include(m.Hash); err != nil {
+					return plumbing.ZeroHash, err
+				}
+			}
+		}
+		newTree, err := writeTree(ov, curTree, merged)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -381,16 +418,16 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 			}
 			var extra []fileChange
 			for _, p := range paths {
-				fc, err := stagePath(r.store, r.wt, p)
+				fc, err := stagePath(ov, r.wt, p)
 				if err != nil {
 					return plumbing.ZeroHash, err
 				}
 				extra = append(extra, fc)
 			}
-			if newTree, err = writeTree(r.store, newTree, extra); err != nil {
+			if newTree, err = writeTree(ov, newTree, extra); err != nil {
 				return plumbing.ZeroHash, err
 			}
-			if err := stageInIndex(r.store, r.wt, extra); err != nil {
+			if err := stageInIndex(ov, r.wt, extra); err != nil {
 				return plumbing.ZeroHash, err
 			}
 		}
@@ -405,6 +442,16 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 		}
 		cur, worktreeAt = nc, nc
 	}
+	// The replayed commits, the trees and merged blobs they need and our
+	// own blobs: every object new since tip, in one pack.
+	p, err := r.flushOverlay()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	ov.pushable = nil
+	if p != nil {
+		ov.pushable = &segment{base: tip, head: cur, pack: p}
+	}
 	if err := r.setBranch(branch, cur); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -417,18 +464,19 @@ func (r *Repo) checkoutTree(ctx context.Context, from plumbing.Hash, toTree plum
 	if err != nil {
 		return err
 	}
-	changes, err := treeDiff(ctx, r.store, fromTree, toTree)
+	s := r.objs()
+	changes, err := treeDiff(ctx, s, fromTree, toTree)
 	if err != nil {
 		return err
 	}
-	return applyToWorktree(r.store, r.wt, changes)
+	return applyToWorktree(s, r.wt, changes)
 }
 
 // localCommits lists base..head along first parents, oldest first.
 func (r *Repo) localCommits(base, head plumbing.Hash) ([]*object.Commit, error) {
 	var out []*object.Commit
 	for h := head; !h.IsZero() && h != base; {
-		c, err := object.GetCommit(r.store, h)
+		c, err := object.GetCommit(r.objs(), h)
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", h, err)
 		}
@@ -451,17 +499,18 @@ func (r *Repo) localCommits(base, head plumbing.Hash) ([]*object.Commit, error) 
 // a path the other side did not touch takes our version; a path both sides
 // changed is merged three-way; the derived file is left to the hook.
 func (r *Repo) mergeChanges(parentTree, curTree plumbing.Hash, ours []fileChange) ([]fileChange, []string, error) {
+	s := r.objs()
 	var out []fileChange
 	var conflicts []string
 	for _, c := range ours {
 		if c.Path == DerivedFile {
 			continue
 		}
-		base, hasBase, err := treeEntry(r.store, parentTree, c.Path)
+		base, hasBase, err := treeEntry(s, parentTree, c.Path)
 		if err != nil {
 			return nil, nil, err
 		}
-		theirs, hasTheirs, err := treeEntry(r.store, curTree, c.Path)
+		theirs, hasTheirs, err := treeEntry(s, curTree, c.Path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -478,15 +527,15 @@ func (r *Repo) mergeChanges(parentTree, curTree plumbing.Hash, ours []fileChange
 			conflicts = append(conflicts, c.Path)
 			continue
 		}
-		bb, err := readBlob(r.store, base.Hash)
+		bb, err := readBlob(s, base.Hash)
 		if err != nil {
 			return nil, nil, err
 		}
-		ob, err := readBlob(r.store, c.Hash)
+		ob, err := readBlob(s, c.Hash)
 		if err != nil {
 			return nil, nil, err
 		}
-		tb, err := readBlob(r.store, theirs.Hash)
+		tb, err := readBlob(s, theirs.Hash)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -495,7 +544,7 @@ func (r *Repo) mergeChanges(parentTree, curTree plumbing.Hash, ours []fileChange
 			conflicts = append(conflicts, c.Path)
 			continue
 		}
-		h, err := storeBlob(r.store, m)
+		h, err := storeBlob(s, m)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -510,6 +559,9 @@ func (r *Repo) mergeChanges(parentTree, curTree plumbing.Hash, ours []fileChange
 func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, tip plumbing.Hash, paths []string) error {
 	name := "tgp/conflict/" + time.Now().UTC().Format("20060102-150405") + "-" + randomID()
 	ce := &ConflictError{Paths: paths, Branch: name, Commit: head.String()}
+	if _, err := r.flushOverlay(); err != nil {
+		return err
+	}
 	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), head)); err != nil {
 		return err
 	}

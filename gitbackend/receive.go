@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -615,8 +616,9 @@ func (u refUpdate) line() string {
 
 // receive applies u to the remote as git's receive-pack would. lk holds
 // the ref's lock and the ref is known to be at u.Old. On a refusal nothing
-// the push brought stays on the remote.
-func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *refLock, u refUpdate) error {
+// the push brought stays on the remote. seg, when it completes u.Old..u.New,
+// is what the push brings, already packed.
+func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *refLock, u refUpdate, seg *segment) error {
 	pol, err := loadReceivePolicy(l.path)
 	if err != nil {
 		return err
@@ -628,10 +630,15 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 	var q *quarantine
 	defer func() { q.remove() }()
 	var shallow, direct []plumbing.Hash
+	if seg != nil && (seg.base != u.Old || seg.head != u.New || u.Old.IsZero()) {
+		seg = nil
+	}
 	if !u.New.IsZero() {
 		var missing []plumbing.Hash
-		missing, shallow, err = collectMissing(ctx, l.local, rs, u.New, 0)
-		if err != nil {
+		if seg != nil {
+			// The remote has u.Old's closure; the pack has the rest.
+			missing = seg.pack.hashes
+		} else if missing, shallow, err = collectMissing(ctx, l.local, rs, u.New, 0); err != nil {
 			return err
 		}
 		if pol.fsck {
@@ -726,7 +733,15 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 	}
 
 	if len(direct) > 0 {
-		if err := writeObjects(l.local, rs, direct, len(direct) >= pol.unpackLimit); err != nil {
+		// One pack, whatever receive.unpackLimit says: the objects are the
+		// same either way, and a file per object is what makes a push slow.
+		p := (*packed)(nil)
+		if seg != nil {
+			p = seg.pack
+		} else if p, err = l.enc.encode(l.local, direct); err != nil {
+			return fmt.Errorf("push %s to %s: %w", u.Ref, l.path, err)
+		}
+		if err := writePackFiles(l.path, p, nil); err != nil {
 			return fmt.Errorf("push %s to %s: %w", u.Ref, l.path, err)
 		}
 	}
@@ -747,6 +762,9 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 			return fmt.Errorf("update shallow of %s: %w", l.path, err)
 		}
 	}
+	// Still under the ref's lock, so that the writers queued on it never
+	// read the packs while they are merged.
+	l.consolidate(pol.shared)
 	if u.New.IsZero() {
 		err = lk.deleteRef()
 	} else {
@@ -777,6 +795,24 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		}
 	}
 	return nil
+}
+
+// consolidate merges the remote's small packs once there are many (one
+// arrives per push). A failure leaves the packs as they were: still valid.
+func (l *localRemote) consolidate(shared int) {
+	fs := osfs.New(l.path)
+	small, err := smallPacks(fs)
+	if err != nil || len(small) <= maxSmallPacks {
+		return
+	}
+	src := l.open()
+	defer src.Close()
+	_, err = consolidatePacks(fs, src, &l.enc, func(p *packed) error {
+		return writePackFiles(l.path, p, func(f string) error { return adjustSharedPerm(f, shared) })
+	})
+	if err != nil && l.progress != nil {
+		l.progress("warning: " + err.Error())
+	}
 }
 
 func isExit(err error) bool {

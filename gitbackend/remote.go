@@ -78,6 +78,8 @@ type localRemote struct {
 	// progress receives the remote's output ("remote: ..." lines) of a
 	// push it accepted; a refusal carries it in the error.
 	progress func(string)
+	// enc packs what a push sends.
+	enc packEncoder
 }
 
 func newLocalRemote(p string, local storage.Storer) (*localRemote, error) {
@@ -108,8 +110,12 @@ func (l *localRemote) open() *filesystem.Storage {
 // the lock instead of racing, so no work is wasted on rejected pushes.
 //
 // lockWait bounds only the wait for the lock, not the remote's hooks,
-// which may legitimately run long (ctx bounds those).
-func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.Duration, fn func(tip plumbing.Hash) (plumbing.Hash, error)) error {
+// which may legitimately run long (ctx bounds those). known is a tip the
+// local store already has everything of (nothing to fetch when the remote
+// is still there). fn may return the pack that completes its head (see
+// segment): the remote then takes it as it is instead of walking the
+// commits for what it lacks.
+func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.Duration, known plumbing.Hash, fn func(tip plumbing.Hash) (plumbing.Hash, *segment, error)) error {
 	ref := "refs/heads/" + branch
 	wctx, cancel := context.WithTimeout(ctx, lockWait)
 	lk, err := acquireRefLock(wctx, l.path, ref, true)
@@ -124,19 +130,19 @@ func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.D
 	}
 	rs := l.open()
 	defer rs.Close()
-	if !tip.IsZero() {
-		if err := copyObjects(ctx, rs, l.local, tip, 0); err != nil {
+	if !tip.IsZero() && tip != known {
+		if err := copyObjectsRetry(ctx, l, &rs, tip); err != nil {
 			return fmt.Errorf("fetch %s: %w", branch, err)
 		}
 	}
-	head, err := fn(tip)
+	head, seg, err := fn(tip)
 	if err != nil {
 		return err
 	}
 	if head == tip {
 		return nil
 	}
-	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: tip, New: head}); err != nil {
+	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: tip, New: head}, seg); err != nil {
 		return err
 	}
 	if tip.IsZero() {
@@ -154,16 +160,39 @@ func (l *localRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, er
 }
 
 func (l *localRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
-	rs := l.open()
-	defer rs.Close()
 	tip, err := readRef(l.path, "refs/heads/"+branch)
 	if err != nil || tip.IsZero() {
 		return plumbing.ZeroHash, err
 	}
-	if err := copyObjects(ctx, rs, l.local, tip, depth); err != nil {
+	rs := l.open()
+	defer func() { rs.Close() }()
+	if depth == 0 {
+		err = copyObjectsRetry(ctx, l, &rs, tip)
+	} else {
+		err = copyObjects(ctx, rs, l.local, tip, depth)
+	}
+	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("fetch %s: %w", branch, err)
 	}
 	return tip, nil
+}
+
+// copyObjectsRetry copies the closure of tip, looking at the remote's
+// packs afresh when an object cannot be read: a writer may have merged the
+// packs this store listed (consolidatePacks), as git's readers re-scan the
+// pack directory on a miss.
+func copyObjectsRetry(ctx context.Context, l *localRemote, rs **filesystem.Storage, tip plumbing.Hash) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = copyObjects(ctx, *rs, l.local, tip, 0); err == nil || ctx.Err() != nil || attempt == 3 {
+			return err
+		}
+		(*rs).Close()
+		*rs = l.open()
+		if err := sleepCtx(ctx, time.Duration(attempt+1)*5*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // Push moves the branch from old to new (new zero deletes it) with a
@@ -188,7 +217,7 @@ func (l *localRemote) Push(ctx context.Context, branch string, old, new plumbing
 	}
 	rs := l.open()
 	defer rs.Close()
-	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: old, New: new}); err != nil {
+	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: old, New: new}, nil); err != nil {
 		return err
 	}
 	if old.IsZero() {
@@ -326,8 +355,9 @@ func collectTree(ctx context.Context, src, dst storer.EncodedObjectStorer, h plu
 }
 
 // packThreshold is the object count above which objects are written as a
-// packfile instead of loose objects.
-const packThreshold = 64
+// packfile instead of loose objects: every fetch that brings more than one
+// object is one pack (small packs are merged later, consolidatePacks).
+const packThreshold = 1
 
 func writeObjects(src, dst storer.EncodedObjectStorer, hashes []plumbing.Hash, pack bool) error {
 	if pack && len(hashes) > 0 {

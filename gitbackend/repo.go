@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/gofrs/flock"
 )
@@ -75,6 +76,13 @@ type Repo struct {
 	// notes are repairs made while opening (a broken .git), reported by
 	// the next Hydrate.
 	notes []string
+	// dot is the .git directory; ov holds the objects of the persist in
+	// progress (nil between persists); packer encodes their packs.
+	dot    billy.Filesystem
+	ov     *overlay
+	packer packEncoder
+	// idx caches the decoded index between persists (index.go).
+	idx indexCache
 }
 
 // Option configures Open.
@@ -157,6 +165,7 @@ func (r *Repo) openStore() error {
 	}
 	// Keep pack files open: otherwise go-git opens (and the jail
 	// resolves) the pack for every object read. Close releases them.
+	r.dot = dot
 	r.store = filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, MaxOpenDescriptors: 64})
 	return nil
 }
@@ -385,11 +394,20 @@ func (r *Repo) treeOf(commit plumbing.Hash) (plumbing.Hash, error) {
 	if commit.IsZero() {
 		return plumbing.ZeroHash, nil
 	}
-	c, err := object.GetCommit(r.store, commit)
+	c, err := object.GetCommit(r.objs(), commit)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", commit, err)
 	}
 	return c.TreeHash, nil
+}
+
+// objs is where objects are read and written: the persist's overlay while
+// one runs, else the store.
+func (r *Repo) objs() storage.Storer {
+	if r.ov != nil {
+		return r.ov
+	}
+	return r.store
 }
 
 // branch is the branch HEAD is on.

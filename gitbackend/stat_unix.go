@@ -17,3 +17,11 @@ func fillStat(e *index.Entry, info fs.FileInfo) {
 		e.UID, e.GID = st.Uid, st.Gid
 	}
 }
+
+// inodeOf is the file's inode number (0 when unknown).
+func inodeOf(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}

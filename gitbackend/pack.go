@@ -1,0 +1,447 @@
+package gitbackend
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// This file is how a persist stores what it creates: the blobs, trees and
+// commit of a change are kept in memory (an overlay on the root's store)
+// while the change is built, then written as one small pack on each side
+// (the root's .git and the remote) instead of one loose file per object.
+// Small packs are merged once there are many of them (consolidatePacks),
+// as git's gc.autoPackLimit would.
+
+// overlay is the root's store with the objects of the current persist held
+// in memory. Reads see the overlay first; everything else (refs, index
+// through the repository's cache, config) is the store's own.
+type overlay struct {
+	*filesystem.Storage
+	ix   indexStorage
+	objs map[plumbing.Hash]plumbing.EncodedObject
+	// pending are the objects set or included since the last flush: the
+	// next pack holds exactly them.
+	pending   []plumbing.Hash
+	inPending map[plumbing.Hash]bool
+	// pushable is the last pack written with the commits it completes.
+	pushable *segment
+}
+
+// segment is a pack holding every object of the commits base..head that
+// base's closure lacks: a remote at base needs exactly it.
+type segment struct {
+	base, head plumbing.Hash
+	pack       *packed
+}
+
+func (r *Repo) newOverlay() *overlay {
+	return &overlay{Storage: r.store, ix: indexStorage{c: &r.idx, dot: r.dot, s: r.store},
+		objs: map[plumbing.Hash]plumbing.EncodedObject{}, inPending: map[plumbing.Hash]bool{}}
+}
+
+// Index and SetIndex go through the repository's index cache.
+func (o *overlay) Index() (*index.Index, error)    { return o.ix.Index() }
+func (o *overlay) SetIndex(idx *index.Index) error { return o.ix.SetIndex(idx) }
+
+func (o *overlay) add(h plumbing.Hash, obj plumbing.EncodedObject) {
+	o.objs[h] = obj
+	if !o.inPending[h] {
+		o.inPending[h] = true
+		o.pending = append(o.pending, h)
+	}
+}
+
+func (o *overlay) SetEncodedObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
+	if obj.Type() == plumbing.OFSDeltaObject || obj.Type() == plumbing.REFDeltaObject {
+		return plumbing.ZeroHash, plumbing.ErrInvalidType
+	}
+	h := obj.Hash()
+	if old, ok := o.objs[h]; ok {
+		obj = old
+	}
+	o.add(h, obj)
+	return h, nil
+}
+
+func (o *overlay) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if obj, ok := o.objs[h]; ok {
+		if t != plumbing.AnyObject && obj.Type() != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return obj, nil
+	}
+	return o.Storage.EncodedObject(t, h)
+}
+
+func (o *overlay) HasEncodedObject(h plumbing.Hash) error {
+	if _, ok := o.objs[h]; ok {
+		return nil
+	}
+	return o.Storage.HasEncodedObject(h)
+}
+
+func (o *overlay) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if obj, ok := o.objs[h]; ok {
+		return obj.Size(), nil
+	}
+	return o.Storage.EncodedObjectSize(h)
+}
+
+// include puts an object the store already has into the next pack (a
+// replayed change's own blobs, which the remote has never seen).
+func (o *overlay) include(h plumbing.Hash) error {
+	obj, ok := o.objs[h]
+	if !ok {
+		var err error
+		if obj, err = o.Storage.EncodedObject(plumbing.AnyObject, h); err != nil {
+			return fmt.Errorf("read object %s: %w", h, err)
+		}
+	}
+	o.add(h, obj)
+	return nil
+}
+
+// packed is an encoded pack and its index, ready to be written.
+type packed struct {
+	sum       plumbing.Hash
+	pack, idx []byte
+	hashes    []plumbing.Hash
+}
+
+// packEncoder encodes packs (version 2, no deltas: a persist's objects are
+// new content) and their .idx, reusing its buffers and compressor.
+type packEncoder struct {
+	zw   *zlib.Writer
+	buf  bytes.Buffer
+	ents []packEntry
+}
+
+type packEntry struct {
+	h   plumbing.Hash
+	off uint64
+	crc uint32
+}
+
+// encode packs the objects named by hashes, read from src.
+func (e *packEncoder) encode(src interface {
+	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
+}, hashes []plumbing.Hash) (*packed, error) {
+	var pack bytes.Buffer
+	var hdr [12]byte
+	copy(hdr[:], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(len(hashes)))
+	pack.Write(hdr[:])
+	e.ents = e.ents[:0]
+	for _, h := range hashes {
+		obj, err := src.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return nil, fmt.Errorf("pack object %s: %w", h, err)
+		}
+		off := pack.Len()
+		writeEntryHeader(&pack, obj.Type(), obj.Size())
+		r, err := obj.Reader()
+		if err != nil {
+			return nil, fmt.Errorf("pack object %s: %w", h, err)
+		}
+		if e.zw == nil {
+			e.zw = zlib.NewWriter(&pack)
+		} else {
+			e.zw.Reset(&pack)
+		}
+		_, err = io.Copy(e.zw, r)
+		r.Close()
+		if err == nil {
+			err = e.zw.Close()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pack object %s: %w", h, err)
+		}
+		e.ents = append(e.ents, packEntry{h: h, off: uint64(off), crc: crc32.ChecksumIEEE(pack.Bytes()[off:])})
+	}
+	sum := sha1.Sum(pack.Bytes())
+	pack.Write(sum[:])
+	p := &packed{sum: plumbing.Hash(sum), pack: pack.Bytes(), hashes: hashes}
+	p.idx = e.encodeIdx(p.sum)
+	return p, nil
+}
+
+// writeEntryHeader is a pack entry's type and size (git's
+// encode_in_pack_object_header).
+func writeEntryHeader(w *bytes.Buffer, t plumbing.ObjectType, size int64) {
+	c := byte(t)<<4 | byte(size&0x0f)
+	size >>= 4
+	for size != 0 {
+		w.WriteByte(c | 0x80)
+		c = byte(size & 0x7f)
+		size >>= 7
+	}
+	w.WriteByte(c)
+}
+
+// encodeIdx is the version 2 .idx of the entries just packed.
+func (e *packEncoder) encodeIdx(packSum plumbing.Hash) []byte {
+	ents := e.ents
+	sort.Slice(ents, func(i, j int) bool { return bytes.Compare(ents[i].h[:], ents[j].h[:]) < 0 })
+	// Duplicates cannot occur: every caller packs distinct hashes.
+	var large []uint64
+	out := make([]byte, 0, 8+256*4+len(ents)*(20+4+4)+40)
+	out = append(out, 0xff, 't', 'O', 'c', 0, 0, 0, 2)
+	n := 0
+	for b := 0; b < 256; b++ {
+		for n < len(ents) && int(ents[n].h[0]) <= b {
+			n++
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(n))
+	}
+	for _, en := range ents {
+		out = append(out, en.h[:]...)
+	}
+	for _, en := range ents {
+		out = binary.BigEndian.AppendUint32(out, en.crc)
+	}
+	for _, en := range ents {
+		if en.off > 0x7fffffff {
+			out = binary.BigEndian.AppendUint32(out, 0x80000000|uint32(len(large)))
+			large = append(large, en.off)
+			continue
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(en.off))
+	}
+	for _, off := range large {
+		out = binary.BigEndian.AppendUint64(out, off)
+	}
+	out = append(out, packSum[:]...)
+	sum := sha1.Sum(out)
+	return append(out, sum[:]...)
+}
+
+// writePackFiles puts a pack into gitdir's objects/pack, the way git's
+// index-pack finishes one: each file written under a temporary name and
+// renamed into place, the .idx before the .pack (a reader that lists
+// either finds the other). perm adjusts each file and is optional.
+func writePackFiles(gitdir string, p *packed, perm func(string) error) error {
+	dir := filepath.Join(gitdir, "objects", "pack")
+	base := filepath.Join(dir, "pack-"+p.sum.String())
+	if _, err := os.Stat(base + ".pack"); err == nil {
+		return nil // the same objects, already there
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write pack in %s: %w", dir, err)
+	}
+	put := func(ext string, data []byte) error {
+		f, err := os.CreateTemp(dir, "tmp_pack_")
+		if err != nil {
+			return err
+		}
+		tmp := f.Name()
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp, 0o444)
+		}
+		if err == nil && perm != nil {
+			err = perm(tmp)
+		}
+		if err == nil {
+			err = os.Rename(tmp, base+ext)
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("write %s: %w", base+ext, err)
+		}
+		return nil
+	}
+	if err := put(".idx", p.idx); err != nil {
+		return err
+	}
+	return put(".pack", p.pack)
+}
+
+// writeLocalPack stores a pack in the root's own store through go-git,
+// which indexes it and makes its objects readable at once.
+func writeLocalPack(s *filesystem.Storage, p *packed) error {
+	w, err := s.PackfileWriter()
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	if _, err := w.Write(p.pack); err != nil {
+		w.Close()
+		return fmt.Errorf("write pack: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	return nil
+}
+
+// flushOverlay writes the overlay's objects not yet on disk as one pack in
+// the root's store and returns it (nil when there was nothing to write).
+func (r *Repo) flushOverlay() (*packed, error) {
+	o := r.ov
+	if o == nil || len(o.pending) == 0 {
+		return nil, nil
+	}
+	p, err := r.packer.encode(o, o.pending)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeLocalPack(r.store, p); err != nil {
+		return nil, err
+	}
+	o.pending = nil
+	clear(o.inPending)
+	merged, err := consolidatePacks(r.dot, r.store, &r.packer, func(p *packed) error { return writeLocalPack(r.store, p) })
+	if err != nil {
+		r.progressf("warning: %v", err) // the packs stay as they are: still a valid store
+	}
+	if merged {
+		// Drop the handles and the index of the packs just removed.
+		_ = r.store.Close()
+		r.store.Reindex()
+	}
+	return p, nil
+}
+
+// Small packs are merged once more than maxSmallPacks of them are under
+// smallPackSize: readers then look objects up in a bounded number of
+// indexes, however many persists there were.
+const (
+	maxSmallPacks = 16
+	smallPackSize = 1 << 20
+)
+
+// smallPacks lists the packs of objects/pack small enough to merge (no
+// .keep or .promisor file, an index next to them), as paths without the
+// extension.
+func smallPacks(fs billy.Filesystem) ([]string, error) {
+	dir := "objects/pack"
+	ents, err := fs.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if path.Ext(n) != ".pack" || len(n) != len("pack-")+40+len(".pack") || e.Size() >= smallPackSize {
+			continue
+		}
+		base := n[:len(n)-len(".pack")]
+		if names[base+".keep"] || names[base+".promisor"] || !names[base+".idx"] {
+			continue
+		}
+		out = append(out, dir+"/"+base)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// packHashes reads the object names of a version 2 .idx.
+func packHashes(fs billy.Filesystem, idxPath string) ([]plumbing.Hash, error) {
+	f, err := fs.Open(idxPath)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 8+256*4 || !bytes.Equal(b[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+		return nil, fmt.Errorf("%s: not a version 2 pack index", idxPath)
+	}
+	n := int(binary.BigEndian.Uint32(b[8+255*4:]))
+	names := b[8+256*4:]
+	if len(names) < n*20 {
+		return nil, fmt.Errorf("%s: truncated", idxPath)
+	}
+	out := make([]plumbing.Hash, n)
+	for i := range out {
+		copy(out[i][:], names[i*20:])
+	}
+	return out, nil
+}
+
+// consolidatePacks merges the small packs of the git directory fs when
+// there are too many: the merged pack is written (by write) before any
+// small pack is removed, so every object stays readable throughout; a
+// reader that listed a removed pack finds its objects in the merged one
+// when it looks again. Another process merging at the same time makes this
+// one stand down (objects/pack/tgp-repack.lock). It reports whether it
+// merged.
+func consolidatePacks(fs billy.Filesystem, src interface {
+	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
+}, enc *packEncoder, write func(*packed) error) (bool, error) {
+	small, err := smallPacks(fs)
+	if err != nil || len(small) <= maxSmallPacks {
+		return false, err
+	}
+	lock := "objects/pack/tgp-repack.lock"
+	f, err := fs.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if fi, serr := fs.Stat(lock); serr == nil && time.Since(fi.ModTime()) > staleLockAge {
+			_ = fs.Remove(lock) // left by a dead process; the next persist merges
+		}
+		return false, nil
+	}
+	f.Close()
+	defer fs.Remove(lock)
+	seen := map[plumbing.Hash]bool{}
+	var all []plumbing.Hash
+	for _, base := range small {
+		hs, err := packHashes(fs, base+".idx")
+		if err != nil {
+			return false, fmt.Errorf("consolidate packs: %w", err)
+		}
+		for _, h := range hs {
+			if !seen[h] {
+				seen[h] = true
+				all = append(all, h)
+			}
+		}
+	}
+	p, err := enc.encode(src, all)
+	if err != nil {
+		return false, fmt.Errorf("consolidate packs: %w", err)
+	}
+	if err := write(p); err != nil {
+		return false, fmt.Errorf("consolidate packs: %w", err)
+	}
+	merged := "objects/pack/pack-" + p.sum.String()
+	for _, base := range small {
+		if base == merged {
+			continue
+		}
+		// The .pack first: git lists packs by their .idx and skips one
+		// whose .pack is gone; go-git lists them by their .pack.
+		for _, ext := range []string{".pack", ".rev", ".idx"} {
+			_ = fs.Remove(base + ext)
+		}
+	}
+	return true, nil
+}

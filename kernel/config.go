@@ -28,6 +28,7 @@ type Config struct {
 	Tools    ToolsConfig    `koanf:"tools"`
 	Approval ApprovalConfig `koanf:"approval"`
 	Serve    ServeConfig    `koanf:"serve"`
+	Shell    ShellConfig    `koanf:"shell"`
 }
 
 // GitConfig configures the remote and how changes are persisted.
@@ -158,7 +159,7 @@ type ApprovalConfig struct {
 
 // Defaults are the built-in configuration values, the lowest layer.
 func Defaults() map[string]any {
-	return map[string]any{
+	return withShellDefaults(map[string]any{
 		"root_dir":                   ".tgp",
 		"git.remote":                 "",
 		"git.branch":                 "", // empty: follow the remote's HEAD like git clone
@@ -196,7 +197,7 @@ func Defaults() map[string]any {
 		"serve.allowed_origins":      []any{},
 		"serve.max_body_bytes":       4 << 20,
 		"serve.session_idle_timeout": "30m",
-	}
+	})
 }
 
 // ConfigError reports a configuration key with a bad value.
@@ -466,6 +467,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Git.WriteStrategy == "pr" && c.Git.Provider == "github" && c.Git.Repo == "" && c.Git.Remote == "" {
 		return &ConfigError{Key: "git.repo", Problem: "required for write_strategy pr with provider github (owner/name)"}
+	}
+	if err := c.Shell.validate(); err != nil {
+		return err
 	}
 	for id, sev := range c.Sandbox.Check.Rules {
 		if err := oneOf("sandbox.check.rules."+id, sev, "off", "warning", "error"); err != nil {

@@ -184,6 +184,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 			return nil, err
 		}
 	}
+	if err := k.set.Add(k.shellTools()...); err != nil {
+		return nil, err
+	}
 	if err := k.set.Add(tools.FindTool(func() tools.Finder {
 		if r := k.Registry(); r != nil {
 			return r

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/shell"
 	"github.com/tgp-go/tgp/sqldb/pgtest"
 )
 
@@ -15,6 +16,8 @@ func TestMain(m *testing.M) {
 	// Tests that use sandbox.isolation: process start this binary as the
 	// worker (sandbox.worker_command).
 	sandbox.ServeWorkerIfRequested()
+	// The shell tools' Landlock helper is this binary too.
+	shell.ServeExecIfRequested()
 	c, err := pgtest.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)

@@ -104,4 +104,27 @@ serve:
   max_body_bytes: 4194304
   # Sessions with no request for this long are closed (0: never).
   session_idle_timeout: 30m
+
+shell:
+  # The shell tools (shell, exec_command, write_stdin). Every command a command line runs (each pipeline
+  # stage, $(...), xargs/env/find -exec/sh -c inner commands) is checked after expansion: deny first,
+  # then the categories; a command in none of them is not allowed (interpreters such as python, node,
+  # awk are not allowed unless you list them). A name with a slash (./scripts/test.sh) must be listed
+  # as that exact path.
+  categories:
+    # Need paths.read (or paths.write) in the working directory and for the files they name.
+    read_only: [ls, cat, head, tail, wc, grep, egrep, fgrep, find, sort, uniq, diff, cmp, comm, file, stat, du, tree, basename, dirname, realpath, readlink, cut, tr, nl, tac, rev, fold, paste, join, column, expand, unexpand, od, md5sum, sha1sum, sha256sum, base64, strings, seq, date, "true", "false", pwd, printenv, env, xargs, nice, timeout, test, expr, which, sleep, uname]
+    # Need paths.write.
+    safe_write: [mkdir, touch, cp, mv, echo, printf, tee, chmod]
+    # Need paths.write and the host's approval (kernel.WithApprover); refused without an approver.
+    dangerous: [rm, rmdir, shred]
+  # Refused before anything else, with a security warning.
+  deny: [curl, wget, ssh, scp, sftp, rsync, nc, ncat, netcat, telnet, ftp, sudo, su, doas, chown, chgrp, mount, umount, nohup, setsid, kill, pkill, killall, crontab, at, systemctl, docker, podman, dd, mkfs]
+  paths:
+    # Globs relative to the root ("**" any depth); a pattern covers what is beneath it. Deny wins, write
+    # implies read, .git is always denied. Where the kernel supports Landlock, child processes are held
+    # to these scopes by the kernel too (system directories readable; no TCP).
+    read: ["**"]
+    write: ["**"]
+    deny: ["**/.env", "**/*.pem", "**/*.key"]
 `

@@ -550,3 +550,79 @@ func (x *run) staticCheck(argv []string, depth int) (string, error) {
 	}
 	return "", nil
 }
+
+// Classify is the highest category of the commands written literally in
+// line (a static look, for approval policies: the run-time checks see
+// every command). Dynamic command names count as safe_write; a denied or
+// unknown command is returned as the error.
+func (s *Scopes) Classify(line string) (Category, error) {
+	f, err := syntax.NewParser().Parse(strings.NewReader(line), "")
+	if err != nil {
+		return "", &SyntaxError{Err: err}
+	}
+	funcs := map[string]bool{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+			funcs[fd.Name.Value] = true
+		}
+		return true
+	})
+	cat := ReadOnly
+	var firstErr error
+	syntax.Walk(f, func(n syntax.Node) bool {
+		ce, ok := n.(*syntax.CallExpr)
+		if !ok || len(ce.Args) == 0 || firstErr != nil {
+			return firstErr == nil
+		}
+		var argv []string
+		for _, w := range ce.Args {
+			lit := w.Lit()
+			if lit == "" {
+				break
+			}
+			argv = append(argv, lit)
+		}
+		for len(argv) > 0 && (argv[0] == "exec" || argv[0] == "command" || argv[0] == "builtin") {
+			argv = argv[1:]
+		}
+		switch {
+		case len(argv) == 0:
+			cat = maxCat(cat, SafeWrite) // a dynamic command name
+		case funcs[argv[0]] || interp.IsBuiltin(argv[0]):
+		case shells[path.Base(argv[0])]:
+			cat = maxCat(cat, SafeWrite)
+		default:
+			c, err := s.Categorize(argv[0])
+			if err != nil {
+				firstErr = err
+				return false
+			}
+			cat = maxCat(cat, c)
+			if inner, writes, _, err := unwrap(path.Base(argv[0]), argv); err == nil {
+				if len(writes) > 0 {
+					cat = maxCat(cat, SafeWrite)
+				}
+				if len(inner) > 0 {
+					if ic, err := s.Categorize(inner[0]); err == nil {
+						cat = maxCat(cat, ic)
+					}
+				}
+			}
+			if path.Base(argv[0]) == "find" && hasArg(argv, "-delete") {
+				cat = maxCat(cat, Dangerous)
+			}
+		}
+		return true
+	})
+	// Redirections that write make the line at least safe_write.
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok {
+			switch r.Op {
+			case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.RdrInOut:
+				cat = maxCat(cat, SafeWrite)
+			}
+		}
+		return true
+	})
+	return cat, firstErr
+}

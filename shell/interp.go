@@ -125,7 +125,9 @@ func (x *run) nested(ctx context.Context, hc interp.HandlerContext, p plan) erro
 		return true
 	})
 	params := append(append([]string{}, p.opts...), "--")
-	params = append(params, p.params...)
+	if len(p.params) > 1 {
+		params = append(params, p.params[1:]...) // $1...; $0 stays the interpreter's
+	}
 	err := x.interpret(ctx, p.script, hc.Dir, hc.Stdin, hc.Stdout, hc.Stderr, env, params...)
 	if f := x.failure(); f != nil {
 		return f
@@ -270,11 +272,17 @@ func (x *run) open(ctx context.Context, p string, flag int, perm os.FileMode) (i
 	if err := x.r.scopes.CheckPath("redirection", rel, sc); err != nil {
 		return nil, x.stop(err)
 	}
-	lexical, ok := x.r.rel(abs)
-	if !ok {
-		lexical = rel
+	if flag&os.O_CREATE != 0 && rel != "" {
+		// Like write_file, a redirection creates missing parent
+		// directories (inside the write scope, checked above).
+		parent := filepath.Dir(filepath.Join(x.r.root, filepath.FromSlash(rel)))
+		if _, err := os.Lstat(parent); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(parent, 0o755); err != nil {
+				return nil, err
+			}
+		}
 	}
-	f, realOpened, err := openBeneath(x.r.root, lexicalOrReal(lexical, rel), flag, perm)
+	f, realOpened, err := openBeneath(x.r.root, lexicalOrReal(rel), flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -286,14 +294,11 @@ func (x *run) open(ctx context.Context, p string, flag int, perm os.FileMode) (i
 	return f, nil
 }
 
-func lexicalOrReal(lexical, real string) string {
-	if real != "" {
-		return real
-	}
-	if lexical == "" {
+func lexicalOrReal(real string) string {
+	if real == "" {
 		return "."
 	}
-	return lexical
+	return real
 }
 
 // openFallback opens without openat2: the path was checked after

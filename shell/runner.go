@@ -250,6 +250,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer devnull.Close()
 	runErr := x.interpret(runCtx, file, dir, devnull, stdout, stderr, nil)
+	// Background jobs end with the line, as its processes do.
+	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
+	cancel()
 	x.killAll()
 	res := &Result{Stdout: stdout.String(), Stderr: stderr.String(), Isolation: r.Isolation()}
 	res.Truncated = stdout.truncated() || stderr.truncated()
@@ -262,7 +265,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	if v := x.failure(); v != nil {
 		return res, v
 	}
-	if errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+	if timedOut && ctx.Err() == nil {
 		res.ExitCode = 124
 		return res, &TimeoutError{Timeout: timeout, Result: res}
 	}

@@ -257,7 +257,13 @@ func (s *Scopes) Allowed(sc Scope) []string {
 	if sc == ScopeWrite {
 		return slices.Clone(s.write)
 	}
-	return append(slices.Clone(s.read), s.write...)
+	out := slices.Clone(s.read)
+	for _, w := range s.write {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Denied reports whether rel (slash-separated, relative to the root, "" or

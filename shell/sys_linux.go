@@ -85,8 +85,10 @@ func openBeneath(root, rel string, flag int, perm os.FileMode) (*os.File, string
 		return nil, "", err
 	}
 	defer unix.Close(dir)
-	how := &unix.OpenHow{Flags: uint64(flag) | unix.O_CLOEXEC, Mode: uint64(perm.Perm()),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	how := &unix.OpenHow{Flags: uint64(flag) | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	if flag&os.O_CREATE != 0 {
+		how.Mode = uint64(perm.Perm())
+	}
 	fd, err := unix.Openat2(dir, rel, how)
 	if err == unix.ENOSYS {
 		return openFallback(root, rel, flag, perm)

@@ -42,7 +42,7 @@ func newRootCmd(a *app) *cobra.Command {
 		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
 	cmd.AddCommand(newCallCmd(a), newToolsCmd(a), newVersionCmd(a), newAgentCmd(a), newServeCmd(a), newSchemaCmd(a), newInitCmd(a),
-		newBootCmd(a), newStatusCmd(a), newCheckCmd(a), newExecCmd(a), newPRCmd(a), newSessionCmd(a), newWorkerCmd(a))
+		newBootCmd(a), newStatusCmd(a), newCheckCmd(a), newExecCmd(a), newPRCmd(a), newSessionCmd(a), newWorkerCmd(a), newShellExecCmd(a))
 	return cmd
 }
 

@@ -309,6 +309,10 @@ func (r *Repo) flushOverlay() (*packed, error) {
 	}
 	o.pending = nil
 	clear(o.inPending)
+	// Look at the pack directory every few packs, not on every persist.
+	if r.packsWritten++; r.packsWritten%(maxSmallPacks/2) != 0 {
+		return p, nil
+	}
 	merged, err := consolidatePacks(r.dot, r.store, &r.packer, func(p *packed) error { return writeLocalPack(r.store, p) })
 	if err != nil {
 		r.progressf("warning: %v", err) // the packs stay as they are: still a valid store
@@ -321,18 +325,24 @@ func (r *Repo) flushOverlay() (*packed, error) {
 	return p, nil
 }
 
-// Small packs are merged once more than maxSmallPacks of them are under
-// smallPackSize: readers then look objects up in a bounded number of
-// indexes, however many persists there were.
+// Packs are merged once more than maxSmallPacks of them are under
+// smallPackSize, geometrically (as git repack --geometric=2): the smallest
+// packs are merged until every pack left is at least twice the size of
+// all the smaller ones together, so each object is rewritten O(log n)
+// times and readers look objects up in a bounded number of indexes.
 const (
 	maxSmallPacks = 16
-	smallPackSize = 1 << 20
+	smallPackSize = 16 << 20
 )
 
-// smallPacks lists the packs of objects/pack small enough to merge (no
-// .keep or .promisor file, an index next to them), as paths without the
-// extension.
-func smallPacks(fs billy.Filesystem) ([]string, error) {
+type packFile struct {
+	base string // objects/pack/pack-<sum>, without extension
+	size int64
+}
+
+// smallPacks lists the packs of objects/pack that may be merged (no .keep
+// or .promisor file, an index next to them), smallest first.
+func smallPacks(fs billy.Filesystem) ([]packFile, error) {
 	dir := "objects/pack"
 	ents, err := fs.ReadDir(dir)
 	if err != nil {
@@ -345,7 +355,7 @@ func smallPacks(fs billy.Filesystem) ([]string, error) {
 	for _, e := range ents {
 		names[e.Name()] = true
 	}
-	var out []string
+	var out []packFile
 	for _, e := range ents {
 		n := e.Name()
 		if path.Ext(n) != ".pack" || len(n) != len("pack-")+40+len(".pack") || e.Size() >= smallPackSize {
@@ -355,10 +365,33 @@ func smallPacks(fs billy.Filesystem) ([]string, error) {
 		if names[base+".keep"] || names[base+".promisor"] || !names[base+".idx"] {
 			continue
 		}
-		out = append(out, dir+"/"+base)
+		out = append(out, packFile{base: dir + "/" + base, size: e.Size()})
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].size < out[j].size || out[i].size == out[j].size && out[i].base < out[j].base
+	})
 	return out, nil
+}
+
+// geometricPrefix is how many of the packs (smallest first) to merge: the
+// packs after them each outweigh twice all the smaller ones, and at most
+// maxSmallPacks stay.
+func geometricPrefix(packs []packFile) int {
+	k := 0
+	var total int64
+	for i, p := range packs {
+		if i > 0 && p.size < 2*total {
+			k = i + 1
+		}
+		total += p.size
+	}
+	if min := len(packs) - maxSmallPacks + 1; k < min {
+		k = min
+	}
+	if k < 2 {
+		return 0
+	}
+	return k
 }
 
 // packHashes reads the object names of a version 2 .idx.
@@ -401,6 +434,10 @@ func consolidatePacks(fs billy.Filesystem, src interface {
 	if err != nil || len(small) <= maxSmallPacks {
 		return false, err
 	}
+	small = small[:geometricPrefix(small)]
+	if len(small) < 2 {
+		return false, nil
+	}
 	lock := "objects/pack/tgp-repack.lock"
 	f, err := fs.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -413,8 +450,8 @@ func consolidatePacks(fs billy.Filesystem, src interface {
 	defer fs.Remove(lock)
 	seen := map[plumbing.Hash]bool{}
 	var all []plumbing.Hash
-	for _, base := range small {
-		hs, err := packHashes(fs, base+".idx")
+	for _, sp := range small {
+		hs, err := packHashes(fs, sp.base+".idx")
 		if err != nil {
 			return false, fmt.Errorf("consolidate packs: %w", err)
 		}
@@ -433,7 +470,8 @@ func consolidatePacks(fs billy.Filesystem, src interface {
 		return false, fmt.Errorf("consolidate packs: %w", err)
 	}
 	merged := "objects/pack/pack-" + p.sum.String()
-	for _, base := range small {
+	for _, sp := range small {
+		base := sp.base
 		if base == merged {
 			continue
 		}

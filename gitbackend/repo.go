@@ -81,6 +81,9 @@ type Repo struct {
 	dot    billy.Filesystem
 	ov     *overlay
 	packer packEncoder
+	// packsWritten counts the packs flushed, to look for packs to merge
+	// every few of them.
+	packsWritten int
 	// idx caches the decoded index between persists (index.go).
 	idx indexCache
 }

@@ -156,6 +156,7 @@ func FuzzJail(f *testing.F) {
 	// outside directory is checked after every input.
 	j, root, outside := jailWithOutside(f)
 	links := map[string]string{"out": outside, "sub/rel": "../../outside", "chain": "out", "etc": "/etc"}
+	passwd, _ := os.ReadFile("/etc/passwd")
 	f.Fuzz(func(t *testing.T, p, q string) {
 		for l, target := range links {
 			full := filepath.Join(root, filepath.FromSlash(l))
@@ -171,7 +172,13 @@ func FuzzJail(f *testing.F) {
 				t.Fatalf("Resolve(%q) = %q escapes", p, rel)
 			}
 		}
-		_, _ = j.ReadFile(p)
+		// A read must never return what lives outside the root: the
+		// canary behind the planted links, or the host's /etc/passwd.
+		if data, err := j.ReadFile(p); err == nil {
+			if string(data) == "canary" || (len(passwd) > 0 && string(data) == string(passwd)) {
+				t.Fatalf("ReadFile(%q) read a file outside the root", p)
+			}
+		}
 		_ = j.WriteFile(p, []byte("pwned"), 0o644)
 		_ = j.Rename(p, q)
 		_ = j.Rename(q, p)

@@ -239,6 +239,19 @@ func TestShellApprovalGuard(t *testing.T) {
 	if _, te := shellCall(t, k, "touch notes/x", "."); te != nil {
 		t.Fatalf("policy never: %+v", te)
 	}
+	// on_risk asks for a line with a dangerous command, once: the
+	// shell does not ask again for the rm the summary showed.
+	asked = nil
+	k, root = diskKernel(t, yes, WithSetting("approval.policy", "on_risk"))
+	if _, te := shellCall(t, k, "ls; rm notes/n.txt", "."); te != nil {
+		t.Fatalf("on_risk approved: %+v", te)
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], "run `ls; rm notes/n.txt` in .") {
+		t.Fatalf("on_risk asked %q", asked)
+	}
+	if _, err := os.Stat(filepath.Join(root, "notes/n.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("approved rm did not run")
+	}
 }
 
 // TestShellSessionsDieWithTheKernel: Shutdown kills every PTY session.

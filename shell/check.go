@@ -447,6 +447,9 @@ func (x *run) approveNow(ctx context.Context, argv []string) error {
 }
 
 func (x *run) ask(ctx context.Context, lines, names []string) error {
+	if x.preApproved {
+		return nil
+	}
 	msg := fmt.Sprintf("dangerous command(s) need approval: %s", strings.Join(lines, "; "))
 	if x.r.approve == nil {
 		return &ApprovalError{Commands: lines, Message: msg + " (no approver is configured; shell.categories.dangerous commands run only when the host approves them)"}
@@ -495,9 +498,7 @@ func (x *run) precheck(f *syntax.File, dir string) error {
 			}
 			argv = append(argv, lit)
 		}
-		for len(argv) > 0 && (argv[0] == "exec" || argv[0] == "command" || argv[0] == "builtin") {
-			argv = argv[1:]
-		}
+		argv = stripPrefixes(argv)
 		if len(argv) == 0 || funcs[argv[0]] || interp.IsBuiltin(argv[0]) {
 			return true
 		}
@@ -582,9 +583,7 @@ func (s *Scopes) Classify(line string) (Category, error) {
 			}
 			argv = append(argv, lit)
 		}
-		for len(argv) > 0 && (argv[0] == "exec" || argv[0] == "command" || argv[0] == "builtin") {
-			argv = argv[1:]
-		}
+		argv = stripPrefixes(argv)
 		switch {
 		case len(argv) == 0:
 			cat = maxCat(cat, SafeWrite) // a dynamic command name
@@ -625,4 +624,16 @@ func (s *Scopes) Classify(line string) (Category, error) {
 		return true
 	})
 	return cat, firstErr
+}
+
+// stripPrefixes drops exec/command/builtin in front of a literal command;
+// `command -v` and `exec` with options run nothing here (nil).
+func stripPrefixes(argv []string) []string {
+	for len(argv) > 0 && (argv[0] == "exec" || argv[0] == "command" || argv[0] == "builtin") {
+		if len(argv) > 1 && strings.HasPrefix(argv[1], "-") {
+			return nil
+		}
+		argv = argv[1:]
+	}
+	return argv
 }

@@ -167,6 +167,17 @@ type Request struct {
 	Timeout time.Duration
 }
 
+type preapprovedKey struct{}
+
+// Preapproved marks ctx: the host already approved the whole command line
+// (the tool call's approval named it), so dangerous commands in it run
+// without asking the Approver again.
+func Preapproved(ctx context.Context) context.Context {
+	return context.WithValue(ctx, preapprovedKey{}, true)
+}
+
+func isPreapproved(ctx context.Context) bool { v, _ := ctx.Value(preapprovedKey{}).(bool); return v }
+
 // Result is what a command line did. A non-zero exit is a result, not an
 // error.
 type Result struct {
@@ -440,6 +451,8 @@ type run struct {
 	tmp    string
 	tty    *os.File // the PTY slave of a session, nil otherwise
 
+	preApproved bool
+
 	mu       sync.Mutex
 	fail     error
 	approved map[string]bool
@@ -454,7 +467,7 @@ func (r *Runner) newRun(ctx context.Context, tty *os.File) *run {
 	if err != nil {
 		tmp = os.TempDir()
 	}
-	return &run{r: r, ctx: c, cancel: cancel, tmp: tmp, tty: tty, approved: map[string]bool{}, pgids: map[int]bool{}}
+	return &run{r: r, ctx: c, cancel: cancel, tmp: tmp, tty: tty, approved: map[string]bool{}, pgids: map[int]bool{}, preApproved: isPreapproved(ctx)}
 }
 
 func (x *run) close() {

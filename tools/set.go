@@ -172,7 +172,7 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	if err != nil {
 		return Result{}, err
 	}
-	if err := s.approve(ctx, t, a, args); err != nil {
+	if ctx, err = s.approve(ctx, t, a, args); err != nil {
 		return Result{}, err
 	}
 	res, err = t.run(ctx, a)
@@ -187,7 +187,15 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	return res, nil
 }
 
-func (s *Set) approve(ctx context.Context, t *Tool, args any, raw json.RawMessage) error {
+// approvedKey marks the context of a call the Approver allowed.
+type approvedKey struct{}
+
+// Approved reports whether the host's Approver allowed this call (its
+// summary named what it does): a tool need not ask again for the same
+// call (shell's dangerous commands).
+func Approved(ctx context.Context) bool { v, _ := ctx.Value(approvedKey{}).(bool); return v }
+
+func (s *Set) approve(ctx context.Context, t *Tool, args any, raw json.RawMessage) (context.Context, error) {
 	need := false
 	risk := t.RiskOf(args)
 	switch s.policy {
@@ -197,25 +205,25 @@ func (s *Set) approve(ctx context.Context, t *Tool, args any, raw json.RawMessag
 		need = risk == RiskHigh
 	}
 	if !need {
-		return nil
+		return ctx, nil
 	}
 	summary := t.Summary(args)
 	refused := &Error{Kind: KindApprovalRequired,
 		Message: fmt.Sprintf("%s needs approval (risk %s): %s", t.Name, risk, summary),
 		Details: map[string]any{"summary": summary, "risk": string(risk)}}
 	if s.approver == nil {
-		return refused
+		return ctx, refused
 	}
 	ok, err := s.approver(ctx, ApprovalRequest{Tool: t.Name, Summary: summary, Risk: risk, Args: raw})
 	if err != nil {
 		refused.Message += ": " + err.Error()
 		refused.Err = err
-		return refused
+		return ctx, refused
 	}
 	if !ok {
-		return refused
+		return ctx, refused
 	}
-	return nil
+	return context.WithValue(ctx, approvedKey{}, true), nil
 }
 
 func (s *Set) emit(e Event) {

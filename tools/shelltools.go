@@ -111,7 +111,7 @@ func (st *shellTools) shellTool() *Tool {
 				return Result{}, err
 			}
 			timeout := time.Duration(a.TimeoutMS) * time.Millisecond
-			res, err := runner.Run(ctx, shell.Request{Command: a.Command, Workdir: a.Workdir, Timeout: timeout})
+			res, err := runner.Run(preapproved(ctx), shell.Request{Command: a.Command, Workdir: a.Workdir, Timeout: timeout})
 			var per *Persisted
 			if res != nil {
 				per = st.persist(ctx, "shell", a.Command, res.Changed, res.Refused)
@@ -232,7 +232,7 @@ func (st *shellTools) execCommand() *Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			p, err := sessions.Start(ctx, a.Cmd, a.Workdir, time.Duration(a.YieldTimeMS)*time.Millisecond, a.MaxOutputTokens*tokenBytes)
+			p, err := sessions.Start(preapproved(ctx), a.Cmd, a.Workdir, time.Duration(a.YieldTimeMS)*time.Millisecond, a.MaxOutputTokens*tokenBytes)
 			if err != nil {
 				return Result{}, st.toolError(err, nil, nil)
 			}
@@ -273,6 +273,16 @@ func (st *shellTools) writeStdin() *Tool {
 			return st.sessionResult(ctx, "write_stdin", fmt.Sprintf("session %d", a.SessionID), p), nil
 		},
 	})
+}
+
+// preapproved passes the host's approval of this call (approval.policy
+// asked, with the command line in the summary) on to the shell, so that
+// its dangerous commands are not asked about a second time.
+func preapproved(ctx context.Context) context.Context {
+	if Approved(ctx) {
+		return shell.Preapproved(ctx)
+	}
+	return ctx
 }
 
 func (st *shellTools) sessionResult(ctx context.Context, tool, line string, p *shell.Poll) Result {

@@ -623,6 +623,7 @@ func funcName(lines [][]byte, before int) string {
 // counts is a file's diffstat: lines added and deleted, or for a binary
 // file the new and old sizes (zero when the content is the same).
 func counts(c *change, po patchOpts) (int, int, bool) {
+	po.ctx = 0 // builtin_diffstat diffs with no context lines
 	var oldData, newData []byte
 	if c.oldMode != 0 {
 		oldData = c.old()

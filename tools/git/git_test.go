@@ -39,7 +39,7 @@ func open(t *testing.T, dir string) *fixture {
 		}
 		return ""
 	}))
-	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: []string{"MY_API_TOKEN=supersecretvalue"},
+	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: []string{"MY_API_TOKEN=supersecretvalue", "GIT_CONFIG_NOSYSTEM=1"},
 		AuthorName: "Test", AuthorEmail: "test@example.com"})...); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -77,6 +78,44 @@ func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
 	return out
 }
 
+// indexModes is every index entry's mode.
+func indexModes(r *git.Repository) map[string]filemode.FileMode {
+	out := map[string]filemode.FileMode{}
+	if idx, err := r.Storer.Index(); err == nil {
+		for _, e := range idx.Entries {
+			out[e.Name] = e.Mode
+		}
+	}
+	return out
+}
+
+// keepIndexModes is core.filemode=false for paths just staged: a regular
+// file keeps the mode its entry had (a new one is 100644), whatever the
+// exec bit on disk says, as git's ce_mode_from_stat.
+func keepIndexModes(r *git.Repository, cfg *settings, before map[string]filemode.FileMode, paths []string) error {
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	changed := false
+	for _, e := range idx.Entries {
+		if !want[e.Name] {
+			continue
+		}
+		if m := cfg.worktreeMode(e.Mode, before[e.Name]); m != e.Mode {
+			e.Mode, changed = m, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return r.Storer.SetIndex(idx)
+}
+
 func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a addArgs) (int, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
@@ -131,9 +170,18 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 		}
 	}
 	sort.Strings(targets)
+	var modes map[string]filemode.FileMode
+	if cfg.orDefault().noFileMode {
+		modes = indexModes(r)
+	}
 	// One index write for all paths (go-git's Add rewrites it per file).
 	if err := gitbackend.StagePathsContext(ctx, r.Storer, w.Filesystem, targets); err != nil {
 		return 0, err
+	}
+	if modes != nil {
+		if err := keepIndexModes(r, cfg, modes, targets); err != nil {
+			return 0, err
+		}
 	}
 	if len(ignoredItems) > 0 {
 		return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: "The following paths are ignored by one of your .gitignore files:\n" +

@@ -230,7 +230,7 @@ func (po patchOpts) short(h plumbing.Hash) string {
 // hunks diffs two texts with the configured algorithm and heuristic.
 func (po patchOpts) hunks(a, b []byte) ([]hunk, error) {
 	s := po.settings.orDefault()
-	return diffHunks(context.Background(), a, b, s.algorithm, s.indentHeuristic)
+	return diffHunks(context.Background(), a, b, s.algorithm, s.indentHeuristic, po.ctx)
 }
 
 // detectRenames pairs deletions with additions as diff.renames asks

@@ -25,21 +25,30 @@ var errXdiffFailed = errors.New("xdiff: unable to generate diff")
 // common 1 KiB tail is trimmed first, like xdiffHunks) for the
 // diff.algorithm named algo (git's names, case-insensitive).
 func xdiffHunksAlgo(ctx context.Context, parent, target []byte, algo string, indentHeuristic bool) ([]hunk, error) {
+	return xdiffScript(ctx, parent, target, algo, indentHeuristic, true)
+}
+
+// xdiffScript is xdiffHunksAlgo with the tail trim chosen: xdi_diff trims
+// the common tail only when no context lines are asked for (blame, -U0);
+// a patch with context diffs the whole files.
+func xdiffScript(ctx context.Context, parent, target []byte, algo string, indentHeuristic, trim bool) ([]hunk, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	algo = strings.ToLower(algo)
 	switch algo {
-	case "", "myers", "default":
-		return xdiffHunks(ctx, parent, target, indentHeuristic)
-	case "minimal", "patience", "histogram":
+	case "", "myers", "default", "minimal", "patience", "histogram":
 	default:
 		return nil, fmt.Errorf("unknown diff algorithm %q", algo)
 	}
-	parent, target = trimCommonTail(parent, target)
+	if trim {
+		parent, target = trimCommonTail(parent, target)
+	}
 	x1, x2, len1, len2 := xdlClassify(splitRecords(parent), splitRecords(target))
 	var err error
 	switch algo {
+	case "", "myers", "default":
+		err = xdlMyersDiff(ctx, x1, x2, len1, len2, false)
 	case "minimal":
 		err = xdlMyersDiff(ctx, x1, x2, len1, len2, true)
 	case "patience":

@@ -4,7 +4,7 @@ BIN       ?= bin/tgp
 FUZZTIME  ?= 60s
 PKGS      := ./...
 
-.PHONY: all build test deps vet bench fuzz fuzz-git lint demo clean vendor-js
+.PHONY: all build test deps vet bench bench-all fuzz fuzz-git lint demo clean vendor-js
 
 all: build
 
@@ -22,7 +22,14 @@ vet:
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
+# bench prints one table: every row of issue #15 as a ratio against its
+# reference measured in the same run, with allocations per operation
+# (bench/cmd/benchtable; -md prints it as Markdown). bench-all runs every
+# package's own benchmarks.
 bench:
+	$(GO) run ./bench/cmd/benchtable
+
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x $(PKGS)
 
 # fuzz-git runs the randomized differential suite of the git tools against

@@ -398,8 +398,7 @@ func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c file
 	}
 	// A file where a directory must go (or the other way round) goes first.
 	dir := path.Dir(c.Path)
-	if dir != "." {
-		clearFileAncestors(wt, dir)
+	if dir != "." && !clearFileAncestors(wt, dir) {
 		if err := wt.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("mkdir %s: %w", dir, err)
 		}
@@ -470,7 +469,7 @@ func osPathOf(wt billy.Filesystem, p string) (string, bool) {
 // another repository). A directory already there is left as it is.
 func writeGitlink(wt billy.Filesystem, p string) error {
 	if dir := path.Dir(p); dir != "." {
-		clearFileAncestors(wt, dir)
+		_ = clearFileAncestors(wt, dir)
 	}
 	if info, err := wt.Lstat(p); err == nil {
 		if info.IsDir() {
@@ -489,15 +488,24 @@ func writeGitlink(wt billy.Filesystem, p string) error {
 // clearFileAncestors removes a file or symlink standing where a directory
 // of dir must go. A symlink is never followed: writing through one could
 // land outside the worktree (git checks for leading symlinks too).
-func clearFileAncestors(wt billy.Filesystem, dir string) {
-	parts := strings.Split(dir, "/")
-	for i := range parts {
-		p := strings.Join(parts[:i+1], "/")
-		if info, err := wt.Lstat(p); err == nil && !info.IsDir() {
+// It reports whether dir exists, every ancestor a directory (nothing to
+// create).
+func clearFileAncestors(wt billy.Filesystem, dir string) bool {
+	for i := 0; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		p := dir[:i]
+		info, err := wt.Lstat(p)
+		if err != nil {
+			return false
+		}
+		if !info.IsDir() {
 			_ = wt.Remove(p)
-			return
+			return false
 		}
 	}
+	return true
 }
 
 func removeAll(wt billy.Filesystem, p string) error {

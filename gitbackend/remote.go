@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -131,7 +132,7 @@ func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.D
 	rs := l.open()
 	defer rs.Close()
 	if !tip.IsZero() && tip != known {
-		if err := copyObjectsRetry(ctx, l, &rs, tip); err != nil {
+		if err := l.fetchSince(ctx, &rs, known, tip); err != nil {
 			return fmt.Errorf("fetch %s: %w", branch, err)
 		}
 	}
@@ -175,6 +176,119 @@ func (l *localRemote) Fetch(ctx context.Context, branch string, depth int) (plum
 		return plumbing.ZeroHash, fmt.Errorf("fetch %s: %w", branch, err)
 	}
 	return tip, nil
+}
+
+// fetchSince copies the objects of known..tip into the local store when
+// tip descends from known along single parents (other agents' persists):
+// each commit's trees and blobs that differ from its parent's, read from
+// the remote, written as one pack, with no look-up per object in the local
+// store. Anything else is copyObjectsRetry's walk.
+func (l *localRemote) fetchSince(ctx context.Context, rs **filesystem.Storage, known, tip plumbing.Hash) error {
+	if !known.IsZero() {
+		for attempt := 0; ; attempt++ {
+			order, ok, err := collectNew(ctx, *rs, known, tip)
+			if err == nil && ok {
+				if err = writeObjects(*rs, l.local, order, len(order) > packThreshold); err == nil {
+					return nil
+				}
+			}
+			if err == nil || ctx.Err() != nil || attempt == 3 {
+				break // not a line of single-parent commits: walk
+			}
+			(*rs).Close()
+			*rs = l.open()
+			if err := sleepCtx(ctx, time.Duration(attempt+1)*5*time.Millisecond); err != nil {
+				return err
+			}
+		}
+	}
+	return copyObjectsRetry(ctx, l, rs, tip)
+}
+
+// collectNew lists what the commits base..tip add to base's closure, when
+// tip reaches base through single-parent commits (ok false otherwise):
+// per commit, the trees and blobs that differ from its parent's, then the
+// commit.
+func collectNew(ctx context.Context, src storer.EncodedObjectStorer, base, tip plumbing.Hash) ([]plumbing.Hash, bool, error) {
+	var chain []*object.Commit
+	for h := tip; h != base; {
+		c, err := object.GetCommit(src, h)
+		if err != nil {
+			return nil, false, fmt.Errorf("read commit %s: %w", h, err)
+		}
+		if len(c.ParentHashes) != 1 || len(chain) >= 1000 {
+			return nil, false, nil
+		}
+		chain = append(chain, c)
+		h = c.ParentHashes[0]
+	}
+	parent, err := object.GetCommit(src, base)
+	if err != nil {
+		return nil, false, fmt.Errorf("read commit %s: %w", base, err)
+	}
+	seen := map[plumbing.Hash]bool{}
+	var order []plumbing.Hash
+	prev := parent.TreeHash
+	for i := len(chain) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		c := chain[i]
+		if err := diffCollect(src, prev, c.TreeHash, seen, &order); err != nil {
+			return nil, false, err
+		}
+		order = append(order, c.Hash)
+		prev = c.TreeHash
+	}
+	return order, true, nil
+}
+
+// diffCollect adds tree b and what it holds that tree a (zero: none) does
+// not hold at the same name.
+func diffCollect(src storer.EncodedObjectStorer, a, b plumbing.Hash, seen map[plumbing.Hash]bool, order *[]plumbing.Hash) error {
+	if a == b || seen[b] {
+		return nil
+	}
+	tb, err := object.GetTree(src, b)
+	if err != nil {
+		return fmt.Errorf("read tree %s: %w", b, err)
+	}
+	var old map[string]object.TreeEntry
+	if !a.IsZero() {
+		ta, err := object.GetTree(src, a)
+		if err != nil {
+			return fmt.Errorf("read tree %s: %w", a, err)
+		}
+		old = make(map[string]object.TreeEntry, len(ta.Entries))
+		for _, e := range ta.Entries {
+			old[e.Name] = e
+		}
+	}
+	for _, e := range tb.Entries {
+		was, had := old[e.Name]
+		if had && was.Hash == e.Hash {
+			continue
+		}
+		switch {
+		case e.Mode == filemode.Dir:
+			from := plumbing.ZeroHash
+			if had && was.Mode == filemode.Dir {
+				from = was.Hash
+			}
+			if err := diffCollect(src, from, e.Hash, seen, order); err != nil {
+				return err
+			}
+		case e.Mode.IsFile() || e.Mode == filemode.Symlink:
+			if !seen[e.Hash] {
+				seen[e.Hash] = true
+				*order = append(*order, e.Hash)
+			}
+		}
+		// gitlinks (submodules) point into other repositories: skip.
+	}
+	seen[b] = true
+	*order = append(*order, b)
+	return nil
 }
 
 // copyObjectsRetry copies the closure of tip, looking at the remote's

@@ -151,6 +151,12 @@ func genOps(seed int64) []op {
 			add(op{Kind: "config", Sel: cr.Intn(len(repoSettings)), Content: cr.Intn(8)})
 		}
 	}
+	if cr.Intn(4) == 0 {
+		// .gitattributes that change how diffs print (binary, -diff,
+		// diff, a driver with its own hunk-header rule), in the root or a
+		// subdirectory, committed or only in the worktree.
+		add(op{Kind: "attributes", Sel: cr.Intn(len(attributeSets)), Path: []string{"", "src/", "docs/"}[cr.Intn(3)], Flag: cr.Intn(2) == 0})
+	}
 	// The repository's shape at the end.
 	switch k := r.Intn(10); {
 	case k == 0:
@@ -210,6 +216,16 @@ var repoSettings = []struct {
 	{"core.autocrlf", []string{"true", "input"}},
 	{"diff.indentHeuristic", []string{"false"}},
 	{"status.relativePaths", []string{"false"}},
+}
+
+// attributeSets are .gitattributes contents.
+var attributeSets = []string{
+	"*.bin binary\n*.log -diff\n",
+	"*.txt diff\n*.bin diff\n",
+	"*.ts diff=fn\n*.md diff=fn\n",
+	"*.json -diff\n*.json diff\n",
+	"* -diff\n*.txt diff\n",
+	"*.txt diff=bin\n",
 }
 
 // content makes file bytes of one of several kinds.
@@ -604,6 +620,13 @@ func (b *builder) apply(o op) {
 				old, _ := os.ReadFile(full)
 				b.writeFile(p, append(old, "unstaged line\n"...), fi.Mode().Perm())
 			}
+		}
+	case "attributes":
+		b.writeFile(o.Path+".gitattributes", []byte(attributeSets[o.Sel%len(attributeSets)]), 0o644)
+		b.git("config", "diff.fn.xfuncname", "^(let [a-z]+).*$")
+		b.git("config", "diff.bin.binary", "true")
+		if o.Flag {
+			b.git("add", "--", o.Path+".gitattributes")
 		}
 	case "config":
 		s := repoSettings[o.Sel%len(repoSettings)]

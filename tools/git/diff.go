@@ -77,6 +77,7 @@ func diffTool(d Deps) *tools.Tool {
 				po := st.patch(diffSidesOf(a))
 				po.ab = newAbbrever(r)
 				defer po.ab.close()
+				po.attr = loadAttributes(r)
 				if a.Unified != nil {
 					po.ctx = *a.Unified
 				}
@@ -448,12 +449,12 @@ func writePatch(b *strings.Builder, c *change, po patchOpts) {
 	if c.newMode == 0 {
 		toName = "/dev/null"
 	}
-	if isBinary(oldData) || isBinary(newData) {
+	if po.binary(c.path, oldData, newData) {
 		fmt.Fprintf(b, "Binary files %s and %s differ\n", fromName, toName)
 		return
 	}
 	var hunks strings.Builder
-	writeHunks(&hunks, oldData, newData, po)
+	writeHunks(&hunks, oldData, newData, po, po.funcMatcherFor(c.path))
 	if hunks.Len() == 0 {
 		return
 	}
@@ -535,7 +536,7 @@ func lcsHunks(a, b [][]byte) []hunk {
 	return hs
 }
 
-func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts) {
+func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts, fm funcMatcher) {
 	ctx := po.ctx
 	a, bl := merge.Lines(oldData), merge.Lines(newData)
 	ops := po.editScript(a, bl)
@@ -579,7 +580,7 @@ func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts) {
 				nCount++
 			}
 		}
-		fmt.Fprintf(b, "@@ -%s +%s @@%s\n", hunkRange(oStart, oCount), hunkRange(nStart, nCount), funcName(a, oStart))
+		fmt.Fprintf(b, "@@ -%s +%s @@%s\n", hunkRange(oStart, oCount), hunkRange(nStart, nCount), funcName(a, oStart, fm))
 		for _, o := range ops[hs:end] {
 			line := o.line
 			if o.kind != ' ' || !po.suppressBlankEmpty || !(len(line) == 1 && line[0] == '\n') {
@@ -606,13 +607,28 @@ func hunkRange(start, count int) string {
 
 // funcName is git's default hunk-header context: the nearest line above
 // the hunk that starts with a letter, '_' or '$'.
-func funcName(lines [][]byte, before int) string {
+func funcName(lines [][]byte, before int, fm funcMatcher) string {
 	for i := before - 1; i >= 0; i-- {
 		l := lines[i]
+		if fm != nil {
+			// A driver's rule: the first group, else the match.
+			if h, ok := fm.header(l); ok {
+				if h == "" {
+					return ""
+				}
+				return " " + h
+			}
+			continue
+		}
 		if len(l) > 0 && (l[0] == '_' || l[0] == '$' || (l[0]|0x20 >= 'a' && l[0]|0x20 <= 'z')) {
-			s := strings.TrimRight(string(l), " \t\r\n")
+			// def_ff: at most 80 bytes, then trailing white space off.
+			s := string(l)
 			if len(s) > 80 {
 				s = s[:80]
+			}
+			s = strings.TrimRight(s, " \t\r\n\v\f")
+			if s == "" {
+				return ""
 			}
 			return " " + s
 		}
@@ -631,7 +647,7 @@ func counts(c *change, po patchOpts) (int, int, bool) {
 	if c.newMode != 0 {
 		newData = c.new()
 	}
-	if isBinary(oldData) || isBinary(newData) {
+	if po.binary(c.path, oldData, newData) {
 		if c.oldHash == c.newHash && !c.newWorktree {
 			return 0, 0, true
 		}

@@ -40,6 +40,7 @@ type settings struct {
 	follow             bool   // log.follow
 	mailmap            bool   // log.mailmap
 	relativePaths      bool   // status.relativePaths
+	conf               *gitconfig.Config
 }
 
 var defaultSettings = settings{showUntracked: "normal", context: 3, renames: 1, statusRenames: 1, indentHeuristic: true, showRoot: true, mailmap: true, relativePaths: true}
@@ -57,6 +58,7 @@ func (d Deps) settings(r *git.Repository) *settings {
 // git would reject keeps the default (git would stop with an error).
 func readSettings(c *gitconfig.Config) *settings {
 	s := defaultSettings
+	s.conf = c
 	s.rawPaths = !c.Bool("core.quotepath", true)
 	s.noFileMode = !c.Bool("core.filemode", true)
 	switch v := strings.ToLower(c.String("status.showUntrackedFiles", "normal")); v {
@@ -167,7 +169,9 @@ type patchOpts struct {
 	*settings
 	ctx              int
 	aPrefix, bPrefix string
-	ab               *abbrever // nil: 7 digits
+	ab               *abbrever   // nil: 7 digits
+	attr             *attributes // .gitattributes (nil: none)
+	drivers          *gitconfig.Config
 }
 
 // diffKind names the two sides of a diff for diff.mnemonicPrefix.
@@ -200,7 +204,7 @@ var mnemonicPrefixes = map[diffKind][2]string{
 // patch is the printing options for a diff of kind k.
 func (s *settings) patch(k diffKind) patchOpts {
 	s = s.orDefault()
-	po := patchOpts{settings: s, ctx: s.context, aPrefix: "a/", bPrefix: "b/"}
+	po := patchOpts{settings: s, ctx: s.context, aPrefix: "a/", bPrefix: "b/", drivers: s.conf}
 	switch {
 	case s.noPrefix:
 		po.aPrefix, po.bPrefix = "", ""

@@ -81,3 +81,48 @@ func TestRegressAddKeepsModesWithoutFileMode(t *testing.T) {
 	f.git(t, "add", "-A")
 	same(t, "index after git_add", got, f.git(t, "ls-files", "-s"))
 }
+
+// .gitattributes: binary, -diff, diff and drivers (configured and git's
+// builtin hunk-header patterns) decide how a file's change prints.
+func TestRegressDiffAttributesAndDrivers(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, ".gitattributes", "*.go diff=golang\n*.py diff=python\n*.rs diff=rust\n*.md diff=markdown\n*.sh diff=bash\n*.java diff=java\n*.c diff=cpp\n*.dat binary\n*.nd -diff\n*.txt diff\n*.x diff=fn\n")
+	f.write(t, "sub/.gitattributes", "*.nd diff\n")
+	files := map[string]string{
+		"a.go":      "package x\n\nfunc Foo(a int) {\n\tb := 1\n\tc := 2\n\td := 3\n\te := 4\n\tf := 5\n}\n",
+		"a.py":      "class A:\n    def f(self):\n        a = 1\n        b = 2\n        c = 3\n        d = 4\n",
+		"a.rs":      "pub fn main() {\n    let a = 1;\n    let b = 2;\n    let c = 3;\n    let d = 4;\n}\n",
+		"a.md":      "# Title\n\ntext\nmore\nmore2\nmore3\nmore4\n",
+		"a.sh":      "foo() {\n  a\n  b\n  c\n  d\n}\n",
+		"A.java":    "public class A {\n  public void run(int x) {\n    a();\n    b();\n    c();\n    d();\n  }\n}\n",
+		"a.c":       "int main(void)\n{\n  a;\n  b;\n  c;\n  d;\n}\n",
+		"b.dat":     "text\n",
+		"c.nd":      "l1\n",
+		"sub/c.nd":  "l1\n",
+		"n.txt":     "x\x00y\n",
+		"f.x":       "let one = 1\n1\n2\n3\n4\n5\n",
+		"plain.txt": "Plain header\n1\n2\n3\n4\n5\n",
+	}
+	for p, c := range files {
+		f.write(t, p, c)
+	}
+	f.git(t, "config", "diff.fn.xfuncname", "^(let [a-z]+).*$")
+	f.commitAll(t, "x")
+	edit := map[string]string{
+		"a.go": "package x\n\nfunc Foo(a int) {\n\tb := 1\n\tc := 2\n\td := 33\n\te := 4\n\tf := 5\n}\n",
+		"a.py": "class A:\n    def f(self):\n        a = 1\n        b = 2\n        c = 3\n        d = 44\n",
+		"a.rs": "pub fn main() {\n    let a = 1;\n    let b = 2;\n    let c = 3;\n    let d = 44;\n}\n",
+		"a.md": "# Title\n\ntext\nmore\nmore2\nmore3\nMORE4\n", "a.sh": "foo() {\n  a\n  b\n  c\n  D\n}\n",
+		"A.java": "public class A {\n  public void run(int x) {\n    a();\n    b();\n    c();\n    dd();\n  }\n}\n",
+		"a.c":    "int main(void)\n{\n  a;\n  b;\n  c;\n  D;\n}\n", "b.dat": "text2\n", "c.nd": "l2\n", "sub/c.nd": "l2\n",
+		"n.txt": "x\x00z\n", "f.x": "let one = 1\n1\n2\n3\n4\n55\n", "plain.txt": "Plain header\n1\n2\n3\n4\n55\n",
+	}
+	for p, c := range edit {
+		f.write(t, p, c)
+	}
+	g := open(t, f.dir)
+	same(t, "diff", g.call(t, "git_diff", map[string]any{}), f.git(t, "diff"))
+	same(t, "diff --stat", g.call(t, "git_diff", map[string]any{"stat": true}), f.git(t, "diff", "--stat"))
+	f.commitAll(t, "y")
+	same(t, "show", g.call(t, "git_show", map[string]any{}), f.git(t, "show"))
+}

@@ -1,0 +1,270 @@
+package git
+
+// The diff attribute from .gitattributes (binary, -diff, diff, diff=<driver>)
+// as git's attr.c resolves it: each directory's .gitattributes (read from
+// the worktree, else the index), the deeper directory over the shallower,
+// $GIT_DIR/info/attributes over all; within a file the last matching line
+// wins, within a line the last attribute; the "binary" macro unsets diff.
+// go-git's gitattributes matcher lets a lower-priority line overwrite a
+// higher one, so only its line parser and pattern matcher are used.
+
+import (
+	"bytes"
+	"io"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/gitattributes"
+
+	"github.com/tgp-go/tgp/internal/gitconfig"
+)
+
+type attrRule struct {
+	pattern gitattributes.Pattern
+	attrs   []gitattributes.Attribute
+}
+
+// attributes reads each directory's .gitattributes once, when a path
+// below it is first asked about.
+type attributes struct {
+	r    *git.Repository
+	wt   billy.Filesystem // nil: a bare repository
+	idx  map[string]plumbing.Hash
+	dirs map[string][]attrRule // directory ("" is the top) → its rules
+	info []attrRule            // $GIT_DIR/info/attributes
+}
+
+// diffAttr is a path's diff attribute.
+type diffAttr struct {
+	state  int    // 0 unspecified, 1 set (text), -1 unset (binary)
+	driver string // diff=<driver>
+}
+
+// loadAttributes prepares attribute lookups for repository r.
+func loadAttributes(r *git.Repository) *attributes {
+	a := &attributes{r: r, dirs: map[string][]attrRule{}}
+	if w, err := worktreeOf(r); err == nil {
+		a.wt = w.Filesystem
+	}
+	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
+		if fh, err := dot.Filesystem().Open("info/attributes"); err == nil {
+			data, _ := io.ReadAll(fh)
+			fh.Close()
+			a.info = parseAttributes(data, nil, true)
+		}
+	}
+	return a
+}
+
+// rulesOf is dir's .gitattributes, from the worktree, else the index (as
+// git reads them for a diff).
+func (a *attributes) rulesOf(dir string) []attrRule {
+	if rules, ok := a.dirs[dir]; ok {
+		return rules
+	}
+	name := ".gitattributes"
+	var domain []string
+	if dir != "" {
+		name = dir + "/.gitattributes"
+		domain = strings.Split(dir, "/")
+	}
+	var data []byte
+	if a.wt != nil {
+		if fh, err := a.wt.Open(name); err == nil {
+			data, _ = io.ReadAll(fh)
+			fh.Close()
+		}
+	}
+	if data == nil {
+		if a.idx == nil {
+			a.idx = map[string]plumbing.Hash{}
+			if idx, err := a.r.Storer.Index(); err == nil {
+				for _, e := range idx.Entries {
+					if path.Base(e.Name) == ".gitattributes" {
+						a.idx[e.Name] = e.Hash
+					}
+				}
+			}
+		}
+		if h, ok := a.idx[name]; ok {
+			data, _ = blobLoader(a.r, h)()
+		}
+	}
+	rules := parseAttributes(data, domain, dir == "")
+	a.dirs[dir] = rules
+	return rules
+}
+
+func parseAttributes(data []byte, domain []string, allowMacro bool) []attrRule {
+	var rules []attrRule
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		m, err := gitattributes.ParseAttributesLine(strings.TrimRight(string(line), "\r"), domain, allowMacro)
+		if err != nil || m.Pattern == nil {
+			continue // a comment, a blank line, a macro definition
+		}
+		rules = append(rules, attrRule{pattern: m.Pattern, attrs: m.Attributes})
+	}
+	return rules
+}
+
+// diff resolves the diff attribute of a repository path.
+func (a *attributes) diff(p string) diffAttr {
+	if a == nil {
+		return diffAttr{}
+	}
+	parts := strings.Split(p, "/")
+	// Highest priority first: info/attributes, then the deepest
+	// directory's file up to the top's.
+	stack := [][]attrRule{a.info}
+	for i := len(parts) - 1; i >= 0; i-- {
+		stack = append(stack, a.rulesOf(strings.Join(parts[:i], "/")))
+	}
+	for _, rules := range stack {
+		for i := len(rules) - 1; i >= 0; i-- {
+			rule := rules[i]
+			if !rule.pattern.Match(parts) {
+				continue
+			}
+			for j := len(rule.attrs) - 1; j >= 0; j-- {
+				at := rule.attrs[j]
+				switch {
+				case at.Name() == "binary" && at.IsSet():
+					return diffAttr{state: -1}
+				case at.Name() != "diff":
+				case at.IsSet():
+					return diffAttr{state: 1}
+				case at.IsUnset():
+					return diffAttr{state: -1}
+				case at.IsValueSet():
+					return diffAttr{state: 1, driver: at.Value()}
+				}
+			}
+		}
+	}
+	return diffAttr{}
+}
+
+// binary decides whether a path's two sides are shown as binary: the
+// attribute (or diff.<driver>.binary) first, else a NUL in the first
+// 8000 bytes of either side.
+func (po patchOpts) binary(p string, old, new []byte) bool {
+	d := po.attr.diff(p)
+	switch {
+	case d.driver != "" && po.drivers != nil:
+		if v, ok := po.drivers.Get("diff." + d.driver + ".binary"); ok {
+			if b, ok := gitconfig.ParseBool(v); ok && b {
+				return true
+			}
+		}
+		return false
+	case d.state < 0:
+		return true
+	case d.state > 0:
+		return false
+	}
+	return isBinary(old) || isBinary(new)
+}
+
+// funcMatcher is a driver's hunk-header rule: patterns tried in order,
+// a negated one that matches rejects the line (xdiff-interface.c
+// ff_regexp).
+type funcMatcher []funcPattern
+
+type funcPattern struct {
+	re     *regexp.Regexp
+	negate bool
+}
+
+// header is the hunk-header text a line gives, and whether it gives one.
+func (m funcMatcher) header(line []byte) (string, bool) {
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	for _, p := range m {
+		sub := p.re.FindSubmatch(line)
+		if sub == nil {
+			continue
+		}
+		if p.negate {
+			return "", false
+		}
+		s := sub[0]
+		if len(sub) > 1 && sub[1] != nil {
+			s = sub[1]
+		}
+		if len(s) > 80 {
+			s = s[:80]
+		}
+		return strings.TrimRight(string(s), " \t\r\n\v\f"), true
+	}
+	return "", false
+}
+
+// compileFuncname reads a newline-separated funcname/xfuncname value;
+// POSIX leftmost-longest matching, case-insensitive for icase.
+func compileFuncname(pat string, icase bool) funcMatcher {
+	var m funcMatcher
+	for _, l := range strings.Split(pat, "\n") {
+		neg := strings.HasPrefix(l, "!")
+		if neg {
+			l = l[1:]
+		}
+		if icase {
+			l = "(?i)" + l
+		}
+		re, err := regexp.Compile(l)
+		if err != nil {
+			return nil // git would refuse the pattern; the default rule
+		}
+		re.Longest()
+		m = append(m, funcPattern{re: re, negate: neg})
+	}
+	return m
+}
+
+// builtinFuncnames are git's userdiff.c patterns for the drivers most
+// repositories name (diff=golang, diff=python, ...).
+var builtinFuncnames = map[string]struct {
+	pattern string
+	icase   bool
+}{
+	"golang": {`^[ \t]*(func[ \t]*.*(\{[ \t]*)?)` + "\n" + `^[ \t]*(type[ \t].*(struct|interface)[ \t]*(\{[ \t]*)?)`, false},
+	"python": {`^[ \t]*((class|(async[ \t]+)?def)[ \t].*)$`, false},
+	"rust":   {`^[\t ]*((pub(\([^\)]+\))?[\t ]+)?((async|const|unsafe|extern([\t ]+"[^"]+"))[\t ]+)?(struct|enum|union|mod|trait|fn|impl|macro_rules!)[< \t]+[^;]*)$`, false},
+	"java":   {`!^[ \t]*(catch|do|for|if|instanceof|new|return|switch|throw|while)` + "\n" + `^[ \t]*(([a-z-]+[ \t]+)*(class|enum|interface|record)[ \t]+.*)$` + "\n" + `^[ \t]*(([A-Za-z_<>&\]\[][?&<>.,A-Za-z_0-9\]\[]*[ \t]+)+[A-Za-z_][A-Za-z_0-9]*[ \t]*\([^;]*)$`, false},
+	"cpp":    {`!^[ \t]*[A-Za-z_][A-Za-z_0-9]*:[[:space:]]*($|/[/*])` + "\n" + `^((::[[:space:]]*)?[A-Za-z_].*)$`, false},
+	// git's bash pattern closes its capture before the compound command
+	// (its parentheses group so), so the header is "name()".
+	"bash":     {`^[ \t]*(([a-zA-Z_][a-zA-Z0-9_]*[ \t]*\([ \t]*\))|(function[ \t]+[a-zA-Z_][a-zA-Z0-9_]*(([ \t]*\([ \t]*\))|([ \t]+))))[ \t]*(\{|\(\(?|\[\[)`, false},
+	"markdown": {`^ {0,3}#{1,6}[ \t].*`, false},
+	"ruby":     {`^[ \t]*((class|module|def)[ \t].*)$`, false},
+	"php":      {`^[\t ]*(((public|protected|private|static|abstract|final)[\t ]+)*function.*)$` + "\n" + `^[\t ]*((((final|abstract)[\t ]+)?class|enum|interface|trait).*)$`, false},
+	"kotlin":   {`^[ \t]*(([a-z]+[ \t]+)*(fun|class|interface)[ \t]+.*)$`, false},
+	"html":     {`^[ \t]*(<[Hh][1-6]([ \t].*)?>.*)$`, false},
+	"tex":      {`^(\\((sub)*section|chapter|part)\*{0,1}\{.*)$`, false},
+	"css":      {`![:;][[:space:]]*$` + "\n" + `^[:\[@.#]?[_a-z0-9].*$`, true},
+}
+
+// funcMatcherFor is the hunk-header rule of a path's diff driver:
+// diff.<driver>.xfuncname (ERE) or funcname from the configuration, else
+// git's builtin pattern for the driver; nil for git's default rule.
+func (po patchOpts) funcMatcherFor(p string) funcMatcher {
+	d := po.attr.diff(p)
+	if d.driver == "" {
+		return nil
+	}
+	if po.drivers != nil {
+		if pat, ok := po.drivers.Get("diff." + d.driver + ".xfuncname"); ok {
+			return compileFuncname(pat, false)
+		}
+		if pat, ok := po.drivers.Get("diff." + d.driver + ".funcname"); ok {
+			return compileFuncname(pat, false)
+		}
+	}
+	if b, ok := builtinFuncnames[d.driver]; ok {
+		return compileFuncname(b.pattern, b.icase)
+	}
+	return nil
+}

@@ -162,11 +162,9 @@ func (x *run) spawn(ctx context.Context, hc interp.HandlerContext, path string, 
 	cmd.Env = x.childEnv(hc.Env)
 	cmd.Dir = hc.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if x.tty != nil && hc.Stdin == io.Reader(x.tty) {
-		// A session's foreground command owns the terminal (^C reaches it).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	}
+	// Own process group; a session's foreground command owns the
+	// terminal (^C reaches it).
+	cmd.SysProcAttr = procAttr(x.tty != nil && hc.Stdin == io.Reader(x.tty))
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = x.r.killGrace
 	err := cmd.Start()

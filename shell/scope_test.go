@@ -433,3 +433,26 @@ func TestChangedAndOutOfScope(t *testing.T) {
 		}
 	}
 }
+
+// Seed 004's absolute-path warning: a system file named by an absolute
+// path is readable, with a warning to use relative paths; any other
+// absolute path outside the root is refused, and relative ones pass
+// silently.
+func TestAbsolutePaths(t *testing.T) {
+	root := testRoot(t)
+	r := newRunner(t, root, DefaultConfig())
+	res, err := runLine(t, r, "grep -r TODO ./docs")
+	if err != nil || len(res.Warnings) != 0 {
+		t.Fatalf("relative: %v %+v", err, res)
+	}
+	res, err = runLine(t, r, "ls /usr/bin/env")
+	if err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "relative") {
+		t.Fatalf("system path: %v %+v", err, res)
+	}
+	_, err = runLine(t, r, "grep -r TODO /home")
+	wantViolation(t, "grep /home", err, ReasonPathNotScope)
+	res, err = runLine(t, r, "cat "+filepath.Join(root, "docs/d.md"))
+	if err != nil || res.Stdout != "# doc\nTODO one\n" {
+		t.Fatalf("an absolute path inside the root: %v %+v", err, res)
+	}
+}

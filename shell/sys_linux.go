@@ -113,3 +113,12 @@ func stateOf(info os.FileInfo) fileState {
 	}
 	return st
 }
+
+// procAttr: a child gets its own process group (or session, owning the
+// terminal) and dies with the kernel (SIGKILL when its parent goes).
+func procAttr(ownTerminal bool) *syscall.SysProcAttr {
+	if ownTerminal {
+		return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -21,3 +21,10 @@ func openBeneath(root, rel string, flag int, perm os.FileMode) (*os.File, string
 func stateOf(info os.FileInfo) fileState {
 	return fileState{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
 }
+
+func procAttr(ownTerminal bool) *syscall.SysProcAttr {
+	if ownTerminal {
+		return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
+	return &syscall.SysProcAttr{Setpgid: true}
+}

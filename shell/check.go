@@ -324,6 +324,12 @@ func unwrap(base string, argv []string) (inner, writes, reads []string, err erro
 	case "sort":
 		for i, a := range args {
 			switch {
+			case strings.HasPrefix(a, "--compress-program"):
+				return nil, nil, nil, bad("sort --compress-program runs a program unchecked; not supported here")
+			case (a == "-T" || a == "--temporary-directory") && i+1 < len(args):
+				writes = append(writes, args[i+1])
+			case strings.HasPrefix(a, "--temporary-directory="):
+				writes = append(writes, strings.TrimPrefix(a, "--temporary-directory="))
 			case a == "-o" && i+1 < len(args):
 				writes = append(writes, args[i+1])
 			case strings.HasPrefix(a, "--output="):
@@ -394,8 +400,19 @@ func (x *run) checkArgs(dir, name, base string, argv []string, cat Category, wri
 		if err := x.r.scopes.CheckPath(name, rel, sc); err != nil {
 			return err
 		}
+		if sc == ScopeWrite && holdsGit(real) {
+			return &Violation{Reason: ReasonPathNotScope, Command: name, Path: a, RequiredScope: sc, AllowedPatterns: x.r.scopes.Allowed(sc),
+				Message: fmt.Sprintf("%s: %s holds .git, which is always denied; name the files or directories inside it instead", name, a)}
+		}
 	}
 	return nil
+}
+
+// holdsGit: a directory with a .git entry (the root): writing it as a
+// whole (chmod -R, rm -r, mv) would reach .git.
+func holdsGit(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	return err == nil
 }
 
 // pathLike: an argument is checked as a path when it looks like one or
@@ -436,14 +453,18 @@ func (x *run) lookPath(dir, name string) (string, error) {
 
 // ---- approval ----
 
+// approveNow asks for one dangerous argv at run time, unless this exact
+// argv was approved with the line (an approval covers what the approver
+// was shown, not every use of the command).
 func (x *run) approveNow(ctx context.Context, argv []string) error {
+	key := strings.Join(argv, " ")
 	x.mu.Lock()
-	ok := x.approved[argv[0]]
+	ok := x.approved[key]
 	x.mu.Unlock()
 	if ok {
 		return nil
 	}
-	return x.ask(ctx, []string{strings.Join(argv, " ")}, []string{argv[0]})
+	return x.ask(ctx, []string{key}, []string{key})
 }
 
 func (x *run) ask(ctx context.Context, lines, names []string) error {
@@ -498,6 +519,7 @@ func (x *run) precheck(f *syntax.File, dir string) error {
 			}
 			argv = append(argv, lit)
 		}
+		literal := len(argv) == len(ce.Args)
 		argv = stripPrefixes(argv)
 		if len(argv) == 0 || funcs[argv[0]] || interp.IsBuiltin(argv[0]) {
 			return true
@@ -507,9 +529,12 @@ func (x *run) precheck(f *syntax.File, dir string) error {
 			firstErr = err
 			return false
 		}
-		if dangerous != "" {
+		// Only a fully literal call is approved up front: the argv it
+		// runs is the one the approver sees. Others are asked about
+		// when they run.
+		if dangerous != nil && literal {
 			lines = append(lines, strings.Join(argv, " "))
-			names = append(names, dangerous)
+			names = append(names, strings.Join(dangerous, " "))
 		}
 		return true
 	})
@@ -523,33 +548,33 @@ func (x *run) precheck(f *syntax.File, dir string) error {
 }
 
 // staticCheck categorises a literal argv and its wrapped commands; it
-// returns the dangerous command's name, if any.
-func (x *run) staticCheck(argv []string, depth int) (string, error) {
+// returns the dangerous argv (as the run-time check will see it), if any.
+func (x *run) staticCheck(argv []string, depth int) ([]string, error) {
 	if depth > maxDepth {
-		return "", nil
+		return nil, nil
 	}
 	name := argv[0]
 	base := path.Base(name)
 	if shells[base] && !x.r.scopes.deny[name] && !x.r.scopes.deny[base] {
-		return "", nil // checked when it runs (the script may be dynamic)
+		return nil, nil // checked when it runs (the script may be dynamic)
 	}
 	cat, err := x.r.scopes.Categorize(name)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	inner, _, _, err := unwrap(base, argv)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(inner) > 0 {
-		if d, err := x.staticCheck(inner, depth+1); err != nil || d != "" {
+		if d, err := x.staticCheck(inner, depth+1); err != nil || d != nil {
 			return d, err
 		}
 	}
 	if cat == Dangerous || (base == "find" && hasArg(argv, "-delete")) {
-		return name, nil
+		return argv, nil
 	}
-	return "", nil
+	return nil, nil
 }
 
 // Classify is the highest category of the commands written literally in

@@ -8,6 +8,10 @@ import (
 	"strings"
 )
 
+// MaxFileBytes is the largest file a child may write under Landlock
+// (RLIMIT_FSIZE).
+const MaxFileBytes = 256 << 20
+
 // landlockSpec is what the helper restricts itself to before it executes
 // the target. Paths are absolute.
 type landlockSpec struct {

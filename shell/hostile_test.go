@@ -134,6 +134,10 @@ func TestHostileCommandLines(t *testing.T) {
 		{line: "env -S 'rm -rf tools'", refuse: ReasonNotAllowed},
 		{line: "bash", refuse: ReasonNotAllowed},
 		{line: "python3 -c 'import os; os.system(\"rm -rf tools\")'", refuse: ReasonNotAllowed},
+		{line: "printf 'rm -rf tools\\n' | sort -S 1 -T notes --compress-program=sh", refuse: ReasonNotAllowed},
+		{line: "chmod -R 000 .", refuse: ReasonPathNotScope},
+		{line: "cd notes; chmod -R 000 ..", refuse: ReasonPathNotScope},
+		{line: "mv . ../moved", refuse: ReasonPathNotScope},
 		// redirections out of scope
 		{line: "echo pwned > ../outside/x", refuse: ReasonPathNotScope},
 		{line: "echo pwned >> /tmp/tgp-pwned", refuse: ReasonPathNotScope},

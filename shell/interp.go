@@ -28,11 +28,28 @@ func (x *run) interpret(ctx context.Context, file *syntax.File, dir string, in i
 		interp.Env(expand.ListEnviron(env...)),
 		interp.Dir(dir),
 		interp.StdIO(in, out, errw),
-		interp.CallHandler(x.call),
-		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return x.exec }),
-		interp.OpenHandler(x.open),
-		interp.ReadDirHandler2(x.readDir),
-		interp.StatHandler(x.stat),
+		interp.CallHandler(func(ctx context.Context, args []string) (out []string, err error) {
+			defer x.recover(&err)
+			return x.call(ctx, args)
+		}),
+		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+			return func(ctx context.Context, args []string) (err error) {
+				defer x.recover(&err)
+				return x.exec(ctx, args)
+			}
+		}),
+		interp.OpenHandler(func(ctx context.Context, p string, flag int, perm os.FileMode) (f io.ReadWriteCloser, err error) {
+			defer x.recover(&err)
+			return x.open(ctx, p, flag, perm)
+		}),
+		interp.ReadDirHandler2(func(ctx context.Context, p string) (d []fs.DirEntry, err error) {
+			defer x.recover(&err)
+			return x.readDir(ctx, p)
+		}),
+		interp.StatHandler(func(ctx context.Context, name string, follow bool) (fi fs.FileInfo, err error) {
+			defer x.recover(&err)
+			return x.stat(ctx, name, follow)
+		}),
 	}
 	if len(params) > 0 {
 		opts = append(opts, interp.Params(params...))
@@ -42,6 +59,15 @@ func (x *run) interpret(ctx context.Context, file *syntax.File, dir string, in i
 		return err
 	}
 	return runner.Run(ctx, file)
+}
+
+// recover turns a panic in a handler (they run on the interpreter's
+// goroutines, where no caller could catch it) into an error that stops
+// the line.
+func (x *run) recover(err *error) {
+	if r := recover(); r != nil {
+		*err = x.stop(fmt.Errorf("shell: internal error: %v", r))
+	}
 }
 
 // baseEnv is what a command line starts with: no variable of the kernel's

@@ -396,6 +396,14 @@ func TestApprovalGuard(t *testing.T) {
 	if res, err := runLine(t, r, "$(echo rm) docs/d.md"); err != nil || res.ExitCode != 0 || len(asked) != 1 || asked[0][0] != "rm docs/d.md" {
 		t.Fatalf("run-time approval: %v %v", err, asked)
 	}
+	// An approval covers the argv the approver was shown, not the command:
+	// an rm found at run time is asked about again.
+	asked, answer = nil, true
+	must(t, os.WriteFile(filepath.Join(root, "notes/a"), nil, 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "notes/b"), nil, 0o644))
+	if _, err := runLine(t, r, "rm notes/a; $(echo rm) notes/b"); err != nil || len(asked) != 2 || asked[1][0] != "rm notes/b" {
+		t.Fatalf("approval per argv: %v %v", err, asked)
+	}
 	// No approver: refused.
 	r2 := newRunner(t, root, DefaultConfig())
 	_, err = runLine(t, r2, "rm tools/a.ts")

@@ -164,7 +164,11 @@ func (s *Sessions) Start(ctx context.Context, cmd, workdir string, yield time.Du
 	}()
 	go func() {
 		defer close(ss.done)
-		runErr := x.interpret(x.ctx, file, dir, tty, tty, tty, nil)
+		var runErr error
+		func() {
+			defer x.recover(&runErr)
+			runErr = x.interpret(x.ctx, file, dir, tty, tty, tty, nil)
+		}()
 		x.killAll()
 		code, err := exitCode(runErr)
 		if f := x.failure(); f != nil {

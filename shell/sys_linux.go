@@ -66,6 +66,10 @@ func restrict(s landlockSpec) (int, error) {
 	if err := landlock.V7.BestEffort().Restrict(rules...); err != nil {
 		return 0, err
 	}
+	// No core dumps; no file larger than MaxFileBytes (a disk-filling
+	// loop ends with EFBIG).
+	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	_ = unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: MaxFileBytes, Max: MaxFileBytes})
 	return abi, nil
 }
 

@@ -28,7 +28,14 @@ type fileChange struct {
 	Mode   filemode.FileMode
 	Hash   plumbing.Hash
 	Delete bool
+	// smudge converts a blob's bytes for the worktree (end-of-line
+	// conversion); nil writes them as stored.
+	smudge Smudger
 }
+
+// Smudger converts a blob's bytes to what a checkout writes for path
+// (git's convert_to_working_tree).
+type Smudger func(path string, data []byte) []byte
 
 type treeNode struct {
 	leaf *fileChange
@@ -396,6 +403,9 @@ func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c file
 	if err != nil {
 		return fmt.Errorf("check out %s: %w", c.Path, err)
 	}
+	if c.smudge != nil && c.Mode != filemode.Symlink {
+		content = c.smudge(c.Path, content)
+	}
 	// A file where a directory must go (or the other way round) goes first.
 	dir := path.Dir(c.Path)
 	if dir != "." && !clearFileAncestors(wt, dir) {
@@ -555,6 +565,12 @@ func ApplyTreeDiff(ctx context.Context, s storage.Storer, wt billy.Filesystem, f
 // ApplyPaths writes the given paths of tree to worktree and index (a path
 // absent from the tree is removed).
 func ApplyPaths(s storage.Storer, wt billy.Filesystem, tree plumbing.Hash, paths []string) error {
+	return ApplyPathsSmudged(s, wt, tree, paths, nil)
+}
+
+// ApplyPathsSmudged is ApplyPaths with each file's bytes converted by
+// smudge (nil: none) on the way to the worktree.
+func ApplyPathsSmudged(s storage.Storer, wt billy.Filesystem, tree plumbing.Hash, paths []string, smudge Smudger) error {
 	var changes []fileChange
 	for _, p := range paths {
 		e, ok, err := treeEntry(s, tree, p)
@@ -565,7 +581,7 @@ func ApplyPaths(s storage.Storer, wt billy.Filesystem, tree plumbing.Hash, paths
 			changes = append(changes, fileChange{Path: p, Delete: true})
 			continue
 		}
-		changes = append(changes, fileChange{Path: p, Mode: e.Mode, Hash: e.Hash})
+		changes = append(changes, fileChange{Path: p, Mode: e.Mode, Hash: e.Hash, smudge: smudge})
 	}
 	return applyToWorktree(s, wt, changes)
 }
@@ -631,9 +647,15 @@ func StagePathsContext(ctx context.Context, s storage.Storer, wt billy.Filesyste
 // one index write (Delete removes a path from both): restoring paths from
 // the index or from a commit.
 func ApplyFiles(s storage.Storer, wt billy.Filesystem, files map[string]TreeFile) error {
+	return ApplyFilesSmudged(s, wt, files, nil)
+}
+
+// ApplyFilesSmudged is ApplyFiles with each file's bytes converted by
+// smudge (nil: none) on the way to the worktree.
+func ApplyFilesSmudged(s storage.Storer, wt billy.Filesystem, files map[string]TreeFile, smudge Smudger) error {
 	changes := make([]fileChange, 0, len(files))
 	for p, f := range files {
-		changes = append(changes, fileChange{Path: p, Mode: f.Mode, Hash: f.Hash, Delete: f.Delete})
+		changes = append(changes, fileChange{Path: p, Mode: f.Mode, Hash: f.Hash, Delete: f.Delete, smudge: smudge})
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	return applyToWorktree(s, wt, changes)

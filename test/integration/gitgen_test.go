@@ -226,6 +226,9 @@ var attributeSets = []string{
 	"*.json -diff\n*.json diff\n",
 	"* -diff\n*.txt diff\n",
 	"*.txt diff=bin\n",
+	"* text=auto\n",
+	"*.txt text eol=crlf\n*.md -text\n",
+	"*.ts text\n*.log eol=lf\n",
 }
 
 // content makes file bytes of one of several kinds.

@@ -31,11 +31,20 @@ type attrRule struct {
 // attributes reads each directory's .gitattributes once, when a path
 // below it is first asked about.
 type attributes struct {
-	r    *git.Repository
-	wt   billy.Filesystem // nil: a bare repository
-	idx  map[string]plumbing.Hash
-	dirs map[string][]attrRule // directory ("" is the top) → its rules
-	info []attrRule            // $GIT_DIR/info/attributes
+	r      *git.Repository
+	wt     billy.Filesystem // nil: a bare repository
+	idx    map[string]plumbing.Hash
+	dirs   map[string][]attrRule // directory ("" is the top) → its rules
+	info   []attrRule            // $GIT_DIR/info/attributes
+	macros map[string][]gitattributes.Attribute
+}
+
+// attrValue is one attribute's state: unspecified, set, unset or a value.
+type attrValue struct {
+	known bool // decided by some line (even as unspecified)
+	set   bool
+	unset bool
+	value string
 }
 
 // diffAttr is a path's diff attribute.
@@ -46,7 +55,10 @@ type diffAttr struct {
 
 // loadAttributes prepares attribute lookups for repository r.
 func loadAttributes(r *git.Repository) *attributes {
-	a := &attributes{r: r, dirs: map[string][]attrRule{}}
+	a := &attributes{r: r, dirs: map[string][]attrRule{}, macros: map[string][]gitattributes.Attribute{}}
+	if m, err := gitattributes.ParseAttributesLine("[attr]binary -diff -merge -text", nil, true); err == nil {
+		a.macros["binary"] = m.Attributes
+	}
 	if w, err := worktreeOf(r); err == nil {
 		a.wt = w.Filesystem
 	}
@@ -54,14 +66,14 @@ func loadAttributes(r *git.Repository) *attributes {
 		if fh, err := dot.Filesystem().Open("info/attributes"); err == nil {
 			data, _ := io.ReadAll(fh)
 			fh.Close()
-			a.info = parseAttributes(data, nil, true)
+			a.info = a.parse(data, nil, true)
 		}
 	}
 	return a
 }
 
 // rulesOf is dir's .gitattributes, from the worktree, else the index (as
-// git reads them for a diff).
+// git reads them for a diff or a check-in).
 func (a *attributes) rulesOf(dir string) []attrRule {
 	if rules, ok := a.dirs[dir]; ok {
 		return rules
@@ -94,56 +106,92 @@ func (a *attributes) rulesOf(dir string) []attrRule {
 			data, _ = blobLoader(a.r, h)()
 		}
 	}
-	rules := parseAttributes(data, domain, dir == "")
+	rules := a.parse(data, domain, dir == "")
 	a.dirs[dir] = rules
 	return rules
 }
 
-func parseAttributes(data []byte, domain []string, allowMacro bool) []attrRule {
+// parse reads one attributes file; macro definitions (allowed at the top
+// and in info/attributes) are kept for lookups.
+func (a *attributes) parse(data []byte, domain []string, allowMacro bool) []attrRule {
 	var rules []attrRule
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		m, err := gitattributes.ParseAttributesLine(strings.TrimRight(string(line), "\r"), domain, allowMacro)
-		if err != nil || m.Pattern == nil {
-			continue // a comment, a blank line, a macro definition
+		switch {
+		case err != nil:
+		case m.Pattern == nil && m.Name != "":
+			a.macros[m.Name] = m.Attributes
+		case m.Pattern != nil:
+			rules = append(rules, attrRule{pattern: m.Pattern, attrs: m.Attributes})
 		}
-		rules = append(rules, attrRule{pattern: m.Pattern, attrs: m.Attributes})
 	}
 	return rules
 }
 
-// diff resolves the diff attribute of a repository path.
-func (a *attributes) diff(p string) diffAttr {
+// lookup resolves the named attributes of a repository path as git's
+// fill does: info/attributes, then the deepest directory's file up to the
+// top's; within a file the last matching line first, within a line the
+// last attribute; a set macro (binary, or one defined at the top) fills in
+// what it stands for.
+func (a *attributes) lookup(p string, names ...string) map[string]attrValue {
+	out := map[string]attrValue{}
 	if a == nil {
-		return diffAttr{}
+		return out
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
 	}
 	parts := strings.Split(p, "/")
-	// Highest priority first: info/attributes, then the deepest
-	// directory's file up to the top's.
 	stack := [][]attrRule{a.info}
 	for i := len(parts) - 1; i >= 0; i-- {
 		stack = append(stack, a.rulesOf(strings.Join(parts[:i], "/")))
 	}
-	for _, rules := range stack {
-		for i := len(rules) - 1; i >= 0; i-- {
-			rule := rules[i]
-			if !rule.pattern.Match(parts) {
+	var fill func(attrs []gitattributes.Attribute, depth int)
+	fill = func(attrs []gitattributes.Attribute, depth int) {
+		for i := len(attrs) - 1; i >= 0; i-- {
+			at := attrs[i]
+			name := at.Name()
+			if _, done := out[name]; done {
 				continue
 			}
-			for j := len(rule.attrs) - 1; j >= 0; j-- {
-				at := rule.attrs[j]
-				switch {
-				case at.Name() == "binary" && at.IsSet():
-					return diffAttr{state: -1}
-				case at.Name() != "diff":
-				case at.IsSet():
-					return diffAttr{state: 1}
-				case at.IsUnset():
-					return diffAttr{state: -1}
-				case at.IsValueSet():
-					return diffAttr{state: 1, driver: at.Value()}
-				}
+			v := attrValue{known: true, set: at.IsSet(), unset: at.IsUnset()}
+			if at.IsValueSet() {
+				v.value = at.Value()
+			}
+			out[name] = v
+			if m, ok := a.macros[name]; ok && at.IsSet() && depth < 8 {
+				fill(m, depth+1)
 			}
 		}
+	}
+	for _, rules := range stack {
+		for i := len(rules) - 1; i >= 0; i-- {
+			if rules[i].pattern.Match(parts) {
+				fill(rules[i].attrs, 0)
+			}
+		}
+	}
+	for n := range out {
+		if !want[n] {
+			delete(out, n)
+		}
+	}
+	return out
+}
+
+// diff resolves the diff attribute of a repository path.
+func (a *attributes) diff(p string) diffAttr {
+	v := a.lookup(p, "diff")["diff"]
+	switch {
+	case !v.known:
+		return diffAttr{}
+	case v.set:
+		return diffAttr{state: 1}
+	case v.unset:
+		return diffAttr{state: -1}
+	case v.value != "":
+		return diffAttr{state: 1, driver: v.value}
 	}
 	return diffAttr{}
 }

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-git/v5/plumbing/format/gitattributes"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// The working tree file is blamed as git would store it (convert.c's
+// Worktree files are read as git would store them (convert.c's
 // convert_to_git, end-of-line part): with text, eol or crlf attributes or
 // core.autocrlf, CRLF becomes LF, so a file checked out with CRLF is not
-// shown as all "Not Committed Yet". Clean filters and ident are not run.
+// shown as changed (or blamed as all "Not Committed Yet"). Clean filters
+// and ident are not run.
 
 type crlfAction int
 
@@ -25,100 +26,6 @@ const (
 	crlfAutoInput
 	crlfAutoCRLF
 )
-
-// attrValue is one attribute's state: unspecified, set, unset or a value.
-type attrValue struct {
-	known bool // decided by some line (even as unspecified)
-	set   bool
-	unset bool
-	value string
-}
-
-// checkinAttrs reads the attributes git consults when storing p: the
-// root .gitattributes (macros allowed), those of p's directories, then
-// .git/info/attributes, in rising priority.
-func (sb *scoreboard) checkinAttrs(p string, names ...string) map[string]attrValue {
-	w, err := worktreeOf(sb.r)
-	if err != nil {
-		return nil
-	}
-	var stack []gitattributes.MatchAttribute
-	parts := strings.Split(p, "/")
-	for i := 0; i < len(parts); i++ {
-		// A copy: go-git appends the file name to it.
-		dir := append([]string(nil), parts[:i]...)
-		as, err := gitattributes.ReadAttributesFile(w.Filesystem, dir, ".gitattributes", i == 0)
-		if err == nil {
-			stack = append(stack, as...)
-		}
-	}
-	if dot, ok := sb.r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
-		// info/attributes patterns are relative to the top.
-		if f, err := dot.Filesystem().Open("info/attributes"); err == nil {
-			as, err := gitattributes.ReadAttributes(f, nil, true)
-			f.Close()
-			if err == nil {
-				stack = append(stack, as...)
-			}
-		}
-	}
-	if len(stack) == 0 {
-		return nil
-	}
-	macros := map[string][]gitattributes.Attribute{}
-	for _, m := range stack {
-		if m.Pattern == nil {
-			macros[m.Name] = m.Attributes
-		}
-	}
-	out := map[string]attrValue{}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	var fill func(attrs []gitattributes.Attribute)
-	fill = func(attrs []gitattributes.Attribute) {
-		// The last attribute of a line wins, as git's fill_one.
-		for i := len(attrs) - 1; i >= 0; i-- {
-			a := attrs[i]
-			name := a.Name()
-			if _, done := out[name]; !done {
-				v := attrValue{known: true, set: a.IsSet(), unset: a.IsUnset()}
-				if a.IsValueSet() {
-					v.value = a.Value()
-				}
-				out[name] = v
-				if a.IsSet() {
-					if name == "binary" {
-						fill(binaryMacro())
-					} else if m, ok := macros[name]; ok {
-						fill(m)
-					}
-				}
-			}
-		}
-	}
-	for i := len(stack) - 1; i >= 0; i-- {
-		if stack[i].Pattern == nil || !stack[i].Pattern.Match(parts) {
-			continue
-		}
-		fill(stack[i].Attributes)
-	}
-	for n := range out {
-		if !want[n] {
-			delete(out, n)
-		}
-	}
-	return out
-}
-
-func binaryMacro() []gitattributes.Attribute {
-	m, err := gitattributes.ParseAttributesLine("[attr]binary -diff -merge -text", nil, true)
-	if err != nil {
-		return nil
-	}
-	return m.Attributes
-}
 
 // crlfOf is git_path_check_crlf.
 func crlfOf(v attrValue) crlfAction {
@@ -136,14 +43,124 @@ func crlfOf(v attrValue) crlfAction {
 	return crlfUndefined
 }
 
-// convertToGit is convert_to_git's end-of-line conversion for p.
-func (sb *scoreboard) convertToGit(p string, data []byte) []byte {
-	autocrlf := ""
-	if cfg, err := sb.r.Config(); err == nil && cfg.Raw != nil {
-		autocrlf = strings.ToLower(cfg.Raw.Section("core").Option("autocrlf"))
+// eolConverter is convert_to_git's end-of-line step for one repository:
+// core.autocrlf (every configuration scope) and the text, crlf and eol
+// attributes. It serves blame's working-tree side and the worktree reads
+// of status, diff, add and stash.
+type eolConverter struct {
+	r        *git.Repository
+	attrs    *attributes
+	autocrlf string
+	eol      string                   // core.eol
+	index    map[string]plumbing.Hash // stage-0 entries, read on first need
+}
+
+func newEOLConverter(r *git.Repository, s *settings) *eolConverter {
+	c := &eolConverter{r: r}
+	if s != nil && s.conf != nil {
+		c.autocrlf = strings.ToLower(s.conf.String("core.autocrlf", ""))
+		c.eol = strings.ToLower(s.conf.String("core.eol", ""))
+	} else if cfg, err := r.Config(); err == nil && cfg.Raw != nil {
+		c.autocrlf = strings.ToLower(cfg.Raw.Section("core").Option("autocrlf"))
 	}
-	attrs := sb.checkinAttrs(p, "text", "crlf", "eol")
-	if len(attrs) == 0 && (autocrlf == "" || autocrlf == "false") {
+	return c
+}
+
+// toWorktree is convert_to_working_tree's end-of-line step: a text file
+// whose output end of line is CRLF gets CR before each lone LF (for the
+// auto modes only when it has no CR yet and is not binary).
+func (c *eolConverter) toWorktree(p string, data []byte) []byte {
+	if c == nil || len(data) == 0 || bytes.IndexByte(data, '\n') < 0 {
+		return data
+	}
+	action := c.action(p)
+	crlf := false
+	switch action {
+	case crlfTextCRLF, crlfAutoCRLF:
+		crlf = true
+	case crlfText, crlfAuto:
+		crlf = c.textEOLIsCRLF()
+	}
+	if !crlf {
+		return data
+	}
+	st := textStats(data)
+	if st.lonelf == 0 {
+		return data
+	}
+	if action == crlfAuto || action == crlfAutoInput || action == crlfAutoCRLF {
+		if st.lonecr > 0 || st.crlf > 0 || st.binary() {
+			return data
+		}
+	}
+	out := make([]byte, 0, len(data)+st.lonelf)
+	for i, b := range data {
+		if b == '\n' && (i == 0 || data[i-1] != '\r') {
+			out = append(out, '\r')
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// textEOLIsCRLF is text_eol_is_crlf: core.autocrlf=true, else
+// core.eol=crlf (native is LF here).
+func (c *eolConverter) textEOLIsCRLF() bool {
+	switch c.autocrlf {
+	case "true", "yes", "on", "1":
+		return true
+	case "input":
+		return false
+	}
+	return c.eol == "crlf"
+}
+
+// action is convert_attrs' decision for p, before the direction applies.
+func (c *eolConverter) action(p string) crlfAction {
+	if c.attrs == nil {
+		c.attrs = loadAttributes(c.r)
+	}
+	attrs := c.attrs.lookup(p, "text", "crlf", "eol")
+	action := crlfOf(attrs["text"])
+	if action == crlfUndefined {
+		action = crlfOf(attrs["crlf"])
+	}
+	if action != crlfBinary {
+		eol := attrs["eol"].value
+		switch {
+		case action == crlfAuto && eol == "lf":
+			action = crlfAutoInput
+		case action == crlfAuto && eol == "crlf":
+			action = crlfAutoCRLF
+		case eol == "lf":
+			action = crlfTextInput
+		case eol == "crlf":
+			action = crlfTextCRLF
+		}
+	}
+	if action == crlfUndefined {
+		switch c.autocrlf {
+		case "true", "yes", "on", "1":
+			action = crlfAutoCRLF
+		case "input":
+			action = crlfAutoInput
+		default:
+			action = crlfBinary
+		}
+	}
+	return action
+}
+
+// toGit converts a worktree file's bytes to what git would store for p.
+func (c *eolConverter) toGit(p string, data []byte) []byte {
+	if c == nil || len(data) == 0 || bytes.IndexByte(data, '\r') < 0 {
+		return data // nothing any rule would change
+	}
+	if c.attrs == nil {
+		c.attrs = loadAttributes(c.r)
+	}
+	attrs := c.attrs.lookup(p, "text", "crlf", "eol")
+	if len(attrs) == 0 && (c.autocrlf == "" || c.autocrlf == "false") {
 		return data
 	}
 	action := crlfOf(attrs["text"])
@@ -167,7 +184,7 @@ func (sb *scoreboard) convertToGit(p string, data []byte) []byte {
 		action = crlfTextInput // either way CRLF is stored as LF
 	}
 	if action == crlfUndefined {
-		switch autocrlf {
+		switch c.autocrlf {
 		case "true", "yes", "on", "1":
 			action = crlfAutoCRLF
 		case "input":
@@ -176,7 +193,7 @@ func (sb *scoreboard) convertToGit(p string, data []byte) []byte {
 			action = crlfBinary
 		}
 	}
-	if action == crlfBinary || len(data) == 0 {
+	if action == crlfBinary {
 		return data
 	}
 	st := textStats(data)
@@ -185,7 +202,7 @@ func (sb *scoreboard) convertToGit(p string, data []byte) []byte {
 	}
 	auto := action == crlfAuto || action == crlfAutoInput || action == crlfAutoCRLF
 	if auto {
-		if st.binary() || sb.crlfInIndex(p) {
+		if st.binary() || c.crlfInIndex(p) {
 			return data
 		}
 		return bytes.ReplaceAll(data, []byte{'\r'}, nil)
@@ -194,23 +211,27 @@ func (sb *scoreboard) convertToGit(p string, data []byte) []byte {
 }
 
 // crlfInIndex is has_crlf_in_index: the staged blob is text with CRLF.
-func (sb *scoreboard) crlfInIndex(p string) bool {
-	idx, err := sb.r.Storer.Index()
-	if err != nil {
+func (c *eolConverter) crlfInIndex(p string) bool {
+	if c.index == nil {
+		c.index = map[string]plumbing.Hash{}
+		if idx, err := c.r.Storer.Index(); err == nil {
+			for _, e := range idx.Entries {
+				if e.Stage == 0 {
+					c.index[e.Name] = e.Hash
+				}
+			}
+		}
+	}
+	h, ok := c.index[p]
+	if !ok {
 		return false
 	}
-	for _, e := range idx.Entries {
-		if e.Name != p || e.Stage != 0 {
-			continue
-		}
-		data, err := readBlob(sb.s, e.Hash)
-		if err != nil || bytes.IndexByte(data, '\r') < 0 {
-			return false
-		}
-		st := textStats(data)
-		return !st.binary() && st.crlf > 0
+	data, err := blobLoader(c.r, h)()
+	if err != nil || bytes.IndexByte(data, '\r') < 0 {
+		return false
 	}
-	return false
+	st := textStats(data)
+	return !st.binary() && st.crlf > 0
 }
 
 type textStat struct{ nul, lonecr, lonelf, crlf, printable, nonprintable int }

@@ -87,7 +87,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		return "", err
 	}
 	if len(a.Paths) > 0 {
-		return checkoutPaths(ctx, r, w, wd, a)
+		return checkoutPaths(ctx, r, s, w, wd, a)
 	}
 	head, _ := r.Head()
 	var target plumbing.Hash
@@ -303,7 +303,7 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	if err := beforeChange(ctx); err != nil {
 		return err
 	}
-	return gitbackend.ApplyFiles(r.Storer, w.Filesystem, files)
+	return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, s).toWorktree)
 }
 
 // untrackedUnder says whether dir holds an untracked file that is not
@@ -348,9 +348,9 @@ func unpackErrors(dirty, lostDirs, untracked, removed []string) string {
 	return b.String() + "Aborting"
 }
 
-func checkoutPaths(ctx context.Context, r *git.Repository, w *git.Worktree, wd string, a checkoutArgs) (string, error) {
+func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git.Worktree, wd string, a checkoutArgs) (string, error) {
 	if a.Commit == "" {
-		if err := restore(ctx, r, wd, restoreArgs{Paths: a.Paths, Worktree: true}); err != nil {
+		if err := restore(ctx, r, cfg, wd, restoreArgs{Paths: a.Paths, Worktree: true}); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
@@ -394,7 +394,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, w *git.Worktree, wd s
 	if err := beforeChange(ctx); err != nil {
 		return "", err
 	}
-	if err := gitbackend.ApplyFiles(r.Storer, w.Filesystem, files); err != nil {
+	if err := gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).toWorktree); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("Updated %d path%s from %s\n", len(files), plural(len(files)), c.Hash.String()[:7]), nil

@@ -188,6 +188,7 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 	if err != nil {
 		return nil, err
 	}
+	eol := newEOLConverter(r, s)
 	out := map[string]side{}
 	for p, t := range tracked {
 		if t.mode == filemode.Submodule {
@@ -203,6 +204,7 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 			continue // deleted in the worktree
 		}
 		mode = s.worktreeMode(mode, t.mode)
+		data = eol.toGit(p, data)
 		d := data
 		h := blobHash(d)
 		// git knows a worktree file's object id when the file matches its
@@ -450,6 +452,9 @@ func writePatch(b *strings.Builder, c *change, po patchOpts) {
 		toName = "/dev/null"
 	}
 	if po.binary(c.path, oldData, newData) {
+		if bytes.Equal(oldData, newData) {
+			return // builtin_diff's "quite common confusing case": same bytes
+		}
 		fmt.Fprintf(b, "Binary files %s and %s differ\n", fromName, toName)
 		return
 	}

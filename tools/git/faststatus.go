@@ -92,6 +92,7 @@ func fastStatusIgnored(r *git.Repository, s *settings, untracked, underIndexFile
 			fs.Worktree = worktree
 		}
 	}
+	eol := newEOLConverter(r, s)
 	inIndex := map[string]bool{}
 	gitlinks := map[string]bool{}
 	refreshed := 0
@@ -118,6 +119,9 @@ func fastStatusIgnored(r *git.Repository, s *settings, untracked, underIndexFile
 			// stat data unchanged: the content is the index's
 		default:
 			data, mode, err := readWorktree(w.Filesystem, e.Name)
+			if err == nil {
+				data = eol.toGit(e.Name, data)
+			}
 			if err != nil || blobHash(data) != e.Hash || s.worktreeMode(mode, e.Mode) != e.Mode {
 				worktree = git.Modified
 			} else {

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -89,10 +90,12 @@ func indexModes(r *git.Repository) map[string]filemode.FileMode {
 	return out
 }
 
-// keepIndexModes is core.filemode=false for paths just staged: a regular
-// file keeps the mode its entry had (a new one is 100644), whatever the
-// exec bit on disk says, as git's ce_mode_from_stat.
-func keepIndexModes(r *git.Repository, cfg *settings, before map[string]filemode.FileMode, paths []string) error {
+// fixStaged corrects entries just staged from raw worktree bytes: with
+// core.filemode=false (before != nil) a regular file keeps the mode its
+// entry had (a new one is 100644), whatever the exec bit on disk says
+// (ce_mode_from_stat); a file whose end-of-line conversion changed its
+// bytes is stored converted.
+func fixStaged(r *git.Repository, cfg *settings, before map[string]filemode.FileMode, converted map[string][]byte, paths []string) error {
 	idx, err := r.Storer.Index()
 	if err != nil {
 		return err
@@ -106,8 +109,17 @@ func keepIndexModes(r *git.Repository, cfg *settings, before map[string]filemode
 		if !want[e.Name] {
 			continue
 		}
-		if m := cfg.worktreeMode(e.Mode, before[e.Name]); m != e.Mode {
-			e.Mode, changed = m, true
+		if before != nil {
+			if m := cfg.worktreeMode(e.Mode, before[e.Name]); m != e.Mode {
+				e.Mode, changed = m, true
+			}
+		}
+		if data, ok := converted[e.Name]; ok {
+			h, err := gitbackend.StoreBlob(r.Storer, data)
+			if err != nil {
+				return err
+			}
+			e.Hash, changed = h, true
 		}
 	}
 	if !changed {
@@ -174,12 +186,23 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 	if cfg.orDefault().noFileMode {
 		modes = indexModes(r)
 	}
+	// End-of-line conversion is decided against the index as it is
+	// before staging (has_crlf_in_index).
+	converted := map[string][]byte{}
+	eol := newEOLConverter(r, cfg)
+	for _, p := range targets {
+		if data, mode, err := readWorktree(w.Filesystem, p); err == nil && mode != filemode.Symlink {
+			if c := eol.toGit(p, data); !bytes.Equal(c, data) {
+				converted[p] = c
+			}
+		}
+	}
 	// One index write for all paths (go-git's Add rewrites it per file).
 	if err := gitbackend.StagePathsContext(ctx, r.Storer, w.Filesystem, targets); err != nil {
 		return 0, err
 	}
-	if modes != nil {
-		if err := keepIndexModes(r, cfg, modes, targets); err != nil {
+	if modes != nil || len(converted) > 0 {
+		if err := fixStaged(r, cfg, modes, converted, targets); err != nil {
 			return 0, err
 		}
 	}
@@ -439,13 +462,13 @@ func restoreTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a restoreArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return "", restore(ctx, r, d.relDir(a.WorkingDir), a)
+				return "", restore(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
 }
 
-func restore(ctx context.Context, r *git.Repository, wd string, a restoreArgs) error {
+func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a restoreArgs) error {
 	w, err := worktreeOf(r)
 	if err != nil {
 		return err
@@ -502,7 +525,7 @@ func restore(ctx context.Context, r *git.Repository, wd string, a restoreArgs) e
 				files[p] = gitbackend.TreeFile{Delete: true}
 			}
 		}
-		return gitbackend.ApplyFiles(r.Storer, w.Filesystem, files)
+		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).toWorktree)
 	case a.Staged:
 		for p, s := range head {
 			if !ps.match(p) {
@@ -530,6 +553,6 @@ func restore(ctx context.Context, r *git.Repository, wd string, a restoreArgs) e
 				files[p] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
 			}
 		}
-		return gitbackend.ApplyFiles(r.Storer, w.Filesystem, files)
+		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).toWorktree)
 	}
 }

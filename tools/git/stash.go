@@ -61,7 +61,8 @@ func stashTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a stashArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				s := &stasher{r: r, d: d, cfg: d.settings(r)}
+				cfg := d.settings(r)
+				s := &stasher{r: r, d: d, cfg: cfg, eol: newEOLConverter(r, cfg)}
 				switch a.Action {
 				case "push":
 					return s.push(ctx, a)
@@ -88,6 +89,7 @@ type stasher struct {
 	r   *git.Repository
 	d   Deps
 	cfg *settings
+	eol *eolConverter
 }
 
 const stashLog = "logs/refs/stash"
@@ -275,6 +277,10 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 			wfiles[p] = gitbackend.TreeFile{Delete: true}
 			continue
 		}
+		data = s.eol.toGit(p, data)
+		if ie, inIndex := files[p]; inIndex {
+			mode = s.cfg.worktreeMode(mode, ie.Mode)
+		}
 		h, err := gitbackend.StoreBlob(s.r.Storer, data)
 		if err != nil {
 			return "", err
@@ -293,6 +299,8 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 			if err != nil {
 				continue
 			}
+			data = s.eol.toGit(p, data)
+			mode = s.cfg.worktreeMode(mode, 0)
 			h, err := gitbackend.StoreBlob(s.r.Storer, data)
 			if err != nil {
 				return "", err
@@ -334,7 +342,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 		return "", err
 	}
 	// Reset the stashed paths to HEAD and remove stashed untracked files.
-	if err := gitbackend.ApplyPaths(s.r.Storer, w.Filesystem, hc.TreeHash, tracked); err != nil {
+	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.toWorktree); err != nil {
 		return "", err
 	}
 	if a.IncludeUntracked {
@@ -439,6 +447,9 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 	var conflicts []string
 	for _, c := range diffSides(from, to, nil) {
 		cur, mode, curErr := readWorktree(w.Filesystem, c.path)
+		if curErr == nil {
+			cur = s.eol.toGit(c.path, cur)
+		}
 		baseData := c.old()
 		switch {
 		case c.newMode == 0: // deleted in the stash
@@ -489,7 +500,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			_ = w.Filesystem.Remove(wr.path)
 			continue
 		}
-		if err := writeFile(w, wr.path, wr.data); err != nil {
+		if err := writeFile(w, wr.path, s.eol.toWorktree(wr.path, wr.data)); err != nil {
 			return "", err
 		}
 		if _, inBase := from[wr.path]; !inBase {
@@ -503,7 +514,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if err := writeFile(w, f.Name, []byte(content)); err != nil {
+		if err := writeFile(w, f.Name, s.eol.toWorktree(f.Name, []byte(content))); err != nil {
 			return "", err
 		}
 	}

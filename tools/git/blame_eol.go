@@ -156,43 +156,7 @@ func (c *eolConverter) toGit(p string, data []byte) []byte {
 	if c == nil || len(data) == 0 || bytes.IndexByte(data, '\r') < 0 {
 		return data // nothing any rule would change
 	}
-	if c.attrs == nil {
-		c.attrs = loadAttributes(c.r)
-	}
-	attrs := c.attrs.lookup(p, "text", "crlf", "eol")
-	if len(attrs) == 0 && (c.autocrlf == "" || c.autocrlf == "false") {
-		return data
-	}
-	action := crlfOf(attrs["text"])
-	if action == crlfUndefined {
-		action = crlfOf(attrs["crlf"])
-	}
-	if action != crlfBinary {
-		eol := attrs["eol"].value
-		switch {
-		case action == crlfAuto && eol == "lf":
-			action = crlfAutoInput
-		case action == crlfAuto && eol == "crlf":
-			action = crlfAutoCRLF
-		case eol == "lf":
-			action = crlfTextInput
-		case eol == "crlf":
-			action = crlfTextCRLF
-		}
-	}
-	if action == crlfText {
-		action = crlfTextInput // either way CRLF is stored as LF
-	}
-	if action == crlfUndefined {
-		switch c.autocrlf {
-		case "true", "yes", "on", "1":
-			action = crlfAutoCRLF
-		case "input":
-			action = crlfAutoInput
-		default:
-			action = crlfBinary
-		}
-	}
+	action := c.action(p)
 	if action == crlfBinary {
 		return data
 	}

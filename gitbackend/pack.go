@@ -150,28 +150,9 @@ func (e *packEncoder) encode(src interface {
 	pack.Write(hdr[:])
 	e.ents = e.ents[:0]
 	for _, h := range hashes {
-		obj, err := src.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return nil, fmt.Errorf("pack object %s: %w", h, err)
-		}
 		off := pack.Len()
-		writeEntryHeader(&pack, obj.Type(), obj.Size())
-		r, err := obj.Reader()
-		if err != nil {
-			return nil, fmt.Errorf("pack object %s: %w", h, err)
-		}
-		if e.zw == nil {
-			e.zw = zlib.NewWriter(&pack)
-		} else {
-			e.zw.Reset(&pack)
-		}
-		_, err = io.Copy(e.zw, r)
-		r.Close()
-		if err == nil {
-			err = e.zw.Close()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("pack object %s: %w", h, err)
+		if err := e.appendObject(&pack, src, h); err != nil {
+			return nil, err
 		}
 		e.ents = append(e.ents, packEntry{h: h, off: uint64(off), crc: crc32.ChecksumIEEE(pack.Bytes()[off:])})
 	}
@@ -394,29 +375,132 @@ func geometricPrefix(packs []packFile) int {
 	return k
 }
 
-// packHashes reads the object names of a version 2 .idx.
-func packHashes(fs billy.Filesystem, idxPath string) ([]plumbing.Hash, error) {
-	f, err := fs.Open(idxPath)
+// merge packs the objects of the given packs into one, copying each
+// whole object's entry as it is (no inflating, no hashing) and re-encoding
+// only deltas, read through src; an object in several packs is kept once.
+func (e *packEncoder) merge(fs billy.Filesystem, packs []packFile, src interface {
+	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
+}) (*packed, error) {
+	var pack bytes.Buffer
+	pack.Write(make([]byte, 12)) // the header, once the count is known
+	e.ents = e.ents[:0]
+	seen := map[plumbing.Hash]bool{}
+	var hashes []plumbing.Hash
+	for _, sp := range packs {
+		idx, err := readAll(fs, sp.base+".idx")
+		if err != nil {
+			return nil, err
+		}
+		data, err := readAll(fs, sp.base+".pack")
+		if err != nil {
+			return nil, err
+		}
+		ents, err := idxEntries(idx, len(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s.idx: %w", sp.base, err)
+		}
+		for i, en := range ents {
+			if seen[en.h] {
+				continue
+			}
+			seen[en.h] = true
+			end := uint64(len(data) - 20)
+			if i+1 < len(ents) {
+				end = ents[i+1].off
+			}
+			if en.off >= end || end > uint64(len(data)) {
+				return nil, fmt.Errorf("%s.pack: bad offset %d", sp.base, en.off)
+			}
+			raw := data[en.off:end]
+			off := pack.Len()
+			if t := plumbing.ObjectType((raw[0] >> 4) & 7); t >= plumbing.CommitObject && t <= plumbing.TagObject {
+				pack.Write(raw)
+			} else if err := e.appendObject(&pack, src, en.h); err != nil {
+				return nil, err
+			}
+			e.ents = append(e.ents, packEntry{h: en.h, off: uint64(off), crc: crc32.ChecksumIEEE(pack.Bytes()[off:])})
+			hashes = append(hashes, en.h)
+		}
+	}
+	b := pack.Bytes()
+	copy(b, "PACK")
+	binary.BigEndian.PutUint32(b[4:], 2)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(e.ents)))
+	sum := sha1.Sum(b)
+	pack.Write(sum[:])
+	p := &packed{sum: plumbing.Hash(sum), pack: pack.Bytes(), hashes: hashes}
+	p.idx = e.encodeIdx(p.sum)
+	return p, nil
+}
+
+// appendObject writes one whole object's pack entry.
+func (e *packEncoder) appendObject(pack *bytes.Buffer, src interface {
+	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
+}, h plumbing.Hash) error {
+	obj, err := src.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return fmt.Errorf("pack object %s: %w", h, err)
+	}
+	writeEntryHeader(pack, obj.Type(), obj.Size())
+	r, err := obj.Reader()
+	if err != nil {
+		return fmt.Errorf("pack object %s: %w", h, err)
+	}
+	if e.zw == nil {
+		e.zw = zlib.NewWriter(pack)
+	} else {
+		e.zw.Reset(pack)
+	}
+	_, err = io.Copy(e.zw, r)
+	r.Close()
+	if err == nil {
+		err = e.zw.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("pack object %s: %w", h, err)
+	}
+	return nil
+}
+
+func readAll(fs billy.Filesystem, name string) ([]byte, error) {
+	f, err := fs.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// idxEntries reads a version 2 .idx: every object with its offset,
+// sorted by offset.
+func idxEntries(b []byte, packLen int) ([]packEntry, error) {
 	if len(b) < 8+256*4 || !bytes.Equal(b[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-		return nil, fmt.Errorf("%s: not a version 2 pack index", idxPath)
+		return nil, errors.New("not a version 2 pack index")
 	}
 	n := int(binary.BigEndian.Uint32(b[8+255*4:]))
-	names := b[8+256*4:]
-	if len(names) < n*20 {
-		return nil, fmt.Errorf("%s: truncated", idxPath)
+	names := 8 + 256*4
+	offs := names + n*20 + n*4
+	large := offs + n*4
+	if len(b) < large+40 {
+		return nil, errors.New("truncated")
 	}
-	out := make([]plumbing.Hash, n)
+	out := make([]packEntry, n)
 	for i := range out {
-		copy(out[i][:], names[i*20:])
+		copy(out[i].h[:], b[names+i*20:])
+		o := uint64(binary.BigEndian.Uint32(b[offs+i*4:]))
+		if o&0x80000000 != 0 {
+			j := large + int(o&0x7fffffff)*8
+			if j+8 > len(b)-40 {
+				return nil, errors.New("bad large offset")
+			}
+			o = binary.BigEndian.Uint64(b[j:])
+		}
+		if o < 12 || o >= uint64(packLen) {
+			return nil, errors.New("offset out of the pack")
+		}
+		out[i].off = o
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].off < out[j].off })
 	return out, nil
 }
 
@@ -448,21 +532,7 @@ func consolidatePacks(fs billy.Filesystem, src interface {
 	}
 	f.Close()
 	defer fs.Remove(lock)
-	seen := map[plumbing.Hash]bool{}
-	var all []plumbing.Hash
-	for _, sp := range small {
-		hs, err := packHashes(fs, sp.base+".idx")
-		if err != nil {
-			return false, fmt.Errorf("consolidate packs: %w", err)
-		}
-		for _, h := range hs {
-			if !seen[h] {
-				seen[h] = true
-				all = append(all, h)
-			}
-		}
-	}
-	p, err := enc.encode(src, all)
+	p, err := enc.merge(fs, small, src)
 	if err != nil {
 		return false, fmt.Errorf("consolidate packs: %w", err)
 	}

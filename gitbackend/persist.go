@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -42,6 +43,9 @@ type PersistResult struct {
 	NoChange bool
 	// Local is true when there is no remote: the commit stays local.
 	Local bool
+	// Batched is how many callers' changes went out in this commit (group
+	// commit, see Persist); 0 when it holds this change alone.
+	Batched int
 }
 
 // Committed says whether the change is in a commit. Persist returns a
@@ -76,11 +80,130 @@ func (e *ConflictError) Is(t error) bool { return t == ErrConflict }
 
 // Persist commits the change and pushes it, replaying it on the remote
 // head as often as needed (bounded by Retry.MaxAttempts).
+//
+// Persists of one Repo are group-committed: a call that finds another
+// persist in progress (waiting for the remote, replaying) queues its
+// change, and the next call to run takes every queued change into one
+// commit and one push. Under contention the changes go out in batches, not
+// as a queue of replays; each caller gets the result of the commit that
+// holds its change.
 func (r *Repo) Persist(ctx context.Context, ch Change) (*PersistResult, error) {
-	if err := r.lock(ctx); err != nil {
-		return nil, err
+	t := &persistTicket{ch: ch, done: make(chan struct{})}
+	r.batch.mu.Lock()
+	r.batch.queue = append(r.batch.queue, t)
+	r.batch.mu.Unlock()
+	if err := r.lockOrDone(ctx, t.done); err != nil {
+		if r.batch.withdraw(t) {
+			return nil, err
+		}
+		<-t.done // taken by a persist in progress: its outcome is ours
+		return t.res, t.err
+	}
+	select {
+	case <-t.done: // a batch before ours held it
+		r.unlock()
+		return t.res, t.err
+	default:
 	}
 	defer r.unlock()
+	batch := r.batch.take()
+	if len(batch) == 0 { // cannot happen: ours was not done, so queued
+		batch = []*persistTicket{t}
+	}
+	res, err := r.persistLocked(ctx, mergeChanges(batch))
+	for _, b := range batch {
+		b.res, b.err = res, err
+		if res != nil && len(batch) > 1 {
+			cp := *res
+			cp.Batched = len(batch)
+			b.res = &cp
+		}
+		close(b.done)
+	}
+	return t.res, t.err
+}
+
+// persistTicket is one caller's change waiting for a persist to take it.
+type persistTicket struct {
+	ch   Change
+	done chan struct{}
+	res  *PersistResult
+	err  error
+}
+
+// persistBatch is the queue of changes waiting for the repository lock.
+type persistBatch struct {
+	mu    sync.Mutex
+	queue []*persistTicket
+}
+
+// take empties the queue.
+func (b *persistBatch) take() []*persistTicket {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queue
+	b.queue = nil
+	return q
+}
+
+// withdraw removes t when no persist has taken it yet.
+func (b *persistBatch) withdraw(t *persistTicket) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, x := range b.queue {
+		if x == t {
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// mergeChanges makes one change of a batch: every path once, the
+// messages one after the other (the first is the subject).
+func mergeChanges(batch []*persistTicket) Change {
+	if len(batch) == 1 {
+		return batch[0].ch
+	}
+	var out Change
+	seen := map[string]bool{}
+	var msgs []string
+	for _, t := range batch {
+		for _, p := range t.ch.Paths {
+			if !seen[p] {
+				seen[p] = true
+				out.Paths = append(out.Paths, p)
+			}
+		}
+		m := strings.TrimSpace(t.ch.Message)
+		if m == "" && len(t.ch.Paths) > 0 {
+			m = "forge: " + strings.Join(t.ch.Paths, ", ")
+		}
+		if m != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	out.Message = strings.Join(msgs, "\n\n")
+	return out
+}
+
+// lockOrDone takes the repository's locks, unless done closes first (the
+// caller's change was taken by the persist holding them).
+func (r *Repo) lockOrDone(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case r.sem <- struct{}{}:
+	case <-done:
+		return errTaken
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return r.lockFile(ctx)
+}
+
+// errTaken: the change was taken into another caller's commit.
+var errTaken = errors.New("taken by a batch")
+
+func (r *Repo) persistLocked(ctx context.Context, ch Change) (*PersistResult, error) {
 	// The objects this persist makes stay in memory until they are
 	// written as one pack (commitPaths, replay).
 	r.ov = r.newOverlay()
@@ -322,12 +445,16 @@ func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash)
 func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch string) (int, plumbing.Hash, error) {
 	budget := time.Duration(r.cfg.Retry.MaxAttempts) * 4 * time.Second
 	var final plumbing.Hash
-	err := lr.Update(ctx, branch, budget, r.trackingTip(branch), func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
-		head, err := r.head()
-		if err != nil {
-			return plumbing.ZeroHash, nil, err
-		}
-		base := r.trackingTip(branch)
+	// Nothing else moves the refs while the repository is locked: read
+	// them once.
+	base := r.trackingTip(branch)
+	head, err := r.head()
+	if err != nil {
+		return 0, plumbing.ZeroHash, err
+	}
+	err = lr.Update(ctx, branch, budget, base, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
+		head := head
+		var err error
 		if tip != base {
 			if head, err = r.replay(ctx, branch, base, head, tip); err != nil {
 				return plumbing.ZeroHash, nil, err
@@ -408,11 +535,21 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 		}
 		// Bring the worktree to the merged tree, then let the hook rebuild
 		// derived files from it.
-		if err := r.checkoutTree(ctx, worktreeAt, newTree); err != nil {
+		moved, err := r.checkoutTreeChanges(ctx, worktreeAt, newTree)
+		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		if r.hook != nil {
-			paths, err := r.hook.Regenerate(ctx)
+			var paths []string
+			if ih, ok := r.hook.(IncrementalHook); ok {
+				changed := make([]string, len(moved))
+				for i, m := range moved {
+					changed[i] = m.Path
+				}
+				paths, err = ih.RegenerateChanged(ctx, changed)
+			} else {
+				paths, err = r.hook.Regenerate(ctx)
+			}
 			if err != nil {
 				return plumbing.ZeroHash, fmt.Errorf("regenerate derived files: %w", err)
 			}
@@ -460,16 +597,22 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 
 // checkoutTree moves worktree and index from commit `from` to `toTree`.
 func (r *Repo) checkoutTree(ctx context.Context, from plumbing.Hash, toTree plumbing.Hash) error {
+	_, err := r.checkoutTreeChanges(ctx, from, toTree)
+	return err
+}
+
+// checkoutTreeChanges is checkoutTree returning the paths it changed.
+func (r *Repo) checkoutTreeChanges(ctx context.Context, from plumbing.Hash, toTree plumbing.Hash) ([]fileChange, error) {
 	fromTree, err := r.treeOf(from)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s := r.objs()
 	changes, err := treeDiff(ctx, s, fromTree, toTree)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return applyToWorktree(s, r.wt, changes)
+	return changes, applyToWorktree(s, r.wt, changes)
 }
 
 // localCommits lists base..head along first parents, oldest first.

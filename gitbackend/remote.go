@@ -25,6 +25,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/gofrs/flock"
 )
 
 // Errors callers can test with errors.Is.
@@ -559,6 +560,47 @@ type refLock struct {
 	// newDirs are the directories under refs/ that taking the lock
 	// created (for core.sharedRepository).
 	newDirs []string
+	// queue is held by a writer that waited its turn (see joinQueue).
+	queue *flock.Flock
+}
+
+// joinQueue waits for the ref's turn among the writers that queue for it
+// (Update): an OS file lock in <gitdir>/tgp-queue, which the kernel hands
+// to the next waiter the moment it is released, where polling the ref's
+// lock file would leave it free for a sleep's length. It is an addition to
+// git's lock, never a replacement: the compare-and-swap is still the
+// <ref>.lock file. A queue that cannot be used (a read-only directory)
+// is skipped (nil, nil) and the writer polls as before.
+func joinQueue(ctx context.Context, gitdir, ref string) (*flock.Flock, error) {
+	dir := filepath.Join(gitdir, "tgp-queue")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil
+	}
+	fl := flock.New(filepath.Join(dir, strings.ReplaceAll(ref, "/", "%")))
+	done := make(chan error, 1)
+	go func() { done <- fl.Lock() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, nil
+		}
+		return fl, nil
+	case <-ctx.Done():
+		go func() {
+			if <-done == nil {
+				_ = fl.Unlock()
+			}
+		}()
+		return nil, fmt.Errorf("waiting for %s: %w", ref, ctx.Err())
+	}
+}
+
+// leaveQueue lets the next queued writer go.
+func (lk *refLock) leaveQueue() {
+	if lk.queue != nil {
+		_ = lk.queue.Unlock()
+		lk.queue = nil
+	}
 }
 
 // keepFresh touches the lock while it is held: a lock older than
@@ -602,15 +644,25 @@ func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLoc
 	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
 		return nil, err
 	}
+	var queue *flock.Flock
+	if wait {
+		var err error
+		if queue, err = joinQueue(ctx, gitdir, ref); err != nil {
+			return nil, err
+		}
+	}
 	lock := refPath + ".lock"
 	for backoff := time.Millisecond; ; backoff = min(backoff*2, 20*time.Millisecond) {
 		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
-			lk := &refLock{gitdir: gitdir, ref: ref, path: refPath, f: f, newDirs: newDirs}
+			lk := &refLock{gitdir: gitdir, ref: ref, path: refPath, f: f, newDirs: newDirs, queue: queue}
 			lk.keepFresh()
 			return lk, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
+			if queue != nil {
+				_ = queue.Unlock()
+			}
 			return nil, err
 		}
 		stale := false
@@ -625,6 +677,9 @@ func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLoc
 			continue
 		}
 		if err := sleepCtx(ctx, fullJitter(backoff)); err != nil {
+			if queue != nil {
+				_ = queue.Unlock()
+			}
 			return nil, fmt.Errorf("waiting for %s: %w", lock, err)
 		}
 	}
@@ -652,6 +707,7 @@ func (lk *refLock) commit(h plumbing.Hash, adjust func(path string) error) error
 		return err
 	}
 	lk.done = true
+	lk.leaveQueue()
 	return nil
 }
 
@@ -671,6 +727,7 @@ func (lk *refLock) deleteRef() error {
 // release drops the lock unless it was committed.
 func (lk *refLock) release() {
 	lk.stopFresh()
+	defer lk.leaveQueue()
 	if lk.done {
 		return
 	}

@@ -60,6 +60,13 @@ type Hook interface {
 	Regenerate(ctx context.Context) ([]string, error)
 }
 
+// IncrementalHook is a Hook that can regenerate from the paths a replay
+// changed in the worktree instead of reading every file again.
+type IncrementalHook interface {
+	Hook
+	RegenerateChanged(ctx context.Context, changed []string) ([]string, error)
+}
+
 // Repo is one root's repository. All methods are safe for concurrent use.
 type Repo struct {
 	wt       billy.Filesystem
@@ -84,6 +91,8 @@ type Repo struct {
 	// packsWritten counts the packs flushed, to look for packs to merge
 	// every few of them.
 	packsWritten int
+	// batch queues the changes of concurrent persists (group commit).
+	batch persistBatch
 	// idx caches the decoded index between persists (index.go).
 	idx indexCache
 }
@@ -240,6 +249,12 @@ func (r *Repo) lock(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	return r.lockFile(ctx)
+}
+
+// lockFile takes the cross-process lock of an on-disk root, the
+// in-process one being held; on failure it releases both.
+func (r *Repo) lockFile(ctx context.Context) error {
 	if r.flock != nil {
 		_ = os.MkdirAll(filepath.Dir(r.flock.Path()), 0o755)
 		ok, err := r.flock.TryLockContext(ctx, 5*time.Millisecond)

@@ -346,6 +346,57 @@ func (h regenHook) Regenerate(ctx context.Context) ([]string, error) {
 	return []string{registry.FileName}, nil
 }
 
+// RegenerateChanged updates the registry from the tool files a replay
+// changed (another agent's tools, brought into the root) and rewrites
+// meta.json, without reading the tools it did not touch. A registry that
+// is stale or was never built is rebuilt whole.
+func (h regenHook) RegenerateChanged(ctx context.Context, changed []string) ([]string, error) {
+	k := h.k
+	k.regMu.Lock()
+	if k.reg == nil || k.regStale {
+		k.regMu.Unlock()
+		return h.Regenerate(ctx)
+	}
+	for _, p := range changed {
+		if !registry.IsTool(p) || skippedByRegistry(p) {
+			continue
+		}
+		info, err := k.fs.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && !info.Mode().IsRegular() {
+			k.reg.Remove(p)
+			continue
+		}
+		var b []byte
+		if err == nil {
+			b, err = k.fs.ReadFile(p)
+		}
+		if err != nil {
+			k.regMu.Unlock()
+			return h.Regenerate(ctx)
+		}
+		k.reg.Update(p, b)
+	}
+	data, empty := k.reg.Marshal(), k.reg.Len() == 0
+	k.regMu.Unlock()
+	if _, statErr := k.fs.Stat(registry.FileName); empty && errors.Is(statErr, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err := k.fs.WriteFile(registry.FileName, data, 0o644); err != nil {
+		return nil, fmt.Errorf("write %s: %w", registry.FileName, err)
+	}
+	return []string{registry.FileName}, nil
+}
+
+// skippedByRegistry: registry.Build does not descend into these.
+func skippedByRegistry(p string) bool {
+	for _, part := range strings.Split(p, "/") {
+		if part == "node_modules" || part == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
 // Status is what `tgp status` shows.
 type Status struct {
 	Root    string `json:"root"`

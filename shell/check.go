@@ -642,7 +642,7 @@ func (s *Scopes) Classify(line string) (Category, error) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if r, ok := n.(*syntax.Redirect); ok {
 			switch r.Op {
-			case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.RdrInOut:
+			case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.RdrInOut:
 				cat = maxCat(cat, SafeWrite)
 			}
 		}

@@ -158,8 +158,9 @@ func (x *run) nested(ctx context.Context, hc interp.HandlerContext, p plan) erro
 	if f := x.failure(); f != nil {
 		return f
 	}
-	if code, ok := interp.IsExitStatus(err); ok {
-		return interp.ExitStatus(code)
+	var st interp.ExitStatus
+	if errors.As(err, &st) {
+		return st
 	}
 	return err
 }
@@ -377,8 +378,9 @@ func exitCode(err error) (int, error) {
 	if err == nil {
 		return 0, nil
 	}
-	if code, ok := interp.IsExitStatus(err); ok {
-		return int(code), nil
+	var st interp.ExitStatus
+	if errors.As(err, &st) {
+		return int(st), nil
 	}
 	return 0, err
 }

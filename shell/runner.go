@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -524,6 +523,3 @@ func (x *run) step() error {
 	}
 	return nil
 }
-
-// writer is an io.Writer alias for the handlers' signatures.
-type writer = io.Writer

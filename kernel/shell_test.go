@@ -271,3 +271,60 @@ func TestShellSessionsDieWithTheKernel(t *testing.T) {
 		t.Fatalf("after Shutdown: %v", err)
 	}
 }
+
+// TestShellToolResults: a non-zero exit is a result; caps set truncated;
+// the timeout is a timeout error carrying what was printed.
+func TestShellToolResults(t *testing.T) {
+	k, _ := diskKernel(t)
+	res, te := shellCall(t, k, "echo out; echo err >&2; exit 3", ".")
+	if te != nil || res.ExitCode != 3 || res.Stdout != "out\n" || res.Stderr != "err\n" || res.Isolation.Mode == "" {
+		t.Fatalf("exit 3: %+v %+v", te, res.Result)
+	}
+	raw, _ := json.Marshal(map[string]any{"command": "seq 1 500"})
+	r, err := k.Call(context.Background(), "shell", raw)
+	if err != nil || !r.Truncated || !strings.Contains(r.Value.(tools.ShellResult).Stdout, "[truncated]") {
+		t.Fatalf("caps: %v %+v", err, r)
+	}
+	raw, _ = json.Marshal(map[string]any{"command": "echo started; sleep 30", "timeout_ms": 200})
+	_, err = k.Call(context.Background(), "shell", raw)
+	var terr *tools.Error
+	if !errors.As(err, &terr) || terr.Kind != tools.KindTimeout || terr.Details["stdout"] != "started\n" {
+		t.Fatalf("timeout: %v %+v", err, terr)
+	}
+	for args, field := range map[string]string{`{"command":""}`: "command", `{"command":"ls","workdir":"nope"}`: "workdir",
+		`{"command":"echo 'unclosed"}`: "command", `{"command":"ls","timeout_ms":0}`: "timeout_ms"} {
+		_, err := k.Call(context.Background(), "shell", json.RawMessage(args))
+		if !errors.As(err, &terr) || terr.Kind != tools.KindBadArgs || terr.Field != field {
+			t.Errorf("%s: want bad_args on %s, got %v", args, field, err)
+		}
+	}
+}
+
+// TestSessionToolsFlow: exec_command starts a session, write_stdin types
+// into it and closes it; what it wrote is reported and persisted.
+func TestSessionToolsFlow(t *testing.T) {
+	k, root := diskKernel(t)
+	sr := call(t, k, "exec_command", map[string]any{"cmd": "cat > notes/typed.txt", "yield_time_ms": 0}).Value.(tools.SessionResult)
+	if sr.Exited || sr.SessionID == 0 {
+		t.Fatalf("start: %+v", sr)
+	}
+	changed := sr.Changed
+	mid := call(t, k, "write_stdin", map[string]any{"session_id": sr.SessionID, "chars": "hello\n", "yield_time_ms": 0}).Value.(tools.SessionResult)
+	changed = append(changed, mid.Changed...)
+	out := call(t, k, "write_stdin", map[string]any{"session_id": sr.SessionID, "close": true, "yield_time_ms": 5000}).Value.(tools.SessionResult)
+	changed = append(changed, out.Changed...)
+	if !out.Exited || out.ExitCode == nil || *out.ExitCode != 0 {
+		t.Fatalf("close: %+v", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "notes/typed.txt")); err != nil || string(b) != "hello\n" {
+		t.Fatalf("typed.txt: %q %v", b, err)
+	}
+	if len(changed) == 0 || changed[len(changed)-1] != "notes/typed.txt" {
+		t.Fatalf("the session's file is reported: %v", changed)
+	}
+	_, err := k.Call(context.Background(), "write_stdin", json.RawMessage(`{"session_id":`+jsonOf(sr.SessionID)+`}`))
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Kind != tools.KindNotFound || te.Field != "session_id" {
+		t.Fatalf("closed session: %v", err)
+	}
+}

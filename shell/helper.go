@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -25,6 +27,8 @@ type landlockSpec struct {
 	ListOnly []string `json:"ls,omitempty"`
 	// MkdirOnly directories may get new subdirectories.
 	MkdirOnly []string `json:"mkdir,omitempty"`
+	// CreateOnly directories may get new files and subdirectories.
+	CreateOnly []string `json:"create,omitempty"`
 	// Dev are device files opened read-write (/dev/null...).
 	Dev []string `json:"dev"`
 }
@@ -50,47 +54,162 @@ func underSystem(abs string) bool {
 }
 
 // spec computes the Landlock rules for a child started now: system
-// directories; the root's entries the read and write scopes cover (listed
-// now, so directories made earlier in the same command line count); never
-// .git; the run's private temporary directory.
+// directories; the paths of the root the read and write scopes cover,
+// exactly (a directory is granted whole only when everything beneath it
+// is in the scope; elsewhere its entries one by one, so .git, paths.deny
+// and files outside a glob stay out); the run's private temporary
+// directory.
 func (x *run) spec() landlockSpec {
-	r := x.r
 	s := landlockSpec{RO: append([]string{}, systemRead...), Dev: append([]string{}, systemDev...), RW: []string{x.tmp}}
-	readBases, writeBases := map[string]bool{}, map[string]bool{}
-	for _, g := range r.scopes.Allowed(ScopeRead) {
-		readBases[literalBase(g)] = true
+	x.mu.Lock()
+	if x.read == nil {
+		snap := x.snap
+		if snap == nil {
+			snap, _ = x.r.snapshot()
+		}
+		if snap == nil {
+			snap = &snapshot{files: map[string]fileState{}, dirs: []string{""}}
+		}
+		x.read = x.r.grantTree(snap, func(rel string) bool { return x.r.scopes.Covers(rel, ScopeRead) })
+		x.write = x.r.grantTree(snap, func(rel string) bool { return x.r.scopes.Covers(rel, ScopeWrite) })
 	}
-	for _, g := range r.scopes.write {
-		writeBases[literalBase(g)] = true
+	read, write := x.read, x.write
+	x.mu.Unlock()
+	s.RO = append(s.RO, x.r.abs(read.whole)...)
+	s.RW = append(s.RW, x.r.abs(write.whole)...)
+	s.ListOnly = x.r.abs(read.partial)
+	// New entries in a directory granted piecemeal: files too, unless a
+	// .git lies beneath (new empty files there could upset git).
+	for _, d := range write.partial {
+		if write.gitBelow[d] {
+			s.MkdirOnly = append(s.MkdirOnly, x.r.abs([]string{d})...)
+		} else {
+			s.CreateOnly = append(s.CreateOnly, x.r.abs([]string{d})...)
+		}
 	}
-	entries, _ := os.ReadDir(r.root)
-	add := func(bases map[string]bool, list *[]string) {
-		for b := range bases {
-			if b != "" {
-				if p, ok := r.inside(filepath.Join(r.root, filepath.FromSlash(b))); ok && !r.scopes.Denied(b) {
-					*list = append(*list, p)
-				}
-				continue
-			}
-			for _, e := range entries {
-				if isGitPath(e.Name()) || r.scopes.Denied(e.Name()) {
-					continue
-				}
-				if p, ok := r.inside(filepath.Join(r.root, e.Name())); ok {
-					*list = append(*list, p)
+	// Entries made since the scan (by this line) in directories granted
+	// piecemeal: new, so nothing beneath them is out of scope yet.
+	for _, g := range []struct {
+		t    *grantSet
+		cov  Scope
+		dest *[]string
+	}{{read, ScopeRead, &s.RO}, {write, ScopeWrite, &s.RW}} {
+		for _, d := range g.t.partial {
+			ents, _ := os.ReadDir(filepath.Join(x.r.root, filepath.FromSlash(d)))
+			for _, e := range ents {
+				rel := path.Join(d, e.Name())
+				if !g.t.known[rel] && x.r.scopes.Covers(rel, g.cov) {
+					*g.dest = append(*g.dest, x.r.abs([]string{rel})...)
 				}
 			}
 		}
 	}
-	add(readBases, &s.RO)
-	add(writeBases, &s.RW)
-	if readBases[""] {
-		s.ListOnly = append(s.ListOnly, r.root)
-	}
-	if writeBases[""] {
-		s.MkdirOnly = append(s.MkdirOnly, r.root)
-	}
 	return s
+}
+
+// grantSet is what Landlock grants for one scope.
+type grantSet struct {
+	whole   []string        // directories and files granted with all beneath
+	partial []string        // directories granted piecemeal (listed, not whole)
+	known   map[string]bool // every path the scan saw
+	// gitBelow are the directories with a .git at or beneath them.
+	gitBelow map[string]bool
+}
+
+// grantTree finds, in a scan of the root, the largest directories whose
+// every path is allowed, and the allowed files elsewhere.
+func (r *Runner) grantTree(s *snapshot, allowed func(rel string) bool) *grantSet {
+	parent := func(p string) string {
+		if d := path.Dir(p); d != "." {
+			return d
+		}
+		return ""
+	}
+	full := map[string]bool{}
+	subDirs, files := map[string][]string{}, map[string][]string{}
+	g := &grantSet{known: map[string]bool{}, gitBelow: map[string]bool{}}
+	for _, d := range s.dirs {
+		full[d] = allowed(d) && !s.hasGit[d]
+		g.known[d] = true
+		if d != "" {
+			subDirs[parent(d)] = append(subDirs[parent(d)], d)
+		}
+	}
+	markUp := func(d string) {
+		for {
+			full[d] = false
+			if d == "" {
+				return
+			}
+			d = parent(d)
+		}
+	}
+	for _, d := range s.dirs {
+		if !full[d] && d != "" {
+			markUp(parent(d))
+		}
+		if s.hasGit[d] {
+			markUp(d)
+			for p := d; ; p = parent(p) {
+				g.gitBelow[p] = true
+				if p == "" {
+					break
+				}
+			}
+		}
+	}
+	for f, st := range s.files {
+		g.known[f] = true
+		files[parent(f)] = append(files[parent(f)], f)
+		// A symlink is granted as what it points to: only inside the root
+		// and in the scope.
+		if !allowed(f) || (st.mode&os.ModeSymlink != 0 && !r.linkAllowed(f, allowed)) {
+			markUp(parent(f))
+		}
+	}
+	var walk func(d string)
+	walk = func(d string) {
+		if full[d] {
+			g.whole = append(g.whole, d)
+			return
+		}
+		if allowed(d) {
+			g.partial = append(g.partial, d)
+		}
+		for _, f := range files[d] {
+			if allowed(f) && (s.files[f].mode&os.ModeSymlink == 0 || r.linkAllowed(f, allowed)) {
+				g.whole = append(g.whole, f)
+			}
+		}
+		for _, c := range subDirs[d] {
+			walk(c)
+		}
+	}
+	walk("")
+	sort.Strings(g.whole)
+	return g
+}
+
+// linkAllowed: a symlink's target is inside the root and allowed.
+func (r *Runner) linkAllowed(rel string, allowed func(string) bool) bool {
+	real, err := filepath.EvalSymlinks(filepath.Join(r.root, filepath.FromSlash(rel)))
+	if err != nil {
+		return false
+	}
+	trel, ok := r.rel(real)
+	return ok && allowed(trel) && !holdsGit(real)
+}
+
+// abs maps root-relative paths to absolute ones, symlinks resolved, inside
+// the root only.
+func (r *Runner) abs(rels []string) []string {
+	out := make([]string, 0, len(rels))
+	for _, rel := range rels {
+		if p, ok := r.inside(filepath.Join(r.root, filepath.FromSlash(rel))); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // inside resolves p's symlinks and keeps it only if it stays inside the
@@ -104,19 +223,6 @@ func (r *Runner) inside(p string) (string, bool) {
 		return "", false
 	}
 	return real, true
-}
-
-// literalBase is the part of a glob before its first wildcard segment
-// ("tools/**" → "tools", "**" → "").
-func literalBase(g string) string {
-	var out []string
-	for _, seg := range strings.Split(g, "/") {
-		if strings.ContainsAny(seg, "*?[") {
-			break
-		}
-		out = append(out, seg)
-	}
-	return strings.Join(out, "/")
 }
 
 // ServeExecIfRequested makes this program the shell's Landlock helper

@@ -311,3 +311,50 @@ func TestLandlockHoldsWithoutTheChecks(t *testing.T) {
 		t.Fatal("cp wrote outside the root")
 	}
 }
+
+// TestLandlockGrantsArePrecise: the ruleset follows the globs, not their
+// directories: a file outside a glob, a denied file deep in a granted
+// tree and .git are out of a child's reach even when only a wrapper's
+// stdin names them; directories made by the line are usable at once.
+func TestLandlockGrantsArePrecise(t *testing.T) {
+	root := testRoot(t)
+	for p, c := range map[string]string{"docs/secret.txt": secretValue, "notes/deep/.env": secretValue, "notes/deep/ok.txt": "ok\n"} {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, p), []byte(c), 0o644))
+	}
+	cfg := DefaultConfig()
+	cfg.Paths = Paths{Read: []string{"docs/*.md", "tools"}, Write: []string{"notes", "build"}, Deny: []string{"**/.env"}}
+	r := newRunner(t, root, cfg)
+	if r.Isolation().Mode != "landlock" {
+		t.Skip("no Landlock on this kernel")
+	}
+	res, err := r.Run(context.Background(), Request{Command: "echo ../docs/d.md ../docs/secret.txt ../notes/deep/.env ../.git/config ../notes/deep/ok.txt | xargs -n 1 cat", Workdir: "tools"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Stdout, secretValue) || !strings.Contains(res.Stdout, "# doc") || !strings.Contains(res.Stdout, "ok\n") {
+		t.Fatalf("reads: %+v", res)
+	}
+	for _, p := range []string{"../docs/secret.txt", "../notes/deep/.env", "../.git/config"} {
+		if !strings.Contains(res.Stderr, p+": Permission denied") {
+			t.Fatalf("%s was not refused by Landlock: %q", p, res.Stderr)
+		}
+	}
+	// Writes: paths.write only, new files and directories included, in
+	// directories granted piecemeal too (notes/deep holds a denied .env).
+	res, err = r.Run(context.Background(), Request{Command: "mkdir deep/new && echo deep/new/f deep/f2 n2.txt ../docs/w.md deep/.env | xargs -n 1 touch", Workdir: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"notes/deep/new/f", "notes/deep/f2", "notes/n2.txt"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Fatalf("%s: %v (%+v)", p, err, res)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "docs/w.md")); err == nil {
+		t.Fatal("wrote outside paths.write")
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "notes/deep/.env")); string(b) != secretValue {
+		t.Fatal("touched a denied file")
+	}
+}

@@ -246,6 +246,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shell: scan %s: %w", r.root, err)
 	}
+	x.snap = before
 	stdout := newCapWriter(r.maxBytes, r.maxLines)
 	stderr := newCapWriter(r.maxBytes, r.maxLines)
 	timeout := req.Timeout
@@ -372,13 +373,14 @@ type fileState struct {
 }
 
 type snapshot struct {
-	files map[string]fileState // files and symlinks, root-relative
-	dirs  []string             // directories, root-relative, sorted ("" first)
+	files  map[string]fileState // files and symlinks, root-relative
+	dirs   []string             // directories, root-relative, sorted ("" first)
+	hasGit map[string]bool      // directories holding a .git (not scanned)
 }
 
 // snapshot walks the root (not .git) recording what git would see.
 func (r *Runner) snapshot() (*snapshot, error) {
-	s := &snapshot{files: map[string]fileState{}, dirs: []string{""}}
+	s := &snapshot{files: map[string]fileState{}, dirs: []string{""}, hasGit: map[string]bool{}}
 	err := filepath.WalkDir(r.root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			if p == r.root {
@@ -390,10 +392,18 @@ func (r *Runner) snapshot() (*snapshot, error) {
 			return nil
 		}
 		rel := filepath.ToSlash(p[len(r.root)+1:])
-		if d.IsDir() {
-			if isGitPath(d.Name()) {
+		if isGitPath(d.Name()) {
+			dir := filepath.ToSlash(filepath.Dir(rel))
+			if dir == "." {
+				dir = ""
+			}
+			s.hasGit[dir] = true
+			if d.IsDir() {
 				return filepath.SkipDir
 			}
+			return nil
+		}
+		if d.IsDir() {
 			s.dirs = append(s.dirs, rel)
 			return nil
 		}
@@ -449,6 +459,9 @@ type run struct {
 	cancel context.CancelFunc
 	tmp    string
 	tty    *os.File // the PTY slave of a session, nil otherwise
+	// snap is the scan the Landlock grants are computed from (once).
+	snap        *snapshot
+	read, write *grantSet
 
 	preApproved bool
 

@@ -133,6 +133,7 @@ func (s *Sessions) Start(ctx context.Context, cmd, workdir string, yield time.Du
 		_ = tty.Close()
 		return nil, fmt.Errorf("shell: scan %s: %w", s.r.root, err)
 	}
+	x.snap = snap
 	ss := &Session{ID: id, x: x, master: master, tty: tty, done: make(chan struct{}), read: make(chan struct{}), snap: snap}
 	s.mu.Lock()
 	if s.closed || len(s.m) >= s.max {

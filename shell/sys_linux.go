@@ -60,6 +60,9 @@ func restrict(s landlockSpec) (int, error) {
 	for _, p := range s.MkdirOnly {
 		rules = append(rules, landlock.PathAccess(ll.AccessFSMakeDir, p).IgnoreIfMissing())
 	}
+	for _, p := range s.CreateOnly {
+		rules = append(rules, landlock.PathAccess(ll.AccessFSMakeDir|ll.AccessFSMakeReg, p).IgnoreIfMissing())
+	}
 	for _, p := range s.Dev {
 		rules = append(rules, landlock.PathAccess(fileRW, p).WithIoctlDev().IgnoreIfMissing())
 	}

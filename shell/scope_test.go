@@ -464,3 +464,26 @@ func TestAbsolutePaths(t *testing.T) {
 		t.Fatalf("an absolute path inside the root: %v %+v", err, res)
 	}
 }
+
+// A Runner serves concurrent command lines (the kernel's callers are
+// concurrent); each gets its own result.
+func TestConcurrentRuns(t *testing.T) {
+	root := testRoot(t)
+	r := newRunner(t, root, DefaultConfig())
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func(i int) {
+			want := strings.Repeat("x", i+1)
+			res, err := r.Run(context.Background(), Request{Command: "echo " + want + " | cat"})
+			if err == nil && res.Stdout != want+"\n" {
+				err = errors.New("got " + res.Stdout)
+			}
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

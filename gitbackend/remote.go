@@ -101,8 +101,12 @@ func newLocalRemote(p string, local storage.Storer) (*localRemote, error) {
 
 // open opens the remote's store afresh: another process may have added
 // packs or refs since the last operation.
+//
+// The packs it opens stay open until Close (every caller closes it when
+// its operation ends): otherwise go-git opens the pack file again for
+// every object it reads.
 func (l *localRemote) open() *filesystem.Storage {
-	return filesystem.NewStorage(osfs.New(l.path), cache.NewObjectLRU(16<<20))
+	return filesystem.NewStorageWithOptions(osfs.New(l.path), cache.NewObjectLRU(16<<20), filesystem.Options{KeepDescriptors: true})
 }
 
 // Update runs a whole push as one transaction under the remote ref's lock:

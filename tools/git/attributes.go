@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitattributes"
 
 	"github.com/tgp-go/tgp/internal/gitconfig"
@@ -196,25 +197,49 @@ func (a *attributes) diff(p string) diffAttr {
 	return diffAttr{}
 }
 
-// binary decides whether a path's two sides are shown as binary: the
-// attribute (or diff.<driver>.binary) first, else a NUL in the first
-// 8000 bytes of either side.
-func (po patchOpts) binary(p string, old, new []byte) bool {
-	d := po.attr.diff(p)
-	switch {
-	case d.driver != "" && po.drivers != nil:
-		if v, ok := po.drivers.Get("diff." + d.driver + ".binary"); ok {
-			if b, ok := gitconfig.ParseBool(v); ok && b {
-				return true
+// binary decides whether a change shows as binary: either side is,
+// where a regular file's side follows its diff attribute (or
+// diff.<driver>.binary) when one is set, and any other side (a symlink,
+// a gitlink) or an undecided one has a NUL in its first 8000 bytes
+// (diff_filespec_is_binary; non-regular files get the default driver).
+func (po patchOpts) binary(c *change, old, new []byte) bool {
+	side := func(p string, mode filemode.FileMode, data []byte) bool {
+		if mode == 0 {
+			return false
+		}
+		if mode == filemode.Regular || mode == filemode.Executable {
+			if b, ok := po.driverBinary(p); ok {
+				return b
 			}
 		}
-		return false
-	case d.state < 0:
-		return true
-	case d.state > 0:
-		return false
+		return isBinary(data)
 	}
-	return isBinary(old) || isBinary(new)
+	oldPath := c.path
+	if c.oldPath != "" {
+		oldPath = c.oldPath
+	}
+	return side(oldPath, c.oldMode, old) || side(c.path, c.newMode, new)
+}
+
+// driverBinary is what a path's diff attribute says about binary-ness.
+func (po patchOpts) driverBinary(p string) (binary, decided bool) {
+	d := po.attr.diff(p)
+	switch {
+	case d.driver != "":
+		if po.drivers != nil {
+			if v, ok := po.drivers.Get("diff." + d.driver + ".binary"); ok {
+				if b, ok := gitconfig.ParseBool(v); ok {
+					return b, true
+				}
+			}
+		}
+		return false, false // a driver without binary: decided by content
+	case d.state < 0:
+		return true, true
+	case d.state > 0:
+		return false, true
+	}
+	return false, false
 }
 
 // funcMatcher is a driver's hunk-header rule: patterns tried in order,
@@ -298,8 +323,14 @@ var builtinFuncnames = map[string]struct {
 // funcMatcherFor is the hunk-header rule of a path's diff driver:
 // diff.<driver>.xfuncname (ERE) or funcname from the configuration, else
 // git's builtin pattern for the driver; nil for git's default rule.
-func (po patchOpts) funcMatcherFor(p string) funcMatcher {
-	d := po.attr.diff(p)
+func (po patchOpts) funcMatcherFor(c *change) funcMatcher {
+	// builtin_diff asks the old side's driver, then the new side's;
+	// only regular files have one.
+	regular := func(m filemode.FileMode) bool { return m == filemode.Regular || m == filemode.Executable }
+	if !regular(c.oldMode) && !regular(c.newMode) {
+		return nil
+	}
+	d := po.attr.diff(c.path)
 	if d.driver == "" {
 		return nil
 	}

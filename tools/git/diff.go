@@ -451,7 +451,7 @@ func writePatch(b *strings.Builder, c *change, po patchOpts) {
 	if c.newMode == 0 {
 		toName = "/dev/null"
 	}
-	if po.binary(c.path, oldData, newData) {
+	if po.binary(c, oldData, newData) {
 		if bytes.Equal(oldData, newData) {
 			return // builtin_diff's "quite common confusing case": same bytes
 		}
@@ -459,7 +459,7 @@ func writePatch(b *strings.Builder, c *change, po patchOpts) {
 		return
 	}
 	var hunks strings.Builder
-	writeHunks(&hunks, oldData, newData, po, po.funcMatcherFor(c.path))
+	writeHunks(&hunks, oldData, newData, po, po.funcMatcherFor(c))
 	if hunks.Len() == 0 {
 		return
 	}
@@ -652,7 +652,7 @@ func counts(c *change, po patchOpts) (int, int, bool) {
 	if c.newMode != 0 {
 		newData = c.new()
 	}
-	if po.binary(c.path, oldData, newData) {
+	if po.binary(c, oldData, newData) {
 		if c.oldHash == c.newHash && !c.newWorktree {
 			return 0, 0, true
 		}

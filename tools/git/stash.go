@@ -225,7 +225,9 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if det {
 		branch = "(no branch)"
 	}
-	ref := fmt.Sprintf("%s: %s %s", branch, hc.Hash.String()[:7], subject(hc.Message))
+	ab := newAbbrever(s.r)
+	ref := fmt.Sprintf("%s: %s %s", branch, ab.short(hc.Hash), subject(hc.Message))
+	ab.close()
 	// I: the index as a tree.
 	idx, err := s.r.Storer.Index()
 	if err != nil {

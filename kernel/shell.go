@@ -124,10 +124,10 @@ func (k *Kernel) shellTools() []*tools.Tool {
 	}
 	k.closers = append(k.closers, func(context.Context) error {
 		mu.Lock()
-		s := sessions
+		r, s := runner, sessions
 		mu.Unlock()
 		if s != nil {
-			return s.Close()
+			return errors.Join(s.Close(), r.Close())
 		}
 		return nil
 	})

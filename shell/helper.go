@@ -242,6 +242,9 @@ func ServeExecIfRequested() {
 // the ruleset is in force ("ok <abi>") or why not; it closes on exec.
 // It returns only on failure, with the exit status to use.
 func ServeExec(args []string) int {
+	if len(args) == 1 && args[0] == poolArg {
+		return serveWarm()
+	}
 	hs := os.NewFile(3, "handshake")
 	fail := func(code int, format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)

@@ -169,6 +169,12 @@ func (x *run) nested(ctx context.Context, hc interp.HandlerContext, p plan) erro
 // scrubbed environment, own process group killed when the command ends or
 // the line is cancelled, and under Landlock through the helper.
 func (x *run) spawn(ctx context.Context, hc interp.HandlerContext, path string, args []string) error {
+	ownTerminal := x.tty != nil && hc.Stdin == io.Reader(x.tty)
+	if x.r.landlock && x.r.pool != nil && !ownTerminal {
+		if err, ok := x.spawnWarm(ctx, hc, path, args); ok {
+			return err
+		}
+	}
 	var cmd *exec.Cmd
 	var hsr, hsw *os.File
 	if x.r.landlock {
@@ -191,7 +197,7 @@ func (x *run) spawn(ctx context.Context, hc interp.HandlerContext, path string, 
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
 	// Own process group; a session's foreground command owns the
 	// terminal (^C reaches it).
-	cmd.SysProcAttr = procAttr(x.tty != nil && hc.Stdin == io.Reader(x.tty))
+	cmd.SysProcAttr = procAttr(ownTerminal)
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = x.r.killGrace
 	err := cmd.Start()

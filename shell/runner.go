@@ -43,6 +43,8 @@ type Runner struct {
 	maxBytes  int
 	maxLines  int
 	killGrace time.Duration
+	warm      int
+	pool      *helperPool
 }
 
 // Option configures a Runner.
@@ -87,6 +89,10 @@ func WithEnv(env ...string) Option {
 // ends there (default 10000).
 func WithCommandBudget(n int) Option { return func(r *Runner) { r.budget = int64(n) } }
 
+// WithWarmHelpers keeps n Landlock helpers started ahead of need
+// (default 2; 0: start one per command). Close the Runner to stop them.
+func WithWarmHelpers(n int) Option { return func(r *Runner) { r.warm = n } }
+
 // WithOutputCaps sets the per-stream caps (default 8 KiB or 200 lines).
 func WithOutputCaps(maxBytes, maxLines int) Option {
 	return func(r *Runner) { r.maxBytes, r.maxLines = maxBytes, maxLines }
@@ -111,7 +117,7 @@ func New(root string, cfg Config, opts ...Option) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{root: real, scopes: sc, secrets: map[string]bool{}, landlock: true, budget: 10000,
-		maxBytes: DefaultMaxBytes, maxLines: DefaultMaxLines, killGrace: 250 * time.Millisecond}
+		maxBytes: DefaultMaxBytes, maxLines: DefaultMaxLines, killGrace: 250 * time.Millisecond, warm: 2}
 	for _, o := range opts {
 		o(r)
 	}
@@ -130,7 +136,19 @@ func New(root string, cfg Config, opts ...Option) (*Runner, error) {
 	} else {
 		r.noLLWhy = "Landlock turned off by the host"
 	}
+	if r.landlock && r.warm > 0 {
+		r.pool = newHelperPool(r, r.warm)
+	}
 	return r, nil
+}
+
+// Close stops the warm helpers. The Runner still works afterwards,
+// starting a helper per command.
+func (r *Runner) Close() error {
+	if r.pool != nil {
+		r.pool.close()
+	}
+	return nil
 }
 
 // Root is the runner's root directory (absolute, symlinks resolved).

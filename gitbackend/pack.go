@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -41,6 +42,9 @@ type overlay struct {
 	inPending map[plumbing.Hash]bool
 	// pushable is the last pack written with the commits it completes.
 	pushable *segment
+	// fetched are objects another agent pushed (the remote has them):
+	// they go to the root's pack, not to the remote's.
+	fetched map[plumbing.Hash]bool
 }
 
 // segment is a pack holding every object of the commits base..head that
@@ -103,9 +107,30 @@ func (o *overlay) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	return o.Storage.EncodedObjectSize(h)
 }
 
+// addFetched takes objects read from the remote into the next pack of
+// the root (not of the push).
+func (o *overlay) addFetched(src storer.EncodedObjectStorer, order []plumbing.Hash) error {
+	if o.fetched == nil {
+		o.fetched = map[plumbing.Hash]bool{}
+	}
+	for _, h := range order {
+		if _, ok := o.objs[h]; ok {
+			continue
+		}
+		obj, err := src.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return fmt.Errorf("fetch object %s: %w", h, err)
+		}
+		o.add(h, obj)
+		o.fetched[h] = true
+	}
+	return nil
+}
+
 // include puts an object the store already has into the next pack (a
 // replayed change's own blobs, which the remote has never seen).
 func (o *overlay) include(h plumbing.Hash) error {
+	delete(o.fetched, h) // ours to send after all
 	obj, ok := o.objs[h]
 	if !ok {
 		var err error
@@ -149,9 +174,12 @@ func (e *packEncoder) encode(src interface {
 	binary.BigEndian.PutUint32(hdr[8:], uint32(len(hashes)))
 	pack.Write(hdr[:])
 	e.ents = e.ents[:0]
+	raws, _ := src.(rawSource)
 	for _, h := range hashes {
 		off := pack.Len()
-		if err := e.appendObject(&pack, src, h); err != nil {
+		if b, ok := packedEntry(raws, h); ok {
+			pack.Write(b)
+		} else if err := e.appendObject(&pack, src, h); err != nil {
 			return nil, err
 		}
 		e.ents = append(e.ents, packEntry{h: h, off: uint64(off), crc: crc32.ChecksumIEEE(pack.Bytes()[off:])})
@@ -161,6 +189,18 @@ func (e *packEncoder) encode(src interface {
 	p := &packed{sum: plumbing.Hash(sum), pack: pack.Bytes(), hashes: hashes}
 	p.idx = e.encodeIdx(p.sum)
 	return p, nil
+}
+
+// rawSource hands out whole objects' pack entries as they are stored.
+type rawSource interface {
+	raw(plumbing.Hash) ([]byte, bool)
+}
+
+func packedEntry(s rawSource, h plumbing.Hash) ([]byte, bool) {
+	if s == nil {
+		return nil, false
+	}
+	return s.raw(h)
 }
 
 // writeEntryHeader is a pack entry's type and size (git's
@@ -287,6 +327,19 @@ func (r *Repo) flushOverlay() (*packed, error) {
 	}
 	if err := writeLocalPack(r.store, p); err != nil {
 		return nil, err
+	}
+	if len(o.fetched) > 0 {
+		// The pack for the remote: without what it sent us.
+		own := make([]plumbing.Hash, 0, len(o.pending))
+		for _, h := range o.pending {
+			if !o.fetched[h] {
+				own = append(own, h)
+			}
+		}
+		clear(o.fetched)
+		if p, err = r.packer.encode(o, own); err != nil {
+			return nil, err
+		}
 	}
 	o.pending = nil
 	clear(o.inPending)

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitbackend/merge"
 	"github.com/tgp-go/tgp/internal/gitident"
@@ -452,7 +453,13 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	if err != nil {
 		return 0, plumbing.ZeroHash, err
 	}
-	err = lr.Update(ctx, branch, budget, base, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
+	// What other agents pushed joins this persist's objects in memory and
+	// goes to disk in the same pack as the replay.
+	var sink func(storer.EncodedObjectStorer, []plumbing.Hash) error
+	if r.ov != nil {
+		sink = r.ov.addFetched
+	}
+	err = lr.Update(ctx, branch, budget, base, sink, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
 		head := head
 		var err error
 		if tip != base {
@@ -488,9 +495,8 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.setTracking(branch, tip); err != nil {
-		return plumbing.ZeroHash, err
-	}
+	// The tracking ref moves to tip once tip's objects are stored (they
+	// may still be in the overlay, fetched): at the end, or in conflict.
 	if r.ov == nil {
 		r.ov = r.newOverlay()
 		defer func() { r.ov = nil }()
@@ -588,6 +594,9 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 	ov.pushable = nil
 	if p != nil {
 		ov.pushable = &segment{base: tip, head: cur, pack: p}
+	}
+	if err := r.setTracking(branch, tip); err != nil {
+		return plumbing.ZeroHash, err
 	}
 	if err := r.setBranch(branch, cur); err != nil {
 		return plumbing.ZeroHash, err
@@ -703,6 +712,9 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	name := "tgp/conflict/" + time.Now().UTC().Format("20060102-150405") + "-" + randomID()
 	ce := &ConflictError{Paths: paths, Branch: name, Commit: head.String()}
 	if _, err := r.flushOverlay(); err != nil {
+		return err
+	}
+	if err := r.setTracking(branch, tip); err != nil {
 		return err
 	}
 	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), head)); err != nil {

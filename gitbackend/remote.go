@@ -121,7 +121,11 @@ func (l *localRemote) open() *filesystem.Storage {
 // is still there). fn may return the pack that completes its head (see
 // segment): the remote then takes it as it is instead of walking the
 // commits for what it lacks.
-func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.Duration, known plumbing.Hash, fn func(tip plumbing.Hash) (plumbing.Hash, *segment, error)) error {
+//
+// sink, when not nil, takes the objects fetched instead of the local
+// store (the caller stores them with its own).
+func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.Duration, known plumbing.Hash,
+	sink func(storer.EncodedObjectStorer, []plumbing.Hash) error, fn func(tip plumbing.Hash) (plumbing.Hash, *segment, error)) error {
 	ref := "refs/heads/" + branch
 	wctx, cancel := context.WithTimeout(ctx, lockWait)
 	lk, err := acquireRefLock(wctx, l.path, ref, true)
@@ -137,7 +141,7 @@ func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.D
 	rs := l.open()
 	defer rs.Close()
 	if !tip.IsZero() && tip != known {
-		if err := l.fetchSince(ctx, &rs, known, tip); err != nil {
+		if err := l.fetchSince(ctx, &rs, known, tip, sink); err != nil {
 			return fmt.Errorf("fetch %s: %w", branch, err)
 		}
 	}
@@ -188,14 +192,12 @@ func (l *localRemote) Fetch(ctx context.Context, branch string, depth int) (plum
 // each commit's trees and blobs that differ from its parent's, read from
 // the remote, written as one pack, with no look-up per object in the local
 // store. Anything else is copyObjectsRetry's walk.
-func (l *localRemote) fetchSince(ctx context.Context, rs **filesystem.Storage, known, tip plumbing.Hash) error {
+func (l *localRemote) fetchSince(ctx context.Context, rs **filesystem.Storage, known, tip plumbing.Hash, sink func(storer.EncodedObjectStorer, []plumbing.Hash) error) error {
 	if !known.IsZero() {
 		for attempt := 0; ; attempt++ {
-			order, ok, err := collectNew(ctx, *rs, known, tip)
+			_, ok, err := l.fetchNew(ctx, known, tip, sink)
 			if err == nil && ok {
-				if err = writeObjects(*rs, l.local, order, len(order) > packThreshold); err == nil {
-					return nil
-				}
+				return nil
 			}
 			if err == nil || ctx.Err() != nil || attempt == 3 {
 				break // not a line of single-parent commits: walk
@@ -208,6 +210,34 @@ func (l *localRemote) fetchSince(ctx context.Context, rs **filesystem.Storage, k
 		}
 	}
 	return copyObjectsRetry(ctx, l, rs, tip)
+}
+
+// fetchNew copies the objects known..tip adds into the local store as
+// one pack, read from the remote's packs directly (packReader): the
+// entries of whole objects are copied as they are. ok is false when tip
+// does not descend from known along single parents.
+func (l *localRemote) fetchNew(ctx context.Context, known, tip plumbing.Hash, sink func(storer.EncodedObjectStorer, []plumbing.Hash) error) ([]plumbing.Hash, bool, error) {
+	pr, err := openPackReader(l.path, l.open)
+	if err != nil {
+		return nil, false, err
+	}
+	defer pr.Close()
+	order, ok, err := collectNew(ctx, pr, known, tip)
+	if err != nil || !ok || len(order) == 0 {
+		return order, ok, err
+	}
+	if sink != nil {
+		return order, true, sink(pr, order)
+	}
+	dst, isFS := l.local.(*filesystem.Storage)
+	if !isFS {
+		return order, true, writeObjects(pr, l.local, order, len(order) > packThreshold)
+	}
+	p, err := l.enc.encode(pr, order)
+	if err != nil {
+		return nil, false, err
+	}
+	return order, true, writeLocalPack(dst, p)
 }
 
 // collectNew lists what the commits base..tip add to base's closure, when

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 )
@@ -242,6 +243,9 @@ func ServeExecIfRequested() {
 // the ruleset is in force ("ok <abi>") or why not; it closes on exec.
 // It returns only on failure, with the exit status to use.
 func ServeExec(args []string) int {
+	// The ruleset is applied to this thread, which then executes the
+	// target: it must stay this goroutine's.
+	runtime.LockOSThread()
 	if len(args) == 1 && args[0] == poolArg {
 		return serveWarm()
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -25,49 +24,78 @@ func landlockABI() (int, string) {
 }
 
 const (
-	rwRights = ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSWriteFile | ll.AccessFSTruncate |
+	readRights = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+	fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+	rwRights   = ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSWriteFile | ll.AccessFSTruncate |
 		ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir | ll.AccessFSMakeReg |
 		ll.AccessFSMakeSym | ll.AccessFSMakeFifo | ll.AccessFSRefer
 	fileRW = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate
 )
 
-// restrict applies the spec to this process (all threads) and returns the
-// ABI in force. File system (read/write scopes), TCP (no bind, no
-// connect) and, from ABI 6, signals and abstract sockets are restricted.
+// restrict applies the spec to the calling thread, which must be locked
+// to its goroutine and exec the target next (the helper does): Landlock
+// domains and no_new_privs belong to a thread and pass through execve,
+// so nothing needs the slow all-threads broadcast. It returns the ABI in
+// force. File system (read/write scopes), TCP (no bind, no connect) and,
+// from ABI 6, signals and abstract sockets are restricted.
 func restrict(s landlockSpec) (int, error) {
 	abi, why := landlockABI()
 	if abi == 0 {
 		return 0, fmt.Errorf("%s", why)
 	}
-	var rules []landlock.Rule
-	for _, p := range s.RO {
-		if isDir(p) {
-			rules = append(rules, landlock.RODirs(p).IgnoreIfMissing())
-		} else {
-			rules = append(rules, landlock.ROFiles(p).IgnoreIfMissing())
+	attr := ll.RulesetAttr{HandledAccessFS: handledFS(abi)}
+	if abi >= 4 {
+		attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	}
+	if abi >= 6 {
+		attr.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
+	}
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return 0, fmt.Errorf("create ruleset: %w", err)
+	}
+	defer unix.Close(fd)
+	add := func(p string, rights uint64) error {
+		pfd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil // missing: nothing to grant
+		}
+		defer unix.Close(pfd)
+		var st unix.Stat_t
+		if err := unix.Fstat(pfd, &st); err != nil {
+			return nil
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			rights &= fileRights
+		}
+		rights &= attr.HandledAccessFS
+		if rights == 0 {
+			return nil
+		}
+		if err := ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: pfd}, 0); err != nil {
+			return fmt.Errorf("rule for %s: %w", p, err)
+		}
+		return nil
+	}
+	type grant struct {
+		paths  []string
+		rights uint64
+	}
+	for _, g := range []grant{
+		{s.RO, readRights}, {s.RW, rwRights}, {s.ListOnly, ll.AccessFSReadDir}, {s.MkdirOnly, ll.AccessFSMakeDir},
+		{s.CreateOnly, ll.AccessFSMakeDir | ll.AccessFSMakeReg}, {s.Dev, fileRW | ll.AccessFSIoctlDev},
+	} {
+		for _, p := range g.paths {
+			if err := add(p, g.rights); err != nil {
+				return 0, err
+			}
 		}
 	}
-	for _, p := range s.RW {
-		if isDir(p) {
-			rules = append(rules, landlock.PathAccess(rwRights, p).IgnoreIfMissing())
-		} else {
-			rules = append(rules, landlock.PathAccess(fileRW, p).IgnoreIfMissing())
-		}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("no_new_privs: %w", err)
 	}
-	for _, p := range s.ListOnly {
-		rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir, p).IgnoreIfMissing())
-	}
-	for _, p := range s.MkdirOnly {
-		rules = append(rules, landlock.PathAccess(ll.AccessFSMakeDir, p).IgnoreIfMissing())
-	}
-	for _, p := range s.CreateOnly {
-		rules = append(rules, landlock.PathAccess(ll.AccessFSMakeDir|ll.AccessFSMakeReg, p).IgnoreIfMissing())
-	}
-	for _, p := range s.Dev {
-		rules = append(rules, landlock.PathAccess(fileRW, p).WithIoctlDev().IgnoreIfMissing())
-	}
-	if err := landlock.V7.BestEffort().Restrict(rules...); err != nil {
-		return 0, err
+	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
+		return 0, fmt.Errorf("restrict: %w", err)
 	}
 	// No core dumps; no file larger than MaxFileBytes (a disk-filling
 	// loop ends with EFBIG).
@@ -76,9 +104,20 @@ func restrict(s landlockSpec) (int, error) {
 	return abi, nil
 }
 
-func isDir(p string) bool {
-	info, err := os.Stat(p)
-	return err == nil && info.IsDir()
+// handledFS are the file-system rights the ABI knows: all of them are
+// restricted, and granted back by the rules.
+func handledFS(abi int) uint64 {
+	h := uint64(ll.AccessFSMakeSym<<1 - 1) // ABI 1: execute … make_sym
+	if abi >= 2 {
+		h |= ll.AccessFSRefer
+	}
+	if abi >= 3 {
+		h |= ll.AccessFSTruncate
+	}
+	if abi >= 5 {
+		h |= ll.AccessFSIoctlDev
+	}
+	return h
 }
 
 func execve(path string, argv, env []string) error { return syscall.Exec(path, argv, env) }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -356,5 +358,32 @@ func TestLandlockGrantsArePrecise(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "notes/deep/.env")); string(b) != secretValue {
 		t.Fatal("touched a denied file")
+	}
+}
+
+// TestLandlockBlocksTCP: with curl allowed on purpose, a child still
+// cannot connect under Landlock (ABI 4+), while it can without.
+func TestLandlockBlocksTCP(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/curl"); err != nil {
+		t.Skip("no curl")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("reached")) }))
+	defer srv.Close()
+	root := testRoot(t)
+	cfg := DefaultConfig()
+	cfg.Deny = nil
+	cfg.Categories.ReadOnly = append(cfg.Categories.ReadOnly, "curl")
+	line := "curl -s " + srv.URL + "/"
+	open := newRunner(t, root, cfg, WithLandlock(false))
+	if res, err := open.Run(context.Background(), Request{Command: line}); err != nil || res.Stdout != "reached" {
+		t.Fatalf("without Landlock curl should connect: %v %+v", err, res)
+	}
+	r := newRunner(t, root, cfg)
+	if r.Isolation().Mode != "landlock" || r.Isolation().LandlockABI < 4 {
+		t.Skip("no Landlock network rules on this kernel")
+	}
+	res, err := r.Run(context.Background(), Request{Command: line})
+	if err != nil || res.ExitCode == 0 || res.Stdout == "reached" {
+		t.Fatalf("under Landlock curl connected: %v %+v", err, res)
 	}
 }

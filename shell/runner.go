@@ -170,8 +170,12 @@ type Isolation struct {
 // Isolation reports what applies to this runner's children.
 func (r *Runner) Isolation() Isolation {
 	if r.landlock {
+		net := "cannot open TCP connections"
+		if r.abi < 4 {
+			net = "can still use the network (Landlock ABI < 4 has no network rules)"
+		}
 		return Isolation{Mode: "landlock", LandlockABI: r.abi,
-			Note: "children run in their own process group with a scrubbed environment under a Landlock ruleset: they read system directories and shell.paths.read, write only shell.paths.write inside the root, and cannot open TCP connections"}
+			Note: "children run in their own process group with a scrubbed environment under a Landlock ruleset: they read system directories and shell.paths.read, write only shell.paths.write inside the root, and " + net}
 	}
 	return Isolation{Mode: "process", Note: "no Landlock (" + r.noLLWhy + "): children run in their own process group with a scrubbed environment; the scopes are checked on every command, argument and redirection, and changes outside the write scope are reported and not committed"}
 }

@@ -280,9 +280,13 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 			continue
 		}
 		data = s.eol.toGit(p, data)
+		// W is the index updated from the worktree (update-index --add):
+		// without core.filemode a path the index lacks is 100644.
+		idxMode := filemode.Empty
 		if ie, inIndex := files[p]; inIndex {
-			mode = s.cfg.worktreeMode(mode, ie.Mode)
+			idxMode = ie.Mode
 		}
+		mode = s.cfg.worktreeMode(mode, idxMode)
 		h, err := gitbackend.StoreBlob(s.r.Storer, data)
 		if err != nil {
 			return "", err

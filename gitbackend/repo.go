@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -170,10 +171,24 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 }
 
 // openStore (re)opens the object and ref storage of wt/.git.
+//
+// On a root on disk whose .git is a directory, the store works on that
+// directory directly: the jail resolves every path component of every
+// operation (five lstat calls to read one ref), and .git holds only what
+// go-git and this package write there (an agent's paths never reach it:
+// the jail refuses them, a checkout refuses trees naming it).
 func (r *Repo) openStore() error {
-	dot, err := r.wt.Chroot(".git")
-	if err != nil {
-		return fmt.Errorf("open %s/.git: %w", r.wt.Root(), err)
+	var dot billy.Filesystem
+	if full, ok := osPathOf(r.wt, ".git"); ok {
+		if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+			dot = osfs.New(full)
+		}
+	}
+	if dot == nil {
+		var err error
+		if dot, err = r.wt.Chroot(".git"); err != nil {
+			return fmt.Errorf("open %s/.git: %w", r.wt.Root(), err)
+		}
 	}
 	// Keep pack files open: otherwise go-git opens (and the jail
 	// resolves) the pack for every object read. Close releases them.

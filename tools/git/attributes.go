@@ -1,12 +1,8 @@
 package git
 
-// The diff attribute from .gitattributes (binary, -diff, diff, diff=<driver>)
-// as git's attr.c resolves it: each directory's .gitattributes (read from
-// the worktree, else the index), the deeper directory over the shallower,
-// $GIT_DIR/info/attributes over all; within a file the last matching line
-// wins, within a line the last attribute; the "binary" macro unsets diff.
-// go-git's gitattributes matcher lets a lower-priority line overwrite a
-// higher one, so only its line parser and pattern matcher are used.
+// The diff attribute from .gitattributes (binary, -diff, diff,
+// diff=<driver>), resolved by internal/gitattr, and what it changes in a
+// patch: binary or text, and the hunk-header rule of the driver.
 
 import (
 	"bytes"
@@ -19,33 +15,51 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/gitattributes"
 
+	"github.com/tgp-go/tgp/internal/gitattr"
 	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
-type attrRule struct {
-	pattern gitattributes.Pattern
-	attrs   []gitattributes.Attribute
-}
-
-// attributes reads each directory's .gitattributes once, when a path
-// below it is first asked about.
-type attributes struct {
-	r      *git.Repository
-	wt     billy.Filesystem // nil: a bare repository
-	idx    map[string]plumbing.Hash
-	dirs   map[string][]attrRule // directory ("" is the top) → its rules
-	info   []attrRule            // $GIT_DIR/info/attributes
-	macros map[string][]gitattributes.Attribute
-}
-
-// attrValue is one attribute's state: unspecified, set, unset or a value.
-type attrValue struct {
-	known bool // decided by some line (even as unspecified)
-	set   bool
-	unset bool
-	value string
+// loadAttributes prepares attribute lookups for repository r: each
+// directory's .gitattributes from the worktree, else the index.
+func loadAttributes(r *git.Repository) *gitattr.Attributes {
+	var wt billy.Filesystem
+	if w, err := worktreeOf(r); err == nil {
+		wt = w.Filesystem
+	}
+	var idx map[string]plumbing.Hash
+	read := func(name string) ([]byte, bool) {
+		if wt != nil {
+			if fh, err := wt.Open(name); err == nil {
+				data, err := io.ReadAll(fh)
+				fh.Close()
+				return data, err == nil
+			}
+		}
+		if idx == nil {
+			idx = map[string]plumbing.Hash{}
+			if ix, err := r.Storer.Index(); err == nil {
+				for _, e := range ix.Entries {
+					if path.Base(e.Name) == ".gitattributes" {
+						idx[e.Name] = e.Hash
+					}
+				}
+			}
+		}
+		if h, ok := idx[name]; ok {
+			data, err := blobLoader(r, h)()
+			return data, err == nil
+		}
+		return nil, false
+	}
+	var info []byte
+	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
+		if fh, err := dot.Filesystem().Open("info/attributes"); err == nil {
+			info, _ = io.ReadAll(fh)
+			fh.Close()
+		}
+	}
+	return gitattr.New(read, info)
 }
 
 // diffAttr is a path's diff attribute.
@@ -54,145 +68,18 @@ type diffAttr struct {
 	driver string // diff=<driver>
 }
 
-// loadAttributes prepares attribute lookups for repository r.
-func loadAttributes(r *git.Repository) *attributes {
-	a := &attributes{r: r, dirs: map[string][]attrRule{}, macros: map[string][]gitattributes.Attribute{}}
-	if m, err := gitattributes.ParseAttributesLine("[attr]binary -diff -merge -text", nil, true); err == nil {
-		a.macros["binary"] = m.Attributes
-	}
-	if w, err := worktreeOf(r); err == nil {
-		a.wt = w.Filesystem
-	}
-	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
-		if fh, err := dot.Filesystem().Open("info/attributes"); err == nil {
-			data, _ := io.ReadAll(fh)
-			fh.Close()
-			a.info = a.parse(data, nil, true)
-		}
-	}
-	return a
-}
-
-// rulesOf is dir's .gitattributes, from the worktree, else the index (as
-// git reads them for a diff or a check-in).
-func (a *attributes) rulesOf(dir string) []attrRule {
-	if rules, ok := a.dirs[dir]; ok {
-		return rules
-	}
-	name := ".gitattributes"
-	var domain []string
-	if dir != "" {
-		name = dir + "/.gitattributes"
-		domain = strings.Split(dir, "/")
-	}
-	var data []byte
-	if a.wt != nil {
-		if fh, err := a.wt.Open(name); err == nil {
-			data, _ = io.ReadAll(fh)
-			fh.Close()
-		}
-	}
-	if data == nil {
-		if a.idx == nil {
-			a.idx = map[string]plumbing.Hash{}
-			if idx, err := a.r.Storer.Index(); err == nil {
-				for _, e := range idx.Entries {
-					if path.Base(e.Name) == ".gitattributes" {
-						a.idx[e.Name] = e.Hash
-					}
-				}
-			}
-		}
-		if h, ok := a.idx[name]; ok {
-			data, _ = blobLoader(a.r, h)()
-		}
-	}
-	rules := a.parse(data, domain, dir == "")
-	a.dirs[dir] = rules
-	return rules
-}
-
-// parse reads one attributes file; macro definitions (allowed at the top
-// and in info/attributes) are kept for lookups.
-func (a *attributes) parse(data []byte, domain []string, allowMacro bool) []attrRule {
-	var rules []attrRule
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		m, err := gitattributes.ParseAttributesLine(strings.TrimRight(string(line), "\r"), domain, allowMacro)
-		switch {
-		case err != nil:
-		case m.Pattern == nil && m.Name != "":
-			a.macros[m.Name] = m.Attributes
-		case m.Pattern != nil:
-			rules = append(rules, attrRule{pattern: m.Pattern, attrs: m.Attributes})
-		}
-	}
-	return rules
-}
-
-// lookup resolves the named attributes of a repository path as git's
-// fill does: info/attributes, then the deepest directory's file up to the
-// top's; within a file the last matching line first, within a line the
-// last attribute; a set macro (binary, or one defined at the top) fills in
-// what it stands for.
-func (a *attributes) lookup(p string, names ...string) map[string]attrValue {
-	out := map[string]attrValue{}
-	if a == nil {
-		return out
-	}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	parts := strings.Split(p, "/")
-	stack := [][]attrRule{a.info}
-	for i := len(parts) - 1; i >= 0; i-- {
-		stack = append(stack, a.rulesOf(strings.Join(parts[:i], "/")))
-	}
-	var fill func(attrs []gitattributes.Attribute, depth int)
-	fill = func(attrs []gitattributes.Attribute, depth int) {
-		for i := len(attrs) - 1; i >= 0; i-- {
-			at := attrs[i]
-			name := at.Name()
-			if _, done := out[name]; done {
-				continue
-			}
-			v := attrValue{known: true, set: at.IsSet(), unset: at.IsUnset()}
-			if at.IsValueSet() {
-				v.value = at.Value()
-			}
-			out[name] = v
-			if m, ok := a.macros[name]; ok && at.IsSet() && depth < 8 {
-				fill(m, depth+1)
-			}
-		}
-	}
-	for _, rules := range stack {
-		for i := len(rules) - 1; i >= 0; i-- {
-			if rules[i].pattern.Match(parts) {
-				fill(rules[i].attrs, 0)
-			}
-		}
-	}
-	for n := range out {
-		if !want[n] {
-			delete(out, n)
-		}
-	}
-	return out
-}
-
-// diff resolves the diff attribute of a repository path.
-func (a *attributes) diff(p string) diffAttr {
-	v := a.lookup(p, "diff")["diff"]
+// diffAttrOf resolves the diff attribute of a repository path.
+func diffAttrOf(a *gitattr.Attributes, p string) diffAttr {
+	v := a.Lookup(p, "diff")["diff"]
 	switch {
-	case !v.known:
+	case !v.Known:
 		return diffAttr{}
-	case v.set:
+	case v.Set:
 		return diffAttr{state: 1}
-	case v.unset:
+	case v.Unset:
 		return diffAttr{state: -1}
-	case v.value != "":
-		return diffAttr{state: 1, driver: v.value}
+	case v.Str != "":
+		return diffAttr{state: 1, driver: v.Str}
 	}
 	return diffAttr{}
 }
@@ -223,7 +110,7 @@ func (po patchOpts) binary(c *change, old, new []byte) bool {
 
 // driverBinary is what a path's diff attribute says about binary-ness.
 func (po patchOpts) driverBinary(p string) (binary, decided bool) {
-	d := po.attr.diff(p)
+	d := diffAttrOf(po.attr, p)
 	switch {
 	case d.driver != "":
 		if po.drivers != nil {
@@ -330,7 +217,7 @@ func (po patchOpts) funcMatcherFor(c *change) funcMatcher {
 	if !regular(c.oldMode) && !regular(c.newMode) {
 		return nil
 	}
-	d := po.attr.diff(c.path)
+	d := diffAttrOf(po.attr, c.path)
 	if d.driver == "" {
 		return nil
 	}

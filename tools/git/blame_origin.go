@@ -109,7 +109,7 @@ func (sb *scoreboard) fakeWorkingTree(p string) (*borigin, error) {
 	default:
 		return nil, fatalf("unsupported file type %s", p)
 	}
-	data = newEOLConverter(sb.r, nil).toGit(p, data)
+	data = newEOLConverter(sb.r, nil).ToGit(p, data)
 	h := blobHash(data)
 	sb.fakePath, sb.fakeEntry = p, indexEntry{hash: h, mode: mode}
 	o := sb.origin(c, p, h, mode)

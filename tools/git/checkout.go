@@ -303,7 +303,7 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	if err := beforeChange(ctx); err != nil {
 		return err
 	}
-	return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, s).toWorktree)
+	return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, s).ToWorktree)
 }
 
 // untrackedUnder says whether dir holds an untracked file that is not
@@ -394,7 +394,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	if err := beforeChange(ctx); err != nil {
 		return "", err
 	}
-	if err := gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).toWorktree); err != nil {
+	if err := gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("Updated %d path%s from %s\n", len(files), plural(len(files)), c.Hash.String()[:7]), nil

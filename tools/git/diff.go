@@ -204,7 +204,7 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 			continue // deleted in the worktree
 		}
 		mode = s.worktreeMode(mode, t.mode)
-		data = eol.toGit(p, data)
+		data = eol.ToGit(p, data)
 		d := data
 		h := blobHash(d)
 		// git knows a worktree file's object id when the file matches its

@@ -120,7 +120,7 @@ func fastStatusIgnored(r *git.Repository, s *settings, untracked, underIndexFile
 		default:
 			data, mode, err := readWorktree(w.Filesystem, e.Name)
 			if err == nil {
-				data = eol.toGit(e.Name, data)
+				data = eol.ToGit(e.Name, data)
 			}
 			if err != nil || blobHash(data) != e.Hash || s.worktreeMode(mode, e.Mode) != e.Mode {
 				worktree = git.Modified

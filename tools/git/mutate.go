@@ -192,7 +192,7 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 	eol := newEOLConverter(r, cfg)
 	for _, p := range targets {
 		if data, mode, err := readWorktree(w.Filesystem, p); err == nil && mode != filemode.Symlink {
-			if c := eol.toGit(p, data); !bytes.Equal(c, data) {
+			if c := eol.ToGit(p, data); !bytes.Equal(c, data) {
 				converted[p] = c
 			}
 		}
@@ -525,7 +525,7 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 				files[p] = gitbackend.TreeFile{Delete: true}
 			}
 		}
-		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).toWorktree)
+		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree)
 	case a.Staged:
 		for p, s := range head {
 			if !ps.match(p) {
@@ -553,6 +553,6 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 				files[p] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
 			}
 		}
-		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).toWorktree)
+		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/tgp-go/tgp/internal/gitattr"
 	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
@@ -169,8 +170,8 @@ type patchOpts struct {
 	*settings
 	ctx              int
 	aPrefix, bPrefix string
-	ab               *abbrever   // nil: 7 digits
-	attr             *attributes // .gitattributes (nil: none)
+	ab               *abbrever           // nil: 7 digits
+	attr             *gitattr.Attributes // .gitattributes (nil: none)
 	drivers          *gitconfig.Config
 }
 

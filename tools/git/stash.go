@@ -19,6 +19,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/gitbackend/merge"
+	"github.com/tgp-go/tgp/internal/gitattr"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -89,7 +90,7 @@ type stasher struct {
 	r   *git.Repository
 	d   Deps
 	cfg *settings
-	eol *eolConverter
+	eol *gitattr.EOL
 }
 
 const stashLog = "logs/refs/stash"
@@ -279,7 +280,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 			wfiles[p] = gitbackend.TreeFile{Delete: true}
 			continue
 		}
-		data = s.eol.toGit(p, data)
+		data = s.eol.ToGit(p, data)
 		// W is the index updated from the worktree (update-index --add):
 		// without core.filemode a path the index lacks is 100644.
 		idxMode := filemode.Empty
@@ -305,7 +306,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 			if err != nil {
 				continue
 			}
-			data = s.eol.toGit(p, data)
+			data = s.eol.ToGit(p, data)
 			mode = s.cfg.worktreeMode(mode, 0)
 			h, err := gitbackend.StoreBlob(s.r.Storer, data)
 			if err != nil {
@@ -348,7 +349,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 		return "", err
 	}
 	// Reset the stashed paths to HEAD and remove stashed untracked files.
-	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.toWorktree); err != nil {
+	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.ToWorktree); err != nil {
 		return "", err
 	}
 	if a.IncludeUntracked {
@@ -454,7 +455,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 	for _, c := range diffSides(from, to, nil) {
 		cur, mode, curErr := readWorktree(w.Filesystem, c.path)
 		if curErr == nil {
-			cur = s.eol.toGit(c.path, cur)
+			cur = s.eol.ToGit(c.path, cur)
 		}
 		baseData := c.old()
 		switch {
@@ -506,7 +507,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			_ = w.Filesystem.Remove(wr.path)
 			continue
 		}
-		if err := writeFile(w, wr.path, s.eol.toWorktree(wr.path, wr.data)); err != nil {
+		if err := writeFile(w, wr.path, s.eol.ToWorktree(wr.path, wr.data)); err != nil {
 			return "", err
 		}
 		if _, inBase := from[wr.path]; !inBase {
@@ -520,7 +521,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if err := writeFile(w, f.Name, s.eol.toWorktree(f.Name, []byte(content))); err != nil {
+		if err := writeFile(w, f.Name, s.eol.ToWorktree(f.Name, []byte(content))); err != nil {
 			return "", err
 		}
 	}

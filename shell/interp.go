@@ -248,13 +248,6 @@ func (x *run) spawn(ctx context.Context, hc interp.HandlerContext, path string, 
 	return werr
 }
 
-func killGroup(pid int) error {
-	if pid <= 0 {
-		return nil
-	}
-	return syscall.Kill(-pid, syscall.SIGKILL)
-}
-
 func (x *run) track(pid int, on bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -168,3 +168,11 @@ func procAttr(ownTerminal bool) *syscall.SysProcAttr {
 	}
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// killGroup kills a child's whole process group.
+func killGroup(pid int) error {
+	if pid <= 0 {
+		return nil
+	}
+	return syscall.Kill(-pid, syscall.SIGKILL)
+}

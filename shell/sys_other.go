@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package shell
 
@@ -27,4 +27,11 @@ func procAttr(ownTerminal bool) *syscall.SysProcAttr {
 		return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	}
 	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+func killGroup(pid int) error {
+	if pid <= 0 {
+		return nil
+	}
+	return syscall.Kill(-pid, syscall.SIGKILL)
 }

@@ -110,7 +110,9 @@ shell:
   # stage, $(...), xargs/env/find -exec/sh -c inner commands) is checked after expansion: deny first,
   # then the categories; a command in none of them is not allowed (interpreters such as python, node,
   # awk are not allowed unless you list them). A name with a slash (./scripts/test.sh) must be listed
-  # as that exact path.
+  # as that exact path. Shell builtins (echo, printf, cd, test, read...) run in the interpreter and are
+  # not looked up here (the lists name their programs, run through xargs, env or find -exec); what a
+  # builtin writes goes through a redirection, which is checked.
   categories:
     # Need paths.read (or paths.write) in the working directory and for the files they name.
     read_only: [ls, cat, head, tail, wc, grep, egrep, fgrep, find, sort, uniq, diff, cmp, comm, file, stat, du, tree, basename, dirname, realpath, readlink, cut, tr, nl, tac, rev, fold, paste, join, column, expand, unexpand, od, md5sum, sha1sum, sha256sum, base64, strings, seq, date, "true", "false", pwd, printenv, env, xargs, nice, timeout, test, expr, which, sleep, uname]

@@ -102,6 +102,8 @@ type receivePolicy struct {
 	hideRefs          []string // transfer.hideRefs and receive.hideRefs, in order
 	procReceiveRefs   []string // receive.procReceiveRefs
 	unpackLimit       int      // below it objects arrive loose, else as a pack
+	// sources are the files the policy was read from (cachedPolicy).
+	sources []string
 }
 
 // gitConfigFiles lists the configuration files git reads for a
@@ -196,6 +198,7 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 		if depth > 10 {
 			return fmt.Errorf("config %s: includes nested too deep", file)
 		}
+		p.sources = append(p.sources, file)
 		b, err := os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && file != filepath.Join(gitdir, "config") {
 			return nil
@@ -466,6 +469,7 @@ func globMatch(pat, s string) bool {
 }
 
 func (p *receivePolicy) readSkipList(path string) error {
+	p.sources = append(p.sources, path)
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("receive.fsck.skipList %s: %w", path, err)
@@ -619,7 +623,7 @@ func (u refUpdate) line() string {
 // the push brought stays on the remote. seg, when it completes u.Old..u.New,
 // is what the push brings, already packed.
 func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *refLock, u refUpdate, seg *segment) error {
-	pol, err := loadReceivePolicy(l.path)
+	pol, err := l.policy()
 	if err != nil {
 		return err
 	}
@@ -1055,4 +1059,64 @@ func (p *receivePolicy) updateWorktree(ctx context.Context, newHash plumbing.Has
 		}
 	}
 	return lines, ""
+}
+
+// policyCache is the remote's receive policy as last read, with the stat
+// data of every file it came from: a push reads the configuration again
+// only when one of them changed (git config rewrites a file through a
+// lock and a rename, so a new inode at least).
+type policyCache struct {
+	key    string
+	pol    *receivePolicy
+	stamps []sourceStamp
+}
+
+type sourceStamp struct {
+	exists bool
+	size   int64
+	mtime  time.Time
+	ino    uint64
+}
+
+func stampSource(path string) sourceStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return sourceStamp{}
+	}
+	return sourceStamp{exists: true, size: fi.Size(), mtime: fi.ModTime(), ino: inodeOf(fi)}
+}
+
+// policy returns the receive policy, read again when its files changed.
+func (l *localRemote) policy() (*receivePolicy, error) {
+	key := strings.Join(gitConfigFiles(l.path), "\x00")
+	if c := l.pol; c != nil && c.key == key {
+		fresh := true
+		for i, src := range c.pol.sources {
+			if stampSource(src) != c.stamps[i] {
+				fresh = false
+				break
+			}
+		}
+		if fresh {
+			return c.pol, nil
+		}
+	}
+	l.pol = nil
+	pol, err := loadReceivePolicy(l.path)
+	if err != nil {
+		return nil, err
+	}
+	stamps := make([]sourceStamp, len(pol.sources))
+	racy := time.Now().Add(-100 * time.Millisecond)
+	for i, src := range pol.sources {
+		stamps[i] = stampSource(src)
+		if stamps[i].exists && stamps[i].mtime.After(racy) {
+			// Changed moments ago (perhaps while it was read, within
+			// the file clock's resolution): not cached, as git treats a
+			// racily clean index entry.
+			return pol, nil
+		}
+	}
+	l.pol = &policyCache{key: key, pol: pol, stamps: stamps}
+	return pol, nil
 }

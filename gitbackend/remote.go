@@ -80,8 +80,9 @@ type localRemote struct {
 	// progress receives the remote's output ("remote: ..." lines) of a
 	// push it accepted; a refusal carries it in the error.
 	progress func(string)
-	// enc packs what a push sends.
+	// enc packs what a push sends; pol caches the receive policy.
 	enc packEncoder
+	pol *policyCache
 }
 
 func newLocalRemote(p string, local storage.Storer) (*localRemote, error) {

@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
@@ -56,5 +60,52 @@ func TestShellCallLandsOnTheRemote(t *testing.T) {
 	e := got["error"].(map[string]any)
 	if got["ok"] != false || e["kind"] != "sandbox_violation" || e["details"].(map[string]any)["reason"] != "command_denied" {
 		t.Fatalf("curl: %v", got)
+	}
+}
+
+// TestShellSessionsOverMCP: a PTY session started with exec_command keeps
+// running between MCP calls of one `tgp serve`, takes input from
+// write_stdin, and what it wrote reaches the remote.
+func TestShellSessionsOverMCP(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"README.md": "toolbox\n"})
+	cmd := exec.Command(tgpBin, "serve", "--root", t.TempDir())
+	cmd.Env = kernelEnv(remote)
+	cs := mcpSession(t, &mcp.CommandTransport{Command: cmd})
+	ctx := context.Background()
+	callJSON := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		var out map[string]any
+		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if r, ok := out["result"].(map[string]any); ok {
+			return r
+		}
+		return out
+	}
+	start := callJSON("exec_command", map[string]any{"cmd": "mkdir -p notes && cat > notes/typed.txt", "yield_time_ms": 100})
+	id := start["session_id"]
+	if start["exited"] == true || id == nil {
+		t.Fatalf("start: %v", start)
+	}
+	callJSON("write_stdin", map[string]any{"session_id": id, "chars": "over mcp\n", "yield_time_ms": 100})
+	end := callJSON("write_stdin", map[string]any{"session_id": id, "close": true, "yield_time_ms": 5000})
+	if end["exited"] != true || end["exit_code"] != float64(0) {
+		t.Fatalf("close: %v", end)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := exec.Command("git", "-C", remote, "show", "main:notes/typed.txt").Output()
+		if err == nil && string(out) == "over mcp\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the remote lacks notes/typed.txt: %v %q", err, out)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

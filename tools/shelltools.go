@@ -204,6 +204,8 @@ func (st *shellTools) toolError(err error, res *shell.Result, per *Persisted) er
 		return &Error{Kind: KindBadArgs, Field: "workdir", Message: err.Error(), Err: err}
 	case errors.Is(err, context.Canceled):
 		return &Error{Kind: KindCancelled, Message: err.Error(), Details: details, Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Kind: KindTimeout, Message: err.Error(), Details: details, Err: err}
 	}
 	if len(details) == 0 {
 		details = nil

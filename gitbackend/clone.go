@@ -362,12 +362,13 @@ func listCheckout(ctx context.Context, s storer.EncodedObjectStorer, tree plumbi
 }
 
 // checkoutAll writes entries into an empty worktree.
-func checkoutAll(ctx context.Context, s storer.EncodedObjectStorer, wt billy.Filesystem, entries []checkoutEntry) error {
+func checkoutAll(ctx context.Context, s storer.EncodedObjectStorer, wt billy.Filesystem, entries []checkoutEntry, environ []string) error {
+	smudge := checkoutSmudger(s, entries, environ)
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := writeWorktreeFile(s, wt, fileChange{Path: e.path, Mode: e.mode, Hash: e.hash}); err != nil {
+		if err := writeWorktreeFile(s, wt, fileChange{Path: e.path, Mode: e.mode, Hash: e.hash, smudge: smudge}); err != nil {
 			return err
 		}
 	}
@@ -439,7 +440,7 @@ func (r *Repo) cloneInPlace(ctx context.Context, branch string) (plumbing.Hash, 
 			before[i.Name()] = true
 		}
 	}
-	if err := checkoutAll(ctx, r.store, r.wt, entries); err != nil {
+	if err := checkoutAll(ctx, r.store, r.wt, entries, r.cfg.Environ); err != nil {
 		for _, e := range entries {
 			top, _, _ := strings.Cut(e.path, "/")
 			if !before[top] {
@@ -563,7 +564,7 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	if err != nil {
 		return plumbing.ZeroHash, notes, err
 	}
-	if err := checkoutAll(ctx, st, stageWT, entries); err != nil {
+	if err := checkoutAll(ctx, st, stageWT, entries, r.cfg.Environ); err != nil {
 		return plumbing.ZeroHash, notes, err
 	}
 	if err := st.Close(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tgp-go/tgp/gitpath"
 	"io"
 	"io/fs"
 	"os"
@@ -707,7 +708,7 @@ func (e *InvalidPathError) Unwrap() error { return e.Reason }
 // verifyCheckoutPath applies git's verify_path to a path about to be
 // written to the worktree.
 func verifyCheckoutPath(p string, mode filemode.FileMode) error {
-	if err := verifyPath(p, mode == filemode.Symlink); err != nil {
+	if err := gitpath.VerifyCheckout(p, mode == filemode.Symlink); err != nil {
 		return &InvalidPathError{Path: p, Reason: err}
 	}
 	return nil

@@ -78,6 +78,27 @@ func Verify(p string, isSymlink bool) error {
 	return nil
 }
 
+// VerifyCheckout is what git's checkout (and clone) asks of a path already
+// in a tree: verify_path alone, without the fsck-only rules Verify adds for
+// what may be written. A tree git clones (a directory named .gitattributes,
+// a backslash before ".git" in a component on Linux) boots; a name some
+// filesystem reads as .git is still refused.
+func VerifyCheckout(p string, isSymlink bool) error {
+	r := ""
+	switch {
+	case p == "":
+		r = ReasonEmpty
+	case strings.IndexByte(p, 0) >= 0:
+		r = ReasonNUL
+	default:
+		r = gitReason(p, isSymlink)
+	}
+	if r != "" {
+		return &InvalidPathError{Path: p, Reason: r}
+	}
+	return nil
+}
+
 // VerifyDir is Verify for a directory (a tree entry): the rules for a file,
 // and the last component may not be a name git fsck takes for .gitmodules
 // or .gitattributes, which must be blobs.

@@ -246,6 +246,9 @@ func TestVerifyMatchesGit(t *testing.T) {
 		if !c.symlink && (VerifyDir(c.path) == nil) != (Verify(c.path+"/x", false) == nil) {
 			t.Errorf("%q: VerifyDir says %v, Verify of a file below it says %v", c.path, VerifyDir(c.path), Verify(c.path+"/x", false))
 		}
+		if (VerifyCheckout(c.path, c.symlink) != nil) != gitRefuses[i] {
+			t.Errorf("%q symlink=%v: VerifyCheckout says %v, git update-index refuses=%v", c.path, c.symlink, VerifyCheckout(c.path, c.symlink), gitRefuses[i])
+		}
 		if (own != "") != gitRefuses[i] {
 			t.Errorf("%q symlink=%v: verify_path in Go says %q, git update-index refuses=%v", c.path, c.symlink, own, gitRefuses[i])
 		}

@@ -153,9 +153,16 @@ func genOps(seed int64) []op {
 	}
 	if cr.Intn(4) == 0 {
 		// .gitattributes that change how diffs print (binary, -diff,
-		// diff, a driver with its own hunk-header rule), in the root or a
-		// subdirectory, committed or only in the worktree.
-		add(op{Kind: "attributes", Sel: cr.Intn(len(attributeSets)), Path: []string{"", "src/", "docs/"}[cr.Intn(3)], Flag: cr.Intn(2) == 0})
+		// diff, a driver with its own hunk-header rule) and how files are
+		// stored and checked out (text, eol), in the root or a
+		// subdirectory: from the first commit on (so history, clones and
+		// checkouts carry it) or only in the final worktree.
+		at := op{Kind: "attributes", Sel: cr.Intn(len(attributeSets)), Path: []string{"", "src/", "docs/"}[cr.Intn(3)], Flag: cr.Intn(2) == 0}
+		if cr.Intn(2) == 0 {
+			ops = append([]op{at}, ops...)
+		} else {
+			add(at)
+		}
 	}
 	// The repository's shape at the end.
 	switch k := r.Intn(10); {

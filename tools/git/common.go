@@ -1,9 +1,11 @@
 // Package git holds the git tools (git_status, git_log, git_diff, git_show,
 // git_add, git_commit, git_branch, git_restore): git's porcelain rebuilt in
 // process on go-git, so they work in a serverless function with no git
-// binary. Their text follows git 2.39's output for the cases the tests pin
-// against the git CLI; what git prints that is not yet rebuilt is listed in
-// the package's README section of the project notes.
+// binary. Their text follows git 2.39's output, checked against the git CLI
+// by the randomized differential suite (test/integration), including what
+// the repository's configuration (settings.go, read through
+// internal/gitconfig) and .gitattributes (attributes.go, internal/gitattr)
+// change; what is not rebuilt is listed in the README.
 //
 // Common to every tool (the SRD's FR-GIT-COMMON rules): working_dir is
 // resolved through the jail and must be inside the root's repository;

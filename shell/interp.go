@@ -169,6 +169,9 @@ func (x *run) nested(ctx context.Context, hc interp.HandlerContext, p plan) erro
 // scrubbed environment, own process group killed when the command ends or
 // the line is cancelled, and under Landlock through the helper.
 func (x *run) spawn(ctx context.Context, hc interp.HandlerContext, path string, args []string) error {
+	if err := x.ensureTmp(); err != nil {
+		return x.stop(err)
+	}
 	ownTerminal := x.tty != nil && hc.Stdin == io.Reader(x.tty)
 	if x.r.landlock && x.r.pool != nil && !ownTerminal {
 		if err, ok := x.spawnWarm(ctx, hc, path, args); ok {

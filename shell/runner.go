@@ -2,6 +2,8 @@ package shell
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -487,6 +489,10 @@ type run struct {
 
 	preApproved bool
 
+	tmpOnce sync.Once
+	tmpMade bool
+	tmpErr  error
+
 	mu       sync.Mutex
 	fail     error
 	approved map[string]bool
@@ -497,17 +503,35 @@ type run struct {
 
 func (r *Runner) newRun(ctx context.Context, tty *os.File) *run {
 	c, cancel := context.WithCancel(ctx)
-	tmp, err := os.MkdirTemp("", "tgp-shell-")
-	if err != nil {
-		tmp = os.TempDir()
-	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	tmp := filepath.Join(os.TempDir(), "tgp-shell-"+hex.EncodeToString(b[:]))
 	return &run{r: r, ctx: c, cancel: cancel, tmp: tmp, tty: tty, approved: map[string]bool{}, pgids: map[int]bool{}, preApproved: isPreapproved(ctx)}
+}
+
+// ensureTmp makes the run's private temporary directory (HOME and TMPDIR
+// of its children) before the first child starts: a line of builtins
+// never needs it.
+func (x *run) ensureTmp() error {
+	x.tmpOnce.Do(func() {
+		if err := os.Mkdir(x.tmp, 0o700); err != nil {
+			x.tmpErr = fmt.Errorf("shell: temporary directory %s: %w", x.tmp, err)
+			return
+		}
+		x.mu.Lock()
+		x.tmpMade = true
+		x.mu.Unlock()
+	})
+	return x.tmpErr
 }
 
 func (x *run) close() {
 	x.killAll()
 	x.cancel()
-	if x.tmp != os.TempDir() {
+	x.mu.Lock()
+	made := x.tmpMade
+	x.mu.Unlock()
+	if made {
 		_ = os.RemoveAll(x.tmp)
 	}
 }

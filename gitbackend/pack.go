@@ -17,9 +17,11 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // This file is how a persist stores what it creates: the blobs, trees and
@@ -43,8 +45,17 @@ type overlay struct {
 	// pushable is the last pack written with the commits it completes.
 	pushable *segment
 	// fetched are objects another agent pushed (the remote has them):
-	// they go to the root's pack, not to the remote's.
+	// they go to the root's pack, not to the remote's; raws are their
+	// pack entries as the remote stores them, copied into the root's pack
+	// without compressing them again.
 	fetched map[plumbing.Hash]bool
+	raws    map[plumbing.Hash][]byte
+}
+
+// raw makes the overlay a rawSource for the fetched objects.
+func (o *overlay) raw(h plumbing.Hash) ([]byte, bool) {
+	b, ok := o.raws[h]
+	return b, ok
 }
 
 // segment is a pack holding every object of the commits base..head that
@@ -112,7 +123,9 @@ func (o *overlay) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 func (o *overlay) addFetched(src storer.EncodedObjectStorer, order []plumbing.Hash) error {
 	if o.fetched == nil {
 		o.fetched = map[plumbing.Hash]bool{}
+		o.raws = map[plumbing.Hash][]byte{}
 	}
+	rs, _ := src.(rawSource)
 	for _, h := range order {
 		if _, ok := o.objs[h]; ok {
 			continue
@@ -123,6 +136,9 @@ func (o *overlay) addFetched(src storer.EncodedObjectStorer, order []plumbing.Ha
 		}
 		o.add(h, obj)
 		o.fetched[h] = true
+		if b, ok := packedEntry(rs, h); ok {
+			o.raws[h] = append([]byte(nil), b...)
+		}
 	}
 	return nil
 }
@@ -131,6 +147,7 @@ func (o *overlay) addFetched(src storer.EncodedObjectStorer, order []plumbing.Ha
 // replayed change's own blobs, which the remote has never seen).
 func (o *overlay) include(h plumbing.Hash) error {
 	delete(o.fetched, h) // ours to send after all
+	delete(o.raws, h)
 	obj, ok := o.objs[h]
 	if !ok {
 		var err error
@@ -314,6 +331,70 @@ func writeLocalPack(s *filesystem.Storage, p *packed) error {
 	return nil
 }
 
+// storePack writes a pack and its index into the root's .git (dot) as
+// writePackFiles does, and makes go-git's store read it at once: go-git
+// registers only the packs written through its own PackfileWriter, which
+// parses the whole pack again to index it. The writer's registration
+// (Notify) is taken and the index we already have handed to it; when
+// go-git's writer is not the one expected, its own path is used.
+func storePack(s *filesystem.Storage, dot billy.Filesystem, p *packed, entries []packEntry) error {
+	w, err := s.PackfileWriter()
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	pw, ok := w.(*dotgit.PackWriter)
+	if !ok || pw.Notify == nil {
+		w.Close()
+		return writeLocalPack(s, p)
+	}
+	notify := pw.Notify
+	pw.Notify = nil
+	if err := pw.Close(); err != nil { // nothing written: its temporary file goes
+		return fmt.Errorf("write pack: %w", err)
+	}
+	base := "objects/pack/pack-" + p.sum.String()
+	put := func(ext string, data []byte) error {
+		if _, err := dot.Lstat(base + ext); err == nil {
+			return nil // the same objects, already there
+		}
+		f, err := dot.TempFile("objects/pack", "tmp_pack_")
+		if err != nil {
+			return err
+		}
+		tmp := f.Name()
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = dot.Rename(tmp, base+ext)
+		}
+		if err != nil {
+			_ = dot.Remove(tmp)
+			return fmt.Errorf("write %s: %w", base+ext, err)
+		}
+		return nil
+	}
+	if err := put(".idx", p.idx); err != nil {
+		return err
+	}
+	if err := put(".pack", p.pack); err != nil {
+		return err
+	}
+	iw := new(idxfile.Writer)
+	if err := iw.OnHeader(uint32(len(entries))); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		iw.Add(e.h, e.off, e.crc)
+	}
+	if err := iw.OnFooter(p.sum); err != nil {
+		return err
+	}
+	notify(p.sum, iw)
+	return nil
+}
+
 // flushOverlay writes the overlay's objects not yet on disk as one pack in
 // the root's store and returns it (nil when there was nothing to write).
 func (r *Repo) flushOverlay() (*packed, error) {
@@ -325,7 +406,7 @@ func (r *Repo) flushOverlay() (*packed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeLocalPack(r.store, p); err != nil {
+	if err := storePack(r.store, r.dot, p, r.packer.ents); err != nil {
 		return nil, err
 	}
 	if len(o.fetched) > 0 {
@@ -337,6 +418,7 @@ func (r *Repo) flushOverlay() (*packed, error) {
 			}
 		}
 		clear(o.fetched)
+		clear(o.raws)
 		if p, err = r.packer.encode(o, own); err != nil {
 			return nil, err
 		}
@@ -500,7 +582,9 @@ func (e *packEncoder) appendObject(pack *bytes.Buffer, src interface {
 		return fmt.Errorf("pack object %s: %w", h, err)
 	}
 	if e.zw == nil {
-		e.zw = zlib.NewWriter(pack)
+		// Git's default level costs more CPU than it saves bytes on the
+		// small objects of a persist.
+		e.zw, _ = zlib.NewWriterLevel(pack, zlib.BestSpeed)
 	} else {
 		e.zw.Reset(pack)
 	}

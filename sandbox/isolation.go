@@ -455,7 +455,11 @@ func (p *pool) died(w *worker, ctx context.Context) (*Outcome, bool) {
 	text := "the sandbox worker exited unexpectedly"
 	switch {
 	case strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory") ||
-		strings.Contains(msg, "failed to create new OS thread"):
+		strings.Contains(msg, "failed to create new OS thread") ||
+		// The Go runtime's own words when RLIMIT_AS stops it growing its
+		// heap arena rather than a single allocation.
+		strings.Contains(msg, "cannot map pages") || strings.Contains(msg, "address space") ||
+		strings.Contains(msg, "cannot reserve"):
 		kind = KindMemoryLimit
 		text = fmt.Sprintf("memory limit of %d MB exceeded (the sandbox worker hit its address-space limit and was replaced)", p.cfg.MemLimit>>20)
 	case ctx.Err() != nil:

@@ -66,6 +66,7 @@ func TestHostileAllocationsEndInMemoryLimit(t *testing.T) {
 				}
 				var res struct {
 					Kind      string
+					Message   string
 					RSS       int64 // KiB, the host
 					WorkerRSS int64 // KiB, the largest worker (process mode)
 				}
@@ -82,7 +83,7 @@ func TestHostileAllocationsEndInMemoryLimit(t *testing.T) {
 				}
 				t.Logf("%s %s: %s, host peak RSS %d MB, worker peak RSS %d MB", mode, name, res.Kind, res.RSS>>10, res.WorkerRSS>>10)
 				if res.Kind != KindMemoryLimit {
-					t.Fatalf("want %s, got %s", KindMemoryLimit, res.Kind)
+					t.Fatalf("want %s, got %s: %s", KindMemoryLimit, res.Kind, res.Message)
 				}
 				bound := int64(hostileLimitMB + allowanceMB)
 				if name == "string doubling" {

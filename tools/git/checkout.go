@@ -158,6 +158,8 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		return "", err
 	}
 	c, _ := object.GetCommit(r.Storer, target)
+	ab := newAbbrever(r)
+	defer ab.close()
 	return fmt.Sprintf("Note: switching to '%s'.\n\n"+
 		"You are in 'detached HEAD' state. You can look around, make experimental\n"+
 		"changes and commit them, and you can discard any commits you make in this\n"+
@@ -168,7 +170,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		"Or undo this operation with:\n\n"+
 		"  git switch -\n\n"+
 		"Turn off this advice by setting config variable advice.detachedHead to false\n\n"+
-		"HEAD is now at %s %s\n", a.Commit, target.String()[:7], subject(c.Message)), nil
+		"HEAD is now at %s %s\n", a.Commit, ab.short(target), subject(c.Message)), nil
 }
 
 // switchTree moves worktree and index from HEAD to target with git's
@@ -397,5 +399,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	if err := gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Updated %d path%s from %s\n", len(files), plural(len(files)), c.Hash.String()[:7]), nil
+	ab := newAbbrever(r)
+	defer ab.close()
+	return fmt.Sprintf("Updated %d path%s from %s\n", len(files), plural(len(files)), ab.short(c.Hash)), nil
 }

@@ -364,10 +364,15 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 		root = " (root-commit)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, h.String()[:7], subject(msg))
+	cfg := d.settings(r)
+	po := cfg.patch(diffTrees)
+	po.attr = loadAttributes(r)
+	ab := newAbbrever(r)
+	defer ab.close()
+	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.short(h), subject(msg))
 	adds, dels := 0, 0
 	for _, c := range changes {
-		a, d, _ := counts(c, (*settings)(nil).patch(diffTrees))
+		a, d, _ := counts(c, po)
 		adds += a
 		dels += d
 	}
@@ -382,9 +387,9 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 	for _, c := range changes {
 		switch {
 		case c.oldMode == 0:
-			fmt.Fprintf(&b, " create mode %o %s\n", c.newMode, quotePath(c.path))
+			fmt.Fprintf(&b, " create mode %o %s\n", c.newMode, cfg.quote(c.path))
 		case c.newMode == 0:
-			fmt.Fprintf(&b, " delete mode %o %s\n", c.oldMode, quotePath(c.path))
+			fmt.Fprintf(&b, " delete mode %o %s\n", c.oldMode, cfg.quote(c.path))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n"), nil

@@ -305,7 +305,9 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 	rel := func(p string) string { return cfg.quote(relativeTo(wd, p)) }
 	switch {
 	case detached && head != nil:
-		fmt.Fprintf(&b, "HEAD detached at %s\n", head.Hash().String()[:7])
+		ab := newAbbrever(r)
+		fmt.Fprintf(&b, "HEAD detached at %s\n", ab.short(head.Hash()))
+		ab.close()
 	default:
 		fmt.Fprintf(&b, "On branch %s\n", branch)
 	}

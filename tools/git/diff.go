@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
@@ -691,7 +692,7 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 			name = renameName(po.settings, c.oldPath, c.path)
 		}
 		rows = append(rows, row{name: name, add: a, del: d, bin: bin})
-		maxLen = max(maxLen, len(name))
+		maxLen = max(maxLen, strWidth(name))
 		if bin {
 			binW = max(binW, 14+decimalWidth(a)+decimalWidth(d))
 			numberW = 3
@@ -725,15 +726,21 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 	adds, dels := 0, 0
 	for _, r := range rows {
 		prefix, name := "", r.name
-		if nameW < len(name) {
+		if w := strWidth(name); nameW < w {
+			// Characters off the left until the rest fits, then from the
+			// next '/' on (show_stats).
 			prefix = "..."
 			keep := max(nameW-3, 0)
-			name = name[len(name)-keep:]
+			for w > keep && name != "" {
+				_, size := utf8.DecodeRuneInString(name)
+				w -= strWidth(name[:size])
+				name = name[size:]
+			}
 			if i := strings.IndexByte(name, '/'); i >= 0 {
 				name = name[i:]
 			}
 		}
-		padding := max(nameW-len(prefix)-len(name), 0)
+		padding := max(nameW-len(prefix)-strWidth(name), 0)
 		if r.bin {
 			fmt.Fprintf(b, " %s%s%*s | %*s", prefix, name, padding, "", numberW, "Bin")
 			if r.add == 0 && r.del == 0 {

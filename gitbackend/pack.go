@@ -170,7 +170,6 @@ type packed struct {
 // new content) and their .idx, reusing its buffers and compressor.
 type packEncoder struct {
 	zw   *zlib.Writer
-	buf  bytes.Buffer
 	ents []packEntry
 }
 

@@ -254,7 +254,12 @@ func ref(r *rand.Rand, f repoFacts) string {
 // pathArg picks a path argument: tracked, a directory, untracked, a glob
 // or something that does not exist.
 func pathArg(r *rand.Rand, f repoFacts) string {
-	switch r.Intn(9) {
+	switch r.Intn(11) {
+	case 9, 10:
+		// Pathspec magic: exclusions, glob and icase matching, top.
+		t := pickS(r, f.tracked, "a0.txt")
+		return []string{":!" + t, ":(exclude)*.txt", ":(glob)src/*", ":(glob)**/*.ts", ":(icase)README*", ":/" + t,
+			":(top)" + pickS(r, f.dirs, "."), ":(literal)" + t, ":^" + pickS(r, f.dirs, "x"), ":(icase,exclude)*.MD"}[r.Intn(10)]
 	case 0, 1, 2:
 		return pickS(r, f.tracked, "a0.txt")
 	case 3:

@@ -390,7 +390,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 			}
 		}
 		if !found {
-			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", a.Paths[i])}
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", ps.items[i].raw)}
 		}
 	}
 	if err := beforeChange(ctx); err != nil {

@@ -19,41 +19,18 @@ import (
 
 // logPathspec parses one path argument given relative to wd.
 func (d Deps) logPathspec(wd, p string) (pathspec, error) {
-	item := p
-	if rest, ok := strings.CutPrefix(item, ":/"); ok && !strings.HasPrefix(item, ":(") {
-		wd, item = "", rest
-		if item == "" {
-			item = "."
-		}
-	} else if strings.HasPrefix(item, ":(") {
-		end := strings.IndexByte(item, ')')
-		if end > 0 {
-			literal, top, known := false, false, true
-			for _, m := range strings.Split(item[2:end], ",") {
-				switch strings.TrimSpace(m) {
-				case "top":
-					top = true
-				case "literal":
-					literal = true
-				default:
-					known = false
-				}
-			}
-			if known {
-				item = item[end+1:]
-				if top {
-					wd = ""
-				}
-				if literal {
-					item = escapeWildcards(item)
-				}
-				if item == "" {
-					item = "."
-				}
-			}
-		}
+	m, item, err := parseMagic(p)
+	if err != nil {
+		return pathspec{}, &tools.Error{Kind: tools.KindBadArgs, Message: err.Error()}
 	}
-	if rel := path.Join(strings.Trim(path.Clean("/"+wd), "/"), item); rel == ".." || strings.HasPrefix(rel, "../") {
+	base := wd
+	if m.top {
+		base = ""
+	}
+	if item == "" {
+		item = "."
+	}
+	if rel := path.Join(strings.Trim(path.Clean("/"+base), "/"), item); rel == ".." || strings.HasPrefix(rel, "../") {
 		root := d.FS.Root()
 		if real, err := filepath.EvalSymlinks(root); err == nil {
 			root = real
@@ -61,19 +38,7 @@ func (d Deps) logPathspec(wd, p string) (pathspec, error) {
 		return pathspec{}, &tools.Error{Kind: tools.KindBadArgs,
 			Message: fmt.Sprintf("fatal: %s: '%s' is outside repository at '%s'", p, p, root)}
 	}
-	return parsePathspec(wd, []string{item})
-}
-
-// escapeWildcards quotes the characters wildmatch would read as pattern.
-func escapeWildcards(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte("*?[\\", s[i]) >= 0 {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return parsePathspec(wd, []string{p})
 }
 
 // authorHeader is the author line --author matches (after "author "),

@@ -34,7 +34,7 @@ type literalWalk struct {
 
 // newLiteralWalk returns nil when some item has a wildcard.
 func newLiteralWalk(r *git.Repository, ps pathspec) *literalWalk {
-	if ps.empty() {
+	if ps.empty() || !ps.plain() {
 		return nil
 	}
 	for _, it := range ps.items {

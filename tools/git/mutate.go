@@ -175,10 +175,10 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 				hitIgnored = hitIgnored || one.match(p)
 			}
 			if hitIgnored && !it.glob {
-				ignoredItems = append(ignoredItems, a.Paths[i])
+				ignoredItems = append(ignoredItems, ps.items[i].raw)
 				continue
 			}
-			return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", a.Paths[i])}
+			return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.items[i].raw)}
 		}
 	}
 	sort.Strings(targets)
@@ -510,7 +510,7 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		}
 		if !found {
 			_ = it
-			return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", a.Paths[i])}
+			return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", ps.items[i].raw)}
 		}
 	}
 	if err := beforeChange(ctx); err != nil {

@@ -8,18 +8,84 @@ import (
 	"github.com/tgp-go/tgp/tools"
 )
 
-// pathspec is git's default pathspec: each item is relative to the working
+// pathspec is git's pathspec: each item is relative to the working
 // directory; an item matches a path equal to it, a path under it (a leading
 // directory), or, when it holds a wildcard, a path fnmatch-ing it with `*`
 // crossing `/` (git's default: no FNM_PATHNAME). No item matches all.
+// Magic is read as git's pathspec.c does: the short form (":/" top, ":!" or
+// ":^" exclude) and the long form ":(top,literal,glob,icase,exclude)"; a
+// path is selected when some positive item matches it and no exclude item
+// does, and a pathspec of excludes only starts from the whole tree.
 type pathspec struct {
-	items []specItem
+	items   []specItem
+	exclude []specItem
 }
 
 type specItem struct {
+	raw     string // as given (for error messages)
 	pat     string // repository-relative, cleaned; "" is the whole tree
-	glob    bool
+	glob    bool   // holds a wildcard (and is not literal)
+	pathGlb bool   // :(glob): wildmatch with WM_PATHNAME ("*" stays in a directory, "**" crosses)
+	icase   bool
 	dirOnly bool
+}
+
+// specMagic is one item's magic.
+type specMagic struct {
+	top, literal, glob, icase, exclude bool
+}
+
+// parseMagic splits an item into its magic and the path that follows.
+func parseMagic(it string) (specMagic, string, error) {
+	var m specMagic
+	if !strings.HasPrefix(it, ":") {
+		return m, it, nil
+	}
+	rest := it[1:]
+	if strings.HasPrefix(rest, "(") {
+		end := strings.IndexByte(rest, ')')
+		if end < 0 {
+			return m, "", fmt.Errorf("fatal: Missing ')' at the end of pathspec magic in '%s'", it)
+		}
+		for _, w := range strings.Split(rest[1:end], ",") {
+			switch strings.TrimSpace(w) {
+			case "top":
+				m.top = true
+			case "literal":
+				m.literal = true
+			case "glob":
+				m.glob = true
+			case "icase":
+				m.icase = true
+			case "exclude":
+				m.exclude = true
+			case "":
+			default:
+				return m, "", fmt.Errorf("fatal: Invalid pathspec magic '%s' in '%s'", strings.TrimSpace(w), it)
+			}
+		}
+		if m.literal && m.glob {
+			return m, "", fmt.Errorf("fatal: %s: 'literal' and 'glob' are incompatible", it)
+		}
+		return m, rest[end+1:], nil
+	}
+	i := 0
+	for ; i < len(rest); i++ {
+		switch rest[i] {
+		case '/':
+			m.top = true
+			continue
+		case '!', '^':
+			m.exclude = true
+			continue
+		}
+		break
+	}
+	rest = rest[i:]
+	if strings.HasPrefix(rest, ":") {
+		rest = rest[1:]
+	}
+	return m, rest, nil
 }
 
 // parsePathspec resolves items given relative to wd (repository-relative,
@@ -28,17 +94,36 @@ type specItem struct {
 func parsePathspec(wd string, items []string) (pathspec, error) {
 	var ps pathspec
 	wd = strings.Trim(path.Clean("/"+wd), "/")
-	for _, it := range items {
-		if it == "" {
+	for _, raw := range items {
+		if raw == "" {
 			return ps, &tools.Error{Kind: tools.KindBadArgs, Message: "fatal: empty string is not a valid pathspec. please use . instead if you meant to match all paths"}
 		}
+		m, it, err := parseMagic(raw)
+		if err != nil {
+			return ps, &tools.Error{Kind: tools.KindBadArgs, Message: err.Error()}
+		}
+		base := wd
+		if m.top {
+			base = ""
+		}
+		if it == "" {
+			it = "."
+		}
 		dirOnly := strings.HasSuffix(it, "/")
-		full := path.Clean(path.Join("/", wd, it))
-		if rel := path.Join(wd, it); rel == ".." || strings.HasPrefix(rel, "../") {
-			return ps, &tools.Error{Kind: tools.KindBadArgs, Message: fmt.Sprintf("fatal: %s: '%s' is outside repository", it, it)}
+		full := path.Clean(path.Join("/", base, it))
+		if rel := path.Join(base, it); rel == ".." || strings.HasPrefix(rel, "../") {
+			return ps, &tools.Error{Kind: tools.KindBadArgs, Message: fmt.Sprintf("fatal: %s: '%s' is outside repository", raw, raw)}
 		}
 		p := strings.TrimPrefix(full, "/")
-		ps.items = append(ps.items, specItem{pat: p, glob: strings.ContainsAny(p, "*?[\\"), dirOnly: dirOnly && p != ""})
+		item := specItem{raw: raw, pat: p, glob: !m.literal && strings.ContainsAny(p, "*?[\\"), pathGlb: m.glob, icase: m.icase, dirOnly: dirOnly && p != ""}
+		if m.exclude {
+			ps.exclude = append(ps.exclude, item)
+			continue
+		}
+		ps.items = append(ps.items, item)
+	}
+	if len(ps.items) == 0 && len(ps.exclude) > 0 {
+		ps.items = []specItem{{}} // only excludes: from the whole tree
 	}
 	return ps, nil
 }
@@ -46,10 +131,29 @@ func parsePathspec(wd string, items []string) (pathspec, error) {
 // empty reports whether the pathspec has no items (it matches everything).
 func (ps pathspec) empty() bool { return len(ps.items) == 0 }
 
+// plain reports whether every item is a literal path with no magic: the
+// fast paths that compare tree entries by name may be used.
+func (ps pathspec) plain() bool {
+	if len(ps.exclude) > 0 {
+		return false
+	}
+	for _, it := range ps.items {
+		if it.icase || it.pathGlb {
+			return false
+		}
+	}
+	return true
+}
+
 // match reports whether a repository path is selected.
 func (ps pathspec) match(p string) bool {
 	if len(ps.items) == 0 {
 		return true
+	}
+	for _, it := range ps.exclude {
+		if it.matches(p) {
+			return false
+		}
 	}
 	for _, it := range ps.items {
 		if it.matches(p) {
@@ -63,13 +167,23 @@ func (it specItem) matches(p string) bool {
 	if it.pat == "" {
 		return true
 	}
-	if p == it.pat {
+	pat := it.pat
+	if it.icase {
+		pat, p = strings.ToLower(pat), strings.ToLower(p)
+	}
+	if p == pat {
 		return !it.dirOnly
 	}
-	if strings.HasPrefix(p, it.pat+"/") {
+	if strings.HasPrefix(p, pat+"/") {
 		return true
 	}
-	return it.glob && wildmatch(it.pat, p)
+	if !it.glob {
+		return false
+	}
+	if it.pathGlb {
+		return wildmatchPath(pat, p)
+	}
+	return wildmatch(pat, p)
 }
 
 // matchesDir reports whether some path under directory dir could match:
@@ -79,11 +193,86 @@ func (ps pathspec) matchesDir(dir string) bool {
 		return true
 	}
 	for _, it := range ps.items {
-		if it.pat == "" || it.glob || dir == it.pat || strings.HasPrefix(dir, it.pat+"/") || strings.HasPrefix(it.pat, dir+"/") {
+		d, pat := dir, it.pat
+		if it.icase {
+			d, pat = strings.ToLower(d), strings.ToLower(pat)
+		}
+		if pat == "" || it.glob || d == pat || strings.HasPrefix(d, pat+"/") || strings.HasPrefix(pat, d+"/") {
 			return true
 		}
 	}
 	return false
+}
+
+// wildmatchPath is wildmatch with WM_PATHNAME (the glob magic): "*" and
+// "?" do not match "/", "**" between slashes (or at either end) matches
+// any number of directories.
+func wildmatchPath(pat, s string) bool {
+	for len(pat) > 0 {
+		switch {
+		case strings.HasPrefix(pat, "**") && (len(pat) == 2 || pat[2] == '/'):
+			rest := strings.TrimPrefix(pat[2:], "/")
+			if len(pat) == 2 {
+				return true // trailing "**": everything below
+			}
+			// "**/" matches zero or more leading directories.
+			for i := 0; ; {
+				if wildmatchPath(rest, s[i:]) {
+					return true
+				}
+				j := strings.IndexByte(s[i:], '/')
+				if j < 0 {
+					return false
+				}
+				i += j + 1
+			}
+		case pat[0] == '*':
+			for len(pat) > 0 && pat[0] == '*' {
+				pat = pat[1:]
+			}
+			for i := 0; i <= len(s); i++ {
+				if wildmatchPath(pat, s[i:]) {
+					return true
+				}
+				if i < len(s) && s[i] == '/' {
+					return false
+				}
+			}
+			return false
+		case pat[0] == '?':
+			if s == "" || s[0] == '/' {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		case pat[0] == '[':
+			if s == "" || s[0] == '/' {
+				return false
+			}
+			n, ok, matched := bracket(pat, s[0])
+			if !ok {
+				if s[0] != '[' {
+					return false
+				}
+				pat, s = pat[1:], s[1:]
+				continue
+			}
+			if !matched {
+				return false
+			}
+			pat, s = pat[n:], s[1:]
+		default:
+			c := pat[0]
+			if c == '\\' && len(pat) > 1 {
+				pat = pat[1:]
+				c = pat[0]
+			}
+			if s == "" || s[0] != c {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		}
+	}
+	return s == ""
 }
 
 // wildmatch is git's wildmatch without WM_PATHNAME: `*` and `?` match `/`

@@ -173,7 +173,7 @@ func (w *revWalk) collect(t *object.Tree, prefix string, b *strings.Builder) {
 		if prefix != "" {
 			p = prefix + "/" + e.Name
 		}
-		if w.ps.match(p) && !w.globOnly() {
+		if w.ps.plain() && w.ps.match(p) && !w.globOnly() {
 			// A literal item naming this entry (file or directory): its
 			// hash and mode say everything below it.
 			fmt.Fprintf(b, "%s %o %s\n", p, e.Mode, e.Hash)

@@ -1,0 +1,52 @@
+package git
+
+import (
+	"strings"
+	"testing"
+)
+
+// Pathspec magic as agents write it (exclusions above all), through
+// git_diff, git_log, git_add and git_restore, against the git CLI.
+func TestPathspecMagicMatchesGit(t *testing.T) {
+	f := newRepo(t)
+	for _, p := range []string{"a.go", "b.py", "README.md", "src/x.go", "src/deep/y.go", "src/z.txt", "star*.txt", "docs/Guide.MD"} {
+		f.write(t, p, "1\n")
+	}
+	f.commitAll(t, "x")
+	for _, p := range []string{"a.go", "b.py", "README.md", "src/x.go", "src/deep/y.go", "src/z.txt", "star*.txt", "docs/Guide.MD"} {
+		f.write(t, p, "2\n")
+	}
+	g := open(t, f.dir)
+	specs := [][]string{
+		{":!a.go"}, {".", ":(exclude)*.go"}, {":^src"}, {":(glob)src/*"}, {":(glob)**/*.go"}, {":(icase)readme.MD"},
+		{":(literal)star*.txt"}, {"star*.txt"}, {":/src/x.go"}, {":(top)docs"}, {":(icase,exclude)*.md", "src"}, {":(glob,icase)DOCS/*"},
+	}
+	for _, ps := range specs {
+		args := map[string]any{"paths": anySlice(ps), "name_only": true}
+		same(t, "diff "+strings.Join(ps, " "), g.call(t, "git_diff", args), f.git(t, append([]string{"diff", "--name-only", "--"}, ps...)...))
+		if len(ps) == 1 {
+			same(t, "log "+ps[0], g.call(t, "git_log", map[string]any{"path": ps[0], "oneline": true}), f.git(t, "log", "--oneline", "--", ps[0]))
+		}
+	}
+	// Mutations: the tool's index against the index git makes from the
+	// same state.
+	g.call(t, "git_add", map[string]any{"paths": []any{":!src"}})
+	got := f.git(t, "ls-files", "-s")
+	f.git(t, "reset", "-q")
+	f.git(t, "add", "--", ":!src")
+	same(t, "index after git_add ':!src'", got, f.git(t, "ls-files", "-s"))
+	g = open(t, f.dir)
+	g.call(t, "git_restore", map[string]any{"paths": []any{":(exclude)*.py"}, "staged": true})
+	got = f.git(t, "ls-files", "-s")
+	f.git(t, "add", "--", ":!src")
+	f.git(t, "restore", "--staged", "--", ":(exclude)*.py")
+	same(t, "index after git_restore --staged ':(exclude)*.py'", got, f.git(t, "ls-files", "-s"))
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

@@ -233,7 +233,7 @@ func TestPackReaderMatchesGoGit(t *testing.T) {
 	gittest.Git(t, remote, "gc", "-q", "--aggressive")
 	ref := (&localRemote{path: remote}).open()
 	defer ref.Close()
-	pr, err := openPackReader(remote, (&localRemote{path: remote}).open)
+	pr, err := openPackReader(remote, (&localRemote{path: remote}).open, &packCache{})
 	if err != nil {
 		t.Fatal(err)
 	}

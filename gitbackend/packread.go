@@ -24,6 +24,7 @@ import (
 // agents' new commits with; deltas and loose objects, which our own pushes
 // never write, are read through go-git (fallback).
 type packReader struct {
+	cache    *packCache
 	packs    []*readPack
 	fallback func() *filesystem.Storage
 	fb       *filesystem.Storage
@@ -31,38 +32,74 @@ type packReader struct {
 }
 
 type readPack struct {
-	path string // without extension
-	idx  []byte
-	n    int
-	data []byte   // the whole .pack, for small packs
-	f    *os.File // large packs, read in place
-	size int64
+	path  string // without extension
+	idx   []byte
+	n     int
+	data  []byte   // the whole .pack, for small packs
+	f     *os.File // large packs, read in place
+	size  int64
+	cache *packCache
 }
 
-// inMemoryPack is the size under which a pack is read whole.
-const inMemoryPack = 4 << 20
+// inMemoryPack is the size under which a pack is read whole;
+// cachedPack the size under which it is also kept between operations.
+const (
+	inMemoryPack = 4 << 20
+	cachedPack   = 256 << 10
+)
 
-func openPackReader(gitdir string, fallback func() *filesystem.Storage) (*packReader, error) {
+// packCache keeps the .idx files and the small .pack files of a remote
+// between operations: a pack is named by its checksum, so what is cached
+// under a name never goes stale; names no longer listed are dropped.
+type packCache struct {
+	idx  map[string][]byte
+	data map[string][]byte
+}
+
+// openPackReader lists gitdir's packs; cache (optional) keeps their bytes
+// for the next reader.
+func openPackReader(gitdir string, fallback func() *filesystem.Storage, cache *packCache) (*packReader, error) {
 	dir := filepath.Join(gitdir, "objects", "pack")
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	pr := &packReader{fallback: fallback}
+	pr := &packReader{fallback: fallback, cache: cache}
+	listed := map[string]bool{}
 	for _, e := range ents {
 		n := e.Name()
 		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".idx") {
 			continue
 		}
 		base := filepath.Join(dir, strings.TrimSuffix(n, ".idx"))
-		idx, err := os.ReadFile(base + ".idx")
-		if err != nil {
-			continue // removed by a merge since the listing
+		listed[base] = true
+		idx, ok := []byte(nil), false
+		if cache != nil {
+			idx, ok = cache.idx[base]
 		}
-		if len(idx) < 8+256*4+40 || !bytes.Equal(idx[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-			continue
+		if !ok {
+			if idx, err = os.ReadFile(base + ".idx"); err != nil {
+				continue // removed by a merge since the listing
+			}
+			if len(idx) < 8+256*4+40 || !bytes.Equal(idx[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+				continue
+			}
+			if cache != nil {
+				if cache.idx == nil {
+					cache.idx, cache.data = map[string][]byte{}, map[string][]byte{}
+				}
+				cache.idx[base] = idx
+			}
 		}
-		pr.packs = append(pr.packs, &readPack{path: base, idx: idx, n: int(binary.BigEndian.Uint32(idx[8+255*4:]))})
+		pr.packs = append(pr.packs, &readPack{path: base, idx: idx, n: int(binary.BigEndian.Uint32(idx[8+255*4:])), cache: cache})
+	}
+	if cache != nil {
+		for base := range cache.idx {
+			if !listed[base] {
+				delete(cache.idx, base)
+				delete(cache.data, base)
+			}
+		}
 	}
 	return pr, nil
 }
@@ -117,6 +154,12 @@ func (p *readPack) open() error {
 	if p.data != nil || p.f != nil {
 		return nil
 	}
+	if p.cache != nil {
+		if b, ok := p.cache.data[p.path]; ok {
+			p.data, p.size = b, int64(len(b))
+			return nil
+		}
+	}
 	f, err := os.Open(p.path + ".pack")
 	if err != nil {
 		return err
@@ -134,6 +177,9 @@ func (p *readPack) open() error {
 		if err != nil {
 			p.data = nil
 			return err
+		}
+		if p.cache != nil && p.size <= cachedPack && p.cache.data != nil {
+			p.cache.data[p.path] = p.data
 		}
 		return nil
 	}

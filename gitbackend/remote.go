@@ -80,9 +80,11 @@ type localRemote struct {
 	// progress receives the remote's output ("remote: ..." lines) of a
 	// push it accepted; a refusal carries it in the error.
 	progress func(string)
-	// enc packs what a push sends; pol caches the receive policy.
-	enc packEncoder
-	pol *policyCache
+	// enc packs what a push sends; pol caches the receive policy, packs
+	// the remote's pack indexes and small packs.
+	enc   packEncoder
+	pol   *policyCache
+	packs packCache
 }
 
 func newLocalRemote(p string, local storage.Storer) (*localRemote, error) {
@@ -218,7 +220,7 @@ func (l *localRemote) fetchSince(ctx context.Context, rs **filesystem.Storage, k
 // entries of whole objects are copied as they are. ok is false when tip
 // does not descend from known along single parents.
 func (l *localRemote) fetchNew(ctx context.Context, known, tip plumbing.Hash, sink func(storer.EncodedObjectStorer, []plumbing.Hash) error) ([]plumbing.Hash, bool, error) {
-	pr, err := openPackReader(l.path, l.open)
+	pr, err := openPackReader(l.path, l.open, &l.packs)
 	if err != nil {
 		return nil, false, err
 	}

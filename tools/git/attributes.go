@@ -21,8 +21,10 @@ import (
 )
 
 // loadAttributes prepares attribute lookups for repository r: each
-// directory's .gitattributes from the worktree, else the index.
-func loadAttributes(r *git.Repository) *gitattr.Attributes {
+// directory's .gitattributes from the worktree, else (withIndex) the
+// index. A diff of two commits (git show, git diff A B) does not read the
+// index, so git finds only the worktree's files there.
+func loadAttributes(r *git.Repository, withIndex bool) *gitattr.Attributes {
 	var wt billy.Filesystem
 	if w, err := worktreeOf(r); err == nil {
 		wt = w.Filesystem
@@ -35,6 +37,9 @@ func loadAttributes(r *git.Repository) *gitattr.Attributes {
 				fh.Close()
 				return data, err == nil
 			}
+		}
+		if !withIndex {
+			return nil, false
 		}
 		if idx == nil {
 			idx = map[string]plumbing.Hash{}

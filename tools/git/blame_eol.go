@@ -25,7 +25,7 @@ func newEOLConverter(r *git.Repository, s *settings) *gitattr.EOL {
 		c.AutoCRLF = strings.ToLower(cfg.Raw.Section("core").Option("autocrlf"))
 		c.CoreEOL = strings.ToLower(cfg.Raw.Section("core").Option("eol"))
 	}
-	c.Attrs = loadAttributes(r) // files are read when a path needs them
+	c.Attrs = loadAttributes(r, true) // files are read when a path needs them
 	var index map[string]plumbing.Hash
 	c.CRLFInIndex = func(p string) bool {
 		if index == nil {

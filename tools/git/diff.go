@@ -78,7 +78,7 @@ func diffTool(d Deps) *tools.Tool {
 				po := st.patch(diffSidesOf(a))
 				po.ab = newAbbrever(r)
 				defer po.ab.close()
-				po.attr = loadAttributes(r)
+				po.attr = loadAttributes(r, diffSidesOf(a) != diffTrees)
 				if a.Unified != nil {
 					po.ctx = *a.Unified
 				}

@@ -366,7 +366,7 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 	var b strings.Builder
 	cfg := d.settings(r)
 	po := cfg.patch(diffTrees)
-	po.attr = loadAttributes(r)
+	po.attr = loadAttributes(r, true)
 	ab := newAbbrever(r)
 	defer ab.close()
 	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.short(h), subject(msg))

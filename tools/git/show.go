@@ -250,7 +250,7 @@ func showDiff(r *git.Repository, cfg *settings, wd string, c *object.Commit, par
 	po := cfg.patch(diffTrees)
 	po.ab = newAbbrever(r)
 	defer po.ab.close()
-	po.attr = loadAttributes(r)
+	po.attr = loadAttributes(r, false)
 	if len(parentHashes) == 0 && !po.showRoot {
 		return "", nil // log.showRoot=false: a root commit shows no diff
 	}

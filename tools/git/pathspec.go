@@ -102,19 +102,21 @@ func parsePathspec(wd string, items []string) (pathspec, error) {
 		if err != nil {
 			return ps, &tools.Error{Kind: tools.KindBadArgs, Message: err.Error()}
 		}
-		base := wd
-		if m.top {
-			base = ""
-		}
-		if it == "" {
-			it = "."
-		}
+		var p string
 		dirOnly := strings.HasSuffix(it, "/")
-		full := path.Clean(path.Join("/", base, it))
-		if rel := path.Join(base, it); rel == ".." || strings.HasPrefix(rel, "../") {
-			return ps, &tools.Error{Kind: tools.KindBadArgs, Message: fmt.Sprintf("fatal: %s: '%s' is outside repository", raw, raw)}
+		if m.top {
+			// From the top, git takes the path as written: not cleaned,
+			// so ":/." or ":(top)./a" name nothing and ":/" everything.
+			p = strings.TrimSuffix(it, "/")
+		} else {
+			if it == "" {
+				it = "."
+			}
+			if rel := path.Join(wd, it); rel == ".." || strings.HasPrefix(rel, "../") {
+				return ps, &tools.Error{Kind: tools.KindBadArgs, Message: fmt.Sprintf("fatal: %s: '%s' is outside repository", raw, raw)}
+			}
+			p = strings.TrimPrefix(path.Clean(path.Join("/", wd, it)), "/")
 		}
-		p := strings.TrimPrefix(full, "/")
 		item := specItem{raw: raw, pat: p, glob: !m.literal && strings.ContainsAny(p, "*?[\\"), pathGlb: m.glob, icase: m.icase, dirOnly: dirOnly && p != ""}
 		if m.exclude {
 			ps.exclude = append(ps.exclude, item)

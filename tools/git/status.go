@@ -43,7 +43,10 @@ type entry struct {
 }
 
 func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, error) {
-	st, idx, err := fastStatusIndex(r, cfg, a.Untracked && cfg.showUntracked != "no")
+	// -uall also lists what a directory that replaced a tracked file
+	// holds (normal mode shows neither the directory nor its files).
+	all := a.Untracked && cfg.orDefault().showUntracked == "all"
+	st, idx, _, err := fastStatusIgnored(r, cfg, a.Untracked && cfg.orDefault().showUntracked != "no", all)
 	if err != nil {
 		return "", err
 	}

@@ -81,11 +81,7 @@ func parseMagic(it string) (specMagic, string, error) {
 		}
 		break
 	}
-	rest = rest[i:]
-	if strings.HasPrefix(rest, ":") {
-		rest = rest[1:]
-	}
-	return m, rest, nil
+	return m, strings.TrimPrefix(rest[i:], ":"), nil
 }
 
 // parsePathspec resolves items given relative to wd (repository-relative,

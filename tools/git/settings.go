@@ -97,8 +97,7 @@ func readSettings(c *gitconfig.Config) *settings {
 	if v, ok := c.Get("core.abbrev"); ok {
 		if n, ok := gitconfig.ParseInt(v); ok {
 			s.abbrev = min(max(n, 4), 40)
-		}
-		if b, ok := gitconfig.ParseBool(v); ok && !b {
+		} else if b, ok := gitconfig.ParseBool(v); ok && !b {
 			s.abbrev = 40 // core.abbrev=no: full hashes
 		}
 	}

@@ -250,9 +250,6 @@ func aheadBehind(r *git.Repository, a, b plumbing.Hash) (int, int) {
 	return ahead, behind
 }
 
-// quotePath quotes a path the way git does with core.quotePath=true.
-func quotePath(p string) string { return quoteC(p, false) }
-
 // quoteC is git's quote_c_style: control characters, '"' and '\\' always
 // escaped, bytes from 0x80 on as octal unless raw (core.quotePath=false).
 func quoteC(p string, raw bool) string {

@@ -229,7 +229,7 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 		}
 	}
 	files := map[string]gitbackend.TreeFile{}
-	var dirty, untracked, removed, lostDirDeleted []string
+	var dirty, untracked, removed, lostDirDeleted, dfDeleted []string
 	for p := range paths {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -270,6 +270,7 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 			} else if untrackedUnder(st, p) {
 				lostDirDeleted = append(lostDirDeleted, p)
 			}
+			dfDeleted = append(dfDeleted, p)
 		case hasNew:
 			if hasOld {
 				// The deletion of the path was staged.
@@ -283,6 +284,22 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 				continue
 			}
 			files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
+		}
+	}
+	// A file the switch deletes whose path the index now holds as a
+	// directory: git's deleted_entry replaces the entries below it
+	// (verify_clean_subdirectory: each must be up to date), so they leave
+	// the index and the worktree with it.
+	for _, d := range dfDeleted {
+		for q := range idx {
+			if !strings.HasPrefix(q, d+"/") {
+				continue
+			}
+			if !uptodate(q) {
+				dirty = append(dirty, q)
+				continue
+			}
+			files[q] = gitbackend.TreeFile{Delete: true}
 		}
 	}
 	// A file the switch deletes or rewrites that is now a directory holding

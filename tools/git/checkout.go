@@ -398,7 +398,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	// nothing is deleted. Every item must match something in the commit.
 	files := map[string]gitbackend.TreeFile{}
 	for i := range ps.items {
-		one := pathspec{items: ps.items[i : i+1]}
+		one := pathspec{items: ps.items[i : i+1], exclude: ps.exclude}
 		found := false
 		for p, s := range all {
 			if one.match(p) {

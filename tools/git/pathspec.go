@@ -69,15 +69,22 @@ func parseMagic(it string) (specMagic, string, error) {
 		}
 		return m, rest[end+1:], nil
 	}
+	// Short magic runs to a ':' or the first character that is not
+	// pathspec punctuation (git's GIT_PATHSPEC_MAGIC class); such
+	// punctuation with no meaning is an error, as in git.
 	i := 0
-	for ; i < len(rest); i++ {
-		switch rest[i] {
-		case '/':
-			m.top = true
-			continue
-		case '!', '^':
+	for ; i < len(rest) && rest[i] != ':'; i++ {
+		ch := rest[i]
+		if ch == '^' || ch == '!' {
 			m.exclude = true
 			continue
+		}
+		if ch == '/' {
+			m.top = true
+			continue
+		}
+		if strings.IndexByte("\"#%&',-;<=>@_`~", ch) >= 0 {
+			return m, "", fmt.Errorf("fatal: Unimplemented pathspec magic '%c' in '%s'", ch, it)
 		}
 		break
 	}

@@ -3,6 +3,8 @@ package git
 import (
 	"strings"
 	"testing"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
 // Pathspec magic as agents write it (exclusions above all), through
@@ -20,6 +22,7 @@ func TestPathspecMagicMatchesGit(t *testing.T) {
 	specs := [][]string{
 		{":!a.go"}, {".", ":(exclude)*.go"}, {":^src"}, {":(glob)src/*"}, {":(glob)**/*.go"}, {":(icase)readme.MD"},
 		{":(literal)star*.txt"}, {"star*.txt"}, {":/src/x.go"}, {":(top)docs"}, {":(icase,exclude)*.md", "src"}, {":(glob,icase)DOCS/*"},
+		{":/."}, {":(top)."}, {":!:-a.go"}, {":$x"},
 	}
 	for _, ps := range specs {
 		args := map[string]any{"paths": anySlice(ps), "name_only": true}
@@ -27,6 +30,11 @@ func TestPathspecMagicMatchesGit(t *testing.T) {
 		if len(ps) == 1 {
 			same(t, "log "+ps[0], g.call(t, "git_log", map[string]any{"path": ps[0], "oneline": true}), f.git(t, "log", "--oneline", "--", ps[0]))
 		}
+	}
+	// Short magic punctuation git does not implement is git's error.
+	want, err := gittest.GitErr(f.dir, "diff", "--", ":!-a.go")
+	if e := g.callErr(t, "git_diff", map[string]any{"paths": []any{":!-a.go"}}); err == nil || e == nil || e.Message != strings.TrimSpace(want) {
+		t.Errorf("':!-a.go': tool %v, git %q (%v)", e, want, err)
 	}
 	// Mutations: the tool's index against the index git makes from the
 	// same state.

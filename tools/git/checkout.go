@@ -398,12 +398,16 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	// nothing is deleted. Every item must match something in the commit.
 	files := map[string]gitbackend.TreeFile{}
 	for i := range ps.items {
-		one := pathspec{items: ps.items[i : i+1], exclude: ps.exclude}
+		// An item must match something, exclusions aside (git checks
+		// each positive item alone); what is taken honours them.
+		one := pathspec{items: ps.items[i : i+1]}
 		found := false
 		for p, s := range all {
 			if one.match(p) {
 				found = true
-				files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
+				if ps.match(p) {
+					files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
+				}
 			}
 		}
 		if !found {

@@ -159,7 +159,7 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 			if it.pat == "" {
 				continue // "." at the top matches even an empty tree
 			}
-			one := pathspec{items: ps.items[i : i+1], exclude: ps.exclude}
+			one := pathspec{items: ps.items[i : i+1]}
 			found := false
 			for p := range before {
 				found = found || one.match(p)
@@ -500,7 +500,7 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 	}
 	// Every pathspec item must match something the restore knows about.
 	for i, it := range ps.items {
-		one := pathspec{items: ps.items[i : i+1], exclude: ps.exclude}
+		one := pathspec{items: ps.items[i : i+1]}
 		found := false
 		for p := range inIndex {
 			found = found || one.match(p)

@@ -209,20 +209,27 @@ func (ps pathspec) matchesDir(dir string) bool {
 	return false
 }
 
-// wildmatchPath is wildmatch with WM_PATHNAME (the glob magic): "*" and
-// "?" do not match "/", "**" between slashes (or at either end) matches
-// any number of directories.
-func wildmatchPath(pat, s string) bool {
+// wildmatch is git's wildmatch without WM_PATHNAME: `*` and `?` match `/`
+// too, `[...]` is a bracket expression (with `!`/`^` negation and ranges),
+// and `\` quotes the next character.
+func wildmatch(pat, s string) bool { return wildmatchMode(pat, s, false) }
+
+// wildmatchPath is wildmatch with WM_PATHNAME (the glob magic): "*", "?"
+// and brackets do not match "/", "**" between slashes (or at either end)
+// matches any number of directories.
+func wildmatchPath(pat, s string) bool { return wildmatchMode(pat, s, true) }
+
+func wildmatchMode(pat, s string, pathname bool) bool {
 	for len(pat) > 0 {
 		switch {
-		case strings.HasPrefix(pat, "**") && (len(pat) == 2 || pat[2] == '/'):
-			rest := strings.TrimPrefix(pat[2:], "/")
+		case pathname && strings.HasPrefix(pat, "**") && (len(pat) == 2 || pat[2] == '/'):
 			if len(pat) == 2 {
 				return true // trailing "**": everything below
 			}
 			// "**/" matches zero or more leading directories.
+			rest := pat[3:]
 			for i := 0; ; {
-				if wildmatchPath(rest, s[i:]) {
+				if wildmatchMode(rest, s[i:], true) {
 					return true
 				}
 				j := strings.IndexByte(s[i:], '/')
@@ -235,77 +242,25 @@ func wildmatchPath(pat, s string) bool {
 			for len(pat) > 0 && pat[0] == '*' {
 				pat = pat[1:]
 			}
+			if pat == "" && !pathname {
+				return true
+			}
 			for i := 0; i <= len(s); i++ {
-				if wildmatchPath(pat, s[i:]) {
+				if wildmatchMode(pat, s[i:], pathname) {
 					return true
 				}
-				if i < len(s) && s[i] == '/' {
+				if pathname && i < len(s) && s[i] == '/' {
 					return false
 				}
 			}
 			return false
 		case pat[0] == '?':
-			if s == "" || s[0] == '/' {
+			if s == "" || (pathname && s[0] == '/') {
 				return false
 			}
 			pat, s = pat[1:], s[1:]
 		case pat[0] == '[':
-			if s == "" || s[0] == '/' {
-				return false
-			}
-			n, ok, matched := bracket(pat, s[0])
-			if !ok {
-				if s[0] != '[' {
-					return false
-				}
-				pat, s = pat[1:], s[1:]
-				continue
-			}
-			if !matched {
-				return false
-			}
-			pat, s = pat[n:], s[1:]
-		default:
-			c := pat[0]
-			if c == '\\' && len(pat) > 1 {
-				pat = pat[1:]
-				c = pat[0]
-			}
-			if s == "" || s[0] != c {
-				return false
-			}
-			pat, s = pat[1:], s[1:]
-		}
-	}
-	return s == ""
-}
-
-// wildmatch is git's wildmatch without WM_PATHNAME: `*` and `?` match `/`
-// too, `[...]` is a bracket expression (with `!`/`^` negation and ranges),
-// and `\` quotes the next character.
-func wildmatch(pat, s string) bool {
-	for len(pat) > 0 {
-		switch pat[0] {
-		case '*':
-			for len(pat) > 0 && pat[0] == '*' {
-				pat = pat[1:]
-			}
-			if pat == "" {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if wildmatch(pat, s[i:]) {
-					return true
-				}
-			}
-			return false
-		case '?':
-			if s == "" {
-				return false
-			}
-			pat, s = pat[1:], s[1:]
-		case '[':
-			if s == "" {
+			if s == "" || (pathname && s[0] == '/') {
 				return false
 			}
 			n, ok, matched := bracket(pat, s[0])
@@ -321,12 +276,10 @@ func wildmatch(pat, s string) bool {
 				return false
 			}
 			pat, s = pat[n:], s[1:]
-		case '\\':
-			if len(pat) > 1 {
+		default:
+			if pat[0] == '\\' && len(pat) > 1 {
 				pat = pat[1:]
 			}
-			fallthrough
-		default:
 			if s == "" || s[0] != pat[0] {
 				return false
 			}

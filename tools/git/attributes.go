@@ -226,15 +226,29 @@ func (po patchOpts) funcMatcherFor(c *change) funcMatcher {
 	if d.driver == "" {
 		return nil
 	}
+	// Each driver's rule is compiled once per diff, not once per file.
+	if m, ok := po.funcs[d.driver]; ok {
+		return m
+	}
+	m := po.compileDriver(d.driver)
+	if po.funcs != nil {
+		po.funcs[d.driver] = m
+	}
+	return m
+}
+
+// compileDriver is a driver's hunk-header rule: diff.<driver>.xfuncname
+// (ERE) or funcname from the configuration, else git's builtin pattern.
+func (po patchOpts) compileDriver(driver string) funcMatcher {
 	if po.drivers != nil {
-		if pat, ok := po.drivers.Get("diff." + d.driver + ".xfuncname"); ok {
+		if pat, ok := po.drivers.Get("diff." + driver + ".xfuncname"); ok {
 			return compileFuncname(pat, false)
 		}
-		if pat, ok := po.drivers.Get("diff." + d.driver + ".funcname"); ok {
+		if pat, ok := po.drivers.Get("diff." + driver + ".funcname"); ok {
 			return compileFuncname(pat, false)
 		}
 	}
-	if b, ok := builtinFuncnames[d.driver]; ok {
+	if b, ok := builtinFuncnames[driver]; ok {
 		return compileFuncname(b.pattern, b.icase)
 	}
 	return nil

@@ -35,10 +35,8 @@ type settings struct {
 	date               string // log.date ("": default)
 	decorate           string // log.decorate ("": auto, which is "no" off a terminal)
 	pretty             string // format.pretty ("": medium)
-	abbrev             int    // core.abbrev (0: auto)
 	abbrevCommit       bool   // log.abbrevCommit
 	showRoot           bool   // log.showRoot
-	follow             bool   // log.follow
 	mailmap            bool   // log.mailmap
 	relativePaths      bool   // status.relativePaths
 	conf               *gitconfig.Config
@@ -94,16 +92,8 @@ func readSettings(c *gitconfig.Config) *settings {
 		s.decorate = map[bool]string{true: "short", false: "no"}[b]
 	}
 	s.pretty = c.String("format.pretty", "")
-	if v, ok := c.Get("core.abbrev"); ok {
-		if n, ok := gitconfig.ParseInt(v); ok {
-			s.abbrev = min(max(n, 4), 40)
-		} else if b, ok := gitconfig.ParseBool(v); ok && !b {
-			s.abbrev = 40 // core.abbrev=no: full hashes
-		}
-	}
 	s.abbrevCommit = c.Bool("log.abbrevCommit", false)
 	s.showRoot = c.Bool("log.showRoot", true)
-	s.follow = c.Bool("log.follow", false)
 	s.mailmap = c.Bool("log.mailmap", true)
 	s.relativePaths = c.Bool("status.relativePaths", true)
 	return &s
@@ -172,6 +162,7 @@ type patchOpts struct {
 	ab               *abbrever           // nil: 7 digits
 	attr             *gitattr.Attributes // .gitattributes (nil: none)
 	drivers          *gitconfig.Config
+	funcs            map[string]funcMatcher // compiled hunk-header rules by driver, for this diff
 }
 
 // diffKind names the two sides of a diff for diff.mnemonicPrefix.
@@ -204,7 +195,7 @@ var mnemonicPrefixes = map[diffKind][2]string{
 // patch is the printing options for a diff of kind k.
 func (s *settings) patch(k diffKind) patchOpts {
 	s = s.orDefault()
-	po := patchOpts{settings: s, ctx: s.context, aPrefix: "a/", bPrefix: "b/", drivers: s.conf}
+	po := patchOpts{settings: s, ctx: s.context, aPrefix: "a/", bPrefix: "b/", drivers: s.conf, funcs: map[string]funcMatcher{}}
 	switch {
 	case s.noPrefix:
 		po.aPrefix, po.bPrefix = "", ""

@@ -172,6 +172,17 @@ func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
 // stagePath reads a worktree path into the object store and returns its
 // change; a missing path is a deletion.
 func stagePath(s storer.EncodedObjectStorer, wt billy.Filesystem, p string) (fileChange, error) {
+	return stagePathWith(s, wt, p, nil)
+}
+
+// Cleaner turns a worktree file's bytes and mode into what git stores
+// for path (end-of-line conversion, core.filemode=false): git's
+// convert_to_git and ce_mode_from_stat.
+type Cleaner func(path string, data []byte, mode filemode.FileMode) ([]byte, filemode.FileMode)
+
+// stagePathWith is stagePath with a regular file's bytes and mode passed
+// through clean (nil: stored as read).
+func stagePathWith(s storer.EncodedObjectStorer, wt billy.Filesystem, p string, clean Cleaner) (fileChange, error) {
 	info, err := wt.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
 		return fileChange{Path: p, Delete: true}, nil
@@ -204,6 +215,9 @@ func stagePath(s storer.EncodedObjectStorer, wt billy.Filesystem, p string) (fil
 		}
 		if info.Mode()&0o111 != 0 {
 			mode = filemode.Executable
+		}
+		if clean != nil {
+			content, mode = clean(p, content, mode)
 		}
 	}
 	h, err := storeBlob(s, content)
@@ -625,6 +639,13 @@ func StagePaths(s storage.Storer, wt billy.Filesystem, paths []string) error {
 // written, when ctx is done: a timeout stages nothing (the blobs already
 // hashed are unreferenced objects, as git's would be).
 func StagePathsContext(ctx context.Context, s storage.Storer, wt billy.Filesystem, paths []string) error {
+	return StagePathsCleaned(ctx, s, wt, paths, nil)
+}
+
+// StagePathsCleaned is StagePathsContext with each regular file passed
+// through clean before it is stored (nil: as read). clean runs before
+// the index is written, so it sees the index as it was.
+func StagePathsCleaned(ctx context.Context, s storage.Storer, wt billy.Filesystem, paths []string, clean Cleaner) error {
 	changes := make([]fileChange, 0, len(paths))
 	for i, p := range paths {
 		if i%64 == 0 {
@@ -632,7 +653,7 @@ func StagePathsContext(ctx context.Context, s storage.Storer, wt billy.Filesyste
 				return err
 			}
 		}
-		c, err := stagePath(s, wt, p)
+		c, err := stagePathWith(s, wt, p, clean)
 		if err != nil {
 			return fmt.Errorf("stage %s: %w", p, err)
 		}

@@ -1,7 +1,6 @@
 package git
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -79,55 +78,6 @@ func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
 	return out
 }
 
-// indexModes is every index entry's mode.
-func indexModes(r *git.Repository) map[string]filemode.FileMode {
-	out := map[string]filemode.FileMode{}
-	if idx, err := r.Storer.Index(); err == nil {
-		for _, e := range idx.Entries {
-			out[e.Name] = e.Mode
-		}
-	}
-	return out
-}
-
-// fixStaged corrects entries just staged from raw worktree bytes: with
-// core.filemode=false (before != nil) a regular file keeps the mode its
-// entry had (a new one is 100644), whatever the exec bit on disk says
-// (ce_mode_from_stat); a file whose end-of-line conversion changed its
-// bytes is stored converted.
-func fixStaged(r *git.Repository, cfg *settings, before map[string]filemode.FileMode, converted map[string][]byte, paths []string) error {
-	idx, err := r.Storer.Index()
-	if err != nil {
-		return err
-	}
-	want := map[string]bool{}
-	for _, p := range paths {
-		want[p] = true
-	}
-	changed := false
-	for _, e := range idx.Entries {
-		if !want[e.Name] {
-			continue
-		}
-		if before != nil {
-			if m := cfg.worktreeMode(e.Mode, before[e.Name]); m != e.Mode {
-				e.Mode, changed = m, true
-			}
-		}
-		if data, ok := converted[e.Name]; ok {
-			h, err := gitbackend.StoreBlob(r.Storer, data)
-			if err != nil {
-				return err
-			}
-			e.Hash, changed = h, true
-		}
-	}
-	if !changed {
-		return nil
-	}
-	return r.Storer.SetIndex(idx)
-}
-
 func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a addArgs) (int, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
@@ -138,7 +88,7 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 		return 0, err
 	}
 	before := indexSnapshot(r)
-	st, _, ignored, err := fastStatusIgnored(r, cfg, true, true)
+	st, idx, ignored, err := fastStatusIgnored(r, cfg, true, true)
 	if err != nil {
 		return 0, err
 	}
@@ -182,29 +132,19 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 		}
 	}
 	sort.Strings(targets)
-	var modes map[string]filemode.FileMode
-	if cfg.orDefault().noFileMode {
-		modes = indexModes(r)
+	// git add stores what convert_to_git makes of each file, with the mode
+	// ce_mode_from_stat gives it (core.filemode=false keeps the entry's).
+	modes := map[string]filemode.FileMode{}
+	for _, e := range idx.Entries {
+		modes[e.Name] = e.Mode
 	}
-	// End-of-line conversion is decided against the index as it is
-	// before staging (has_crlf_in_index).
-	converted := map[string][]byte{}
 	eol := newEOLConverter(r, cfg)
-	for _, p := range targets {
-		if data, mode, err := readWorktree(w.Filesystem, p); err == nil && mode != filemode.Symlink {
-			if c := eol.ToGit(p, data); !bytes.Equal(c, data) {
-				converted[p] = c
-			}
-		}
+	clean := func(p string, data []byte, mode filemode.FileMode) ([]byte, filemode.FileMode) {
+		return eol.ToGit(p, data), cfg.worktreeMode(mode, modes[p])
 	}
 	// One index write for all paths (go-git's Add rewrites it per file).
-	if err := gitbackend.StagePathsContext(ctx, r.Storer, w.Filesystem, targets); err != nil {
+	if err := gitbackend.StagePathsCleaned(ctx, r.Storer, w.Filesystem, targets, clean); err != nil {
 		return 0, err
-	}
-	if modes != nil || len(converted) > 0 {
-		if err := fixStaged(r, cfg, modes, converted, targets); err != nil {
-			return 0, err
-		}
 	}
 	if len(ignoredItems) > 0 {
 		return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: "The following paths are ignored by one of your .gitignore files:\n" +

@@ -2,8 +2,10 @@ package git
 
 import (
 	"context"
+	"io"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -46,9 +48,19 @@ var defaultSettings = settings{showUntracked: "normal", context: 3, renames: 1, 
 
 // settings reads the configuration for repository r.
 func (d Deps) settings(r *git.Repository) *settings {
+	// The file as written (one read; go-git's Config would parse it and
+	// Marshal would write it out again), else go-git's view of it.
 	var raw []byte
-	if cfg, err := r.Config(); err == nil {
-		raw, _ = cfg.Marshal()
+	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
+		if f, err := dot.Filesystem().Open("config"); err == nil {
+			raw, _ = io.ReadAll(f)
+			f.Close()
+		}
+	}
+	if raw == nil {
+		if cfg, err := r.Config(); err == nil {
+			raw, _ = cfg.Marshal()
+		}
 	}
 	return readSettings(gitconfig.Load(d.Environ, raw, ""))
 }

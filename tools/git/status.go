@@ -493,6 +493,11 @@ func relativeTo(wd, p string) string {
 		rel = "./"
 		slash = false
 	}
+	if rel == ".." || strings.HasSuffix(rel, "/..") {
+		// An ancestor of the working directory: git's relative_path
+		// ends it with a slash ("../").
+		slash = true
+	}
 	if slash {
 		rel += "/"
 	}

@@ -261,6 +261,11 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 		defer func() { r.ov = nil }()
 	}
 	ov := r.ov
+	baseTree, err := r.treeOf(head)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	clean := r.checkinCleaner(ov, baseTree)
 	var changes []fileChange
 	seen := map[string]bool{}
 	for _, p := range ch.Paths {
@@ -268,15 +273,11 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 			continue
 		}
 		seen[p] = true
-		c, err := stagePath(ov, r.wt, p)
+		c, err := stagePathWith(ov, r.wt, p, clean)
 		if err != nil {
 			return plumbing.ZeroHash, false, fmt.Errorf("stage %s: %w", p, err)
 		}
 		changes = append(changes, c)
-	}
-	baseTree, err := r.treeOf(head)
-	if err != nil {
-		return plumbing.ZeroHash, false, err
 	}
 	tree, err := writeTree(ov, baseTree, changes)
 	if err != nil {
@@ -560,8 +561,9 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 				return plumbing.ZeroHash, fmt.Errorf("regenerate derived files: %w", err)
 			}
 			var extra []fileChange
+			clean := r.checkinCleaner(ov, newTree)
 			for _, p := range paths {
-				fc, err := stagePath(ov, r.wt, p)
+				fc, err := stagePathWith(ov, r.wt, p, clean)
 				if err != nil {
 					return plumbing.ZeroHash, err
 				}
@@ -621,6 +623,7 @@ func (r *Repo) checkoutTreeChanges(ctx context.Context, from plumbing.Hash, toTr
 	if err != nil {
 		return nil, err
 	}
+	smudgeAll(changes, r.checkoutSmudgerFor(s, toTree))
 	return changes, applyToWorktree(s, r.wt, changes)
 }
 
@@ -830,9 +833,14 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 			return nil, err
 		}
 	}
+	parentTree, err := r.treeOf(parent)
+	if err != nil {
+		return nil, err
+	}
+	clean := r.checkinCleaner(r.store, parentTree)
 	var changes []fileChange
 	for _, p := range ch.Paths {
-		c, err := stagePath(r.store, r.wt, p)
+		c, err := stagePathWith(r.store, r.wt, p, clean)
 		if err != nil {
 			return nil, fmt.Errorf("stage %s: %w", p, err)
 		}

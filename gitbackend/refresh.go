@@ -142,6 +142,7 @@ func (r *Repo) localEdits(headTree plumbing.Hash, ps []string) ([]string, error)
 		return nil, fmt.Errorf("read index: %w", err)
 	}
 	var out []string
+	clean := r.checkinCleaner(r.store, headTree)
 	for _, p := range ps {
 		he, inHead, err := treeEntry(r.store, headTree, p)
 		if err != nil {
@@ -167,7 +168,7 @@ func (r *Repo) localEdits(headTree plumbing.Hash, ps []string) ([]string, error)
 			out = append(out, p) // untracked, in the way
 			continue
 		}
-		h, mode, err := r.worktreeHash(p, info)
+		h, mode, err := r.worktreeHash(p, info, clean)
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +181,7 @@ func (r *Repo) localEdits(headTree plumbing.Hash, ps []string) ([]string, error)
 
 // worktreeHash is the blob hash and mode git would stage for a path,
 // without storing anything.
-func (r *Repo) worktreeHash(p string, info fs.FileInfo) (plumbing.Hash, filemode.FileMode, error) {
+func (r *Repo) worktreeHash(p string, info fs.FileInfo, clean Cleaner) (plumbing.Hash, filemode.FileMode, error) {
 	switch {
 	case info.Mode()&fs.ModeSymlink != 0:
 		t, err := r.wt.Readlink(p)
@@ -203,6 +204,9 @@ func (r *Repo) worktreeHash(p string, info fs.FileInfo) (plumbing.Hash, filemode
 	mode := filemode.Regular
 	if info.Mode()&0o111 != 0 {
 		mode = filemode.Executable
+	}
+	if clean != nil {
+		b, mode = clean(p, b, mode)
 	}
 	return plumbing.ComputeHash(plumbing.BlobObject, b), mode, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -96,6 +97,9 @@ type Repo struct {
 	batch persistBatch
 	// idx caches the decoded index between persists (index.go).
 	idx indexCache
+	// eolOnce reads core.autocrlf and core.eol (eolSettings).
+	eolOnce           sync.Once
+	autocrlf, coreEOL string
 }
 
 // Option configures Open.
@@ -411,6 +415,7 @@ func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash
 	if err != nil {
 		return err
 	}
+	smudgeAll(changes, r.checkoutSmudgerFor(r.store, toTree))
 	if err := applyToWorktree(r.store, r.wt, changes); err != nil {
 		return err
 	}

@@ -3,66 +3,41 @@ package kernel
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/go-git/go-git/v5"
 
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/toolbox"
 	"github.com/tgp-go/tgp/tools"
 	gittools "github.com/tgp-go/tgp/tools/git"
 	"github.com/tgp-go/tgp/vfs"
 )
 
-// Kernel is one agent session's view of the shared toolbox.
+// Kernel is one agent session's view of the shared toolbox: it loads the
+// configuration and wires the toolbox (repository, registry, write
+// strategy) to the tools, the sandbox and the database.
 type Kernel struct {
 	cfg     *Config
 	opts    options
 	fs      *vfs.FS
+	box     *toolbox.Box
 	set     *tools.Set
 	mu      sync.Mutex
 	booted  bool
 	closers []func(context.Context) error
 
-	repo      *gitbackend.Repo
-	hydration *gitbackend.HydrateResult
-
-	regMu    sync.Mutex
-	reg      *registry.Registry
-	regStale bool
-
-	// uncommitted are paths a persist wrote to the root but could not
-	// commit (it failed before the commit existed). The next persist
-	// commits them with its own change, so meta.json never reaches the
-	// remote without the tools it lists.
-	uncommittedMu sync.Mutex
-	uncommitted   map[string]bool
-
-	// refresh tracks the remote checks of a long-lived kernel.
-	refresh refresher
-
 	runner *sandbox.Runner
 	sql    tools.SQLProvider
-
-	prMu sync.Mutex
-	pr   prState
 }
-
-// gitRepository is go-git's repository type, named for the hook signatures.
-type gitRepository = git.Repository
 
 type options struct {
 	configFile     string
@@ -144,7 +119,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{cfg: cfg, opts: o, pr: prState{branches: map[string]string{}, tools: map[string]bool{}, prs: map[string]*forge.PR{}}}
+	k := &Kernel{cfg: cfg, opts: o}
 	if o.memory {
 		k.fs = vfs.NewMemory()
 	} else {
@@ -156,6 +131,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 			return nil, fmt.Errorf("kernel: root %s: %w", root, err)
 		}
 	}
+	// The toolbox first: every tool that persists, reads the registry or
+	// the repository is built on it.
+	k.box = toolbox.New(k.fs, k.toolboxConfig())
 	k.set = tools.NewSet(
 		tools.WithPolicy(tools.Policy(cfg.Approval.Policy)),
 		tools.WithApprover(o.approver),
@@ -164,7 +142,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	for _, h := range o.hooks {
 		tools.WithEventHook(h)(k.set)
 	}
-	if err := k.set.Add(tools.FileTools(k.fs, k, tools.FileToolsConfig{
+	if err := k.set.Add(tools.FileTools(k.fs, k.box, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
 	})...); err != nil {
 		return nil, err
@@ -177,7 +155,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	}
 	if cfg.Tools.Git.Enabled {
 		if err := k.set.Add(gittools.Tools(gittools.Deps{
-			FS: k.fs, Repo: k.Repo, Persister: k,
+			FS: k.fs, Repo: k.box.Repo, Persister: k.box,
 			TimeoutMS: cfg.Tools.Git.TimeoutMS, MaxBytes: cfg.Tools.Git.MaxBytes,
 			Environ: k.environ(), AuthorName: cfg.Git.Author.Name, AuthorEmail: cfg.Git.Author.Email,
 		})...); err != nil {
@@ -187,14 +165,12 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	if err := k.set.Add(k.shellTools()...); err != nil {
 		return nil, err
 	}
-	if err := k.set.Add(tools.FindTool(func() tools.Finder {
-		if r := k.Registry(); r != nil {
-			return r
-		}
-		return nil
-	})); err != nil {
+	if err := k.set.Add(tools.FindTool(k.box)); err != nil {
 		return nil, err
 	}
+	// Last in, first out: the repository's pending writes are flushed
+	// before the sandbox, the shell and the database close.
+	k.closers = append(k.closers, k.box.Close)
 	return k, nil
 }
 
@@ -215,42 +191,41 @@ func (k *Kernel) Config() Config { return *k.cfg }
 // FS returns the kernel's jailed filesystem.
 func (k *Kernel) FS() *vfs.FS { return k.fs }
 
-// Boot hydrates the root from the remote (clone or fetch + fast-forward).
-// Without a remote the root is used as it is.
+// Boot hydrates the root from the remote (clone or fetch + fast-forward)
+// and loads the registry (toolbox.Box.Open). Without a remote the root is
+// used as it is.
 func (k *Kernel) Boot(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.booted {
 		return nil
 	}
-	if err := k.openRepo(ctx); err != nil {
+	if err := k.box.Open(ctx); err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
-	if k.repo != nil {
-		res, err := k.repo.Hydrate(ctx)
-		if err != nil {
-			return fmt.Errorf("boot: %w", err)
-		}
-		k.hydration = res
-		k.refresh.last = time.Now() // boot asked the remote
-		if k.cfg.Git.Branch == "" {
-			k.cfg.Git.Branch = res.Branch // the remote's default branch, now known
-		}
-	}
-	if err := k.loadRegistry(); err != nil {
-		return fmt.Errorf("boot: %w", err)
-	}
-	k.recoverUncommitted(ctx)
-	if k.opts.resumeSession && k.cfg.Git.WriteStrategy == "pr" && k.repo != nil {
-		k.resumeSession(ctx)
+	if k.cfg.Git.Branch == "" {
+		k.cfg.Git.Branch = k.box.Branch() // the remote's default branch, now known
 	}
 	k.booted = true
 	return nil
 }
 
+// Toolbox is the kernel's toolbox: the root's repository, the registry and
+// the write strategy, and the tools.Persister every mutating tool uses.
+func (k *Kernel) Toolbox() *toolbox.Box { return k.box }
+
 // Repo is the root's git repository, nil when the root is a plain
 // directory. Valid after Boot.
-func (k *Kernel) Repo() *gitbackend.Repo { return k.repo }
+func (k *Kernel) Repo() *gitbackend.Repo { return k.box.Repo() }
+
+// Registry returns the current tool registry (nil before Boot).
+func (k *Kernel) Registry() *registry.Registry { return k.box.Registry() }
+
+// Persist persists a change the way the mutating tools do
+// (toolbox.Box.Persist); kept for hosts that call it directly.
+func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted, error) {
+	return k.box.Persist(ctx, ch)
+}
 
 // Status reports the root, the remote and the registry.
 func (k *Kernel) Status(ctx context.Context) (Status, error) {
@@ -258,21 +233,13 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 	if st.Root == "" {
 		st.Root = "(memory)"
 	}
-	if r := k.Registry(); r != nil {
-		st.Tools = r.Len()
+	bs, err := k.box.Status(ctx)
+	st.Tools, st.Hydration = bs.Tools, bs.Hydration
+	if err != nil {
+		return st, err
 	}
-	if k.hydration != nil {
-		st.Hydration = k.hydration.Action
-	}
-	if k.repo != nil {
-		rs, err := k.repo.Status(ctx)
-		if err != nil {
-			return st, err
-		}
-		st.Branch, st.Head, st.Pending = rs.Branch, rs.Head, rs.Ahead
-	}
-	st.Uncommitted = k.uncommittedPaths()
-	st.Refresh = k.refreshStatus()
+	st.Branch, st.Head, st.Pending = bs.Branch, bs.Head, bs.Pending
+	st.Uncommitted, st.Refresh = bs.Uncommitted, bs.Refresh
 	return st, nil
 }
 
@@ -293,7 +260,10 @@ func (k *Kernel) Set() *tools.Set { return k.set }
 
 // Call runs one tool. The error is always a *tools.Error.
 func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
-	stale := k.maybeRefresh(ctx, name)
+	stale := ""
+	if readsToolbox[name] {
+		stale = k.box.MaybeRefresh(ctx)
+	}
 	res, err := k.set.Call(ctx, name, args)
 	if err == nil && stale != "" {
 		res.Stale = stale
@@ -315,88 +285,35 @@ func (k *Kernel) Shutdown(ctx context.Context) error {
 }
 
 // Scaffold creates tools/ and meta.json in the root if they are missing
-// (`tgp init`) and returns what it created, relative to the root.
-func (k *Kernel) Scaffold() ([]string, error) {
-	var created []string
-	if _, err := k.fs.Stat("tools"); errors.Is(err, fs.ErrNotExist) {
-		if err := k.fs.MkdirAll("tools", 0o755); err != nil {
-			return nil, err
-		}
-		created = append(created, "tools/")
-	} else if err != nil {
-		return nil, err
+// (`tgp init`), with the editor files, and returns what it created,
+// relative to the root (toolbox.Box.Scaffold).
+func (k *Kernel) Scaffold() ([]string, error) { return k.box.Scaffold() }
+
+// environ is the environment the kernel reads (WithEnviron, else the
+// process's).
+func (k *Kernel) environ() []string {
+	if k.opts.environ != nil {
+		return k.opts.environ
 	}
-	if _, err := k.fs.Stat(metaFile); errors.Is(err, fs.ErrNotExist) {
-		if err := k.fs.WriteFile(metaFile, k.registryJSON(), 0o644); err != nil {
-			return nil, err
-		}
-		created = append(created, metaFile)
-	} else if err != nil {
-		return nil, err
-	}
-	// Editor support: the sandbox's globals and @tgp/std typed, and a
-	// tsconfig that checks tools/ with them (.d.ts files are not tools).
-	for dst, src := range map[string]string{"tools/tgp-env.d.ts": "scaffold/tgp-env.d.ts", "tsconfig.json": "scaffold/tsconfig.json"} {
-		if _, err := k.fs.Stat(dst); errors.Is(err, fs.ErrNotExist) {
-			b, err := scaffoldFiles.ReadFile(src)
-			if err != nil {
-				return nil, err
-			}
-			if err := k.fs.WriteFile(dst, b, 0o644); err != nil {
-				return nil, err
-			}
-			created = append(created, dst)
-		} else if err != nil {
-			return nil, err
-		}
-	}
-	sort.Strings(created)
-	k.excludeLocally("/tsconfig.json", "/tools/tgp-env.d.ts")
-	return created, nil
+	return os.Environ()
 }
 
-// excludeLocally lists editor files in .git/info/exclude: they serve this
-// checkout and stay out of git_status and of the shared toolbox unless
-// someone adds them on purpose.
-func (k *Kernel) excludeLocally(patterns ...string) {
-	if k.fs.InMemory() || k.fs.Root() == "" {
-		return
-	}
-	gitDir := filepath.Join(k.fs.Root(), ".git")
-	if info, err := os.Stat(gitDir); err != nil || !info.IsDir() {
-		return
-	}
-	p := filepath.Join(gitDir, "info", "exclude")
-	data, _ := os.ReadFile(p)
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(data), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var add strings.Builder
-	for _, pat := range patterns {
-		if !have[pat] {
-			add.WriteString(pat + "\n")
-		}
-	}
-	if add.Len() == 0 {
-		return
-	}
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		data = append(data, '\n')
-	}
-	_ = os.MkdirAll(filepath.Dir(p), 0o755)
-	_ = os.WriteFile(p, append(data, add.String()...), 0o644)
-}
-
-//go:embed scaffold/tgp-env.d.ts scaffold/tsconfig.json
-var scaffoldFiles embed.FS
-
-const metaFile = "meta.json"
-
-// registryJSON is the registry as written to meta.json.
-func (k *Kernel) registryJSON() []byte {
-	if r := k.Registry(); r != nil {
-		return r.Marshal()
-	}
-	return registry.New().Marshal()
+// Status is what `tgp status` shows.
+type Status struct {
+	Root    string `json:"root"`
+	Remote  string `json:"remote,omitempty"`
+	Branch  string `json:"branch,omitempty"`
+	Head    string `json:"head,omitempty"`
+	Tools   int    `json:"tools"`
+	Pending int    `json:"pending_pushes"`
+	// Uncommitted are paths written to the root whose commit failed;
+	// they are committed with the next change.
+	Uncommitted []string `json:"uncommitted,omitempty"`
+	// Refresh says when the remote was last checked and whether the root
+	// is behind it (git.refresh_interval).
+	Refresh   RefreshStatus `json:"refresh"`
+	Strategy  string        `json:"write_strategy"`
+	Booted    bool          `json:"booted"`
+	BootedIn  string        `json:"boot_time,omitempty"`
+	Hydration string        `json:"hydration,omitempty"`
 }

@@ -131,5 +131,5 @@ func (k *Kernel) shellTools() []*tools.Tool {
 		}
 		return nil
 	})
-	return tools.ShellTools(tools.ShellConfig{Open: open, Persist: k})
+	return tools.ShellTools(tools.ShellConfig{Open: open, Persist: k.box})
 }

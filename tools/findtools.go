@@ -6,7 +6,8 @@ import (
 	"github.com/tgp-go/tgp/registry"
 )
 
-// Finder ranks the registry's tools; *registry.Registry implements it.
+// Finder ranks the registry's tools; *registry.Registry implements it,
+// and so does *toolbox.Box, over whatever registry is current.
 type Finder interface {
 	Find(query string, limit int) []registry.Match
 }
@@ -24,9 +25,8 @@ type FoundTool struct {
 	Score       float64 `json:"score"`
 }
 
-// FindTool returns find_tools over the finder current() returns (the
-// kernel swaps registries after a merge).
-func FindTool(current func() Finder) *Tool {
+// FindTool returns find_tools over f (nil: no tools to find).
+func FindTool(f Finder) *Tool {
 	return Define(Spec[findArgs]{
 		Name:        "find_tools",
 		Description: "Find existing agent tools by name and description (BM25 ranking). Reuse before forging.",
@@ -34,7 +34,6 @@ func FindTool(current func() Finder) *Tool {
 		Summary:     func(a findArgs) string { return "find tools for " + a.Query },
 		Run: func(ctx context.Context, a findArgs) (Result, error) {
 			out := []FoundTool{}
-			f := current()
 			if f == nil {
 				return Result{Value: out}, nil
 			}

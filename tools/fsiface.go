@@ -44,7 +44,7 @@ type Persisted struct {
 	Note      string `json:"note,omitempty"`
 }
 
-// Persister commits and pushes changes; the kernel implements it on the
+// Persister commits and pushes changes; *toolbox.Box implements it on the
 // git backend. A nil Persister means changes stay local.
 type Persister interface {
 	Persist(ctx context.Context, ch Change) (*Persisted, error)

@@ -1,0 +1,136 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tgp-go/tgp/forge"
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/toolbox"
+)
+
+// toolboxConfig is the toolbox's part of the configuration: the
+// repository, the write strategy, the pull-request host and the remote
+// checks. The forge is made here, once; a configuration that cannot make
+// one is reported where a pull request needs it, as before.
+func (k *Kernel) toolboxConfig() toolbox.Config {
+	g := k.cfg.Git
+	remote := g.Remote
+	if remote != "" && !strings.Contains(remote, "://") && !filepath.IsAbs(remote) && k.opts.baseDir != "" {
+		if _, err := os.Stat(filepath.Join(k.opts.baseDir, remote)); err == nil {
+			remote = filepath.Join(k.opts.baseDir, remote)
+		}
+	}
+	tc := toolbox.Config{
+		Git: gitbackend.Config{
+			Remote: remote, Branch: g.Branch, Depth: g.Depth,
+			Token:    Secret(k.opts.environ, g.TokenEnv),
+			Author:   gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
+			Retry:    gitbackend.RetryConfig{MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay},
+			Progress: k.opts.progress,
+			Environ:  k.environ(),
+		},
+		Strategy: g.WriteStrategy,
+		PR: toolbox.PRConfig{
+			Per:     g.PR.Per,
+			Session: k.opts.session,
+			Resume:  k.opts.resumeSession,
+		},
+		BlockUpwardTraversal: k.cfg.FS.BlockUpwardTraversal,
+		Check:                k.checkConfig(),
+		OnRefresh:            k.opts.refreshHooks,
+	}
+	tc.PR.Forge, tc.PR.ForgeErr = k.buildForge()
+	if k.opts.forge == nil && g.Provider == "github" && Secret(k.environ(), g.TokenEnv) == "" {
+		tc.PR.MissingTokenEnv = g.TokenEnv
+	}
+	every, off, err := g.RefreshEvery()
+	tc.RefreshEvery, tc.RefreshOff = every, off || err != nil
+	return tc
+}
+
+// WithForge replaces the forge built from the configuration (hosts with
+// their own GitHub client, tests).
+func WithForge(f forge.Forge) Option { return func(o *options) { o.forge = f } }
+
+// WithSession names the pull-request session (write_strategy pr): every
+// kernel given the same name adds its commits to the same branch
+// (tgp/session-<name>) and pull request.
+func WithSession(name string) Option { return func(o *options) { o.session = name } }
+
+// WithResumeSession makes the kernel continue the session the last kernel
+// on this root recorded (in .git), while its pull request is still open:
+// one-shot processes (`tgp call`) then share one branch and one PR instead
+// of opening one each. `tgp session end` (EndSession) starts a new one.
+func WithResumeSession() Option { return func(o *options) { o.resumeSession = true } }
+
+// buildForge makes the forge the configuration names.
+func (k *Kernel) buildForge() (forge.Forge, error) {
+	if k.opts.forge != nil {
+		return k.opts.forge, nil
+	}
+	g := k.cfg.Git
+	if g.Provider != "github" {
+		return forge.None{Reason: fmt.Sprintf("provider %q has no pull-request API; the branch was pushed, open the PR on your host", g.Provider)}, nil
+	}
+	repo := g.Repo
+	if repo == "" {
+		repo = g.Remote
+	}
+	owner, name, err := forge.ParseRepo(repo)
+	if err != nil {
+		return nil, &ConfigError{Key: "git.repo", Problem: err.Error() + " (want owner/name)"}
+	}
+	var opts []forge.Option
+	if g.APIURL != "" {
+		opts = append(opts, forge.WithAPIURL(g.APIURL))
+	}
+	if k.opts.httpClient != nil {
+		opts = append(opts, forge.WithHTTPClient(k.opts.httpClient))
+	}
+	return forge.NewGitHub(owner, name, Secret(k.environ(), g.TokenEnv), opts...)
+}
+
+// EndSession forgets the root's recorded PR session: the next change
+// starts a new branch and pull request. It returns the branch ended.
+func (k *Kernel) EndSession() string { return k.box.EndSession() }
+
+// SessionBranch is the PR branch of this session, or the one the last
+// session on this root used.
+func (k *Kernel) SessionBranch() string { return k.box.SessionBranch() }
+
+// SessionPR finds the open PR of the session's branch.
+func (k *Kernel) SessionPR(ctx context.Context) (*forge.PR, string, error) {
+	return k.box.SessionPR(ctx)
+}
+
+// RefreshEvent reports a refresh that brought in what other agents
+// pushed (WithRefreshHook).
+type RefreshEvent = toolbox.RefreshEvent
+
+// RefreshStatus is the freshness part of Status.
+type RefreshStatus = toolbox.RefreshStatus
+
+// WithRefreshHook receives every refresh that moved the root or was
+// blocked by local edits.
+func WithRefreshHook(h func(RefreshEvent)) Option {
+	return func(o *options) { o.refreshHooks = append(o.refreshHooks, h) }
+}
+
+// readsToolbox are the calls that answer from the root: a long-lived
+// kernel checks the remote before them (git.refresh_interval). Writes need
+// no check: persist replays on whatever the remote has.
+var readsToolbox = map[string]bool{
+	"find_tools": true, "read_file": true, "list_files": true, "list_dir": true, "grep_files": true,
+	"check_tool": true, "exec_tool": true,
+	"git_status": true, "git_diff": true, "git_log": true, "git_show": true, "git_blame": true,
+}
+
+// Refresh asks the remote whether its branch moved and, if it did, brings
+// the root up to it and rebuilds the registry (toolbox.Box.Refresh). It is
+// what calls that read the toolbox do on their own every
+// git.refresh_interval.
+func (k *Kernel) Refresh(ctx context.Context) error { return k.box.Refresh(ctx) }

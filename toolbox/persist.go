@@ -1,0 +1,214 @@
+package toolbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/registry"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// Persist is the tools.Persister the mutating tools call: it keeps
+// meta.json in step with tools/ and publishes the change by the write
+// strategy (commit and push, or the pull-request branch).
+func (b *Box) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted, error) {
+	paths := append([]string{}, ch.Paths...)
+	if meta, err := b.cat.record(paths); err != nil {
+		return nil, err
+	} else if meta {
+		paths = append(paths, registry.FileName)
+	}
+	repo := b.Repo()
+	if repo == nil {
+		return &tools.Persisted{Persisted: false, Note: "no git repository or remote configured: the change is saved in the root only"}, nil
+	}
+	if b.cfg.Strategy == PullRequest {
+		if len(paths) == 0 {
+			// A commit made with git_commit is on the base branch, which
+			// pr mode never pushes.
+			return &tools.Persisted{Persisted: false, Note: "write_strategy pr: commits made with git_commit stay local (the base branch is never pushed); changes made with the file tools go to the pull-request branch"}, nil
+		}
+		return b.persistPR(ctx, repo, ch, paths)
+	}
+	return b.persistDirect(ctx, repo, ch, paths)
+}
+
+// persistDirect commits the change (and anything left uncommitted) on the
+// branch and pushes it. A replay regenerated meta.json through the
+// catalog (the hook) already: the registry is not rebuilt afterwards.
+func (b *Box) persistDirect(ctx context.Context, repo *gitbackend.Repo, ch tools.Change, paths []string) (*tools.Persisted, error) {
+	paths = b.withUncommitted(paths)
+	res, err := repo.Persist(ctx, gitbackend.Change{Paths: paths, Message: ch.Message})
+	if err != nil {
+		var ce *gitbackend.ConflictError
+		if errors.As(err, &ce) {
+			b.clearUncommitted(paths) // the root was reset to the remote's version
+			_ = b.cat.rebuild()
+			return nil, &tools.Error{Kind: tools.KindConflict, Message: ce.Error(), Err: err,
+				Details: map[string]any{"paths": ce.Paths, "branch": ce.Branch, "commit": ce.Commit, "pushed": ce.Pushed}}
+		}
+		if !res.Committed() {
+			// Nothing was committed: the change is in the root only. Say
+			// so, and commit it with the next change.
+			b.addUncommitted(paths)
+			op := "persist"
+			if errors.Is(err, gitbackend.ErrNoIdentity) {
+				op = "commit"
+			}
+			return nil, &tools.Error{Kind: tools.KindExecutionFailed, Err: err,
+				Message: fmt.Sprintf("%s: %v (the change is saved in the root but not committed; it is committed with the next change)", op, err),
+				Details: map[string]any{"uncommitted": b.uncommittedPaths()}}
+		}
+		return nil, tools.Wrap(tools.KindExecutionFailed, err, "persist")
+	}
+	b.clearUncommitted(paths)
+	out := &tools.Persisted{Persisted: !res.Local, Commit: res.Commit, Branch: res.Branch, Attempts: res.Attempts}
+	switch {
+	case res.Local:
+		out.Note = "committed locally: no remote configured"
+	case res.NoChange:
+		out.Note = "no change: the content equals the last commit"
+	case res.Replayed:
+		out.Note = "another agent pushed first: your change was recreated on the new remote head and pushed"
+	}
+	return out, nil
+}
+
+// indexHashes maps tool paths to their blob hash from the git index when
+// the worktree file's size and mtime still match the index entry.
+func (b *Box) indexHashes() map[string]string {
+	repo := b.Repo()
+	if repo == nil {
+		return nil
+	}
+	out := map[string]string{}
+	_ = repo.Do(context.Background(), func(r *git.Repository) error {
+		idx, err := r.Storer.Index()
+		if err != nil {
+			return err
+		}
+		for _, e := range idx.Entries {
+			if !registry.IsTool(e.Name) || e.Stage != 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)
+				continue
+			}
+			info, err := b.fs.Lstat(e.Name)
+			if err != nil || uint32(info.Size()) != e.Size || !info.ModTime().Equal(e.ModifiedAt) {
+				continue
+			}
+			out[e.Name] = e.Hash.String()
+		}
+		return nil
+	})
+	return out
+}
+
+// recoverUncommitted finds, on Open, a change an earlier process wrote to
+// the root but could not commit (its commit failed before it existed):
+// meta.json differs from HEAD's. The tool files that differ from HEAD then
+// belong to it, and are committed with the next change, so meta.json
+// never reaches the remote without them.
+func (b *Box) recoverUncommitted(ctx context.Context) {
+	repo := b.Repo()
+	if repo == nil {
+		return
+	}
+	_ = repo.Do(ctx, func(r *git.Repository) error {
+		head, err := r.Head()
+		if err != nil {
+			return nil // no commit yet
+		}
+		c, err := r.CommitObject(head.Hash())
+		if err != nil {
+			return nil
+		}
+		tree, err := c.Tree()
+		if err != nil {
+			return nil
+		}
+		differs := func(p string) bool {
+			data, rerr := b.fs.ReadFile(p)
+			f, ferr := tree.File(p)
+			switch {
+			case rerr != nil:
+				return ferr == nil // gone from the root, still in HEAD
+			case ferr != nil:
+				return true // new
+			}
+			return plumbing.ComputeHash(plumbing.BlobObject, data) != f.Hash
+		}
+		if !differs(registry.FileName) {
+			return nil
+		}
+		paths := []string{registry.FileName}
+		listed := map[string]bool{}
+		if reg := b.Registry(); reg != nil {
+			for _, e := range reg.Entries() {
+				listed[e.Path] = true
+				if differs(e.Path) {
+					paths = append(paths, e.Path)
+				}
+			}
+		}
+		// Tools HEAD has that the registry no longer lists were deleted.
+		_ = tree.Files().ForEach(func(f *object.File) error {
+			if registry.IsTool(f.Name) && !listed[f.Name] && differs(f.Name) {
+				paths = append(paths, f.Name)
+			}
+			return nil
+		})
+		b.addUncommitted(paths)
+		return nil
+	})
+}
+
+func (b *Box) withUncommitted(paths []string) []string {
+	b.uncommittedMu.Lock()
+	defer b.uncommittedMu.Unlock()
+	seen := map[string]bool{}
+	for _, p := range paths {
+		seen[p] = true
+	}
+	for p := range b.uncommitted {
+		if !seen[p] {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+func (b *Box) addUncommitted(paths []string) {
+	b.uncommittedMu.Lock()
+	defer b.uncommittedMu.Unlock()
+	if b.uncommitted == nil {
+		b.uncommitted = map[string]bool{}
+	}
+	for _, p := range paths {
+		b.uncommitted[p] = true
+	}
+}
+
+func (b *Box) clearUncommitted(paths []string) {
+	b.uncommittedMu.Lock()
+	defer b.uncommittedMu.Unlock()
+	for _, p := range paths {
+		delete(b.uncommitted, p)
+	}
+}
+
+func (b *Box) uncommittedPaths() []string {
+	b.uncommittedMu.Lock()
+	defer b.uncommittedMu.Unlock()
+	out := make([]string, 0, len(b.uncommitted))
+	for p := range b.uncommitted {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}

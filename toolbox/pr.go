@@ -1,0 +1,282 @@
+package toolbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/tgp-go/tgp/forge"
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/registry"
+	"github.com/tgp-go/tgp/sandbox/analysis"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// prState is the pull-request strategy's session state.
+type prState struct {
+	branches map[string]string // per-tool: tool path → branch
+	session  string            // per-session branch
+	resumed  string            // the recorded session this box continues
+	tools    map[string]bool   // tools changed on the session's branch(es)
+	prs      map[string]*forge.PR
+}
+
+// forge is the configured pull-request host, or why there is none.
+func (b *Box) forge() (forge.Forge, error) {
+	if b.cfg.PR.ForgeErr != nil {
+		return nil, b.cfg.PR.ForgeErr
+	}
+	if b.cfg.PR.Forge == nil {
+		return forge.None{Reason: "no pull-request host configured; the branch was pushed, open the PR on your host"}, nil
+	}
+	return b.cfg.PR.Forge, nil
+}
+
+var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(p string) string {
+	p = strings.TrimPrefix(p, registry.ToolsDir+"/")
+	p = strings.TrimSuffix(p, filepath.Ext(p))
+	s := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(p), "-"), "-")
+	if len(s) > 40 {
+		s = strings.Trim(s[:40], "-")
+	}
+	if s == "" {
+		s = "change"
+	}
+	return s
+}
+
+func shortID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// prBranch picks the branch for a change: one per session (the default)
+// or one per tool.
+func (b *Box) prBranch(paths []string) string {
+	b.prMu.Lock()
+	defer b.prMu.Unlock()
+	first := "change"
+	for _, p := range paths {
+		if p != registry.FileName {
+			first = p
+			break
+		}
+	}
+	if b.cfg.PR.Per == "tool" {
+		if br, ok := b.pr.branches[first]; ok {
+			return br
+		}
+		br := "tgp/" + slug(first) + "-" + shortID()
+		b.pr.branches[first] = br
+		return br
+	}
+	if b.pr.session == "" {
+		switch {
+		case b.cfg.PR.Session != "":
+			b.pr.session = "tgp/session-" + slug(b.cfg.PR.Session)
+		case b.pr.resumed != "":
+			b.pr.session = b.pr.resumed
+		default:
+			b.pr.session = "tgp/" + slug(first) + "-" + shortID()
+		}
+		b.rememberSessionBranch(b.pr.session, 0)
+	}
+	return b.pr.session
+}
+
+// sessionFile records the root's last PR session: its branch, and the PR
+// number once one was opened.
+func (b *Box) sessionFile() string {
+	return filepath.Join(b.fs.Root(), ".git", "tgp-session-branch")
+}
+
+// rememberSessionBranch records the branch (and PR) in .git so that `tgp
+// pr` and later processes can find the session.
+func (b *Box) rememberSessionBranch(branch string, pr int) {
+	if b.fs.InMemory() {
+		return
+	}
+	body := branch + "\n"
+	if pr > 0 {
+		body += fmt.Sprintf("pr=%d\n", pr)
+	}
+	_ = os.WriteFile(b.sessionFile(), []byte(body), 0o644)
+}
+
+// recordedSession reads the session file: branch and PR number (0: none
+// opened yet).
+func (b *Box) recordedSession() (string, int) {
+	if b.fs.InMemory() {
+		return "", 0
+	}
+	data, err := os.ReadFile(b.sessionFile())
+	if err != nil {
+		return "", 0
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	pr := 0
+	for _, l := range lines[1:] {
+		_, _ = fmt.Sscanf(l, "pr=%d", &pr)
+	}
+	return strings.TrimSpace(lines[0]), pr
+}
+
+// resumeSession picks up the recorded session if its pull request is still
+// open (or none was opened yet); a merged or closed one ends it.
+func (b *Box) resumeSession(ctx context.Context) {
+	branch, pr := b.recordedSession()
+	if branch == "" {
+		return
+	}
+	if pr > 0 {
+		f, err := b.forge()
+		if err != nil {
+			return
+		}
+		open, err := f.FindPR(ctx, branch)
+		if err != nil || open == nil {
+			return // merged or closed (or unknown): a new session
+		}
+	}
+	b.prMu.Lock()
+	b.pr.resumed = branch
+	b.prMu.Unlock()
+}
+
+// EndSession forgets the root's recorded PR session: the next change
+// starts a new branch and pull request. It returns the branch ended.
+func (b *Box) EndSession() string {
+	branch, _ := b.recordedSession()
+	if branch != "" {
+		_ = os.Remove(b.sessionFile())
+	}
+	b.prMu.Lock()
+	b.pr.session, b.pr.resumed = "", ""
+	b.prMu.Unlock()
+	return branch
+}
+
+// SessionBranch is the PR branch of this session, or the one the last
+// session on this root used.
+func (b *Box) SessionBranch() string {
+	b.prMu.Lock()
+	defer b.prMu.Unlock()
+	if b.pr.session != "" {
+		return b.pr.session
+	}
+	branch, _ := b.recordedSession()
+	return branch
+}
+
+// SessionPR finds the open PR of the session's branch.
+func (b *Box) SessionPR(ctx context.Context) (*forge.PR, string, error) {
+	branch := b.SessionBranch()
+	if branch == "" {
+		return nil, "", nil
+	}
+	f, err := b.forge()
+	if err != nil {
+		return nil, branch, err
+	}
+	pr, err := f.FindPR(ctx, branch)
+	return pr, branch, err
+}
+
+// prCredentials fails before anything is pushed when the pull-request host
+// needs a token and none is set, naming the variable to set.
+func (b *Box) prCredentials() error {
+	if env := b.cfg.PR.MissingTokenEnv; env != "" {
+		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf(
+			"write_strategy pr with provider github needs a GitHub token: set the environment variable %s (named by git.token_env); nothing was pushed", env)}
+	}
+	return nil
+}
+
+// persistPR commits the change on the PR branch, pushes it and opens or
+// updates the pull request.
+func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Change, paths []string) (*tools.Persisted, error) {
+	if err := b.prCredentials(); err != nil {
+		return nil, err
+	}
+	branch := b.prBranch(paths)
+	res, err := repo.PersistBranch(ctx, gitbackend.Change{Paths: paths, Message: ch.Message}, branch)
+	if err != nil {
+		return nil, tools.Wrap(tools.KindExecutionFailed, err, "push pull-request branch %s", branch)
+	}
+	out := &tools.Persisted{Persisted: !res.Local, Commit: res.Commit, Branch: branch, Attempts: res.Attempts}
+	if res.Local {
+		out.Note = "committed on " + branch + " locally: no remote configured"
+		return out, nil
+	}
+	b.prMu.Lock()
+	for _, p := range paths {
+		if registry.IsTool(p) {
+			b.pr.tools[p] = true
+		}
+	}
+	b.prMu.Unlock()
+	f, err := b.forge()
+	if err != nil {
+		return nil, err
+	}
+	pr, err := f.OpenOrUpdatePR(ctx, forge.PRRequest{
+		Title: "forge: " + strings.TrimPrefix(branch, "tgp/"), Head: branch, Base: b.branch,
+		Body: forge.Body(fmt.Sprintf("Changes forged by a TGP agent session on `%s`.", branch), b.prToolChanges()),
+	})
+	var nf *forge.NoForgeError
+	switch {
+	case errors.As(err, &nf):
+		out.Note = "branch " + branch + " pushed; " + nf.Error()
+	case err != nil:
+		return nil, tools.Wrap(tools.KindExecutionFailed, err, "branch %s was pushed, but opening the pull request failed", branch)
+	default:
+		out.PRURL = pr.URL
+		b.prMu.Lock()
+		b.pr.prs[branch] = pr
+		if branch == b.pr.session {
+			b.rememberSessionBranch(branch, pr.Number)
+		}
+		b.prMu.Unlock()
+	}
+	return out, nil
+}
+
+// prToolChanges lists the session's tools with descriptions and their
+// check_tool results, for the PR body.
+func (b *Box) prToolChanges() []forge.ToolChange {
+	b.prMu.Lock()
+	paths := make([]string, 0, len(b.pr.tools))
+	for p := range b.pr.tools {
+		paths = append(paths, p)
+	}
+	b.prMu.Unlock()
+	sort.Strings(paths)
+	var out []forge.ToolChange
+	for _, p := range paths {
+		src, err := b.fs.ReadFile(p)
+		if err != nil {
+			out = append(out, forge.ToolChange{Path: p, Description: "(deleted)", Valid: true})
+			continue
+		}
+		rep := analysis.Analyze(p, src, b.cfg.Check)
+		tc := forge.ToolChange{Path: p, Description: registry.ExtractDescription(src), Valid: rep.Valid}
+		for _, e := range rep.Errors {
+			tc.Errors = append(tc.Errors, fmt.Sprintf("%s at %d:%d: %s", e.Rule, e.Line, e.Column, e.Message))
+		}
+		for _, w := range rep.Warnings {
+			tc.Warnings = append(tc.Warnings, fmt.Sprintf("%s at %d:%d: %s", w.Rule, w.Line, w.Column, w.Message))
+		}
+		out = append(out, tc)
+	}
+	return out
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Dialect is the SQL flavour.
@@ -171,7 +172,13 @@ func wrapErr(err error) error {
 		if name == "" {
 			name = sqlite.ErrorCodeString[se.Code()&0xff]
 		}
-		return &Error{Message: se.Error(), Code: fmt.Sprintf("sqlite %d: %s", se.Code(), name), Err: err}
+		e := &Error{Message: se.Error(), Code: fmt.Sprintf("sqlite %d: %s", se.Code(), name), Err: err}
+		if strings.Contains(se.Error(), "too many attached databases") {
+			// SQLITE_LIMIT_ATTACHED is 0 (Session.begin): say why.
+			e.Message = "ATTACH and VACUUM INTO are refused: exec_sql reaches only the configured database (" + se.Error() + ")"
+			e.Err = errors.Join(ErrRefused, err)
+		}
+		return e
 	}
 	return &Error{Message: err.Error(), Err: err}
 }
@@ -218,6 +225,15 @@ func (s *Session) begin(ctx context.Context) error {
 	conn, err := s.db.db.Conn(ctx)
 	if err != nil {
 		return wrapErr(err)
+	}
+	if s.db.dialect == SQLite {
+		// The jail: ATTACH (and VACUUM INTO, which attaches its target)
+		// would let a statement create or read any file the process can
+		// reach. Per connection, so set on each one a session takes.
+		if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_ATTACHED, 0); err != nil {
+			conn.Close()
+			return wrapErr(err)
+		}
 	}
 	if s.readOnly && s.db.dialect == SQLite {
 		// SQLite has no read-only transactions: the connection itself is
@@ -307,14 +323,29 @@ func (s *Session) Exec(ctx context.Context, query string, params []any) (any, er
 		}
 		return nil, wrapErr(err)
 	}
-	out := &StatementResult{}
+	return s.db.resultOf(res), nil
+}
+
+// resultOf reads a statement's counts. The SQLite driver hands back no
+// result for a statement that compiled to nothing, which database/sql
+// wraps and then dereferences: such a statement affected no rows.
+func (d *DB) resultOf(res sql.Result) (out *StatementResult) {
+	out = &StatementResult{}
+	if res == nil {
+		return out
+	}
+	defer func() {
+		if recover() != nil {
+			out = &StatementResult{}
+		}
+	}()
 	out.RowsAffected, _ = res.RowsAffected()
-	if s.db.dialect == SQLite {
+	if d.dialect == SQLite {
 		if id, err := res.LastInsertId(); err == nil {
 			out.LastInsertID = &id
 		}
 	}
-	return out, nil
+	return out
 }
 
 func isReadOnlyErr(err error) bool {
@@ -337,12 +368,21 @@ func sqlStateOf(err error) string {
 // prepare refuses empty and multi-statement input and translates
 // placeholders for the dialect.
 func (d *DB) prepare(query string) (string, error) {
-	if strings.TrimSpace(query) == "" {
+	if strings.IndexByte(query, 0) >= 0 {
+		return "", &Error{Message: "SQL statement contains a NUL byte"}
+	}
+	if toks := sqliteTokens(query, 2); len(toks) == 0 || len(toks) == 1 && toks[0] == ";" {
+		// White space and comments only: no driver returns a result.
 		return "", &Error{Message: "empty SQL statement"}
 	}
 	out, n, err := translate(query, d.dialect == Postgres)
 	if err != nil {
 		return "", &Error{Message: err.Error()}
+	}
+	if d.dialect == SQLite {
+		if err := checkSQLite(out); err != nil {
+			return "", err
+		}
 	}
 	_ = n
 	return out, nil

@@ -3,9 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
@@ -80,82 +78,6 @@ func TestForgeAndReuseAcrossKernels(t *testing.T) {
 	st, err := b.Status(context.Background())
 	if err != nil || st.Tools != 1 || st.Branch != "main" || st.Pending != 0 || st.Head == "" {
 		t.Fatalf("status %+v %v", st, err)
-	}
-}
-
-func TestRegistryRegeneratedNotMerged(t *testing.T) {
-	remote := gittest.BareRemote(t)
-	const k = 4
-	kernels := make([]*Kernel, k)
-	for i := range kernels {
-		kernels[i] = bootKernel(t, remote, i%2 == 0)
-	}
-	var wg sync.WaitGroup
-	for i, kk := range kernels {
-		wg.Add(1)
-		go func(i int, kk *Kernel) {
-			defer wg.Done()
-			for j := 0; j < 3; j++ {
-				raw, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("tools/t%d_%d.ts", i, j),
-					"content": fmt.Sprintf("/** Tool %d %d. */\nexport default %d;\n", i, j, j)})
-				if _, err := kk.Call(context.Background(), "write_file", raw); err != nil {
-					t.Errorf("kernel %d: %v", i, err)
-				}
-			}
-		}(i, kk)
-	}
-	wg.Wait()
-	var meta struct {
-		Tools map[string]registry.Entry `json:"tools"`
-	}
-	if err := json.Unmarshal([]byte(gittest.Git(t, remote, "show", "main:meta.json")), &meta); err != nil {
-		t.Fatal(err)
-	}
-	if len(meta.Tools) != k*3 {
-		t.Fatalf("meta.json on the remote has %d tools, want %d", len(meta.Tools), k*3)
-	}
-	// meta.json equals a registry built from the remote tree.
-	clone := gittest.Clone(t, remote)
-	fresh := bootKernel(t, clone, false)
-	if got := string(fresh.Registry().Marshal()); got != gittest.Git(t, remote, "show", "main:meta.json") {
-		t.Fatalf("meta.json is not the registry of the tree:\n%s", got)
-	}
-}
-
-func TestConflictThroughTools(t *testing.T) {
-	remote := gittest.SeedRemote(t, map[string]string{"tools/rate.ts": "export const rate = 1;\n"})
-	a, b := bootKernel(t, remote, false), bootKernel(t, remote, false)
-	call(t, a, "patch_file", map[string]string{"path": "tools/rate.ts", "old_string": "= 1", "new_string": "= 2"})
-	raw, _ := json.Marshal(map[string]string{"path": "tools/rate.ts", "old_string": "= 1", "new_string": "= 3"})
-	_, err := b.Call(context.Background(), "patch_file", raw)
-	var te *tools.Error
-	if !asToolError(err, &te) || te.Kind != tools.KindConflict || !strings.HasPrefix(te.Details["branch"].(string), "tgp/conflict/") {
-		t.Fatalf("want conflict with branch, got %v", err)
-	}
-}
-
-func asToolError(err error, te **tools.Error) bool {
-	e, ok := err.(*tools.Error)
-	if ok {
-		*te = e
-	}
-	return ok
-}
-
-func TestNoRemoteWorksOnRootAsIs(t *testing.T) {
-	k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Boot(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	res := call(t, k, "write_file", map[string]string{"path": "tools/a.ts", "content": "/** A. */\nexport default 1;\n"})
-	if p := res.Value.(tools.WriteResult).Persisted; p.Persisted || !strings.Contains(p.Note, "no git repository") {
-		t.Fatalf("%+v", p)
-	}
-	if _, err := k.FS().Stat("meta.json"); err != nil {
-		t.Fatalf("meta.json not written with the first tool: %v", err)
 	}
 }
 

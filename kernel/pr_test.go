@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tgp-go/tgp/forge/githubtest"
@@ -128,42 +127,5 @@ func TestPRModeOneBranchOnePRPerSession(t *testing.T) {
 	pr, branch, err := k.SessionPR(context.Background())
 	if err != nil || pr == nil || branch != p1.Branch || pr.Number != 1 {
 		t.Fatalf("session PR %+v %s %v", pr, branch, err)
-	}
-}
-
-func TestPRModeTwoKernelsTwoBranches(t *testing.T) {
-	e := newPREnv(t)
-	mainBefore := gittest.Git(t, e.remoteDir, "rev-parse", "main")
-	a, b := e.kernel(t, "github", true), e.kernel(t, "github", false)
-	var wg sync.WaitGroup
-	var pa, pb *tools.Persisted
-	wg.Add(2)
-	go func() { defer wg.Done(); pa = writeTool(t, a, "tools/a.ts", "/** A. */\nexport default () => 1;\n") }()
-	go func() { defer wg.Done(); pb = writeTool(t, b, "tools/b.ts", "/** B. */\nexport default () => 2;\n") }()
-	wg.Wait()
-	if pa.Branch == pb.Branch || pa.PRURL == pb.PRURL || len(e.gh.PRs()) != 2 {
-		t.Fatalf("%+v %+v %+v", pa, pb, e.gh.PRs())
-	}
-	if after := gittest.Git(t, e.remoteDir, "rev-parse", "main"); after != mainBefore {
-		t.Fatal("PR mode pushed to main")
-	}
-}
-
-func TestPRModeLocalProviderAndPushFailure(t *testing.T) {
-	e := newPREnv(t)
-	k := e.kernel(t, "local", false)
-	p := writeTool(t, k, "tools/x.ts", "/** X. */\nexport default () => 1;\n")
-	if !p.Persisted || p.PRURL != "" || !strings.Contains(p.Note, "no PR opened") || !strings.Contains(p.Note, "pushed") {
-		t.Fatalf("%+v", p)
-	}
-	if len(e.gh.PRs()) != 0 {
-		t.Fatal("a PR was opened for provider local")
-	}
-	// A push that keeps failing is an error, never a silent local success.
-	e.http.FailReceivePacks.Store(100)
-	raw, _ := json.Marshal(map[string]string{"path": "tools/y.ts", "content": "/** Y. */\nexport default () => 2;\n"})
-	_, err := k.Call(context.Background(), "write_file", raw)
-	if tools.KindOf(err) != tools.KindExecutionFailed || !strings.Contains(err.Error(), "push pull-request branch") {
-		t.Fatalf("want a push error, got %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package kernel
+package toolbox
 
 import (
 	"context"
@@ -17,10 +17,7 @@ import (
 // tools/; the declarations are valid TypeScript and are not tools.
 func TestScaffoldWritesEditorTypes(t *testing.T) {
 	root := t.TempDir()
-	k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := buildRig(t, testConfig(""), false, root).box
 	created, err := k.Scaffold()
 	if err != nil {
 		t.Fatal(err)
@@ -41,10 +38,9 @@ func TestScaffoldWritesEditorTypes(t *testing.T) {
 			t.Fatalf("declarations lack %q", want)
 		}
 	}
-	if err := k.Boot(context.Background()); err != nil {
+	if err := k.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer k.Shutdown(context.Background())
 	if n := k.Registry().Len(); n != 0 {
 		t.Fatalf("the declarations were registered as %d tool(s)", n)
 	}
@@ -56,11 +52,11 @@ func TestScaffoldWritesEditorTypes(t *testing.T) {
 // TestScaffoldFilesStayOutOfGitStatus: in a git root the editor files are
 // excluded locally, so agents' git_status is not cluttered by them.
 func TestScaffoldFilesStayOutOfGitStatus(t *testing.T) {
-	k := bootKernel(t, gittest.BareRemote(t), false)
-	if _, err := k.Scaffold(); err != nil {
+	k := newRig(t, testConfig(gittest.BareRemote(t)), false)
+	if _, err := k.box.Scaffold(); err != nil {
 		t.Fatal(err)
 	}
-	st := call(t, k, "git_status", map[string]any{}).Value.(string)
+	st := k.call(t, "git_status", map[string]any{}).Value.(string)
 	if strings.Contains(st, "tsconfig.json") || strings.Contains(st, "tgp-env.d.ts") {
 		t.Fatalf("git_status shows the editor files:\n%s", st)
 	}

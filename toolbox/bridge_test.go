@@ -1,7 +1,6 @@
-package kernel
+package toolbox
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -13,21 +12,22 @@ import (
 )
 
 // TestBridgeWritesArePersisted: files a tool writes with tgp.write_file
-// are committed and pushed when exec_tool ends, a tool file among them
+// (through Box.SandboxFS) are committed and pushed when exec_tool ends
+// (through Box.Persist), a tool file among them
 // enters meta.json, and the outcome reports the commit. A tool that fails
 // after writing still gets its files persisted (they are in the root).
 func TestBridgeWritesArePersisted(t *testing.T) {
 	remote := gittest.BareRemote(t)
 	for _, memory := range []bool{true, false} {
-		k := bootKernel(t, remote, memory)
-		call(t, k, "write_file", map[string]string{"path": "tools/gen.ts", "content": "/** Writes a report and a new tool. */\n" +
+		k := newRig(t, testConfig(remote), memory)
+		k.call(t, "write_file", map[string]string{"path": "tools/gen.ts", "content": "/** Writes a report and a new tool. */\n" +
 			"export default (a: { n: number }) => {\n" +
 			"  tgp.write_file('data/report.txt', 'n=' + a.n + '\\n');\n" +
 			"  tgp.write_file('tools/made.ts', '/** Made by gen. */\\nexport default () => ' + a.n + ';\\n');\n" +
 			"  if (a.n < 0) throw new Error('after writing');\n" +
 			"  return 'ok';\n}\n"})
 		for _, n := range []int{7, -1} {
-			out := call(t, k, "exec_tool", map[string]any{"path": "tools/gen.ts", "args": map[string]any{"n": n}}).Value.(*sandbox.Outcome)
+			out := k.call(t, "exec_tool", map[string]any{"path": "tools/gen.ts", "args": map[string]any{"n": n}}).Value.(*sandbox.Outcome)
 			per, ok := out.Persisted.(*tools.Persisted)
 			if !ok || !per.Persisted || len(per.Commit) != 40 {
 				raw, _ := json.Marshal(out)
@@ -44,9 +44,9 @@ func TestBridgeWritesArePersisted(t *testing.T) {
 			}
 		}
 		// A run that writes nothing commits nothing.
-		call(t, k, "write_file", map[string]string{"path": "tools/pure.ts", "content": "/** Pure. */\nexport default () => 1;\n"})
+		k.call(t, "write_file", map[string]string{"path": "tools/pure.ts", "content": "/** Pure. */\nexport default () => 1;\n"})
 		head := gittest.Git(t, remote, "rev-parse", "main")
-		out := call(t, k, "exec_tool", map[string]any{"path": "tools/pure.ts"}).Value.(*sandbox.Outcome)
+		out := k.call(t, "exec_tool", map[string]any{"path": "tools/pure.ts"}).Value.(*sandbox.Outcome)
 		if out.Persisted != nil || gittest.Git(t, remote, "rev-parse", "main") != head {
 			t.Fatalf("a run without writes persisted something: %+v", out.Persisted)
 		}
@@ -59,8 +59,8 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // see their own file in the commit their outcome reports.
 func TestConcurrentRunsReportTheirOwnWrites(t *testing.T) {
 	remote := gittest.BareRemote(t)
-	k := bootKernel(t, remote, false)
-	call(t, k, "write_file", map[string]string{"path": "tools/w.ts", "content": "/** Writes. */\n" +
+	k := newRig(t, testConfig(remote), false)
+	k.call(t, "write_file", map[string]string{"path": "tools/w.ts", "content": "/** Writes. */\n" +
 		"const MS = 50;\nexport default (a: { name: string }) => { tgp.write_file('data/' + a.name + '.txt', a.name); const end = Date.now() + MS; while (Date.now() < end) {} return a.name; };\n"})
 	var wg sync.WaitGroup
 	outs := make([]*sandbox.Outcome, 2)
@@ -68,8 +68,7 @@ func TestConcurrentRunsReportTheirOwnWrites(t *testing.T) {
 		wg.Add(1)
 		go func(i int, name string) {
 			defer wg.Done()
-			raw, _ := json.Marshal(map[string]any{"path": "tools/w.ts", "args": map[string]any{"name": name}})
-			res, err := k.Call(context.Background(), "exec_tool", raw)
+			res, err := k.try("exec_tool", map[string]any{"path": "tools/w.ts", "args": map[string]any{"name": name}})
 			if err != nil {
 				t.Error(err)
 				return

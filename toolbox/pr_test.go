@@ -1,0 +1,190 @@
+package toolbox
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tgp-go/tgp/forge"
+	"github.com/tgp-go/tgp/forge/githubtest"
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// prEnv is a remote over smart HTTP and a GitHub API stand-in for it.
+type prEnv struct {
+	remoteDir string
+	http      *gittest.HTTPServer
+	gh        *githubtest.Server
+}
+
+func newPREnv(t *testing.T) *prEnv {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "toolbox.git")
+	seed := gittest.SeedRemote(t, map[string]string{"README.md": "toolbox\n"})
+	gittest.Git(t, "", "clone", "-q", "--bare", seed, dir)
+	gittest.Git(t, dir, "config", "http.receivepack", "true")
+	e := &prEnv{remoteDir: dir, http: gittest.NewHTTPServer(t, root, "gh-token")}
+	e.gh = githubtest.New(t, "acme", "toolbox", "gh-token", dir, false)
+	return e
+}
+
+// config is a pull-request Box on the HTTP remote whose pull requests go
+// to the stand-in (provider github), or to no host (provider local).
+func (e *prEnv) config(t *testing.T, provider string) Config {
+	t.Helper()
+	cfg := testConfig(e.http.URL("toolbox.git"))
+	cfg.Git.Token = "gh-token"
+	cfg.Git.Retry.MaxAttempts = 3
+	cfg.Strategy = PullRequest
+	if provider == "github" {
+		gh, err := forge.NewGitHub("acme", "toolbox", "gh-token", forge.WithAPIURL(e.gh.BaseURL()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.PR.Forge = gh
+	} else {
+		cfg.PR.Forge = forge.None{Reason: "provider " + provider + " has no pull-request API; the branch was pushed, open the PR on your host"}
+	}
+	return cfg
+}
+
+// TestPRSessionSharedAcrossProcesses (issue #19): one-shot boxes on one
+// root (`tgp call` processes) resuming the recorded session add their
+// commits to one branch and one pull request; once the PR is closed the
+// next change starts a new session; EndSession does so on demand; boxes
+// given the same session name share a branch from different roots.
+func TestPRSessionSharedAcrossProcesses(t *testing.T) {
+	e := newPREnv(t)
+	root := t.TempDir()
+	oneShot := func(write string) (*Box, *tools.Persisted) {
+		t.Helper()
+		cfg := e.config(t, "github")
+		cfg.PR.Resume = true
+		r := newRig(t, cfg, false, root)
+		var p *tools.Persisted
+		if write != "" {
+			p = r.write(t, write, "/** "+write+". */\nexport default () => 1;\n")
+			_ = r.box.Close(context.Background())
+		}
+		return r.box, p
+	}
+	_, p1 := oneShot("tools/a.ts")
+	_, p2 := oneShot("tools/b.ts")
+	if p1.Branch == "" || p2.Branch != p1.Branch || p2.PRURL != p1.PRURL || len(e.gh.PRs()) != 1 {
+		t.Fatalf("two calls: %+v %+v, %d PRs", p1, p2, len(e.gh.PRs()))
+	}
+	if n := gittest.Git(t, e.remoteDir, "rev-list", "--count", "main.."+p1.Branch); strings.TrimSpace(n) != "2" {
+		t.Fatalf("branch has %s commits, want 2", n)
+	}
+
+	e.gh.ClosePR(e.gh.PRs()[0].Number)
+	_, p3 := oneShot("tools/c.ts")
+	if p3.Branch == p1.Branch || len(e.gh.PRs()) != 2 {
+		t.Fatalf("after the PR closed: %+v, %d PRs", p3, len(e.gh.PRs()))
+	}
+	cfg := e.config(t, "github")
+	cfg.PR.Resume = true
+	k4 := newRig(t, cfg, false, root)
+	if ended := k4.box.EndSession(); ended != p3.Branch {
+		t.Fatalf("EndSession ended %q, want %q", ended, p3.Branch)
+	}
+	if p4 := k4.write(t, "tools/d.ts", "/** D. */\nexport default () => 4;\n"); p4.Branch == p3.Branch {
+		t.Fatal("EndSession did not start a new session")
+	}
+
+	named := func() *rig {
+		cfg := e.config(t, "github")
+		cfg.PR.Session = "Alpha Team"
+		return newRig(t, cfg, false)
+	}
+	a, b := named(), named()
+	pa := a.write(t, "tools/x.ts", "/** X. */\nexport default () => 5;\n")
+	pb := b.write(t, "tools/y.ts", "/** Y. */\nexport default () => 6;\n")
+	if pa.Branch != "tgp/session-alpha-team" || pb.Branch != pa.Branch || pb.PRURL != pa.PRURL {
+		t.Fatalf("named session: %+v %+v", pa, pb)
+	}
+	if pr, branch, err := b.box.SessionPR(context.Background()); err != nil || pr == nil || branch != pa.Branch {
+		t.Fatalf("session PR %+v %s %v", pr, branch, err)
+	}
+}
+
+func TestPRModeTwoKernelsTwoBranches(t *testing.T) {
+	e := newPREnv(t)
+	mainBefore := gittest.Git(t, e.remoteDir, "rev-parse", "main")
+	a, b := newRig(t, e.config(t, "github"), true), newRig(t, e.config(t, "github"), false)
+	var wg sync.WaitGroup
+	var pa, pb *tools.Persisted
+	wg.Add(2)
+	go func() { defer wg.Done(); pa = a.write(t, "tools/a.ts", "/** A. */\nexport default () => 1;\n") }()
+	go func() { defer wg.Done(); pb = b.write(t, "tools/b.ts", "/** B. */\nexport default () => 2;\n") }()
+	wg.Wait()
+	if pa.Branch == pb.Branch || pa.PRURL == pb.PRURL || len(e.gh.PRs()) != 2 {
+		t.Fatalf("%+v %+v %+v", pa, pb, e.gh.PRs())
+	}
+	if after := gittest.Git(t, e.remoteDir, "rev-parse", "main"); after != mainBefore {
+		t.Fatal("PR mode pushed to main")
+	}
+}
+
+func TestPRModeLocalProviderAndPushFailure(t *testing.T) {
+	e := newPREnv(t)
+	k := newRig(t, e.config(t, "local"), false)
+	p := k.write(t, "tools/x.ts", "/** X. */\nexport default () => 1;\n")
+	if !p.Persisted || p.PRURL != "" || !strings.Contains(p.Note, "no PR opened") || !strings.Contains(p.Note, "pushed") {
+		t.Fatalf("%+v", p)
+	}
+	if len(e.gh.PRs()) != 0 {
+		t.Fatal("a PR was opened for provider local")
+	}
+	// A push that keeps failing is an error, never a silent local success.
+	e.http.FailReceivePacks.Store(100)
+	_, err := k.try("write_file", map[string]string{"path": "tools/y.ts", "content": "/** Y. */\nexport default () => 2;\n"})
+	if tools.KindOf(err) != tools.KindExecutionFailed || !strings.Contains(err.Error(), "push pull-request branch") {
+		t.Fatalf("want a push error, got %v", err)
+	}
+}
+
+// TestPRModeReportsTheForgeError: a configuration that could not make a
+// pull-request host fails the change after the branch was pushed, and
+// SessionPR, with that error; a git_commit (no paths) stays local.
+func TestPRModeReportsTheForgeError(t *testing.T) {
+	e := newPREnv(t)
+	cfg := e.config(t, "github")
+	cfg.PR.Forge, cfg.PR.ForgeErr = nil, errBadRepo
+	k := newRig(t, cfg, false)
+	_, err := k.try("write_file", map[string]string{"path": "tools/x.ts", "content": "/** X. */\nexport default () => 1;\n"})
+	if err == nil || !strings.Contains(err.Error(), errBadRepo.Error()) {
+		t.Fatalf("want the forge's configuration error, got %v", err)
+	}
+	if _, _, err := k.box.SessionPR(context.Background()); err != errBadRepo {
+		t.Fatalf("SessionPR: %v", err)
+	}
+	per, err := k.box.Persist(context.Background(), tools.Change{Tool: "git_commit", Message: "m"})
+	if err != nil || per.Persisted || !strings.Contains(per.Note, "stay local") {
+		t.Fatalf("git_commit in pr mode: %+v %v", per, err)
+	}
+}
+
+var errBadRepo = forgeConfigError("git.repo: not a repository (want owner/name)")
+
+type forgeConfigError string
+
+func (e forgeConfigError) Error() string { return string(e) }
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"tools/math/add.ts": "math-add",
+		"tools/Ünïcode.ts":  "n-code",
+		"tools/.ts":         "change",
+		"tools/" + strings.Repeat("abcdefghij", 5) + ".ts": "abcdefghijabcdefghijabcdefghijabcdefghij",
+		"Alpha Team": "alpha-team",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -19,7 +19,9 @@ deps:
 vet:
 	$(GO) vet $(PKGS)
 
-test: deps vet
+# test is what CI runs: lint (gofmt, vet, go mod tidy -diff, staticcheck)
+# before the tests.
+test: deps vet lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 # bench prints one table: every row of issue #15 as a ratio against its

@@ -169,19 +169,14 @@ func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// stagePath reads a worktree path into the object store and returns its
-// change; a missing path is a deletion.
-func stagePath(s storer.EncodedObjectStorer, wt billy.Filesystem, p string) (fileChange, error) {
-	return stagePathWith(s, wt, p, nil)
-}
-
 // Cleaner turns a worktree file's bytes and mode into what git stores
 // for path (end-of-line conversion, core.filemode=false): git's
 // convert_to_git and ce_mode_from_stat.
 type Cleaner func(path string, data []byte, mode filemode.FileMode) ([]byte, filemode.FileMode)
 
-// stagePathWith is stagePath with a regular file's bytes and mode passed
-// through clean (nil: stored as read).
+// stagePathWith reads a worktree path into the object store and returns
+// its change (a missing path is a deletion), a regular file's bytes and
+// mode passed through clean (nil: stored as read).
 func stagePathWith(s storer.EncodedObjectStorer, wt billy.Filesystem, p string, clean Cleaner) (fileChange, error) {
 	info, err := wt.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrNotExist) {

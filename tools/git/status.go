@@ -40,23 +40,26 @@ type entry struct {
 	x, y byte
 	path string
 	from string // the old path of a rename
+	// stages is the conflict stage mask of an unmerged path (0: none).
+	stages byte
 }
 
 func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, error) {
 	// -uall also lists what a directory that replaced a tracked file
 	// holds (normal mode shows neither the directory nor its files).
 	all := a.Untracked && cfg.orDefault().showUntracked == "all"
-	st, idx, _, err := fastStatusIgnored(r, cfg, a.Untracked && cfg.orDefault().showUntracked != "no", all)
+	st, idx, _, err := scanStatus(r, cfg, statusScan{untracked: a.Untracked && cfg.orDefault().showUntracked != "no", underIndexFiles: all})
 	if err != nil {
 		return "", err
 	}
-	trackedDirs := map[string]bool{}
-	for _, e := range idx.Entries {
-		for d := parentDir(e.Name); d != ""; d = parentDir(d) {
-			trackedDirs[d] = true
-		}
-	}
+	// trackedDirs are the directories holding a tracked file, made when a
+	// first untracked path needs them.
+	var trackedDirs map[string]bool
 	var entries []entry
+	unmerged := unmergedStages(idx)
+	for p := range unmerged {
+		delete(st, p) // shown by its stages, never paired as a rename
+	}
 	untracked := map[string]bool{}
 	// addUntracked lists p, or like git the top-most directory above it
 	// that holds no tracked file.
@@ -65,6 +68,14 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, 
 		parts := strings.Split(p, "/")
 		if cfg.orDefault().showUntracked == "all" {
 			parts = nil // -uall: every file, no directory in its place
+		}
+		if len(parts) > 1 && trackedDirs == nil {
+			trackedDirs = map[string]bool{}
+			for _, e := range idx.Entries {
+				for d := parentDir(e.Name); d != "" && !trackedDirs[d]; d = parentDir(d) {
+					trackedDirs[d] = true
+				}
+			}
 		}
 		for i := 1; i < len(parts); i++ {
 			if d := strings.Join(parts[:i], "/"); !trackedDirs[d] {
@@ -101,6 +112,10 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, 
 	if cfg.orDefault().statusRenames > 0 {
 		entries = stagedRenames(r, st, entries)
 	}
+	for p, mask := range unmerged {
+		x, y := unmergedShort(mask)
+		entries = append(entries, entry{x: x, y: y, path: p, stages: mask})
+	}
 	// git lists tracked changes first, then untracked paths, each by path.
 	sort.Slice(entries, func(i, j int) bool {
 		ui, uj := entries[i].x == '?', entries[j].x == '?'
@@ -116,7 +131,7 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, 
 		if !cfg.orDefault().relativePaths {
 			wd = ""
 		}
-		return longStatus(r, cfg, wd, a.Untracked && cfg.orDefault().showUntracked != "no", entries, branchName, detached, headErr == nil, head), nil
+		return longStatus(r, cfg, wd, a.Untracked && cfg.orDefault().showUntracked != "no", entries, branchName, detached, headErr == nil, head, merging(r)), nil
 	}
 	if a.Branch {
 		b.WriteString("## ")
@@ -300,7 +315,7 @@ func quoteC(p string, raw bool) string {
 }
 
 // longStatus renders git's human-readable status.
-func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool, entries []entry, branch string, detached, hasHead bool, head *plumbing.Reference) string {
+func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool, entries []entry, branch string, detached, hasHead bool, head *plumbing.Reference, inMerge bool) string {
 	var b strings.Builder
 	rel := func(p string) string { return cfg.quote(relativeTo(wd, p)) }
 	switch {
@@ -328,13 +343,14 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 			b.WriteString("\n")
 		}
 	}
-	if !hasHead {
-		b.WriteString("\nNo commits yet\n\n")
-	}
-	var staged, unstaged, untracked []entry
+	var staged, unstaged, untracked, conflicts []entry
 	for _, e := range entries {
 		if e.x == '?' {
 			untracked = append(untracked, e)
+			continue
+		}
+		if e.stages != 0 {
+			conflicts = append(conflicts, e)
 			continue
 		}
 		if e.x != ' ' {
@@ -344,10 +360,23 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 			unstaged = append(unstaged, e)
 		}
 	}
+	// wt_longstatus_print_state: a merge in progress.
+	if inMerge {
+		if len(conflicts) > 0 {
+			b.WriteString("You have unmerged paths.\n  (fix conflicts and run \"git commit\")\n  (use \"git merge --abort\" to abort the merge)\n\n")
+		} else {
+			b.WriteString("All conflicts fixed but you are still merging.\n  (use \"git commit\" to conclude merge)\n\n")
+		}
+	}
+	if !hasHead {
+		b.WriteString("\nNo commits yet\n\n")
+	}
 	word := map[byte]string{'M': "modified:   ", 'A': "new file:   ", 'D': "deleted:    ", 'R': "renamed:    ", 'C': "copied:     ", 'U': "both modified:", 'T': "typechange: "}
 	if len(staged) > 0 {
 		b.WriteString("Changes to be committed:\n")
-		if hasHead {
+		if inMerge {
+			// git has no unstage hint while merging (whence FROM_MERGE)
+		} else if hasHead {
 			b.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
 		} else {
 			b.WriteString("  (use \"git rm --cached <file>...\" to unstage)\n")
@@ -358,6 +387,40 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 				continue
 			}
 			fmt.Fprintf(&b, "\t%s%s\n", word[e.x], rel(e.path))
+		}
+		b.WriteString("\n")
+	}
+	if len(conflicts) > 0 {
+		b.WriteString("Unmerged paths:\n")
+		if !inMerge {
+			if hasHead {
+				b.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
+			} else {
+				b.WriteString("  (use \"git rm --cached <file>...\" to unstage)\n")
+			}
+		}
+		bothDeleted, delMod, notDeleted := false, false, false
+		for _, e := range conflicts {
+			switch e.stages {
+			case 1:
+				bothDeleted = true
+			case 3, 5:
+				delMod = true
+			default:
+				notDeleted = true
+			}
+		}
+		switch {
+		case !bothDeleted && !delMod:
+			b.WriteString("  (use \"git add <file>...\" to mark resolution)\n")
+		case bothDeleted && !delMod && !notDeleted:
+			b.WriteString("  (use \"git rm <file>...\" to mark resolution)\n")
+		default:
+			b.WriteString("  (use \"git add/rm <file>...\" as appropriate to mark resolution)\n")
+		}
+		for _, e := range conflicts {
+			how := unmergedLong(e.stages)
+			fmt.Fprintf(&b, "\t%s%s%s\n", how, strings.Repeat(" ", 17-len(how)), rel(e.path))
 		}
 		b.WriteString("\n")
 	}
@@ -388,7 +451,7 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 	}
 	switch {
 	case len(staged) > 0:
-	case len(unstaged) > 0:
+	case len(unstaged) > 0 || len(conflicts) > 0:
 		b.WriteString("no changes added to commit (use \"git add\" and/or \"git commit -a\")\n")
 	case len(untracked) > 0:
 		b.WriteString("nothing added to commit but untracked files present (use \"git add\" to track)\n")
@@ -468,7 +531,7 @@ func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
 		case e.x == 'D' && gone[e.path]:
 			continue
 		case e.x == 'A' && renamed[e.path] != "":
-			out = append(out, entry{'R', e.y, e.path, renamed[e.path]})
+			out = append(out, entry{x: 'R', y: e.y, path: e.path, from: renamed[e.path]})
 		default:
 			out = append(out, e)
 		}

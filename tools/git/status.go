@@ -232,6 +232,9 @@ func upstreamRef(r *git.Repository, branch string) (string, plumbing.ReferenceNa
 
 // aheadBehind counts commits reachable from a but not b, and the reverse.
 func aheadBehind(r *git.Repository, a, b plumbing.Hash) (int, int) {
+	if a == b {
+		return 0, 0 // up to date: no history to walk
+	}
 	reach := func(h plumbing.Hash) map[plumbing.Hash]bool {
 		seen := map[plumbing.Hash]bool{}
 		stack := []plumbing.Hash{h}

@@ -1,9 +1,9 @@
 package git
 
 import (
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // A merge that stopped on conflicts leaves stages 1 (base), 2 (ours) and
@@ -20,8 +20,8 @@ func unmergedStages(idx *index.Index) map[string]byte {
 		return nil
 	}
 	for _, e := range idx.Entries {
-		if e.Stage == index.Merged {
-			continue
+		if e.Stage == 0 || e.Stage > 3 {
+			continue // stage 0 (go-git's index.Merged is 1, the base stage's number)
 		}
 		if m == nil {
 			m = map[string]byte{}
@@ -58,7 +58,7 @@ func unmergedLong(mask byte) string {
 
 // merging reports whether a merge is in progress (MERGE_HEAD exists).
 func merging(r *git.Repository) bool {
-	fsr, ok := r.Storer.(*filesystem.Storage)
+	fsr, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
 	if !ok {
 		return false
 	}

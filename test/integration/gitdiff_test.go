@@ -479,6 +479,13 @@ func genMutations(r *rand.Rand, f repoFacts) []check {
 	for i := 0; i < 8; i++ {
 		var c check
 		c.Mut = true
+		// A working directory below the top: path arguments are relative
+		// to it, as git's are to the directory it runs in.
+		w := ""
+		if r.Intn(4) == 0 && len(f.dirs) > 0 {
+			w = pickS(r, f.dirs, "")
+		}
+		pathArg := func(r *rand.Rand, f repoFacts) string { return underWD(w, pathArg(r, f)) }
 		switch r.Intn(6) {
 		case 0: // git_add
 			c.Tool = "git_add"
@@ -490,7 +497,7 @@ func genMutations(r *rand.Rand, f repoFacts) []check {
 			default:
 				ps := []string{pathArg(r, f)}
 				if r.Intn(2) == 0 {
-					ps = append(ps, pickS(r, f.untracked, "x"))
+					ps = append(ps, underWD(w, pickS(r, f.untracked, "x")))
 				}
 				c.Args, c.Git = map[string]any{"paths": ps}, append([]string{"add", "--"}, ps...)
 			}
@@ -524,7 +531,9 @@ func genMutations(r *rand.Rand, f repoFacts) []check {
 		case 3: // git_branch
 			c.Tool = "git_branch"
 			name := []string{"new-b", "topic", "main", "feature/x", "fix-1"}[r.Intn(5)]
-			switch r.Intn(6) {
+			switch r.Intn(7) {
+			case 6:
+				c.Args, c.Git, c.Output = map[string]any{"list_remote": true}, []string{"branch", "-v", "-r"}, true
 			case 0:
 				c.Args, c.Git, c.Output = map[string]any{}, []string{"branch", "-v"}, true
 			case 1:
@@ -583,6 +592,9 @@ func genMutations(r *rand.Rand, f repoFacts) []check {
 			default:
 				c.Args, c.Git, c.Output = map[string]any{"action": "show", "index": n}, []string{"stash", "show", fmt.Sprintf("stash@{%d}", n)}, true
 			}
+		}
+		if w != "" {
+			c.Args["working_dir"], c.WD = w, w
 		}
 		cs = append(cs, c)
 	}

@@ -172,6 +172,8 @@ func genOps(seed int64) []op {
 		add(op{Kind: "upstream", Sel: r.Intn(3), Flag: r.Intn(2) == 0})
 	case k == 2:
 		add(op{Kind: "shallow", Sel: 1 + r.Intn(3)})
+	case k == 3:
+		add(op{Kind: "conflict", Sel: r.Intn(1000), Content: 1 + r.Intn(15), Seed: r.Int63()})
 	}
 	// A worktree with staged, unstaged-on-staged, untracked, ignored and
 	// deleted files.
@@ -641,6 +643,46 @@ func (b *builder) apply(o op) {
 	case "config":
 		s := repoSettings[o.Sel%len(repoSettings)]
 		b.git("config", s.key, s.values[o.Content%len(s.values)])
+	case "conflict":
+		// A merge left unresolved: the index holds stages 1-3 and
+		// MERGE_HEAD names the other side. Content bits choose the kinds:
+		// 1 both modified, 2 modified here and deleted there, 4 deleted
+		// here and modified there, 8 added on both sides.
+		cur, err := b.git("symbolic-ref", "-q", "--short", "HEAD")
+		if err != nil {
+			return
+		}
+		cur = strings.TrimSpace(cur)
+		sel := func(i int) int { return o.Sel + 7*i }
+		b.git("checkout", "-q", "-b", "side")
+		if o.Content&1 != 0 {
+			b.apply(op{Kind: "edit", Sel: sel(0), Content: 1, Seed: o.Seed})
+		}
+		if o.Content&2 != 0 {
+			b.apply(op{Kind: "delete", Sel: sel(1)})
+		}
+		if o.Content&4 != 0 {
+			b.apply(op{Kind: "edit", Sel: sel(2), Content: 2, Seed: o.Seed + 1})
+		}
+		if o.Content&8 != 0 {
+			b.apply(op{Kind: "write", Path: "both/added.txt", Content: 5, Seed: o.Seed})
+		}
+		b.apply(op{Kind: "commit", Msg: "side"})
+		b.git("checkout", "-q", cur)
+		if o.Content&1 != 0 {
+			b.apply(op{Kind: "edit", Sel: sel(0), Content: 3, Seed: o.Seed + 2})
+		}
+		if o.Content&2 != 0 {
+			b.apply(op{Kind: "edit", Sel: sel(1), Content: 1, Seed: o.Seed + 3})
+		}
+		if o.Content&4 != 0 {
+			b.apply(op{Kind: "delete", Sel: sel(2)})
+		}
+		if o.Content&8 != 0 {
+			b.apply(op{Kind: "write", Path: "both/added.txt", Content: 4, Seed: o.Seed + 4})
+		}
+		b.apply(op{Kind: "commit", Msg: "here"})
+		b.git("merge", "-q", "--no-edit", "side")
 	case "rmcached":
 		p, ok := b.pick(o.Sel)
 		if !ok {

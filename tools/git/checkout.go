@@ -397,22 +397,17 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	// Overlay: matching paths of the commit go to index and worktree;
 	// nothing is deleted. Every item must match something in the commit.
 	files := map[string]gitbackend.TreeFile{}
-	for i := range ps.items {
-		// An item must match something, exclusions aside (git checks
-		// each positive item alone); what is taken honours them.
-		one := pathspec{items: ps.items[i : i+1]}
-		found := false
-		for p, s := range all {
-			if one.match(p) {
-				found = true
-				if ps.match(p) {
-					files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
-				}
-			}
+	for p, s := range all {
+		if ps.match(p) {
+			files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
 		}
-		if !found {
-			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", ps.items[i].raw)}
-		}
+	}
+	// git reads the commit's entries the whole pathspec selects
+	// (read_tree_some honours exclusions) and marks items on those
+	// only: a positive item must match one of them, and an exclusion
+	// counts as matched once anything was selected.
+	if raw, ok := unmatchedIn(ps, files); ok {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", raw)}
 	}
 	if err := beforeChange(ctx); err != nil {
 		return "", err

@@ -101,6 +101,14 @@ func (d Deps) run(ctx context.Context, workingDir string, timeoutMS int, fn func
 	err := repo.Do(ctx, func(r *git.Repository) error {
 		var err error
 		out, err = fn(ctx, r)
+		if dir != "." {
+			// git never removes the directory it runs in (setup.c's
+			// startup cwd): a checkout, restore or stash that emptied
+			// it leaves it in place.
+			if _, serr := d.FS.Stat(dir); serr != nil {
+				_ = d.FS.MkdirAll(dir, 0o755)
+			}
+		}
 		return err
 	})
 	// A call that finished is a success even if the deadline passed while

@@ -325,3 +325,28 @@ func bracket(pat string, c byte) (n int, ok, matched bool) {
 	}
 	return 0, false, false
 }
+
+// unmatchedIn returns the first item git's report_path_error would name
+// when selected holds the paths the whole pathspec selected: a positive
+// item that matches none of them, or, when nothing was selected at all,
+// the first item (an exclusion included; the implicit item of an
+// exclusions-only pathspec is named ".").
+func unmatchedIn[V any](ps pathspec, selected map[string]V) (string, bool) {
+	for _, it := range ps.items {
+		found := false
+		for p := range selected {
+			if it.matches(p) {
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		if it.raw == "" && len(ps.exclude) > 0 {
+			return ps.exclude[0].raw, true
+		}
+		return it.raw, true
+	}
+	return "", false
+}

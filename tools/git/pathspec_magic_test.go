@@ -1,6 +1,8 @@
 package git
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -57,4 +59,39 @@ func anySlice(s []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// TestCheckoutFromCommitReportsPathspecsAsGit: checkout <commit> -- with
+// exclusions refuses exactly when git does. git reads the entries the
+// whole pathspec selects and marks items on those only, so a positive
+// item whose paths are all excluded did not match, and with nothing
+// selected every item (an exclusion too) did not; checkout from the index
+// and restore never name an exclusion. Found by the differential suite
+// with working directories (seed 18: ':^sp ace' on a tree holding only
+// files under "sp ace").
+func TestCheckoutFromCommitReportsPathspecsAsGit(t *testing.T) {
+	f := newRepo(t)
+	for _, p := range []string{"a.txt", "b.txt", "d/x"} {
+		f.write(t, p, "1\n")
+	}
+	f.commitAll(t, "x")
+	for _, ps := range [][]string{
+		{"a.txt", ":!a.txt"}, {":!a.txt"}, {":!d"}, {":!nomatch"}, {"d", ":!d"}, {"a.txt", ":!nomatch"},
+		{"d/x", ":!d"}, {":!*.txt", ":!d"}, {"*.txt", ":!b.txt"},
+	} {
+		for _, commit := range []string{"HEAD", ""} {
+			args := map[string]any{"paths": anySlice(ps)}
+			gitArgs := []string{"checkout"}
+			if commit != "" {
+				args["commit"] = commit
+				gitArgs = append(gitArgs, commit)
+			}
+			_, gerr := gittest.GitErr(f.dir, append(append(gitArgs, "--"), ps...)...)
+			raw, _ := json.Marshal(args)
+			_, terr := open(t, f.dir).set.Call(context.Background(), "git_checkout", raw)
+			if (gerr != nil) != (terr != nil) {
+				t.Errorf("checkout %q -- %q: git error %v, tool error %v", commit, ps, gerr, terr)
+			}
+		}
+	}
 }

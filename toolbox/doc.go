@@ -3,8 +3,9 @@
 // strategy that publishes a change (direct push, or a pull-request branch).
 // A [Box] is the one owner of persistence:
 //
-//   - it implements tools.Persister: every mutating tool (the file tools,
-//     apply_patch, git_commit, git_stash, shell, exec_tool's bridge writes)
+//   - it implements tools.Persister: every tool that changes the toolbox
+//     (write_file, patch_file, apply_patch, delete_file, git_commit, shell,
+//     exec_command / write_stdin, and exec_tool for what a run wrote)
 //     hands its change to [Box.Persist];
 //   - its catalog (registry + meta.json) is the only gitbackend hook: during
 //     a replay gitbackend asks it to regenerate meta.json from the merged
@@ -21,7 +22,7 @@
 //
 // write_file:
 //
-//	kernel.Call → tools.Set.Call (schema, approval, events)
+//	Kernel.Call → tools.Set.Call (schema, approval, events)
 //	  → write_file (tools: jail, vfs write)
 //	  → tools.Persister = Box.Persist
 //	  → catalog.record (registry, meta.json written to the root)
@@ -30,7 +31,7 @@
 //
 // exec_tool:
 //
-//	kernel.Call → tools.Set.Call → exec_tool (tools)
+//	Kernel.Call → tools.Set.Call → exec_tool (tools)
 //	  → sandbox.Runner.Exec → tgp.write_file
 //	  → Box.SandboxFS().WriteFile (tools.AgentPath, vfs write)
 //	  run ends: exec_tool → Box.Persist → (as write_file)

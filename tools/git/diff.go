@@ -107,6 +107,10 @@ type change struct {
 	oldLoaded, newLoad func() ([]byte, error)
 	newWorktree        bool // the new side was read from the worktree
 	copied             bool // oldPath is the source of a copy, not a rename
+	// unmerged: git's "Unmerged" record of a conflicted path (no sides);
+	// combined, when set, is printed as its --cc patch instead.
+	unmerged bool
+	combined *combinedRec
 }
 
 func (c *change) old() []byte {
@@ -323,16 +327,32 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		if from, err = treeFiles(r, ht); err != nil {
 			return nil, err
 		}
-		if to, err = indexFiles(r); err != nil {
+		var conflicts map[string]*conflictSides
+		if to, conflicts, err = stagedIndexFiles(r); err != nil {
 			return nil, err
 		}
+		for p := range conflicts {
+			delete(from, p) // shown as unmerged, not as a change
+		}
+		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
+		return unmergedChanges(changes, conflicts, ps.match, nil, false), nil
 	default:
-		if from, err = indexFiles(r); err != nil {
+		var conflicts map[string]*conflictSides
+		if from, conflicts, err = stagedIndexFiles(r); err != nil {
 			return nil, err
+		}
+		// An unmerged path is diffed from its stage 2 (ours), when it
+		// has one.
+		for p, cs := range conflicts {
+			if cs[2] != nil {
+				from[p] = *cs[2]
+			}
 		}
 		if to, err = worktreeFiles(r, s, from); err != nil {
 			return nil, err
 		}
+		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
+		return unmergedChanges(changes, conflicts, ps.match, to, !a.NameOnly && !a.Stat), nil
 	}
 	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
 }
@@ -380,7 +400,15 @@ func render(changes []*change, nameOnly, stat bool, po patchOpts) string {
 		writeStat(&b, changes, po)
 	default:
 		for _, c := range changes {
-			writePatch(&b, c, po)
+			switch {
+			case c.combined != nil:
+				cr := c.combined
+				writeCombined(&b, po, c.path, cr.parents, cr.has, cr.result, cr.hasResult)
+			case c.unmerged:
+				b.WriteString("* Unmerged path " + c.path + "\n")
+			default:
+				writePatch(&b, c, po)
+			}
 		}
 	}
 	return b.String()
@@ -682,10 +710,21 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 		name     string
 		add, del int
 		bin      bool
+		unmerged bool
 	}
 	rows := make([]row, 0, len(changes))
 	maxLen, maxChange, numberW, binW := 0, 0, 0, 0
+	files := 0
 	for _, c := range changes {
+		if c.unmerged {
+			// "Unmerged" takes the place of the count (8 columns).
+			name := po.quote(c.path)
+			rows = append(rows, row{name: name, unmerged: true})
+			maxLen = max(maxLen, strWidth(name))
+			binW = max(binW, 8)
+			continue
+		}
+		files++
 		a, d, bin := counts(c, po)
 		name := po.quote(c.path)
 		if c.oldPath != "" {
@@ -741,6 +780,11 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 			}
 		}
 		padding := max(nameW-len(prefix)-strWidth(name), 0)
+		if r.unmerged {
+			// git ends this record without a newline (show_stats).
+			fmt.Fprintf(b, " %s%s%*s | Unmerged", prefix, name, padding, "")
+			continue
+		}
 		if r.bin {
 			fmt.Fprintf(b, " %s%s%*s | %*s", prefix, name, padding, "", numberW, "Bin")
 			if r.add == 0 && r.del == 0 {
@@ -773,7 +817,11 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 		fmt.Fprintf(b, " %s%s%*s | %*d%s%s%s\n", prefix, name, padding, "", numberW, r.add+r.del, sep,
 			strings.Repeat("+", add), strings.Repeat("-", del))
 	}
-	fmt.Fprintf(b, " %d file%s changed", len(rows), plural(len(rows)))
+	if files == 0 {
+		b.WriteString(" 0 files changed\n") // print_stat_summary
+		return
+	}
+	fmt.Fprintf(b, " %d file%s changed", files, plural(files))
 	if adds > 0 || dels == 0 {
 		fmt.Fprintf(b, ", %d insertion%s(+)", adds, plural(adds))
 	}

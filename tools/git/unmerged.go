@@ -1,7 +1,10 @@
 package git
 
 import (
+	"sort"
+
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -64,4 +67,89 @@ func merging(r *git.Repository) bool {
 	}
 	_, err := fsr.Filesystem().Stat("MERGE_HEAD")
 	return err == nil
+}
+
+// conflictSides are an unmerged path's index stages (1 base, 2 ours,
+// 3 theirs; nil when absent).
+type conflictSides [4]*side
+
+// stagedIndexFiles splits the index: stage-0 entries, and each unmerged
+// path's stages.
+func stagedIndexFiles(r *git.Repository) (map[string]side, map[string]*conflictSides, error) {
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return nil, nil, err
+	}
+	merged := map[string]side{}
+	var conflicts map[string]*conflictSides
+	for _, e := range idx.Entries {
+		s := side{mode: e.Mode, hash: e.Hash, load: entryLoader(r, e.Mode, e.Hash)}
+		if e.Stage == 0 || e.Stage > 3 {
+			merged[e.Name] = s
+			continue
+		}
+		if conflicts == nil {
+			conflicts = map[string]*conflictSides{}
+		}
+		cs := conflicts[e.Name]
+		if cs == nil {
+			cs = &conflictSides{}
+			conflicts[e.Name] = cs
+		}
+		cs[e.Stage] = &s
+	}
+	return merged, conflicts, nil
+}
+
+// unmergedChanges adds git's records of the unmerged paths match selects
+// to changes. diff-files (worktree) queues an "Unmerged" pair for each,
+// then diffs stage 2 against the worktree like any entry; with a patch
+// to print, a path with both stage 2 and 3 is a combined diff (--cc) of
+// the worktree against them instead, printed before everything queued.
+// diff-index --cached queues the Unmerged pair only.
+func unmergedChanges(changes []*change, conflicts map[string]*conflictSides, match func(string) bool, worktree map[string]side, patch bool) []*change {
+	if len(conflicts) == 0 {
+		return changes
+	}
+	combined := map[string]bool{}
+	var extra []*change
+	for p, cs := range conflicts {
+		if match != nil && !match(p) {
+			continue
+		}
+		c := &change{path: p, unmerged: true}
+		if worktree != nil && patch && cs[2] != nil && cs[3] != nil {
+			res, ok := worktree[p]
+			res.hash = plumbing.ZeroHash // git does not hash the worktree file here
+			c.combined = &combinedRec{parents: []side{*cs[2], *cs[3]}, has: []bool{true, true}, result: res, hasResult: ok}
+			combined[p] = true
+		}
+		extra = append(extra, c)
+	}
+	out := make([]*change, 0, len(changes)+len(extra))
+	for _, c := range changes {
+		if !combined[c.path] {
+			out = append(out, c)
+		}
+	}
+	out = append(out, extra...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.combined != nil) != (b.combined != nil) {
+			return a.combined != nil
+		}
+		if a.path != b.path {
+			return a.path < b.path
+		}
+		return a.unmerged && !b.unmerged
+	})
+	return out
+}
+
+// combinedRec is a combined diff to print for an unmerged path.
+type combinedRec struct {
+	parents   []side
+	has       []bool
+	result    side
+	hasResult bool
 }

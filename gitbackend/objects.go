@@ -341,13 +341,13 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 				if info, lerr := wt.Lstat(c.Path); lerr == nil && info.IsDir() {
 					// A submodule's directory with content in it: git
 					// leaves it ("unable to rmdir") and so do we.
-					_, _ = idx.Remove(c.Path)
+					removeIndexPath(idx, c.Path)
 					continue
 				}
 				return fmt.Errorf("remove %s: %w", c.Path, err)
 			}
 			pruneEmptyDirs(wt, path.Dir(c.Path))
-			_, _ = idx.Remove(c.Path)
+			removeIndexPath(idx, c.Path)
 			continue
 		}
 		if err := writeWorktreeFile(s, wt, c); err != nil {
@@ -368,7 +368,7 @@ func stageInIndex(s storage.Storer, wt billy.Filesystem, changes []fileChange) e
 	}
 	for _, c := range changes {
 		if c.Delete {
-			_, _ = idx.Remove(c.Path)
+			removeIndexPath(idx, c.Path)
 			continue
 		}
 		if err := setIndexEntry(idx, wt, c); err != nil {
@@ -378,7 +378,37 @@ func stageInIndex(s storage.Storer, wt billy.Filesystem, changes []fileChange) e
 	return s.SetIndex(idx)
 }
 
+// removeIndexPath drops every entry of p: stage 0, or the conflict
+// stages 1-3 of an unmerged path (go-git's Remove drops the first only).
+func removeIndexPath(idx *index.Index, p string) {
+	kept := idx.Entries[:0]
+	for _, e := range idx.Entries {
+		if e.Name != p {
+			kept = append(kept, e)
+		}
+	}
+	idx.Entries = kept
+}
+
+// dropConflictStages removes the stages 1-3 of p: staging a path resolves
+// its conflict (git's add_index_entry replaces them with stage 0).
+func dropConflictStages(idx *index.Index, p string) {
+	for _, e := range idx.Entries {
+		if e.Name == p && e.Stage != 0 {
+			kept := idx.Entries[:0]
+			for _, x := range idx.Entries {
+				if x.Name != p || x.Stage == 0 {
+					kept = append(kept, x)
+				}
+			}
+			idx.Entries = kept
+			return
+		}
+	}
+}
+
 func setIndexEntry(idx *index.Index, wt billy.Filesystem, c fileChange) error {
+	dropConflictStages(idx, c.Path)
 	e, err := idx.Entry(c.Path)
 	if err != nil {
 		// A path cannot be both a file and a directory in the index: like

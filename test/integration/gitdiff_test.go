@@ -723,7 +723,8 @@ func state(dir string, base map[string]bool) string {
 	g("symbolic-ref", "-q", "HEAD")
 	g("for-each-ref", "--format=%(refname) %(objectname)")
 	g("stash", "list")
-	g("log", "-n", "3", "--format=%T %an <%ae> %cn <%ce>%n%B", "HEAD", "--")
+	g("log", "-n", "3", "--format=%T %P %an <%ae> %cn <%ce>%n%B", "HEAD", "--")
+	g("rev-parse", "-q", "--verify", "MERGE_HEAD")
 	g("config", "--get-regexp", `^branch\.`)
 	b.WriteString("worktree:\n")
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

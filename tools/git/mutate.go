@@ -93,6 +93,13 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 		return 0, err
 	}
 	var targets []string
+	// An unmerged path is always staged when named: that resolves it.
+	for p := range unmergedStages(idx) {
+		if ps.match(p) {
+			delete(st, p)
+			targets = append(targets, p)
+		}
+	}
 	for p, s := range st {
 		untracked := s.Worktree == git.Untracked
 		changed := s.Worktree != git.Unmodified
@@ -236,12 +243,16 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 	if err != nil {
 		return "", err
 	}
-	to, err := indexFiles(r)
+	to, conflicts, err := stagedIndexFiles(r)
 	if err != nil {
 		return "", err
 	}
+	if len(conflicts) > 0 {
+		return "", errUnmergedCommit()
+	}
 	changes := diffSides(from, to, nil)
-	if len(changes) == 0 {
+	merges := mergeHeads(r)
+	if len(changes) == 0 && len(merges) == 0 {
 		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "nothing to commit"}
 	}
 	author, committer, err := d.signatures(r, time.Now())
@@ -269,6 +280,8 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 		head, _ := r.Head()
 		parents = []plumbing.Hash{head.Hash()}
 	}
+	// Concluding a merge: MERGE_HEAD's commits are the other parents.
+	parents = append(parents, merges...)
 	tree, err := gitbackend.WriteTree(r.Storer, baseTree, files)
 	if err != nil {
 		return "", err
@@ -294,6 +307,9 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 	}
 	if err := r.Storer.SetReference(plumbing.NewHashReference(target, h)); err != nil {
 		return "", err
+	}
+	if len(merges) > 0 {
+		clearMergeState(r)
 	}
 	branch, detached := currentBranch(r)
 	if detached {

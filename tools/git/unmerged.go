@@ -1,12 +1,16 @@
 package git
 
 import (
+	"io"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/tgp-go/tgp/tools"
 )
 
 // A merge that stopped on conflicts leaves stages 1 (base), 2 (ours) and
@@ -152,4 +156,49 @@ type combinedRec struct {
 	has       []bool
 	result    side
 	hasResult bool
+}
+
+// errUnmergedCommit is git's die_resolve_conflict("commit").
+func errUnmergedCommit() error {
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: "error: Committing is not possible because you have unmerged files.\n" +
+		"hint: Fix them up in the work tree, and then use 'git add/rm <file>'\n" +
+		"hint: as appropriate to mark resolution and make a commit.\n" +
+		"fatal: Exiting because of an unresolved conflict."}
+}
+
+// mergeHeads reads MERGE_HEAD: the other parents of the merge commit in
+// progress (none when no merge is).
+func mergeHeads(r *git.Repository) []plumbing.Hash {
+	fsr, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return nil
+	}
+	f, err := fsr.Filesystem().Open("MERGE_HEAD")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil
+	}
+	var out []plumbing.Hash
+	for _, l := range strings.Fields(string(data)) {
+		if h := plumbing.NewHash(l); !h.IsZero() && len(l) == 40 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// clearMergeState removes what a concluded merge leaves in .git, as git
+// commit does.
+func clearMergeState(r *git.Repository) {
+	fsr, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return
+	}
+	for _, name := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE"} {
+		_ = fsr.Filesystem().Remove(name)
+	}
 }

@@ -219,7 +219,7 @@ func (r *Repo) setAsideBroken() (string, error) {
 	if err := r.openStore(); err != nil {
 		return "", err
 	}
-	repo, err := git.InitWithOptions(r.store, r.wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch())})
+	repo, err := git.InitWithOptions(r.gitStorage(), r.wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch())})
 	if err != nil {
 		return "", fmt.Errorf("re-init %s/.git: %w", r.wt.Root(), err)
 	}
@@ -584,7 +584,7 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 			// A move failed: keep the Repo usable on whatever is there;
 			// the next boot sees a fresh root and clones again.
 			if r.openStore() == nil {
-				if repo, err := git.Open(r.store, r.wt); err == nil {
+				if repo, err := git.Open(r.gitStorage(), r.wt); err == nil {
 					r.repo = repo
 					_ = r.setRemote()
 				}
@@ -618,7 +618,7 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 		return plumbing.ZeroHash, notes, err
 	}
 	reopened = true
-	repo, err := git.Open(r.store, r.wt)
+	repo, err := git.Open(r.gitStorage(), r.wt)
 	if err != nil {
 		return plumbing.ZeroHash, notes, fmt.Errorf("open repository %s: %w", root, err)
 	}

@@ -1,14 +1,19 @@
 package gitbackend
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
@@ -18,9 +23,14 @@ import (
 // written as (same size, modification time and inode): a git tool or a
 // git CLI that rewrote the index makes it read afresh.
 type indexCache struct {
+	// mu guards the cache for the git tools' storage (warm.go); the
+	// persist path holds the repository's lock.
+	mu    sync.Mutex
 	idx   *index.Index
 	stamp fileStamp
 	buf   []byte
+	// trees are the last flattened trees (warm.go).
+	trees flatTrees
 }
 
 // fileStamp identifies the index file's content: its stat data and its
@@ -67,14 +77,196 @@ func (c *indexCache) load(dot billy.Filesystem, s cachedIndexStore) (*index.Inde
 		return idx, nil
 	}
 	c.idx = nil
-	idx, err := s.Index()
+	idx, rst, err := readIndex(dot, s)
 	if err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
-	// Stamped before the read: if the file changed in between, the stamp
-	// is older than the content and the next load reads it again.
-	c.stamp = st
+	if rst.size == 0 {
+		// Read by go-git: stamped before the read, so that if the file
+		// changed in between, the stamp is older than the content and
+		// the next load reads it again.
+		rst = st
+	}
+	c.stamp = rst
 	return idx, nil
+}
+
+// view returns a copy of the index, decoded or from the cache, which stays
+// cached: what the git tools read (they may change their copy; only what
+// they hand to save is kept).
+func (c *indexCache) view(dot billy.Filesystem, s cachedIndexStore) (*index.Index, error) {
+	st, ok := stampIndex(dot)
+	if ok && c.idx != nil && st == c.stamp {
+		return cloneIndex(c.idx), nil
+	}
+	c.idx = nil
+	idx, rst, err := readIndex(dot, s)
+	if err != nil {
+		return nil, err
+	}
+	if rst.size == 0 {
+		rst = st
+	}
+	if rst.size > 0 {
+		c.idx, c.stamp = idx, rst
+		return cloneIndex(idx), nil
+	}
+	return idx, nil
+}
+
+// cloneIndex copies an index: its entries in one allocation (the names,
+// immutable, are shared).
+func cloneIndex(idx *index.Index) *index.Index {
+	out := *idx
+	slab := make([]index.Entry, len(idx.Entries))
+	out.Entries = make([]*index.Entry, len(idx.Entries))
+	for i, e := range idx.Entries {
+		slab[i] = *e
+		out.Entries[i] = &slab[i]
+	}
+	return &out
+}
+
+// readIndex decodes .git/index: versions 2 and 3 here, from one read of
+// the file (go-git's decoder reads field by field through reflection and
+// allocates per entry), anything else by go-git. st is the stamp of the
+// bytes decoded (zero when go-git read them).
+func readIndex(dot billy.Filesystem, s cachedIndexStore) (*index.Index, fileStamp, error) {
+	f, err := dot.Open("index")
+	if err != nil {
+		idx, err := s.Index() // a missing index is an empty one, as go-git has it
+		return idx, fileStamp{}, err
+	}
+	info, err := statOpen(f, dot)
+	if err != nil {
+		f.Close()
+		idx, err := s.Index()
+		return idx, fileStamp{}, err
+	}
+	data := make([]byte, info.Size())
+	_, err = io.ReadFull(f, data)
+	f.Close()
+	if err == nil {
+		if idx, ok := decodeIndex(data); ok {
+			idx.ModTime = info.ModTime()
+			st := fileStamp{size: info.Size(), mtime: info.ModTime(), ino: inodeOf(info)}
+			copy(st.sum[:], data[len(data)-20:])
+			return idx, st, nil
+		}
+	}
+	idx, err := s.Index()
+	return idx, fileStamp{}, err
+}
+
+// statOpen is the stat data of an open file (fstat when the file has one).
+func statOpen(f billy.File, dot billy.Filesystem) (fs.FileInfo, error) {
+	if sf, ok := f.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		return sf.Stat()
+	}
+	return dot.Stat("index")
+}
+
+// decodeIndex decodes an index file of version 2 or 3 whose checksum is
+// right, as go-git's decoder does; ok is false for anything else (version
+// 4, a mandatory extension, a bad checksum, a short file), which go-git
+// then reads or refuses. The optional extensions (the cache tree,
+// resolve-undo) are skipped: nothing reads them, and the encoder never
+// writes them back.
+func decodeIndex(data []byte) (*index.Index, bool) {
+	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
+		return nil, false
+	}
+	ver := binary.BigEndian.Uint32(data[4:])
+	if ver != 2 && ver != 3 {
+		return nil, false
+	}
+	body := data[:len(data)-20]
+	if sha1.Sum(body) != [20]byte(data[len(data)-20:]) {
+		return nil, false
+	}
+	n := int(binary.BigEndian.Uint32(data[8:]))
+	if n > len(body)/62 {
+		return nil, false
+	}
+	idx := &index.Index{Version: ver}
+	slab := make([]index.Entry, n)
+	idx.Entries = make([]*index.Entry, n)
+	// The names are substrings of one string of the entries' bytes: one
+	// allocation instead of one per entry.
+	off := 12
+	end := off
+	for i := 0; i < n; i++ {
+		// Find the end of the entries first (names need the string).
+		if end+62 > len(body) {
+			return nil, false
+		}
+		flags := binary.BigEndian.Uint16(body[end+60:])
+		hdr := 62
+		if flags&0x4000 != 0 {
+			hdr += 2
+		}
+		if end+hdr > len(body) {
+			return nil, false
+		}
+		nl := int(flags & 0xfff)
+		if nl == 0xfff {
+			z := bytes.IndexByte(body[end+hdr:], 0)
+			if z < 0 {
+				return nil, false
+			}
+			nl = z
+		}
+		size := (hdr + nl + 8) &^ 7
+		if end+size > len(body) {
+			return nil, false
+		}
+		end += size
+	}
+	names := string(body[off:end])
+	for i := 0; i < n; i++ {
+		b := body[off:]
+		e := &slab[i]
+		u := func(at int) uint32 { return binary.BigEndian.Uint32(b[at:]) }
+		if sec, nsec := u(0), u(4); sec != 0 || nsec != 0 {
+			e.CreatedAt = time.Unix(int64(sec), int64(nsec))
+		}
+		if sec, nsec := u(8), u(12); sec != 0 || nsec != 0 {
+			e.ModifiedAt = time.Unix(int64(sec), int64(nsec))
+		}
+		e.Dev, e.Inode, e.Mode, e.UID, e.GID, e.Size = u(16), u(20), filemode.FileMode(u(24)), u(28), u(32), u(36)
+		copy(e.Hash[:], b[40:60])
+		flags := binary.BigEndian.Uint16(b[60:])
+		e.Stage = index.Stage(flags>>12) & 0x3
+		hdr := 62
+		if flags&0x4000 != 0 {
+			ext := binary.BigEndian.Uint16(b[62:])
+			e.IntentToAdd = ext&(1<<13) != 0
+			e.SkipWorktree = ext&(1<<14) != 0
+			hdr += 2
+		}
+		nl := int(flags & 0xfff)
+		if nl == 0xfff {
+			nl = bytes.IndexByte(b[hdr:], 0)
+		}
+		start := off + hdr - 12
+		e.Name = names[start : start+nl]
+		idx.Entries[i] = e
+		off += (hdr + nl + 8) &^ 7
+	}
+	// Extensions: signature, length, data. An optional one (first letter
+	// A-Z) is skipped; a mandatory one is go-git's to refuse.
+	for off < len(body) {
+		if off+8 > len(body) {
+			return nil, false
+		}
+		sig := body[off]
+		l := int(binary.BigEndian.Uint32(body[off+4:]))
+		if sig < 'A' || sig > 'Z' || l < 0 || off+8+l > len(body) {
+			return nil, false
+		}
+		off += 8 + l
+	}
+	return idx, true
 }
 
 // save writes the index in place (as go-git does) and keeps it.

@@ -144,7 +144,7 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 		r.notes = r.repairGitDir()
 	}
 	if _, err := wt.Stat(".git/HEAD"); err == nil {
-		r.repo, err = git.Open(r.store, wt)
+		r.repo, err = git.Open(r.gitStorage(), wt)
 		if err != nil && cfg.Remote != "" {
 			// Unreadable (a garbled config, say): keep the data aside and
 			// start afresh; Hydrate clones and reports it.
@@ -159,7 +159,7 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 			return nil, fmt.Errorf("open repository %s: %w", wt.Root(), err)
 		}
 	} else if cfg.Remote != "" {
-		r.repo, err = git.InitWithOptions(r.store, wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch())})
+		r.repo, err = git.InitWithOptions(r.gitStorage(), wt, git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch())})
 		if err != nil {
 			return nil, fmt.Errorf("init repository %s: %w", wt.Root(), err)
 		}

@@ -1,0 +1,232 @@
+package gitbackend
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+// TestDecodeIndexMatchesGoGit: indexes the git CLI writes (version 2, 3
+// with intent-to-add, 4, the cache-tree and resolve-undo extensions, a
+// conflict, a name longer than 0xfff bytes) decode as go-git decodes
+// them, extensions aside; what the fast decoder does not take (version 4)
+// is read by go-git.
+func TestDecodeIndexMatchesGoGit(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	files := map[string]string{"a.txt": "a\n", "b/c.txt": "c\n", "b.txt": "b\n", "exec.sh": "#!/bin/sh\n"}
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gittest.Git(t, dir, "add", ".")
+	// A name longer than the 12 bits of an entry's length (no file: the
+	// OS refuses such a path).
+	long := strings.Repeat(strings.Repeat("d", 200)+"/", 21) + "x"
+	blob := strings.TrimSpace(gittest.Git(t, dir, "hash-object", "-w", "a.txt"))
+	gittest.Git(t, dir, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+long)
+	gittest.Git(t, dir, "commit", "-q", "-m", "one") // writes the cache tree
+	check := func(name, ext string) {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), ext) {
+			t.Fatalf("%s: the index has no %q", name, ext)
+		}
+		want := &index.Index{}
+		if err := index.NewDecoder(strings.NewReader(string(data))).Decode(want); err != nil {
+			t.Fatal(err)
+		}
+		want.Cache, want.ResolveUndo, want.EndOfIndexEntry = nil, nil, nil
+		got, ok := decodeIndex(data)
+		if want.Version == 4 {
+			if ok {
+				t.Fatalf("%s: version 4 decoded by the fast decoder", name)
+			}
+			return
+		}
+		if !ok {
+			t.Fatalf("%s: not decoded", name)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: decoded\n%+v\nwant\n%+v", name, got, want)
+		}
+		long := false
+		for _, e := range got.Entries {
+			long = long || len(e.Name) > 0xfff
+		}
+		if !long {
+			t.Fatalf("%s: no entry with a long name", name)
+		}
+		// Through the cache, as the git tools read it.
+		dot := osfs.New(filepath.Join(dir, ".git"))
+		var c indexCache
+		s := &fakeIndexStore{t: t}
+		v, err := c.view(dot, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.ModTime = want.ModTime
+		if !reflect.DeepEqual(v, want) {
+			t.Fatalf("%s: view differs", name)
+		}
+	}
+	check("v2 with cache tree", "TREE")
+	gittest.Git(t, dir, "rm", "-q", "--cached", "b.txt")
+	os.WriteFile(filepath.Join(dir, "new.txt"), []byte("n\n"), 0o644)
+	gittest.Git(t, dir, "add", "-N", "new.txt")
+	check("v3 intent-to-add", "new.txt")
+	gittest.Git(t, dir, "update-index", "--skip-worktree", "a.txt")
+	check("v3 skip-worktree", "a.txt")
+	gittest.Git(t, dir, "update-index", "--no-skip-worktree", "a.txt")
+	gittest.Git(t, dir, "reset", "-q")
+	// A conflict, then resolved: stages 1-3, then resolve-undo.
+	gittest.Git(t, dir, "checkout", "-q", "-b", "side")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("side\n"), 0o644)
+	gittest.Git(t, dir, "commit", "-q", "-am", "side")
+	gittest.Git(t, dir, "checkout", "-q", "main")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("main\n"), 0o644)
+	gittest.Git(t, dir, "commit", "-q", "-am", "main")
+	_, _ = gittest.GitErr(dir, "merge", "-q", "side")
+	check("conflict", "a.txt")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("both\n"), 0o644)
+	gittest.Git(t, dir, "add", "a.txt")
+	check("resolve-undo", "REUC")
+	gittest.Git(t, dir, "update-index", "--index-version", "4")
+	check("v4", "DIRC")
+}
+
+// fakeIndexStore is go-git's reader, for the cache's fallback.
+type fakeIndexStore struct{ t *testing.T }
+
+func (f *fakeIndexStore) Index() (*index.Index, error) {
+	f.t.Fatal("the fast decoder fell back to go-git")
+	return nil, nil
+}
+func (f *fakeIndexStore) SetIndex(*index.Index) error { return nil }
+
+// TestWarmIndexSeesOtherWriters: the git tools' storage keeps the index
+// decoded, hands out copies (a caller's change is not kept unless it is
+// written), and reads the file again when something else rewrote it.
+func TestWarmIndexSeesOtherWriters(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
+	gittest.Git(t, dir, "add", "a.txt")
+	r, err := Open(context.Background(), osfs.New(dir), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	names := func() []string {
+		var out []string
+		_ = r.Do(context.Background(), func(g *git.Repository) error {
+			idx, err := g.Storer.Index()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range idx.Entries {
+				out = append(out, e.Name)
+			}
+			idx.Entries = nil // a caller's change to its copy
+			return nil
+		})
+		return out
+	}
+	if got := names(); !reflect.DeepEqual(got, []string{"a.txt"}) {
+		t.Fatalf("index %v", got)
+	}
+	if got := names(); !reflect.DeepEqual(got, []string{"a.txt"}) {
+		t.Fatalf("a caller's copy changed the cache: %v", got)
+	}
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644)
+	gittest.Git(t, dir, "add", "b.txt")
+	if got := names(); !reflect.DeepEqual(got, []string{"a.txt", "b.txt"}) {
+		t.Fatalf("after git add: %v", got)
+	}
+	// Our own write is kept, and read back as written.
+	_ = r.Do(context.Background(), func(g *git.Repository) error {
+		idx, _ := g.Storer.Index()
+		idx.Remove("a.txt")
+		if err := g.Storer.SetIndex(idx); err != nil {
+			t.Fatal(err)
+		}
+		idx.Entries = nil
+		return nil
+	})
+	if got := names(); !reflect.DeepEqual(got, []string{"b.txt"}) {
+		t.Fatalf("after our write: %v", got)
+	}
+	if out := gittest.Git(t, dir, "ls-files"); strings.TrimSpace(out) != "b.txt" {
+		t.Fatalf("git ls-files after our write: %q", out)
+	}
+}
+
+// TestFlatTreeInIndexOrder: a flattened tree lists paths as the index
+// orders them ("a.txt" before "a/x"), gitlinks and links included.
+func TestFlatTreeInIndexOrder(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	for _, p := range []string{"a/x", "a.txt", "a-b", "b/c/d", "z"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(p), 0o644)
+	}
+	os.Symlink("z", filepath.Join(dir, "link"))
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("1", 40)+",sub")
+	gittest.Git(t, dir, "commit", "-q", "-m", "one")
+	r, err := Open(context.Background(), osfs.New(dir), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_ = r.Do(context.Background(), func(g *git.Repository) error {
+		head, _ := g.Head()
+		c, _ := object.GetCommit(g.Storer, head.Hash())
+		list, err := FlatTree(g.Storer, c.TreeHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range list {
+			got = append(got, e.Path+" "+e.Mode.String())
+		}
+		idx, _ := g.Storer.Index()
+		var want []string
+		for _, e := range idx.Entries {
+			want = append(want, e.Name+" "+e.Mode.String())
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("flat tree\n%v\nindex\n%v", got, want)
+		}
+		again, _ := FlatTree(g.Storer, c.TreeHash)
+		if &again[0] != &list[0] {
+			t.Fatal("the flattened tree was not cached")
+		}
+		if l, _ := FlatTree(g.Storer, plumbing.ZeroHash); l != nil {
+			t.Fatal("the empty tree lists entries")
+		}
+		return nil
+	})
+}

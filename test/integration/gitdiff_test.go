@@ -555,7 +555,9 @@ func genMutations(r *rand.Rand, f repoFacts) []check {
 				b := pickS(r, f.branches, "main")
 				c.Args, c.Git = map[string]any{"branch": b}, []string{"checkout", "-q", b}
 			case 1:
-				c.Args, c.Git = map[string]any{"create_branch": "new-b"}, []string{"checkout", "-q", "-b", "new-b"}
+				// Not quiet: git 2.39's "checkout -q -b" refuses an unmerged
+				// index that plain "checkout -b" (what the tool does) keeps.
+				c.Args, c.Git = map[string]any{"create_branch": "new-b"}, []string{"checkout", "-b", "new-b"}
 			case 2:
 				x := ref(r, f)
 				c.Args, c.Git = map[string]any{"commit": x}, []string{"checkout", "-q", "--detach", x}

@@ -131,9 +131,18 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		}
 		target = c.Hash
 	}
+	// git merges the index into the new tree (unpack_trees), which an
+	// unmerged index refuses; only "-b <new>" from HEAD skips the merge.
+	if !(a.CreateBranch != "" && a.Commit == "") {
+		if um := indexUnmerged(r); len(um) > 0 {
+			return "", needsMerge("error: you need to resolve your current index first", um)
+		}
+	}
 	if err := switchTree(ctx, r, s, w, head, target); err != nil {
 		return "", err
 	}
+	// A switch ends a merge in progress (remove_branch_state).
+	clearMergeState(r)
 	switch {
 	case a.CreateBranch != "":
 		name := plumbing.NewBranchReferenceName(a.CreateBranch)

@@ -472,6 +472,19 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 	if err := beforeChange(ctx); err != nil {
 		return err
 	}
+	if a.Staged {
+		// From HEAD, an unmerged path HEAD has is resolved to it; one HEAD
+		// lacks keeps its stages, which git refuses (checkout_paths).
+		var stuck []string
+		for p := range unmergedStages(idx) {
+			if _, ok := head[p]; !ok && ps.match(p) {
+				stuck = append(stuck, p)
+			}
+		}
+		if err := errPathsUnmerged(stuck); err != nil {
+			return err
+		}
+	}
 	switch {
 	case a.Staged && a.Worktree:
 		// Both from HEAD; paths HEAD lacks leave index and worktree.
@@ -488,6 +501,12 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		}
 		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree)
 	case a.Staged:
+		// From HEAD, an unmerged path's stages give way to HEAD's entry.
+		idx.Entries = withoutStages(idx.Entries, ps.match)
+		inIndex = map[string]*index.Entry{}
+		for _, e := range idx.Entries {
+			inIndex[e.Name] = e
+		}
 		for p, s := range head {
 			if !ps.match(p) {
 				continue
@@ -508,6 +527,17 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		}
 		return r.Storer.SetIndex(idx)
 	default:
+		// From the index, an unmerged path has nothing to restore: git
+		// refuses the whole command (checkout_paths).
+		var unmergedPaths []string
+		for p, mask := range unmergedStages(idx) {
+			if mask != 0 && ps.match(p) {
+				unmergedPaths = append(unmergedPaths, p)
+			}
+		}
+		if err := errPathsUnmerged(unmergedPaths); err != nil {
+			return err
+		}
 		files := map[string]gitbackend.TreeFile{}
 		for p, e := range inIndex {
 			if ps.match(p) && e.Stage == 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)

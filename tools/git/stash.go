@@ -201,6 +201,9 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if um := indexUnmerged(s.r); len(um) > 0 {
+		return "", needsMerge("", um)
+	}
 	st, err := fastStatus(s.r, s.cfg, true)
 	if err != nil {
 		return "", err

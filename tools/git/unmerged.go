@@ -1,6 +1,7 @@
 package git
 
 import (
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -191,14 +192,69 @@ func mergeHeads(r *git.Repository) []plumbing.Hash {
 	return out
 }
 
-// clearMergeState removes what a concluded merge leaves in .git, as git
-// commit does.
+// clearMergeState removes a merge's state from .git, as git commit and a
+// branch switch do (remove_merge_branch_state, SQUASH_MSG).
 func clearMergeState(r *git.Repository) {
 	fsr, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
 	if !ok {
 		return
 	}
-	for _, name := range []string{"MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE"} {
+	for _, name := range []string{"MERGE_HEAD", "MERGE_RR", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE", "SQUASH_MSG"} {
 		_ = fsr.Filesystem().Remove(name)
 	}
+}
+
+// needsMerge is git's complaint about unmerged paths from a command that
+// must refresh the index first ("<path>: needs merge" each), after a
+// lead line (empty: none).
+func needsMerge(lead string, unmerged map[string]byte) error {
+	paths := make([]string, 0, len(unmerged))
+	for p := range unmerged {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	if lead != "" {
+		b.WriteString(lead + "\n")
+	}
+	for _, p := range paths {
+		b.WriteString(p + ": needs merge\n")
+	}
+	return &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// indexUnmerged reads the index's unmerged paths.
+func indexUnmerged(r *git.Repository) map[string]byte {
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return nil
+	}
+	return unmergedStages(idx)
+}
+
+// withoutStages drops the conflict stages of the unmerged paths match
+// selects (what restoring them from a commit resolves).
+func withoutStages(entries []*index.Entry, match func(string) bool) []*index.Entry {
+	kept := entries[:0]
+	for _, e := range entries {
+		if e.Stage != 0 && match(e.Name) {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept
+}
+
+// errPathsUnmerged is checkout_paths' refusal of unmerged paths it would
+// have to write (nil when there are none).
+func errPathsUnmerged(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		fmt.Fprintf(&b, "error: path '%s' is unmerged\n", p)
+	}
+	return &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(b.String(), "\n")}
 }

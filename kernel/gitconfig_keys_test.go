@@ -70,7 +70,7 @@ func TestGitToolConfigKeysApply(t *testing.T) {
 	}
 
 	// One millisecond is less than walking 300 commits with a path takes
-	// on any machine: the call ends in a timeout (an error, or the SRD's
+	// on any machine: the call ends in a timeout (an error, or the tools'
 	// partial output with its marker).
 	out, err := logText(boot(map[string]any{"tools.git.timeout_ms": 1}), map[string]any{"max_count": 300, "path": "f.txt"})
 	var te *tools.Error

@@ -84,7 +84,7 @@ func blameFixture(t *testing.T) *fixture {
 }
 
 // With no commit git blames the working tree file: uncommitted lines are
-// "00000000 (Not Committed Yet …)" (SRD T-GIT-EDGE-12), a staged file that
+// "00000000 (Not Committed Yet …)" (git's own output for it), a staged file that
 // was never committed is all uncommitted, and a rename staged in the index
 // is followed to the committed name.
 func TestRegressBlameWorkingTree(t *testing.T) {

@@ -7,7 +7,7 @@
 // internal/gitconfig) and .gitattributes (attributes.go, internal/gitattr)
 // change; what is not rebuilt is listed in the README.
 //
-// Common to every tool (the SRD's FR-GIT-COMMON rules): working_dir is
+// Common to every tool: working_dir is
 // resolved through the jail and must be inside the root's repository;
 // timeout_ms becomes a context deadline; output is cut at max_bytes with
 // "\n\n... [output truncated]"; terminal control sequences and the values of
@@ -65,7 +65,7 @@ func Tools(d Deps) []*tools.Tool {
 	return []*tools.Tool{statusTool(d), logTool(d), diffTool(d), showTool(d), blameTool(d), addTool(d), commitTool(d), branchTool(d), restoreTool(d), checkoutTool(d), stashTool(d)}
 }
 
-// errNotRepo is the SRD's "Not a git repository: <path>".
+// errNotRepo is the git tools' "Not a git repository: <path>".
 func errNotRepo(p string) error {
 	return &tools.Error{Kind: tools.KindExecutionFailed, Message: "Not a git repository: " + p}
 }
@@ -118,7 +118,7 @@ func (d Deps) run(ctx context.Context, workingDir string, timeoutMS int, fn func
 	if err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded) {
 		te := &tools.Error{Kind: tools.KindTimeout, Message: fmt.Sprintf("git command timed out after %dms", timeoutMS)}
 		if out != "" {
-			// The SRD's "timeout returns partial": what was produced
+			// A timeout returns what was produced
 			// before the deadline, marked.
 			return "", &partialTimeout{out: d.clean(out), err: te}
 		}
@@ -198,7 +198,7 @@ func (d Deps) text(ctx context.Context, workingDir string, timeoutMS, maxBytes i
 	return result(out, maxBytes), nil
 }
 
-// result truncates text at maxBytes with the SRD's marker.
+// result truncates text at maxBytes with the tools' truncation marker.
 func result(s string, maxBytes int) tools.Result {
 	cut, truncated := tools.Truncate(s, maxBytes)
 	return tools.Result{Value: cut, Truncated: truncated}

@@ -232,7 +232,7 @@ func commitTool(d Deps) *tools.Tool {
 	})
 }
 
-// ErrIdentity is the SRD's message when no identity is configured.
+// ErrIdentity is the git tools' message when no identity is configured.
 
 func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string, error) {
 	ht, err := headTree(r)

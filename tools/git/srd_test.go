@@ -1,6 +1,7 @@
 package git
 
-// The SRD's T-GIT cases not covered elsewhere, one test each (ids in the
+// The git tools' specification cases (T-GIT ids, from the product's original
+// requirements) not covered elsewhere, one test each (ids in the
 // names). Cases about child processes are restated for an in-process git
 // and say how.
 

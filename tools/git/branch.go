@@ -233,7 +233,7 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 	sort.Slice(remotes, func(i, j int) bool { return remotes[i].name < remotes[j].name })
 	if detached && !a.ListRemote {
 		if head, err := r.Head(); err == nil {
-			rows = append([]row{{name: fmt.Sprintf("(HEAD detached at %s)", ab.short(head.Hash())), hash: head.Hash(), cur: true}}, rows...)
+			rows = append([]row{{name: detachedBranch(r, head.Hash(), ab), hash: head.Hash(), cur: true}}, rows...)
 		}
 	}
 	rows = append(rows, remotes...)

@@ -324,7 +324,7 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 	switch {
 	case detached && head != nil:
 		ab := newAbbrever(r)
-		fmt.Fprintf(&b, "HEAD detached at %s\n", ab.short(head.Hash()))
+		b.WriteString(detachedLine(r, head.Hash(), ab) + "\n")
 		ab.close()
 	default:
 		fmt.Fprintf(&b, "On branch %s\n", branch)

@@ -727,6 +727,7 @@ func state(dir string, base map[string]bool) string {
 	g("stash", "list")
 	g("log", "-n", "3", "--format=%T %P %an <%ae> %cn <%ce>%n%B", "HEAD", "--")
 	g("rev-parse", "-q", "--verify", "MERGE_HEAD")
+	g("reflog", "show", "--all", "-n", "8", "--format=%gD %gs")
 	g("config", "--get-regexp", `^branch\.`)
 	b.WriteString("worktree:\n")
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

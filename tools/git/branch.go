@@ -68,7 +68,7 @@ func branchTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a branchArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return branch(r, a)
+				return branch(r, a, d.reflogs(r))
 			})
 		},
 	})
@@ -101,7 +101,7 @@ func CheckRefFormat(name string) error {
 	return nil
 }
 
-func branch(r *git.Repository, a branchArgs) (string, error) {
+func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 	switch {
 	case a.Create != "":
 		name := plumbing.NewBranchReferenceName(a.Create)
@@ -112,7 +112,17 @@ func branch(r *git.Repository, a branchArgs) (string, error) {
 		if err != nil {
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "fatal: not a valid object name: 'HEAD'"}
 		}
-		return "", r.Storer.SetReference(plumbing.NewHashReference(name, head.Hash()))
+		if err := r.Storer.SetReference(plumbing.NewHashReference(name, head.Hash())); err != nil {
+			return "", err
+		}
+		// git branch names its start point by the current branch (HEAD
+		// when detached).
+		from := "HEAD"
+		if b, detached := currentBranch(r); !detached {
+			from = b
+		}
+		rl.log(name, plumbing.ZeroHash, head.Hash(), "branch: Created from "+from)
+		return "", nil
 	case a.Delete != "" || a.ForceDelete != "":
 		n := a.Delete
 		if a.ForceDelete != "" {
@@ -135,6 +145,7 @@ func branch(r *git.Repository, a branchArgs) (string, error) {
 		if err := r.Storer.RemoveReference(name); err != nil {
 			return "", err
 		}
+		rl.drop(name)
 		ab := newAbbrever(r)
 		defer ab.close()
 		return fmt.Sprintf("Deleted branch %s (was %s).", n, ab.short(ref.Hash())), nil
@@ -162,6 +173,8 @@ func branch(r *git.Repository, a branchArgs) (string, error) {
 		if err := r.Storer.RemoveReference(old); err != nil {
 			return "", err
 		}
+		rl.move(old, nn)
+		rl.log(nn, ref.Hash(), ref.Hash(), fmt.Sprintf("Branch: renamed %s to %s", old, nn))
 		// The branch's configuration (upstream, ...) moves with it.
 		if cfg, err := r.Config(); err == nil {
 			if bc, ok := cfg.Branches[a.Rename]; ok {

@@ -75,7 +75,12 @@ func checkoutTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a checkoutArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return checkout(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
+				fromDesc, fromHash := headDesc(r)
+				out, err := checkout(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
+				if err == nil && len(a.Paths) == 0 {
+					logSwitch(r, d.reflogs(r), a, fromDesc, fromHash)
+				}
+				return out, err
 			})
 		},
 	})
@@ -427,4 +432,27 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	ab := newAbbrever(r)
 	defer ab.close()
 	return fmt.Sprintf("Updated %d path%s from %s\n", len(files), plural(len(files)), ab.short(c.Hash)), nil
+}
+
+// logSwitch writes the reflog entries of a branch switch: the new
+// branch's creation (-b), then HEAD's "checkout: moving from A to B",
+// B as the agent named it.
+func logSwitch(r *git.Repository, rl *reflogger, a checkoutArgs, fromDesc string, fromHash plumbing.Hash) {
+	head, err := r.Head()
+	if err != nil || rl == nil {
+		return
+	}
+	to := a.Branch
+	switch {
+	case a.CreateBranch != "":
+		start := a.Commit
+		if start == "" {
+			start = "HEAD"
+		}
+		rl.log(plumbing.NewBranchReferenceName(a.CreateBranch), plumbing.ZeroHash, head.Hash(), "branch: Created from "+start)
+		to = a.CreateBranch
+	case a.Branch == "":
+		to = a.Commit
+	}
+	rl.log(plumbing.HEAD, fromHash, head.Hash(), "checkout: moving from "+fromDesc+" to "+to)
 }

@@ -98,10 +98,12 @@ func (d Deps) run(ctx context.Context, workingDir string, timeoutMS int, fn func
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutMS)*time.Millisecond)
 	defer cancel()
 	var out string
+	cwd := &cwdPolicy{}
+	ctx = context.WithValue(ctx, cwdPolicyKey{}, cwd)
 	err := repo.Do(ctx, func(r *git.Repository) error {
 		var err error
 		out, err = fn(ctx, r)
-		if dir != "." {
+		if dir != "." && !cwd.mayRemove {
 			// git never removes the directory it runs in (setup.c's
 			// startup cwd): a checkout, restore or stash that emptied
 			// it leaves it in place.
@@ -291,4 +293,19 @@ func (d Deps) relDir(workingDir string) string {
 		return ""
 	}
 	return rel
+}
+
+// cwdPolicy says whether the call may leave its working directory
+// removed: git spares the directory it runs in, except where it runs a
+// child git that does the removing (stash push's reset).
+type cwdPolicy struct{ mayRemove bool }
+
+type cwdPolicyKey struct{}
+
+// mayRemoveCwd lets the running call's removals take its working
+// directory.
+func mayRemoveCwd(ctx context.Context) {
+	if p, ok := ctx.Value(cwdPolicyKey{}).(*cwdPolicy); ok {
+		p.mayRemove = true
+	}
 }

@@ -352,6 +352,18 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 			return nil, err
 		}
 		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
+		// A combined diff's result mode is the file's own, core.filemode
+		// notwithstanding (combine-diff.c canon_mode of the stat).
+		if w, err := worktreeOf(r); err == nil {
+			for p := range conflicts {
+				if res, ok := to[p]; ok {
+					if info, err := w.Filesystem.Lstat(p); err == nil {
+						res.mode = modeOf(info)
+						to[p] = res
+					}
+				}
+			}
+		}
 		return unmergedChanges(changes, conflicts, ps.match, to, !a.NameOnly && !a.Stat), nil
 	}
 	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil

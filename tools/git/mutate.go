@@ -69,11 +69,16 @@ func addTool(d Deps) *tools.Tool {
 }
 
 func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
-	out := map[string]plumbing.Hash{}
 	if idx, err := r.Storer.Index(); err == nil {
-		for _, e := range idx.Entries {
-			out[e.Name] = e.Hash
-		}
+		return entrySnapshot(idx.Entries)
+	}
+	return map[string]plumbing.Hash{}
+}
+
+func entrySnapshot(ents []*index.Entry) map[string]plumbing.Hash {
+	out := make(map[string]plumbing.Hash, len(ents))
+	for _, e := range ents {
+		out[e.Name] = e.Hash
 	}
 	return out
 }
@@ -87,11 +92,13 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 	if err != nil {
 		return 0, err
 	}
-	before := indexSnapshot(r)
 	st, idx, ignored, err := fastStatusIgnored(r, cfg, true, true)
 	if err != nil {
 		return 0, err
 	}
+	// The index as the status read it (a refresh there changes stat data
+	// only).
+	before := entrySnapshot(idx.Entries)
 	var targets []string
 	// An unmerged path is always staged when named: that resolves it.
 	for p := range unmergedStages(idx) {
@@ -150,7 +157,7 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 		return eol.ToGit(p, data), cfg.worktreeMode(mode, modes[p])
 	}
 	// One index write for all paths (go-git's Add rewrites it per file).
-	if err := gitbackend.StagePathsCleaned(ctx, r.Storer, w.Filesystem, targets, clean); err != nil {
+	if err := gitbackend.StageFiles(ctx, r.Storer, w.Filesystem, targets, clean); err != nil {
 		return 0, err
 	}
 	if len(ignoredItems) > 0 {
@@ -310,6 +317,23 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 	}
 	if len(merges) > 0 {
 		clearMergeState(r)
+	}
+	// commit, commit (initial) or commit (merge), as git logs them.
+	what := "commit"
+	switch {
+	case len(parents) == 0:
+		what = "commit (initial)"
+	case len(parents) > 1:
+		what = "commit (merge)"
+	}
+	var oldHead plumbing.Hash
+	if len(parents) > 0 {
+		oldHead = parents[0]
+	}
+	rl := d.reflogs(r)
+	rl.log(plumbing.HEAD, oldHead, h, what+": "+msg)
+	if target != plumbing.HEAD {
+		rl.log(target, oldHead, h, what+": "+msg)
 	}
 	branch, detached := currentBranch(r)
 	if detached {

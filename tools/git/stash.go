@@ -355,6 +355,11 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.ToWorktree); err != nil {
 		return "", err
 	}
+	// The internal "reset --hard" ends a merge in progress, and runs
+	// in a child git whose removals do not spare the directory stash was
+	// started in.
+	clearMergeState(s.r)
+	mayRemoveCwd(ctx)
 	if a.IncludeUntracked {
 		for _, p := range untracked {
 			_ = w.Filesystem.Remove(p)

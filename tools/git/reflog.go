@@ -1,0 +1,116 @@
+package git
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// The tools move refs as git does and so keep their reflogs as git does
+// (go-git keeps none): HEAD and refs/heads/* get an entry for every move
+// while core.logAllRefUpdates is true (git's default in a repository
+// with a worktree), a deleted branch loses its log and a renamed one
+// takes it along. "HEAD@{1}", a detached HEAD's "detached from" and
+// `git reflog` then read what git would have written.
+
+// reflogger appends entries under one identity and time.
+type reflogger struct {
+	dot  billy.Filesystem
+	who  object.Signature
+	mode string // core.logAllRefUpdates: "true", "false" or "always"
+}
+
+// reflogs returns the repository's reflogger, or nil when nothing is to
+// be logged (no identity git could use, logging turned off, no .git
+// directory to write in).
+func (d Deps) reflogs(r *git.Repository) *reflogger {
+	fsr, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return nil
+	}
+	mode := "true"
+	if cfg, err := r.Config(); err == nil && cfg.Raw != nil {
+		if v := strings.ToLower(cfg.Raw.Section("core").Option("logallrefupdates")); v != "" {
+			mode = v
+		}
+		if cfg.Core.IsBare {
+			mode = "false"
+		}
+	}
+	switch mode {
+	case "false", "no", "off", "0":
+		return nil
+	}
+	_, committer, err := d.signatures(r, time.Now())
+	if err != nil {
+		return nil
+	}
+	return &reflogger{dot: fsr.Filesystem(), who: committer, mode: mode}
+}
+
+// log appends "old new who time\tmsg" to ref's log, creating it for HEAD
+// and branches (any ref with "always").
+func (l *reflogger) log(ref plumbing.ReferenceName, old, new plumbing.Hash, msg string) {
+	if l == nil {
+		return
+	}
+	name := "logs/" + ref.String()
+	if _, err := l.dot.Stat(name); err != nil {
+		if ref != plumbing.HEAD && !ref.IsBranch() && l.mode != "always" {
+			return
+		}
+		if err := l.dot.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return
+		}
+	}
+	f, err := l.dot.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	fmt.Fprintf(f, "%s %s %s <%s> %d %s\t%s\n", old, new, l.who.Name, l.who.Email, l.who.When.Unix(), l.who.When.Format("-0700"), msg)
+}
+
+// drop removes ref's log (a deleted branch).
+func (l *reflogger) drop(ref plumbing.ReferenceName) {
+	if l != nil {
+		_ = l.dot.Remove("logs/" + ref.String())
+	}
+}
+
+// move renames ref's log (a renamed branch).
+func (l *reflogger) move(from, to plumbing.ReferenceName) {
+	if l == nil {
+		return
+	}
+	if _, err := l.dot.Stat("logs/" + from.String()); err != nil {
+		return
+	}
+	if err := l.dot.MkdirAll(path.Dir("logs/"+to.String()), 0o755); err != nil {
+		return
+	}
+	_ = l.dot.Rename("logs/"+from.String(), "logs/"+to.String())
+}
+
+// headDesc is how a checkout names where HEAD was: the branch's short
+// name, or the full commit id when detached.
+func headDesc(r *git.Repository) (string, plumbing.Hash) {
+	head, err := r.Head()
+	if err != nil {
+		return "", plumbing.ZeroHash
+	}
+	if b, detached := currentBranch(r); !detached {
+		return b, head.Hash()
+	}
+	return head.Hash().String(), head.Hash()
+}

@@ -2,19 +2,26 @@ package gitbackend
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"sort"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/storage"
 )
 
 // indexCache keeps the index a persist decoded or wrote, so that the next
@@ -373,3 +380,243 @@ type indexStorage struct {
 
 func (i indexStorage) Index() (*index.Index, error)    { return i.c.load(i.dot, i.s) }
 func (i indexStorage) SetIndex(idx *index.Index) error { return i.c.save(i.dot, i.s, idx) }
+
+// packedStageMin is the number of new blobs from which StageFiles writes
+// them as one pack instead of one loose object each (git add writes loose
+// objects: a file, a directory and a rename per object).
+const packedStageMin = 8
+
+// StageFiles is StagePathsCleaned for the root's repository: the blobs
+// are written as one pack when there are many of them, and the index is
+// updated in one pass (binary searches in the sorted entries, no scan per
+// path) with git add's rules: a path's conflict stages are replaced by
+// stage 0, a new path drops the entries that would be its parent
+// directories and those below it, a missing path (or one that became a
+// directory) is removed with all its stages. On another storage it is
+// StagePathsCleaned.
+func StageFiles(ctx context.Context, s storage.Storer, wt billy.Filesystem, paths []string, clean Cleaner) error {
+	ws, ok := s.(*warmStorage)
+	if !ok {
+		return StagePathsCleaned(ctx, s, wt, paths, clean)
+	}
+	changes := make([]fileChange, 0, len(paths))
+	infos := make([]fs.FileInfo, 0, len(paths))
+	blobs := map[plumbing.Hash]plumbing.EncodedObject{}
+	var order []plumbing.Hash
+	for i, p := range paths {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		c, content, info, err := readStaged(wt, p, clean)
+		if err != nil {
+			return fmt.Errorf("stage %s: %w", p, err)
+		}
+		if !c.Delete {
+			obj := &plumbing.MemoryObject{}
+			obj.SetType(plumbing.BlobObject)
+			obj.SetSize(int64(len(content)))
+			if _, err := obj.Write(content); err != nil {
+				return err
+			}
+			c.Hash = obj.Hash()
+			if _, ok := blobs[c.Hash]; !ok {
+				blobs[c.Hash] = obj
+				order = append(order, c.Hash)
+			}
+		}
+		changes = append(changes, c)
+		infos = append(infos, info)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := ws.r.storeBlobs(blobs, order); err != nil {
+		return err
+	}
+	idx, err := s.Index()
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	stageChanges(idx, changes, infos)
+	return s.SetIndex(idx)
+}
+
+// readStaged reads a worktree path as stagePathWith does: its change (a
+// deletion when it is missing or a directory), its cleaned bytes and its
+// stat data.
+func readStaged(wt billy.Filesystem, p string, clean Cleaner) (fileChange, []byte, fs.FileInfo, error) {
+	info, err := wt.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// (ENOTDIR: a parent directory became a file.)
+		return fileChange{Path: p, Delete: true}, nil, nil, nil
+	}
+	if err != nil {
+		return fileChange{}, nil, nil, err
+	}
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		t, err := wt.Readlink(p)
+		if err != nil {
+			return fileChange{}, nil, nil, err
+		}
+		return fileChange{Path: p, Mode: filemode.Symlink}, []byte(t), info, nil
+	case info.IsDir():
+		return fileChange{Path: p, Delete: true}, nil, nil, nil
+	}
+	f, err := wt.Open(p)
+	if err != nil {
+		return fileChange{}, nil, nil, err
+	}
+	content := make([]byte, 0, info.Size()+1)
+	buf := bytes.NewBuffer(content)
+	_, err = buf.ReadFrom(f)
+	f.Close()
+	if err != nil {
+		return fileChange{}, nil, nil, err
+	}
+	content = buf.Bytes()
+	mode := filemode.Regular
+	if info.Mode()&0o111 != 0 {
+		mode = filemode.Executable
+	}
+	if clean != nil {
+		content, mode = clean(p, content, mode)
+	}
+	return fileChange{Path: p, Mode: mode}, content, info, nil
+}
+
+// storeBlobs writes new blobs into the root's store: one pack when there
+// are many (merged with the other small packs in time, as a persist's
+// are), else loose objects.
+func (r *Repo) storeBlobs(blobs map[plumbing.Hash]plumbing.EncodedObject, order []plumbing.Hash) error {
+	if len(order) < packedStageMin {
+		for _, h := range order {
+			if _, err := r.store.SetEncodedObject(blobs[h]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var enc packEncoder
+	p, err := enc.encode(memObjects(blobs), order)
+	if err != nil {
+		return err
+	}
+	if err := storePack(r.store, r.dot, p, enc.ents); err != nil {
+		return err
+	}
+	if r.packsWritten++; r.packsWritten%(maxSmallPacks/2) != 0 {
+		return nil
+	}
+	merged, err := consolidatePacks(r.dot, r.store, &r.packer, func(p *packed) error { return writeLocalPack(r.store, p) })
+	if err != nil {
+		r.progressf("warning: %v", err) // the packs stay as they are: still a valid store
+	}
+	if merged {
+		_ = r.store.Close()
+		r.store.Reindex()
+	}
+	return nil
+}
+
+// memObjects is a map of objects as an object source.
+type memObjects map[plumbing.Hash]plumbing.EncodedObject
+
+func (m memObjects) EncodedObject(_ plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o, ok := m[h]; ok {
+		return o, nil
+	}
+	return nil, plumbing.ErrObjectNotFound
+}
+
+// stageChanges applies changes (infos: each one's stat data, nil for a
+// deletion) to idx as setIndexEntry and removeIndexPath would one after
+// the other, in one pass: entries are looked up by binary search in the
+// sorted index, removals marked and done at the end, new entries
+// appended and sorted in.
+func stageChanges(idx *index.Index, changes []fileChange, infos []fs.FileInfo) {
+	if !sort.SliceIsSorted(idx.Entries, func(i, j int) bool { return entryLess(idx.Entries[i], idx.Entries[j]) }) {
+		sort.SliceStable(idx.Entries, func(i, j int) bool { return entryLess(idx.Entries[i], idx.Entries[j]) })
+	}
+	ents := idx.Entries
+	removed := make([]bool, len(ents))
+	added := map[string]*index.Entry{}
+	// rangeOf is the entries named p, [lo, hi).
+	rangeOf := func(p string) (int, int) {
+		lo := sort.Search(len(ents), func(i int) bool { return ents[i].Name >= p })
+		hi := lo
+		for hi < len(ents) && ents[hi].Name == p {
+			hi++
+		}
+		return lo, hi
+	}
+	removePath := func(p string) {
+		lo, hi := rangeOf(p)
+		for i := lo; i < hi; i++ {
+			removed[i] = true
+		}
+		delete(added, p)
+	}
+	for k, c := range changes {
+		if c.Delete {
+			removePath(c.Path)
+			continue
+		}
+		lo, hi := rangeOf(c.Path)
+		var e *index.Entry
+		for i := lo; i < hi; i++ {
+			switch {
+			case removed[i]:
+			case ents[i].Stage != 0:
+				removed[i] = true // staging resolves the conflict
+			case e == nil:
+				e = ents[i]
+			}
+		}
+		if e == nil {
+			e = added[c.Path]
+		}
+		if e == nil {
+			// A path cannot be both a file and a directory in the index.
+			for dir := path.Dir(c.Path); dir != "."; dir = path.Dir(dir) {
+				removePath(dir)
+			}
+			below := c.Path + "/"
+			for i := sort.Search(len(ents), func(i int) bool { return ents[i].Name >= below }); i < len(ents) && strings.HasPrefix(ents[i].Name, below); i++ {
+				removed[i] = true
+			}
+			for p := range added {
+				if strings.HasPrefix(p, below) {
+					delete(added, p)
+				}
+			}
+			e = &index.Entry{Name: c.Path}
+			added[c.Path] = e
+		}
+		e.Hash, e.Mode = c.Hash, c.Mode
+		if info := infos[k]; info != nil {
+			e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
+			e.Size = uint32(info.Size())
+			fillStat(e, info)
+		}
+	}
+	kept := ents[:0]
+	for i, e := range ents {
+		if !removed[i] {
+			kept = append(kept, e)
+		}
+	}
+	if len(added) > 0 {
+		for _, e := range added {
+			kept = append(kept, e)
+		}
+		sort.SliceStable(kept, func(i, j int) bool { return entryLess(kept[i], kept[j]) })
+	}
+	idx.Entries = kept
+}
+
+func entryLess(a, b *index.Entry) bool {
+	return a.Name < b.Name || a.Name == b.Name && a.Stage < b.Stage
+}

@@ -2,6 +2,7 @@ package gitbackend
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -229,4 +230,74 @@ func TestFlatTreeInIndexOrder(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestStageFilesLikeGitAdd: StageFiles leaves the index git add leaves
+// (new files packed, a file replaced by a directory, a deleted file, a
+// conflict resolved, a directory replaced by a file) and a store git
+// reads.
+func TestStageFilesLikeGitAdd(t *testing.T) {
+	gittest.RequireGit(t)
+	setup := func(dir string) {
+		gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+		write := func(p, c string) {
+			full := filepath.Join(dir, p)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("c.txt", "base\n")
+		write("gone.txt", "gone\n")
+		write("was-file", "file\n")
+		write("was-dir/x", "x\n")
+		gittest.Git(t, dir, "add", ".")
+		gittest.Git(t, dir, "commit", "-q", "-m", "base")
+		gittest.Git(t, dir, "checkout", "-q", "-b", "side")
+		write("c.txt", "side\n")
+		gittest.Git(t, dir, "commit", "-q", "-am", "side")
+		gittest.Git(t, dir, "checkout", "-q", "main")
+		write("c.txt", "main\n")
+		gittest.Git(t, dir, "commit", "-q", "-am", "main")
+		_, _ = gittest.GitErr(dir, "merge", "-q", "side") // conflict on c.txt
+		write("c.txt", "resolved\n")
+		os.Remove(filepath.Join(dir, "gone.txt"))
+		os.Remove(filepath.Join(dir, "was-file"))
+		write("was-file/inside", "in\n")
+		os.RemoveAll(filepath.Join(dir, "was-dir"))
+		write("was-dir", "now a file\n")
+		for i := 0; i < 12; i++ {
+			write(fmt.Sprintf("new/f%02d.txt", i), fmt.Sprint(i%5, "\n")) // some equal contents
+		}
+	}
+	paths := []string{"c.txt", "gone.txt", "was-file", "was-file/inside", "was-dir", "was-dir/x"}
+	for i := 0; i < 12; i++ {
+		paths = append(paths, fmt.Sprintf("new/f%02d.txt", i))
+	}
+	want := t.TempDir()
+	setup(want)
+	gittest.Git(t, want, append([]string{"add", "-A", "--"}, paths...)...)
+	got := t.TempDir()
+	setup(got)
+	r, err := Open(context.Background(), osfs.New(got), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Do(context.Background(), func(g *git.Repository) error {
+		return StageFiles(context.Background(), g.Storer, osfs.New(got), paths, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if g, w := gittest.Git(t, got, "ls-files", "-s"), gittest.Git(t, want, "ls-files", "-s"); g != w {
+		t.Fatalf("index\n%s\ngit add leaves\n%s", g, w)
+	}
+	if out := gittest.Git(t, got, "status", "--porcelain"); out != gittest.Git(t, want, "status", "--porcelain") {
+		t.Fatalf("status after StageFiles:\n%s", out)
+	}
+	packs, _ := filepath.Glob(filepath.Join(got, ".git", "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs %v, want the new blobs in one", packs)
+	}
+	gittest.Git(t, got, "fsck", "--no-dangling")
 }

@@ -56,39 +56,73 @@ func similarityScore(src, dst []byte) int { return estimateSimilarity(src, dst, 
 // basenameSame is git's tie-breaker: same file name in another directory.
 func basenameSame(a, b string) bool { return path.Base(a) == path.Base(b) }
 
-// detectRenames pairs deletions with additions in changes (sorted by
-// path) and returns the list sorted by the destination path.
-func detectRenames(changes []*change) []*change {
-	var dels, adds []*change
+// detectRenames pairs deleted and added files as git's diffcore_rename
+// does for renames.
+func detectRenames(changes []*change) []*change { return detectRenamesOrCopies(changes, false) }
+
+// detectRenamesOrCopies is diffcore_rename. Sources are the deleted files
+// and, finding copies (diff.renames=copies), the modified ones too, whose
+// old version may have been copied. Exact matches come first (a source
+// not used yet and one with the same basename preferred), then
+// similarity: the four best sources per destination, taken best first,
+// unused sources only, and finding copies, a second pass that may reuse
+// any. A modified source stays and every pair from it is a copy; of the
+// pairs from a deleted source, the last (by path) is its rename and the
+// others copies.
+func detectRenamesOrCopies(changes []*change, copies bool) []*change {
+	var srcs, adds []*change
 	for _, c := range changes {
 		switch {
+		case c.unmerged:
 		case c.newMode == 0:
-			dels = append(dels, c)
+			srcs = append(srcs, c)
 		case c.oldMode == 0:
 			adds = append(adds, c)
+		case copies && c.oldPath == "":
+			srcs = append(srcs, c)
 		}
 	}
-	if len(dels) == 0 || len(adds) == 0 {
+	if len(srcs) == 0 || len(adds) == 0 {
 		return changes
 	}
-	paired := map[*change]*change{} // add → del
+	used := map[*change]int{} // git's rename_used
+	deleted := map[*change]bool{}
+	for _, s := range srcs {
+		if s.newMode == 0 {
+			deleted[s] = true
+		} else {
+			used[s] = 1 // a modified source stays: it is never renamed away
+		}
+	}
+	paired := map[*change]*change{} // add → source
 	scores := map[*change]int{}
-	used := map[*change]bool{}
 	regular := func(m filemode.FileMode) bool {
 		return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
 	}
 	for _, a := range adds {
 		var best *change
-		for _, d := range dels {
-			if used[d] || d.oldHash != a.newHash || (!(regular(d.oldMode) && regular(a.newMode)) && d.oldMode != a.newMode) {
+		bestScore := -1
+		for _, d := range srcs {
+			if d.oldHash != a.newHash || (!(regular(d.oldMode) && regular(a.newMode)) && d.oldMode != a.newMode) {
 				continue
 			}
-			if best == nil || (!basenameSame(best.path, a.path) && basenameSame(d.path, a.path)) {
-				best = d
+			if used[d] > 0 && !copies {
+				continue
+			}
+			score := 0
+			if used[d] == 0 {
+				score++
+			}
+			if basenameSame(d.path, a.path) {
+				score++
+			}
+			if score > bestScore {
+				best, bestScore = d, score
 			}
 		}
 		if best != nil {
-			paired[a], used[best], scores[a] = best, true, maxScore
+			paired[a], scores[a] = best, maxScore
+			used[best]++
 		}
 	}
 	type cand struct {
@@ -103,15 +137,15 @@ func detectRenames(changes []*change) []*change {
 			left++
 		}
 	}
-	if left > 0 && left*len(dels) <= renameLimit*renameLimit {
+	if left > 0 && left*len(srcs) <= renameLimit*renameLimit {
 		for _, a := range adds {
 			if paired[a] != nil || !regular(a.newMode) {
 				continue
 			}
 			// Up to four best sources per destination, as git keeps.
 			var best []cand
-			for _, d := range dels {
-				if used[d] || !regular(d.oldMode) {
+			for _, d := range srcs {
+				if (used[d] > 0 && !copies) || !regular(d.oldMode) {
 					continue
 				}
 				c := cand{a: a, d: d, score: similarityScore(d.old(), a.new()), nameScore: basenameSame(d.path, a.path)}
@@ -129,22 +163,37 @@ func detectRenames(changes []*change) []*change {
 		sort.SliceStable(cands, func(i, j int) bool {
 			return better(cands[i].score, cands[i].nameScore, cands[j].score, cands[j].nameScore)
 		})
-		for _, c := range cands {
-			if paired[c.a] != nil || used[c.d] {
-				continue
-			}
-			paired[c.a], used[c.d], scores[c.a] = c.d, true, c.score
+		passes := 1
+		if copies {
+			passes = 2
 		}
+		for pass := 0; pass < passes; pass++ {
+			for _, c := range cands {
+				if paired[c.a] != nil || (pass == 0 && used[c.d] > 0) {
+					continue
+				}
+				paired[c.a], scores[c.a] = c.d, c.score
+				used[c.d]++
+			}
+		}
+	}
+	// Each pair from a source counts down its uses in path order: while
+	// some remain, the pair is a copy (diff_resolve_rename_copy).
+	left2 := map[*change]int{}
+	for s, n := range used {
+		left2[s] = n
 	}
 	var out []*change
 	for _, c := range changes {
-		if used[c] {
-			continue
+		if deleted[c] && used[c] > 0 {
+			continue // renamed away
 		}
 		if d := paired[c]; d != nil {
 			c.oldPath = d.path
 			c.oldMode, c.oldHash, c.oldData, c.oldLoaded = d.oldMode, d.oldHash, d.oldData, d.oldLoaded
 			c.score = scores[c] * 100 / maxScore
+			left2[d]--
+			c.copied = left2[d] > 0
 		}
 		out = append(out, c)
 	}

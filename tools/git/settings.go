@@ -241,13 +241,12 @@ func (po patchOpts) hunks(a, b []byte) ([]hunk, error) {
 }
 
 // detectRenames pairs deletions with additions as diff.renames asks
-// (off: none). "copies" is read as renames: copy detection is not
-// rebuilt.
+// (off: none; "copies": copies of modified and deleted files too).
 func (po patchOpts) detectRenames(changes []*change) []*change {
 	if po.settings != nil && po.renames == 0 {
 		return changes
 	}
-	return detectRenames(changes)
+	return detectRenamesOrCopies(changes, po.settings != nil && po.renames == 2)
 }
 
 // relativize is diff.relative from directory wd ("" is the top): only

@@ -110,7 +110,7 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, 
 		entries = append(entries, entry{x: x, y: y, path: p})
 	}
 	if cfg.orDefault().statusRenames > 0 {
-		entries = stagedRenames(r, st, entries)
+		entries = stagedRenames(r, st, entries, cfg.orDefault().statusRenames == 2)
 	}
 	for p, mask := range unmerged {
 		x, y := unmergedShort(mask)
@@ -477,10 +477,10 @@ func plural(n int) string {
 
 // stagedRenames turns a staged deletion and a staged addition of the same
 // (or a >= 50% similar) content into git's "R  old -> new" entry.
-func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
+func stagedRenames(r *git.Repository, st git.Status, entries []entry, copies bool) []entry {
 	hasDel, hasAdd := false, false
 	for _, e := range entries {
-		hasDel = hasDel || e.x == 'D'
+		hasDel = hasDel || e.x == 'D' || (copies && e.x == 'M')
 		hasAdd = hasAdd || e.x == 'A'
 	}
 	if !hasDel || !hasAdd {
@@ -501,6 +501,14 @@ func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
 			if h, ok := headFiles[e.path]; ok {
 				dels = append(dels, &change{path: e.path, oldMode: h.mode, oldHash: h.hash, oldLoaded: h.load})
 			}
+		case 'M':
+			// status.renames=copies: a staged modification's old version
+			// is a copy source.
+			h, okH := headFiles[e.path]
+			i, okI := idxFiles[e.path]
+			if copies && okH && okI {
+				dels = append(dels, &change{path: e.path, oldMode: h.mode, oldHash: h.hash, oldLoaded: h.load, newMode: i.mode, newHash: i.hash, newLoad: i.load})
+			}
 		case 'A':
 			if i, ok := idxFiles[e.path]; ok {
 				adds = append(adds, &change{path: e.path, newMode: i.mode, newHash: i.hash, newLoad: i.load})
@@ -516,9 +524,11 @@ func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
 	sort.Slice(dels, func(i, j int) bool { return dels[i].path < dels[j].path })
 	sort.Slice(adds, func(i, j int) bool { return adds[i].path < adds[j].path })
 	renamed := map[string]string{} // new → old
-	for _, c := range detectRenames(append(dels, adds...)) {
+	copied := map[string]bool{}
+	for _, c := range detectRenamesOrCopies(append(dels, adds...), copies) {
 		if c.oldPath != "" {
 			renamed[c.path] = c.oldPath
+			copied[c.path] = c.copied
 		}
 	}
 	if len(renamed) == 0 {
@@ -534,7 +544,11 @@ func stagedRenames(r *git.Repository, st git.Status, entries []entry) []entry {
 		case e.x == 'D' && gone[e.path]:
 			continue
 		case e.x == 'A' && renamed[e.path] != "":
-			out = append(out, entry{x: 'R', y: e.y, path: e.path, from: renamed[e.path]})
+			x := byte('R')
+			if copied[e.path] {
+				x = 'C'
+			}
+			out = append(out, entry{x: x, y: e.y, path: e.path, from: renamed[e.path]})
 		default:
 			out = append(out, e)
 		}

@@ -727,7 +727,14 @@ func state(dir string, base map[string]bool) string {
 	g("stash", "list")
 	g("log", "-n", "3", "--format=%T %P %an <%ae> %cn <%ce>%n%B", "HEAD", "--")
 	g("rev-parse", "-q", "--verify", "MERGE_HEAD")
-	g("reflog", "show", "--all", "-n", "8", "--format=%gD %gs")
+	// Each ref's newest reflog entries (one walk of --all would order
+	// refs by entry time, which the tool reads from its own clock).
+	g("reflog", "show", "-n", "4", "--format=%gs", "HEAD")
+	if refs, _, err := runGit(dir, gitEnv(), "for-each-ref", "--format=%(refname)", "refs/heads"); err == nil {
+		for _, ref := range lines(refs) {
+			g("reflog", "show", "-n", "3", "--format=%gs", ref)
+		}
+	}
 	g("config", "--get-regexp", `^branch\.`)
 	b.WriteString("worktree:\n")
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -152,12 +152,25 @@ func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 	case a.Rename != "":
 		old := plumbing.NewBranchReferenceName(a.Rename)
 		ref, err := r.Storer.Reference(old)
+		if cur, det := currentBranch(r); err != nil && !det && cur == a.Rename {
+			if _, herr := r.Head(); herr != nil {
+				// The current branch has no commit yet: only HEAD names it.
+				return "", r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(a.NewName)))
+			}
+		}
 		if err != nil {
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: refname refs/heads/%s not found\nfatal: Branch rename failed", a.Rename)}
 		}
 		nn := plumbing.NewBranchReferenceName(a.NewName)
+		cur, det := currentBranch(r)
+		renamedLog := fmt.Sprintf("Branch: renamed %s to %s", old, nn)
 		if nn == old {
-			return "", nil // git branch -m x x: nothing to do
+			// git branch -m x x moves nothing but logs the rename.
+			rl.log(nn, ref.Hash(), ref.Hash(), renamedLog)
+			if !det && cur == a.Rename {
+				rl.log(plumbing.HEAD, ref.Hash(), ref.Hash(), renamedLog)
+			}
+			return "", nil
 		}
 		if _, err := r.Storer.Reference(nn); err == nil {
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: a branch named '%s' already exists", a.NewName)}
@@ -165,7 +178,7 @@ func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 		if err := r.Storer.SetReference(plumbing.NewHashReference(nn, ref.Hash())); err != nil {
 			return "", err
 		}
-		if cur, det := currentBranch(r); !det && cur == a.Rename {
+		if !det && cur == a.Rename {
 			if err := r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, nn)); err != nil {
 				return "", err
 			}
@@ -174,7 +187,10 @@ func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 			return "", err
 		}
 		rl.move(old, nn)
-		rl.log(nn, ref.Hash(), ref.Hash(), fmt.Sprintf("Branch: renamed %s to %s", old, nn))
+		rl.log(nn, ref.Hash(), ref.Hash(), renamedLog)
+		if !det && cur == a.Rename {
+			rl.log(plumbing.HEAD, ref.Hash(), ref.Hash(), renamedLog)
+		}
 		// The branch's configuration (upstream, ...) moves with it.
 		if cfg, err := r.Config(); err == nil {
 			if bc, ok := cfg.Branches[a.Rename]; ok {

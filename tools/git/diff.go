@@ -85,12 +85,25 @@ func diffTool(d Deps) *tools.Tool {
 				if a.OutputDir != "" {
 					return writePatches(d, a.OutputDir, changes, po)
 				}
-				out := render(changes, a.NameOnly, a.Stat, po)
-				if a.Stat && !a.NameOnly && a.Unified != nil && out != "" {
-					// -U implies -p: git prints the stat, a blank line, the patch.
-					out += "\n" + render(changes, false, false, po)
+				if a.Stat && !a.NameOnly && a.Unified != nil {
+					// -U implies -p: git prints the combined diffs of
+					// unmerged paths as it meets them, then the stat, a
+					// blank line and the patch of everything else.
+					var combined, rest []*change
+					for _, c := range changes {
+						if c.combined != nil {
+							combined = append(combined, c)
+						} else {
+							rest = append(rest, c)
+						}
+					}
+					out := render(combined, false, false, po)
+					if stat := render(rest, false, true, po); stat != "" {
+						out += stat + "\n" + render(rest, false, false, po)
+					}
+					return out, nil
 				}
-				return out, nil
+				return render(changes, a.NameOnly, a.Stat, po), nil
 			})
 		},
 	})
@@ -364,7 +377,10 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 				}
 			}
 		}
-		return unmergedChanges(changes, conflicts, ps.match, to, !a.NameOnly && !a.Stat), nil
+		// With a patch to print (-U makes --stat print one too), a path
+		// with both sides is shown combined.
+		patch := !a.NameOnly && (!a.Stat || a.Unified != nil)
+		return unmergedChanges(changes, conflicts, ps.match, to, patch), nil
 	}
 	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
 }

@@ -242,22 +242,17 @@ func commitTool(d Deps) *tools.Tool {
 // ErrIdentity is the git tools' message when no identity is configured.
 
 func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string, error) {
-	ht, err := headTree(r)
+	baseTree, unborn, err := headTreeHash(r)
 	if err != nil {
 		return "", err
 	}
-	from, err := treeFiles(r, ht)
+	changes, unmerged, err := stagedChanges(r, baseTree)
 	if err != nil {
 		return "", err
 	}
-	to, conflicts, err := stagedIndexFiles(r)
-	if err != nil {
-		return "", err
-	}
-	if len(conflicts) > 0 {
+	if unmerged {
 		return "", errUnmergedCommit()
 	}
-	changes := diffSides(from, to, nil)
 	merges := mergeHeads(r)
 	if len(changes) == 0 && len(merges) == 0 {
 		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "nothing to commit"}
@@ -280,10 +275,8 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 			files[c.path] = gitbackend.TreeFile{Mode: c.newMode, Hash: c.newHash}
 		}
 	}
-	var baseTree plumbing.Hash
 	var parents []plumbing.Hash
-	if ht != nil {
-		baseTree = ht.Hash
+	if !unborn {
 		head, _ := r.Head()
 		parents = []plumbing.Hash{head.Hash()}
 	}
@@ -331,16 +324,18 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 		oldHead = parents[0]
 	}
 	rl := d.reflogs(r)
-	rl.log(plumbing.HEAD, oldHead, h, what+": "+msg)
+	// The reflog takes the message's first line.
+	line, _, _ := strings.Cut(msg, "\n")
+	rl.log(plumbing.HEAD, oldHead, h, what+": "+line)
 	if target != plumbing.HEAD {
-		rl.log(target, oldHead, h, what+": "+msg)
+		rl.log(target, oldHead, h, what+": "+line)
 	}
 	branch, detached := currentBranch(r)
 	if detached {
 		branch = "detached HEAD"
 	}
 	root := ""
-	if ht == nil {
+	if unborn {
 		root = " (root-commit)"
 	}
 	var b strings.Builder
@@ -373,6 +368,61 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 		}
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// headTreeHash is HEAD's tree (unborn: no commit yet, zero hash).
+func headTreeHash(r *git.Repository) (tree plumbing.Hash, unborn bool, err error) {
+	head, err := r.Head()
+	if err != nil {
+		return plumbing.ZeroHash, true, nil
+	}
+	c, err := r.CommitObject(head.Hash())
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return c.TreeHash, false, nil
+}
+
+// stagedChanges is what a commit records: the index's entries against
+// the tree, as diffSides(treeFiles, stagedIndexFiles) lists them, found
+// by gitbackend.DiffIndex (only the subtrees that differ are read);
+// unmerged is true when a path has conflict stages.
+func stagedChanges(r *git.Repository, tree plumbing.Hash) ([]*change, bool, error) {
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return nil, false, err
+	}
+	ents := idx.Entries
+	for _, e := range ents {
+		if e.Stage >= 1 && e.Stage <= 3 {
+			return nil, true, nil
+		}
+	}
+	sort.SliceStable(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
+	head, deleted, err := gitbackend.DiffIndex(r.Storer, tree, ents)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []*change
+	for i, e := range ents {
+		if i+1 < len(ents) && ents[i+1].Name == e.Name {
+			continue // as in a map of the entries, the last one of a name counts
+		}
+		h := head[i]
+		if h.Mode != 0 && h.Hash == e.Hash && h.Mode == e.Mode {
+			continue
+		}
+		c := &change{path: e.Name, newMode: e.Mode, newHash: e.Hash, newLoad: entryLoader(r, e.Mode, e.Hash)}
+		if h.Mode != 0 {
+			c.oldMode, c.oldHash, c.oldLoaded = h.Mode, h.Hash, entryLoader(r, h.Mode, h.Hash)
+		}
+		out = append(out, c)
+	}
+	for _, h := range deleted {
+		out = append(out, &change{path: h.Path, oldMode: h.Mode, oldHash: h.Hash, oldLoaded: entryLoader(r, h.Mode, h.Hash)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, false, nil
 }
 
 // signatures resolves author and committer through the kernel's one

@@ -70,14 +70,12 @@ func (l *reflogger) log(ref plumbing.ReferenceName, old, new plumbing.Hash, msg 
 			return
 		}
 	}
+	msg = reflogMsg(msg)
 	f, err := l.dot.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
 	fmt.Fprintf(f, "%s %s %s <%s> %d %s\t%s\n", old, new, l.who.Name, l.who.Email, l.who.When.Unix(), l.who.When.Format("-0700"), msg)
 }
 
@@ -113,4 +111,10 @@ func headDesc(r *git.Repository) (string, plumbing.Hash) {
 		return b, head.Hash()
 	}
 	return head.Hash().String(), head.Hash()
+}
+
+// reflogMsg is git's copy_reflog_msg: runs of white space (newlines
+// included) become one space, none at either end.
+func reflogMsg(msg string) string {
+	return strings.Join(strings.Fields(msg), " ")
 }

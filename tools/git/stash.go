@@ -360,6 +360,11 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	// started in.
 	clearMergeState(s.r)
 	mayRemoveCwd(ctx)
+	if _, detached := currentBranch(s.r); !detached {
+		// The reset logs HEAD's move to itself (a detached HEAD's is not
+		// logged).
+		s.d.reflogs(s.r).log(plumbing.HEAD, hc.Hash, hc.Hash, "reset: moving to HEAD")
+	}
 	if a.IncludeUntracked {
 		for _, p := range untracked {
 			_ = w.Filesystem.Remove(p)

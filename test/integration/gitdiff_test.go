@@ -234,7 +234,7 @@ var formats = []string{
 	"%m %s", "%Cred%s%Creset", "%C(auto)%h%d", "%aI %ah", "%l %L %GS %GK", "%z", "%x41%X", "%<|(30)%an|",
 }
 
-var refExprs = []string{"HEAD", "HEAD~1", "HEAD^", "HEAD~2", "HEAD^2", "HEAD^{tree}", "main", "nonexistent", "HEAD@{0}", "main~1"}
+var refExprs = []string{"HEAD", "HEAD~1", "HEAD^", "HEAD~2", "HEAD^2", "HEAD^{tree}", "main", "nonexistent", "HEAD@{0}", "main~1", "stash@{0}", "stash@{1}^2"}
 
 // ref picks a revision expression that may or may not resolve.
 func ref(r *rand.Rand, f repoFacts) string {

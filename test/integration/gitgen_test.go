@@ -175,6 +175,23 @@ func genOps(seed int64) []op {
 	case k == 3:
 		add(op{Kind: "conflict", Sel: r.Intn(1000), Content: 1 + r.Intn(15), Seed: r.Int63()})
 	}
+	// Stashes: changes put away (with untracked files and a message
+	// sometimes) before the final worktree, which may touch the same
+	// files. Their own generator, so other operations stay as they were.
+	sr := rand.New(rand.NewSource(seed ^ 0x57a54))
+	for n := sr.Intn(4) - 1; n > 0; n-- {
+		for k := 1 + sr.Intn(3); k > 0; k-- {
+			switch sr.Intn(4) {
+			case 0:
+				add(op{Kind: "write", Path: genName(sr), Content: sr.Intn(9), Seed: sr.Int63()})
+			case 1:
+				add(op{Kind: "stage", Sel: sr.Intn(1000), Flag: sr.Intn(2) == 0})
+			default:
+				add(op{Kind: "edit", Sel: sr.Intn(1000), Content: sr.Intn(9), Seed: sr.Int63()})
+			}
+		}
+		add(op{Kind: "stash", Flag: sr.Intn(3) == 0, Sel: sr.Intn(2)})
+	}
 	// A worktree with staged, unstaged-on-staged, untracked, ignored and
 	// deleted files.
 	for n := r.Intn(7); n > 0; n-- {
@@ -683,6 +700,15 @@ func (b *builder) apply(o op) {
 		}
 		b.apply(op{Kind: "commit", Msg: "here"})
 		b.git("merge", "-q", "--no-edit", "side")
+	case "stash":
+		args := []string{"stash", "push", "-q"}
+		if o.Flag {
+			args = append(args, "-u")
+		}
+		if o.Sel == 1 {
+			args = append(args, "-m", "generated stash")
+		}
+		b.git(args...)
 	case "rmcached":
 		p, ok := b.pick(o.Sel)
 		if !ok {

@@ -354,11 +354,14 @@ func reflogAt(r *git.Repository, ref string, n int) (plumbing.Hash, int, bool) {
 	if ref == "" {
 		ref = "HEAD"
 	}
-	name := ref
-	if ref != "HEAD" && !strings.HasPrefix(ref, "refs/") {
-		name = "refs/heads/" + ref
+	// The log dwim_log finds: the first of git's ref rules with a log.
+	var f billy.File
+	var err error
+	for _, rule := range []string{"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD"} {
+		if f, err = dot.Filesystem().Open("logs/" + strings.ReplaceAll(rule, "%s", ref)); err == nil {
+			break
+		}
 	}
-	f, err := dot.Filesystem().Open("logs/" + name)
 	if err != nil {
 		return plumbing.ZeroHash, 0, false
 	}

@@ -108,7 +108,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 			}
 			target = head.Hash()
 		} else {
-			h, err := r.ResolveRevision(plumbing.Revision(from))
+			h, err := resolveRev(r, from)
 			if err != nil {
 				return "", unknownRevision(from)
 			}
@@ -388,7 +388,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 		}
 		return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
 	}
-	h, err := r.ResolveRevision(plumbing.Revision(a.Commit))
+	h, err := resolveRev(r, a.Commit)
 	if err != nil {
 		return "", unknownRevision(a.Commit)
 	}

@@ -269,7 +269,7 @@ func readWorktree(fsys billy.Filesystem, p string) ([]byte, filemode.FileMode, e
 func blobHash(b []byte) plumbing.Hash { return plumbing.NewHash(registry.BlobHash(b)) }
 
 func resolveTree(r *git.Repository, ref string) (*object.Tree, error) {
-	h, err := r.ResolveRevision(plumbing.Revision(ref))
+	h, err := resolveRev(r, ref)
 	if err != nil {
 		return nil, unknownRevision(ref)
 	}

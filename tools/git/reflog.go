@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,4 +118,42 @@ func headDesc(r *git.Repository) (string, plumbing.Hash) {
 // included) become one space, none at either end.
 func reflogMsg(msg string) string {
 	return strings.Join(strings.Fields(msg), " ")
+}
+
+// resolveRev is go-git's ResolveRevision after a leading "<ref>@{n}" has
+// been read from the reflog (go-git reads no reflogs): "stash@{1}^2",
+// "HEAD@{2}~1", "main@{0}:path".
+func resolveRev(r *git.Repository, rev string) (*plumbing.Hash, error) {
+	return r.ResolveRevision(plumbing.Revision(expandReflog(r, rev)))
+}
+
+// expandReflog replaces a leading "<ref>@{n}" of rev with the full id of
+// the commit entry n of the ref's reflog names (newest first; the ref is
+// found as git's dwim_log finds it, HEAD when empty); rev is returned as
+// it is when it has none, or when the reflog has no such entry.
+func expandReflog(r *git.Repository, rev string) string {
+	i := strings.Index(rev, "@{")
+	if i < 0 {
+		return rev
+	}
+	j := strings.IndexByte(rev[i:], '}')
+	if j < 0 {
+		return rev
+	}
+	base := rev[:i]
+	if strings.ContainsAny(base, "^~:") {
+		return rev // "@{" later in the revision is not a reflog of its start
+	}
+	n, err := strconv.Atoi(rev[i+2 : i+j])
+	if err != nil || n < 0 {
+		return rev
+	}
+	if base == "" {
+		base = "HEAD"
+	}
+	h, _, ok := reflogAt(r, base, n)
+	if !ok {
+		return rev
+	}
+	return h.String() + rev[i+j+1:]
 }

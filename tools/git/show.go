@@ -142,7 +142,7 @@ func revisionError(r *git.Repository, rev string) error {
 	if base == "" {
 		base = "HEAD"
 	}
-	if _, err := r.ResolveRevision(plumbing.Revision(base)); err != nil {
+	if _, err := resolveRev(r, base); err != nil {
 		return unknownRevision(rev)
 	}
 	msg := fmt.Sprintf("fatal: path '%s' does not exist in '%s'", p, base)
@@ -159,7 +159,7 @@ func revisionError(r *git.Repository, rev string) error {
 // of any object, else a commit.
 func resolveObject(r *git.Repository, rev string) (object.Object, error) {
 	if base, ok := strings.CutSuffix(rev, "^{tree}"); ok {
-		h, err := r.ResolveRevision(plumbing.Revision(base))
+		h, err := resolveRev(r, base)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +173,7 @@ func resolveObject(r *git.Repository, rev string) (object.Object, error) {
 		if base == "" {
 			base = "HEAD"
 		}
-		h, err := r.ResolveRevision(plumbing.Revision(base))
+		h, err := resolveRev(r, base)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +204,7 @@ func resolveObject(r *git.Repository, rev string) (object.Object, error) {
 			return o, nil
 		}
 	}
-	h, err := r.ResolveRevision(plumbing.Revision(rev))
+	h, err := resolveRev(r, rev)
 	if err != nil {
 		return nil, err
 	}

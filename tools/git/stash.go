@@ -450,12 +450,16 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 	wt, _ := wc.Tree()
 	from, _ := treeFiles(s.r, bt)
 	to, _ := treeFiles(s.r, wt)
-	idxFiles := map[string]side{}
-	if wc.NumParents() > 1 {
-		if ic, err := wc.Parent(1); err == nil {
-			it, _ := ic.Tree()
-			idxFiles, _ = treeFiles(s.r, it)
-		}
+	// git merges the stash into the index's tree (ours), from the stash's
+	// base; a path the merge changes must be unchanged in the worktree
+	// (or missing there), and afterwards the changes are unstaged again
+	// but for files the index did not have (do_apply_stash).
+	ours, conflictStages, err := stagedIndexFiles(s.r)
+	if err != nil {
+		return "", err
+	}
+	if len(conflictStages) > 0 {
+		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: cannot apply a stash in the middle of a merge"}
 	}
 	type write struct {
 		path string
@@ -463,41 +467,66 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 		mode side
 		del  bool
 	}
-	var writes []write
-	var conflicts []string
-	for _, c := range diffSides(from, to, nil) {
-		cur, mode, curErr := readWorktree(w.Filesystem, c.path)
-		if curErr == nil {
-			cur = s.eol.ToGit(c.path, cur)
-		}
-		baseData := c.old()
-		switch {
-		case c.newMode == 0: // deleted in the stash
-			if curErr == nil && !bytesEqual(cur, baseData) {
-				conflicts = append(conflicts, c.path)
-				continue
-			}
-			writes = append(writes, write{path: c.path, del: true})
-		case curErr != nil && c.oldMode == 0: // added in the stash
-			writes = append(writes, write{path: c.path, data: c.new(), mode: side{mode: c.newMode}})
-		case curErr != nil:
-			conflicts = append(conflicts, c.path)
-		default:
-			m, err := merge.Merge(baseData, cur, c.new())
-			if err != nil {
-				conflicts = append(conflicts, c.path)
-				continue
-			}
-			writes = append(writes, write{path: c.path, data: m, mode: side{mode: mode}})
+	sameSide := func(a side, aok bool, b side, bok bool) bool {
+		return aok == bok && (!aok || (a.hash == b.hash && a.mode == b.mode))
+	}
+	names := map[string]bool{}
+	for _, m := range []map[string]side{from, ours, to} {
+		for p := range m {
+			names[p] = true
 		}
 	}
+	var writes []write
+	var conflicts, dirty []string
+	for p := range names {
+		b, inB := from[p]
+		o, inO := ours[p]
+		t, inT := to[p]
+		if sameSide(o, inO, t, inT) || sameSide(b, inB, t, inT) {
+			continue // nothing of the stash to bring
+		}
+		var wr write
+		switch {
+		case sameSide(b, inB, o, inO):
+			wr = write{path: p, del: !inT, mode: t}
+			if inT {
+				wr.data, _ = t.load()
+			}
+		case inB && inO && inT && o.mode == t.mode:
+			bd, _ := b.load()
+			od, _ := o.load()
+			td, _ := t.load()
+			m, err := merge.Merge(bd, od, td)
+			if err != nil {
+				conflicts = append(conflicts, p)
+				continue
+			}
+			wr = write{path: p, data: m, mode: t}
+		default:
+			conflicts = append(conflicts, p)
+			continue
+		}
+		// The worktree file must be as the index has it, or missing.
+		if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
+			cur = s.eol.ToGit(p, cur)
+			if !inO || blobHash(cur) != o.hash || s.cfg.worktreeMode(mode, o.mode) != o.mode {
+				dirty = append(dirty, p)
+				continue
+			}
+		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && !wr.del {
+			dirty = append(dirty, p)
+			continue
+		}
+		writes = append(writes, wr)
+	}
 	var untracked []*object.File
+	var inTheWay []string
 	if wc.NumParents() > 2 {
 		if uc, err := wc.Parent(2); err == nil {
 			if ut, err := uc.Tree(); err == nil {
 				_ = ut.Files().ForEach(func(f *object.File) error {
 					if _, err := w.Filesystem.Lstat(f.Name); err == nil {
-						conflicts = append(conflicts, f.Name)
+						inTheWay = append(inTheWay, f.Name)
 					}
 					untracked = append(untracked, f)
 					return nil
@@ -505,6 +534,20 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			}
 		}
 	}
+	if len(inTheWay) == 0 && len(untracked) > 0 && len(conflicts)+len(dirty) > 0 {
+		// git 2.39 restores the untracked files before it merges: they
+		// stay when the merge then refuses.
+		if err := beforeChange(ctx); err != nil {
+			return "", err
+		}
+		for _, f := range untracked {
+			if content, err := f.Contents(); err == nil {
+				_ = writeFile(w, f.Name, s.eol.ToWorktree(f.Name, []byte(content)))
+				setExec(w, f.Name, f.Mode)
+			}
+		}
+	}
+	conflicts = append(append(conflicts, dirty...), inTheWay...)
 	if len(conflicts) > 0 {
 		sort.Strings(conflicts)
 		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: Your local changes to the following files would be overwritten by merge:\n\t" +
@@ -515,6 +558,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 	if err := beforeChange(ctx); err != nil {
 		return "", err
 	}
+	sort.Slice(writes, func(i, j int) bool { return writes[i].path < writes[j].path })
 	for _, wr := range writes {
 		if wr.del {
 			_ = w.Filesystem.Remove(wr.path)
@@ -523,10 +567,9 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 		if err := writeFile(w, wr.path, s.eol.ToWorktree(wr.path, wr.data)); err != nil {
 			return "", err
 		}
-		if _, inBase := from[wr.path]; !inBase {
-			if _, inIdx := idxFiles[wr.path]; inIdx {
-				staged = append(staged, wr.path) // new files come back staged, as with git
-			}
+		setExec(w, wr.path, wr.mode.mode)
+		if _, inIndex := ours[wr.path]; !inIndex {
+			staged = append(staged, wr.path) // new files come back staged, as with git
 		}
 	}
 	for _, f := range untracked {
@@ -537,6 +580,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 		if err := writeFile(w, f.Name, s.eol.ToWorktree(f.Name, []byte(content))); err != nil {
 			return "", err
 		}
+		setExec(w, f.Name, f.Mode)
 	}
 	for _, p := range staged {
 		if _, err := w.Add(p); err != nil {
@@ -620,4 +664,19 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool) bo
 // run of whitespace one space, trailing whitespace trimmed.
 func reflogMessage(msg string) string {
 	return strings.Join(strings.Fields(msg), " ")
+}
+
+// setExec gives a file the permissions git checks its mode out with (the
+// executable bit whatever core.filemode says).
+func setExec(w *git.Worktree, p string, mode filemode.FileMode) {
+	ch, ok := w.Filesystem.(billy.Change)
+	if !ok {
+		return
+	}
+	switch mode {
+	case filemode.Executable:
+		_ = ch.Chmod(p, 0o755)
+	case filemode.Regular:
+		_ = ch.Chmod(p, 0o644)
+	}
 }

@@ -412,6 +412,7 @@ func (r *Repo) finishClone(branch string, tip plumbing.Hash, entries []checkoutE
 	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), tip)); err != nil {
 		return fmt.Errorf("write branch %s: %w", branch, err)
 	}
+	r.logClone(branch, tip)
 	return nil
 }
 

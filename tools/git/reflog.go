@@ -1,8 +1,6 @@
 package git
 
 import (
-	"fmt"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -12,6 +10,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
 )
 
 // The tools move refs as git does and so keep their reflogs as git does
@@ -56,28 +56,11 @@ func (d Deps) reflogs(r *git.Repository) *reflogger {
 	return &reflogger{dot: fsr.Filesystem(), who: committer, mode: mode}
 }
 
-// log appends "old new who time\tmsg" to ref's log, creating it for HEAD
-// and branches (any ref with "always").
+// log appends one entry to ref's log (gitbackend.AppendReflog).
 func (l *reflogger) log(ref plumbing.ReferenceName, old, new plumbing.Hash, msg string) {
-	if l == nil {
-		return
+	if l != nil {
+		_ = gitbackend.AppendReflog(l.dot, ref, old, new, l.who, msg, l.mode == "always")
 	}
-	name := "logs/" + ref.String()
-	if _, err := l.dot.Stat(name); err != nil {
-		if ref != plumbing.HEAD && !ref.IsBranch() && l.mode != "always" {
-			return
-		}
-		if err := l.dot.MkdirAll(path.Dir(name), 0o755); err != nil {
-			return
-		}
-	}
-	msg = reflogMsg(msg)
-	f, err := l.dot.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	fmt.Fprintf(f, "%s %s %s <%s> %d %s\t%s\n", old, new, l.who.Name, l.who.Email, l.who.When.Unix(), l.who.When.Format("-0700"), msg)
 }
 
 // drop removes ref's log (a deleted branch).
@@ -112,12 +95,6 @@ func headDesc(r *git.Repository) (string, plumbing.Hash) {
 		return b, head.Hash()
 	}
 	return head.Hash().String(), head.Hash()
-}
-
-// reflogMsg is git's copy_reflog_msg: runs of white space (newlines
-// included) become one space, none at either end.
-func reflogMsg(msg string) string {
-	return strings.Join(strings.Fields(msg), " ")
 }
 
 // resolveRev is go-git's ResolveRevision after a leading "<ref>@{n}" has

@@ -616,7 +616,6 @@ func writeFile(w *git.Worktree, p string, data []byte) error {
 	return f.Close()
 }
 
-
 func (s *stasher) drop(n int) (string, error) {
 	e, es, err := s.entry(n)
 	if err != nil {

@@ -38,6 +38,9 @@ type indexCache struct {
 	buf   []byte
 	// trees are the last flattened trees (warm.go).
 	trees flatTrees
+	// gitdir is the .git directory on disk (gitdirOK), once looked up.
+	gitdir                string
+	gitdirOK, gitdirKnown bool
 }
 
 // fileStamp identifies the index file's content: its stat data and its

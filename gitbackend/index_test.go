@@ -3,9 +3,11 @@ package gitbackend
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -300,4 +302,109 @@ func TestStageFilesLikeGitAdd(t *testing.T) {
 		t.Fatalf("packs %v, want the new blobs in one", packs)
 	}
 	gittest.Git(t, got, "fsck", "--no-dangling")
+}
+
+// TestDiffIndexMatchesFlatMerge: DiffIndex (index directories hashed,
+// only differing subtrees read) finds what comparing the whole flattened
+// tree with the index finds, on generated changes: files added, removed,
+// changed, made executable, replaced by directories and back, conflicts.
+func TestDiffIndexMatchesFlatMerge(t *testing.T) {
+	gittest.RequireGit(t)
+	for seed := int64(1); seed <= 6; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		dir := t.TempDir()
+		gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+		names := []string{"a", "a.b", "a-c", "b", "z"}
+		var paths []string
+		write := func(p, c string) {
+			full := filepath.Join(dir, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < 60; i++ {
+			p := names[rng.Intn(len(names))]
+			for d := rng.Intn(3); d > 0; d-- {
+				p += "/" + names[rng.Intn(len(names))]
+			}
+			p += fmt.Sprint(i)
+			paths = append(paths, p)
+			write(p, fmt.Sprint(rng.Intn(4), "\n"))
+		}
+		gittest.Git(t, dir, "add", ".")
+		gittest.Git(t, dir, "commit", "-q", "-m", "base")
+		if seed%2 == 0 {
+			// A conflict in one directory.
+			gittest.Git(t, dir, "checkout", "-q", "-b", "side")
+			write("a/conflict", "side\n")
+			gittest.Git(t, dir, "add", "a/conflict")
+			gittest.Git(t, dir, "commit", "-q", "-m", "side")
+			gittest.Git(t, dir, "checkout", "-q", "main")
+			write("a/conflict", "main\n")
+			gittest.Git(t, dir, "add", "a/conflict")
+			gittest.Git(t, dir, "commit", "-q", "-m", "main")
+			_, _ = gittest.GitErr(dir, "merge", "-q", "side")
+		}
+		for i := 0; i < 12; i++ {
+			p := paths[rng.Intn(len(paths))]
+			switch rng.Intn(5) {
+			case 0:
+				_, _ = gittest.GitErr(dir, "rm", "-q", "--cached", p)
+			case 1:
+				write(p, "changed\n")
+			case 2:
+				os.Chmod(filepath.Join(dir, p), 0o755)
+			case 3:
+				if os.Remove(filepath.Join(dir, p)) == nil {
+					write(p+"/inside", "in\n")
+				}
+			default:
+				write(fmt.Sprintf("%s/new%d", filepath.Dir(p), i), "new\n")
+			}
+		}
+		gittest.Git(t, dir, "add", "-A", "--", ".", ":!a/conflict")
+		r, err := Open(context.Background(), osfs.New(dir), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = r.Do(context.Background(), func(g *git.Repository) error {
+			head, _ := g.Head()
+			c, _ := object.GetCommit(g.Storer, head.Hash())
+			idx, _ := g.Storer.Index()
+			gh, gd, err := DiffIndex(g.Storer, c.TreeHash, idx.Entries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wh, wd, err := diffFlat(g.Storer, c.TreeHash, idx.Entries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gh, wh) {
+				for i := range gh {
+					if gh[i] != wh[i] {
+						t.Errorf("seed %d: %s: %+v, want %+v", seed, idx.Entries[i].Name, gh[i], wh[i])
+					}
+				}
+			}
+			changed, conflicted := len(gd), false
+			for i, e := range idx.Entries {
+				if gh[i].Mode != e.Mode || gh[i].Hash != e.Hash {
+					changed++
+				}
+				conflicted = conflicted || e.Stage != 0
+			}
+			if changed == 0 || conflicted != (seed%2 == 0) {
+				t.Fatalf("seed %d: %d changes, conflicted %v: the generator made no case", seed, changed, conflicted)
+			}
+			sort.Slice(gd, func(i, j int) bool { return gd[i].Path < gd[j].Path })
+			if !reflect.DeepEqual(gd, wd) {
+				t.Errorf("seed %d: deleted %v, want %v", seed, gd, wd)
+			}
+			return nil
+		})
+		r.Close()
+	}
 }

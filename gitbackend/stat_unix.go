@@ -4,6 +4,7 @@ package gitbackend
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -24,4 +25,10 @@ func inodeOf(info fs.FileInfo) uint64 {
 		return uint64(st.Ino)
 	}
 	return 0
+}
+
+// openNoFollow opens a file for reading, refusing a link at its last
+// component.
+func openNoFollow(p string) (*os.File, error) {
+	return os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 }

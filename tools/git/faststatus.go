@@ -22,8 +22,9 @@ import (
 )
 
 // fastStatus computes what go-git's Worktree.Status computes, the way git
-// does it: HEAD against the index by hash, walking the flattened HEAD tree
-// and the sorted index side by side; the index against the worktree by
+// does it: HEAD against the index by hash, reading only the HEAD subtrees
+// whose hash differs from the tree the index directory would make
+// (gitbackend.DiffIndex, git's cache-tree shortcut); the index against the worktree by
 // stat data (size and mtime, and the racy-git rule: an entry not older
 // than the index is compared by content), hashing only files whose stat
 // changed; untracked files from one walk that reads each .gitignore as it
@@ -34,9 +35,8 @@ import (
 // holds (git's lstat per entry); on a root on disk it reads directories
 // by file descriptor (getdents, fstatat relative to the directory: no
 // path resolution from the root per file) on as many threads as there
-// are CPUs, as git's preload-index does. The index and the flattened HEAD
-// tree come from the repository's warm state when it has one
-// (gitbackend.FlatTree, the cached index).
+// are CPUs, as git's preload-index does. The index comes from the
+// repository's warm state when it has one.
 func fastStatus(r *git.Repository, s *settings, untracked bool) (git.Status, error) {
 	st, _, _, err := scanStatus(r, s, statusScan{untracked: untracked})
 	return st, err
@@ -77,15 +77,14 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 	if !slices.IsSortedFunc(ents, cmpEntry) {
 		slices.SortStableFunc(ents, cmpEntry)
 	}
-	var head []gitbackend.FlatEntry
-	if ref, err := r.Head(); err == nil {
-		c, err := r.CommitObject(ref.Hash())
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if head, err = gitbackend.FlatTree(r.Storer, c.TreeHash); err != nil {
-			return nil, nil, nil, err
-		}
+	tree, _, err := headTreeHash(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// HEAD's entry at each index path; HEAD's paths the index lacks.
+	headAt, deleted, err := gitbackend.DiffIndex(r.Storer, tree, ents)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var patterns []gitignore.Pattern
 	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
@@ -114,22 +113,16 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 	eol := newEOLConverter(r, s)
 	gitlinks := map[string]bool{}
 	refreshed := 0
-	// HEAD's entries and the index's, both in index order, side by side;
-	// prev is the last index name seen (a HEAD entry equal to it was
-	// compared, not deleted).
-	j, prev := 0, ""
+	for _, d := range deleted {
+		set(d.Path, git.Deleted, git.Unmodified)
+		// a path deleted from the index but present in the worktree is
+		// also untracked, as git reports it
+	}
 	for i, e := range ents {
-		for j < len(head) && head[j].Path < e.Name {
-			if head[j].Path != prev {
-				set(head[j].Path, git.Deleted, git.Unmodified)
-			}
-			j++
-		}
-		prev = e.Name
 		staging := git.Added
-		if j < len(head) && head[j].Path == e.Name {
+		if h := headAt[i]; h.Mode != 0 {
 			staging = git.Unmodified
-			if head[j].Hash != e.Hash || head[j].Mode != e.Mode {
+			if h.Hash != e.Hash || h.Mode != e.Mode {
 				staging = git.Modified
 			}
 		}
@@ -166,13 +159,6 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		}
 		if staging != git.Unmodified || worktree != git.Unmodified {
 			set(e.Name, staging, worktree)
-		}
-	}
-	for ; j < len(head); j++ {
-		if len(ents) == 0 || head[j].Path != prev {
-			set(head[j].Path, git.Deleted, git.Unmodified)
-			// a path deleted from the index but present in the worktree
-			// is also untracked, as git reports it
 		}
 	}
 	if refreshed > 0 {

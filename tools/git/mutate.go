@@ -345,6 +345,7 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 	ab := newAbbrever(r)
 	defer ab.close()
 	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.short(h), subject(msg))
+	prefetchBlobs(r, changes)
 	adds, dels := 0, 0
 	for _, c := range changes {
 		a, d, _ := counts(c, po)
@@ -368,6 +369,31 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 		}
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// prefetchBlobs reads the blobs of changes that are loose objects on
+// disk (a git add's) on several goroutines, for the diffstat; the others
+// are read when it asks for them.
+func prefetchBlobs(r *git.Repository, changes []*change) {
+	var hashes []plumbing.Hash
+	var slots []*[]byte
+	for _, c := range changes {
+		if c.newMode != 0 && c.newMode != filemode.Submodule && c.newData == nil {
+			hashes, slots = append(hashes, c.newHash), append(slots, &c.newData)
+		}
+		if c.oldMode != 0 && c.oldMode != filemode.Submodule && c.oldData == nil {
+			hashes, slots = append(hashes, c.oldHash), append(slots, &c.oldData)
+		}
+	}
+	if len(hashes) < 16 {
+		return
+	}
+	data, found := gitbackend.ReadLooseBlobs(r.Storer, hashes)
+	for i, ok := range found {
+		if ok {
+			*slots[i] = data[i]
+		}
+	}
 }
 
 // headTreeHash is HEAD's tree (unborn: no commit yet, zero hash).

@@ -274,6 +274,14 @@ func badRevision(rev string) error { return fatalf("bad revision '%s'", rev) }
 // resolveBlameRev resolves a revision to a commit the way blame's
 // find_single_final does: a tag is peeled, a tree or blob is refused.
 func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
+	// "<ref>@{n}" with more after it: the reflog entry, then the rest.
+	if x := expandReflog(r, rev); x != rev && !strings.HasSuffix(rev, "}") {
+		h, err := r.ResolveRevision(plumbing.Revision(x))
+		if err != nil {
+			return plumbing.ZeroHash, badRevision(rev)
+		}
+		return peelCommit(r, rev, *h, "")
+	}
 	base, peel := rev, ""
 	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") {
 		base, peel = rev[:i], rev[i+2:len(rev)-1]

@@ -534,58 +534,72 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			}
 		}
 	}
-	if len(inTheWay) == 0 && len(untracked) > 0 && len(conflicts)+len(dirty) > 0 {
-		// git 2.39 restores the untracked files before it merges: they
-		// stay when the merge then refuses.
-		if err := beforeChange(ctx); err != nil {
-			return "", err
-		}
-		for _, f := range untracked {
-			if content, err := f.Contents(); err == nil {
-				_ = writeFile(w, f.Name, s.eol.ToWorktree(f.Name, []byte(content)))
-				setExec(w, f.Name, f.Mode)
-			}
-		}
-	}
-	conflicts = append(append(conflicts, dirty...), inTheWay...)
-	if len(conflicts) > 0 {
-		sort.Strings(conflicts)
-		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: Your local changes to the following files would be overwritten by merge:\n\t" +
-			strings.Join(conflicts, "\n\t") + "\nPlease commit your changes or stash them before you merge.\nAborting\nThe stash entry is kept in case you need it again.",
-			Details: map[string]any{"paths": conflicts}}
-	}
-	var staged []string
 	if err := beforeChange(ctx); err != nil {
 		return "", err
 	}
-	sort.Slice(writes, func(i, j int) bool { return writes[i].path < writes[j].path })
-	for _, wr := range writes {
-		if wr.del {
-			_ = w.Filesystem.Remove(wr.path)
-			continue
+	// git 2.39 merges first (refusing as a whole when a path it changes
+	// is dirty), then restores the untracked files whatever the merge
+	// did, with the attributes the worktree has by then; an untracked file
+	// already there fails that restore but not the others.
+	merged := len(conflicts)+len(dirty) == 0
+	if merged {
+		var staged []string
+		sort.Slice(writes, func(i, j int) bool { return writes[i].path < writes[j].path })
+		eol := newEOLConverter(s.r, s.cfg) // read as the merge writes .gitattributes
+		for _, wr := range writes {
+			if wr.del {
+				_ = w.Filesystem.Remove(wr.path)
+				continue
+			}
+			if err := writeFile(w, wr.path, eol.ToWorktree(wr.path, wr.data)); err != nil {
+				return "", err
+			}
+			setExec(w, wr.path, wr.mode.mode)
+			if _, inIndex := ours[wr.path]; !inIndex {
+				staged = append(staged, wr.path) // new files come back staged, as with git
+			}
 		}
-		if err := writeFile(w, wr.path, s.eol.ToWorktree(wr.path, wr.data)); err != nil {
-			return "", err
-		}
-		setExec(w, wr.path, wr.mode.mode)
-		if _, inIndex := ours[wr.path]; !inIndex {
-			staged = append(staged, wr.path) // new files come back staged, as with git
+		for _, p := range staged {
+			if _, err := w.Add(p); err != nil {
+				return "", err
+			}
 		}
 	}
-	for _, f := range untracked {
-		content, err := f.Contents()
-		if err != nil {
-			return "", err
+	if len(untracked) > 0 {
+		eol := newEOLConverter(s.r, s.cfg)
+		way := map[string]bool{}
+		for _, p := range inTheWay {
+			way[p] = true
 		}
-		if err := writeFile(w, f.Name, s.eol.ToWorktree(f.Name, []byte(content))); err != nil {
-			return "", err
+		for _, f := range untracked {
+			if way[f.Name] {
+				continue
+			}
+			content, err := f.Contents()
+			if err != nil {
+				return "", err
+			}
+			if err := writeFile(w, f.Name, eol.ToWorktree(f.Name, []byte(content))); err != nil {
+				return "", err
+			}
+			setExec(w, f.Name, f.Mode)
 		}
-		setExec(w, f.Name, f.Mode)
 	}
-	for _, p := range staged {
-		if _, err := w.Add(p); err != nil {
-			return "", err
+	if !merged {
+		all := append(append([]string{}, conflicts...), dirty...)
+		sort.Strings(all)
+		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: Your local changes to the following files would be overwritten by merge:\n\t" +
+			strings.Join(all, "\n\t") + "\nPlease commit your changes or stash them before you merge.\nAborting\nThe stash entry is kept in case you need it again.",
+			Details: map[string]any{"paths": all}}
+	}
+	if len(inTheWay) > 0 {
+		sort.Strings(inTheWay)
+		var b strings.Builder
+		for _, p := range inTheWay {
+			b.WriteString(p + " already exists, no checkout\n")
 		}
+		b.WriteString("error: could not restore untracked files from stash\nThe stash entry is kept in case you need it again.")
+		return "", &tools.Error{Kind: tools.KindConflict, Message: b.String(), Details: map[string]any{"paths": inTheWay}}
 	}
 	out, err := status(s.r, s.cfg, "", statusArgs{Porcelain: false, Untracked: true})
 	if err != nil {

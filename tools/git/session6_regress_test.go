@@ -2,8 +2,12 @@ package git
 
 import (
 	"context"
+	"crypto/sha1"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,4 +83,74 @@ func TestRegressReflogEntries(t *testing.T) {
 	twin(t, f.dir, "", "git_checkout", map[string]any{"create_branch": "nb", "commit": "HEAD"}, "checkout", "-q", "-b", "nb", "HEAD")
 	empty := newRepo(t)
 	twin(t, empty.dir, "", "git_branch", map[string]any{"rename": "main", "new_name": "other"}, "branch", "-m", "main", "other")
+}
+
+// scripted builds a repository with a bash script under git's pinned
+// environment.
+func scripted(t *testing.T, script string) string {
+	t.Helper()
+	gittest.RequireGit(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	cmd := exec.Command("bash", "-ec", "mkdir -p "+dir+" && cd "+dir+" && git init -q -b main . && "+script)
+	cmd.Env = gittest.Env(t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return dir
+}
+
+// worktreeView lists every worktree file with its mode and content hash,
+// beside what git reports of index and stashes.
+func worktreeView(t *testing.T, dir string) string {
+	var b strings.Builder
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			data, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			fmt.Fprintf(&b, "%s %o %x\n", rel, info.Mode().Perm()&0o111, sha1.Sum(data))
+		}
+		return nil
+	})
+	for _, a := range [][]string{{"status", "--porcelain=2", "-uall"}, {"ls-files", "-s"}, {"stash", "list"}} {
+		out, _ := gittest.GitErr(dir, a...)
+		b.WriteString(out)
+	}
+	return b.String()
+}
+
+// git stash apply as git 2.39 does it, from the differential suite's
+// shrunk reproductions: a file deleted in the worktree takes the stash's
+// version (seed 6); a modified one refuses the apply (seed 44); untracked
+// files come back after the merge, refused or not (seed 115), with their
+// mode (seed 30) and with the attributes the merge restored (seed 460).
+func TestRegressStashApplyAsGit(t *testing.T) {
+	for name, script := range map[string]string{
+		"deleted in worktree":       `echo a > f && git add f && git commit -qm x && echo b >> f && git stash push -q && rm f`,
+		"modified in worktree":      `echo a > f && git add f && git commit -qm x && echo b >> f && git stash push -q && echo c >> f`,
+		"untracked after a refusal": `echo a > f && git add f && git commit -qm x && echo b >> f && mkdir u && echo u > u/x && git stash push -q -u && echo c >> f`,
+		"untracked mode":            `echo a > f && git add f && git commit -qm x && mkdir src && echo l > src/run && chmod 755 src/run && git stash push -q -u`,
+		"attributes first":          `echo a > f && git add f && git commit -qm x && printf '*.txt text eol=crlf\n' > .gitattributes && git add .gitattributes && printf 'one\ntwo\n' > u.txt && git stash push -q -u`,
+		"untracked in the way":      `echo a > f && git add f && git commit -qm x && echo b >> f && echo u > u && git stash push -q -u && echo other > u`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			base := scripted(t, script)
+			for _, pop := range []bool{false, true} {
+				toolDir, gitDir := copyTree(t, base), copyTree(t, base)
+				action, gitAction := "apply", "apply"
+				if pop {
+					action, gitAction = "pop", "pop"
+				}
+				raw, _ := json.Marshal(map[string]any{"action": action, "index": 0})
+				_, terr := open(t, toolDir).set.Call(context.Background(), "git_stash", raw)
+				_, gerr := gittest.GitErr(gitDir, "stash", gitAction, "-q")
+				if (terr != nil) != (gerr != nil) {
+					t.Fatalf("%s: tool error %v, git error %v", action, terr, gerr)
+				}
+				same(t, action, worktreeView(t, toolDir), worktreeView(t, gitDir))
+			}
+		})
+	}
 }

@@ -234,7 +234,16 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
 	uptodate := func(p string) bool {
 		s, listed := st[p]
-		return !listed || s.Worktree == git.Unmodified || s.Worktree == git.Deleted
+		if !listed || s.Worktree == git.Unmodified {
+			return true
+		}
+		if s.Worktree != git.Deleted {
+			return false
+		}
+		// Missing is up to date (git's verify_uptodate takes ENOENT); a
+		// directory in the file's place, even an empty one, is not.
+		info, err := w.Filesystem.Lstat(p)
+		return err != nil || !info.IsDir() || idx[p].mode == filemode.Submodule
 	}
 	paths := map[string]bool{}
 	for _, m := range []map[string]side{oldFiles, newFiles, idx} {
@@ -453,6 +462,9 @@ func logSwitch(r *git.Repository, rl *reflogger, a checkoutArgs, fromDesc string
 		to = a.CreateBranch
 	case a.Branch == "":
 		to = a.Commit
+	}
+	if _, detached := currentBranch(r); detached && fromDesc == fromHash.String() && head.Hash() == fromHash {
+		return // a detached HEAD that did not move: git writes no entry
 	}
 	rl.log(plumbing.HEAD, fromHash, head.Hash(), "checkout: moving from "+fromDesc+" to "+to)
 }

@@ -324,40 +324,36 @@ type checkoutEntry struct {
 	hash plumbing.Hash
 }
 
+// checkoutStat is the stat data of a file just checked out, for its
+// index entry (ok false: unknown, lstat it).
+type checkoutStat struct {
+	ok        bool
+	sec, nsec int64
+	size      int64
+	dev, ino  uint64
+	uid, gid  uint32
+}
+
 // listCheckout lists every non-tree entry of tree, in index order, and
-// refuses the whole tree if any path is one git refuses to check out.
+// refuses the whole tree if any path is one git refuses to check out. The
+// trees are read raw (flattenTree), not decoded by go-git.
 func listCheckout(ctx context.Context, s storer.EncodedObjectStorer, tree plumbing.Hash) ([]checkoutEntry, error) {
-	var out []checkoutEntry
-	var walk func(h plumbing.Hash, prefix string) error
-	walk = func(h plumbing.Hash, prefix string) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		t, err := object.GetTree(s, h)
-		if err != nil {
-			return fmt.Errorf("read tree %s%s: %w", prefix, h, err)
-		}
-		for _, e := range t.Entries {
-			p := prefix + e.Name
-			if e.Mode == filemode.Dir {
-				if err := walk(e.Hash, p+"/"); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := verifyCheckoutPath(p, e.Mode); err != nil {
-				return err
-			}
-			out = append(out, checkoutEntry{path: p, mode: e.Mode, hash: e.Hash})
-		}
-		return nil
-	}
-	if err := walk(tree, ""); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// A directory component is checked too: a tree holding ".GIT" as a
-	// directory has entries below it, and each carries the prefix.
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	flat, err := flattenTree(s, tree)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]checkoutEntry, 0, len(flat))
+	for _, e := range flat {
+		// A directory component is checked too: a tree holding ".GIT" as
+		// a directory has entries below it, and each carries the prefix.
+		if err := verifyCheckoutPath(e.Path, e.Mode); err != nil {
+			return nil, err
+		}
+		out = append(out, checkoutEntry{path: e.Path, mode: e.Mode, hash: e.Hash})
+	}
 	return out, nil
 }
 
@@ -376,12 +372,23 @@ func checkoutAll(ctx context.Context, s storer.EncodedObjectStorer, wt billy.Fil
 }
 
 // writeCheckoutIndex records entries in a new index with the stat data of
-// the files as they are now in wt (after any move).
-func writeCheckoutIndex(s storage.Storer, wt billy.Filesystem, entries []checkoutEntry) error {
+// the files as they are now in wt (after any move): stats[i] when the
+// checkout took it (a rename into place keeps a file's inode and times),
+// else an lstat.
+func writeCheckoutIndex(s storage.Storer, wt billy.Filesystem, entries []checkoutEntry, stats []checkoutStat) error {
 	idx := &index.Index{Version: 2}
-	for _, c := range entries {
-		e := &index.Entry{Name: c.path, Hash: c.hash, Mode: c.mode}
-		if c.mode != filemode.Submodule {
+	slab := make([]index.Entry, len(entries))
+	idx.Entries = make([]*index.Entry, 0, len(entries))
+	for i, c := range entries {
+		e := &slab[i]
+		e.Name, e.Hash, e.Mode = c.path, c.hash, c.mode
+		if c.mode != filemode.Submodule && i < len(stats) && stats[i].ok {
+			st := stats[i]
+			e.ModifiedAt = time.Unix(st.sec, st.nsec)
+			e.CreatedAt = e.ModifiedAt
+			e.Size = uint32(st.size)
+			e.Dev, e.Inode, e.UID, e.GID = uint32(st.dev), uint32(st.ino), st.uid, st.gid
+		} else if c.mode != filemode.Submodule {
 			if info, err := wt.Lstat(c.path); err == nil {
 				e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
 				e.Size = uint32(info.Size())
@@ -399,8 +406,10 @@ func writeCheckoutIndex(s storage.Storer, wt billy.Filesystem, entries []checkou
 // finishClone records a checked-out clone: index, HEAD and upstream, and
 // last the branch and tracking refs, which is what makes the root no longer
 // fresh (a crash before that point re-clones at the next boot).
-func (r *Repo) finishClone(branch string, tip plumbing.Hash, entries []checkoutEntry) error {
-	if err := writeCheckoutIndex(r.store, r.wt, entries); err != nil {
+func (r *Repo) finishClone(branch string, tip plumbing.Hash, entries []checkoutEntry, stats []checkoutStat) error {
+	// Through the repository's index cache: its encoder, and the index
+	// stays decoded for the first git tool.
+	if err := writeCheckoutIndex(r.gitStorage(), r.wt, entries, stats); err != nil {
 		return err
 	}
 	if err := r.pointHEAD(branch); err != nil {
@@ -464,7 +473,7 @@ func (r *Repo) cloneInPlace(ctx context.Context, branch string) (plumbing.Hash, 
 		}
 		break
 	}
-	return tip, r.finishClone(branch, tip, entries)
+	return tip, r.finishClone(branch, tip, entries, nil)
 }
 
 func (r *Repo) setConfigOption(section, key, value string) error {
@@ -565,8 +574,20 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	if err != nil {
 		return plumbing.ZeroHash, notes, err
 	}
-	if err := checkoutAll(ctx, st, stageWT, entries, r.cfg.Environ); err != nil {
+	stats, ok, err := checkoutFresh(ctx, st, stage, entries, r.cfg.Environ)
+	if err != nil {
 		return plumbing.ZeroHash, notes, err
+	}
+	if !ok {
+		// Something the fast path does not take (a filesystem refusing a
+		// link, say): start the worktree again the general way.
+		if err := clearStage(stage); err != nil {
+			return plumbing.ZeroHash, notes, err
+		}
+		stats = nil
+		if err := checkoutAll(ctx, st, stageWT, entries, r.cfg.Environ); err != nil {
+			return plumbing.ZeroHash, notes, err
+		}
 	}
 	if err := st.Close(); err != nil {
 		return plumbing.ZeroHash, notes, fmt.Errorf("close staging repository: %w", err)
@@ -627,7 +648,25 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	if err := r.setRemote(); err != nil {
 		return plumbing.ZeroHash, notes, err
 	}
-	return tip, notes, r.finishClone(branch, tip, entries)
+	return tip, notes, r.finishClone(branch, tip, entries, stats)
+}
+
+// clearStage removes what a checkout wrote into a staging directory (all
+// but its .git).
+func clearStage(stage string) error {
+	tops, err := os.ReadDir(stage)
+	if err != nil {
+		return err
+	}
+	for _, t := range tops {
+		if t.Name() == ".git" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(stage, t.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replacePath renames src over dst, removing whatever dst was.

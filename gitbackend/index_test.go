@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -407,4 +409,125 @@ func TestDiffIndexMatchesFlatMerge(t *testing.T) {
 		})
 		r.Close()
 	}
+}
+
+// TestCloneIndexHoldsTheFilesStat: a boot's clone records in the index
+// the stat data the checked-out files have in the root (taken while
+// writing them, before they were moved into place), so neither git status
+// nor git_status rehashes them; modes and links are git's.
+func TestCloneIndexHoldsTheFilesStat(t *testing.T) {
+	gittest.RequireGit(t)
+	work := filepath.Join(t.TempDir(), "seed")
+	gittest.Git(t, "", "init", "-q", "-b", "main", work)
+	for p, c := range map[string]string{"top.txt": "t\n", "a/b/c.txt": "c\n", "a/run.sh": "#!/bin/sh\n", "z/deep/er/f": "f\n"} {
+		full := filepath.Join(work, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(c), 0o644)
+	}
+	os.Chmod(filepath.Join(work, "a/run.sh"), 0o755)
+	os.Symlink("a/b/c.txt", filepath.Join(work, "link"))
+	gittest.Git(t, work, "add", "-A")
+	gittest.Git(t, work, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("2", 40)+",sub")
+	gittest.Git(t, work, "commit", "-q", "-m", "seed")
+	remote := gittest.BareRemote(t)
+	gittest.Git(t, work, "push", "-q", remote, "main")
+
+	root := filepath.Join(t.TempDir(), "root")
+	os.MkdirAll(root, 0o755)
+	r, err := Open(context.Background(), osfs.New(root), Config{Remote: remote})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Hydrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, ok := decodeIndex(data)
+	if !ok {
+		t.Fatal("index not decoded")
+	}
+	for _, e := range idx.Entries {
+		info, err := os.Lstat(filepath.Join(root, e.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Mode == filemode.Submodule {
+			if !info.IsDir() {
+				t.Fatalf("%s: gitlink not a directory", e.Name)
+			}
+			continue
+		}
+		if !info.ModTime().Equal(e.ModifiedAt) || int64(e.Size) != info.Size() || uint64(e.Inode) != inodeOf(info)&0xffffffff {
+			t.Fatalf("%s: index stat %v %d %d, file %v %d %d", e.Name, e.ModifiedAt, e.Size, e.Inode, info.ModTime(), info.Size(), inodeOf(info))
+		}
+		want := os.FileMode(0o644)
+		switch e.Mode {
+		case filemode.Executable:
+			want = 0o755
+		case filemode.Symlink:
+			if info.Mode()&os.ModeSymlink == 0 {
+				t.Fatalf("%s: not a link", e.Name)
+			}
+			continue
+		}
+		if info.Mode().Perm() != want {
+			t.Fatalf("%s: mode %v, want %v", e.Name, info.Mode().Perm(), want)
+		}
+	}
+	if len(idx.Entries) != 6 {
+		t.Fatalf("%d entries", len(idx.Entries))
+	}
+	if out := gittest.Git(t, root, "status", "--porcelain"); out != "" {
+		t.Fatalf("git status after the clone:\n%s", out)
+	}
+	if out := gittest.Git(t, root, "diff-files", "--name-only"); out != "" {
+		t.Fatalf("git diff-files (stat data) after the clone:\n%s", out)
+	}
+}
+
+// TestCloneNeverWritesThroughALink: a tree holding a link and a path
+// beneath it ("link" -> a directory outside, "link/x") is checked out
+// without writing outside the root (the fast checkout gives up, the
+// general one decides).
+func TestCloneNeverWritesThroughALink(t *testing.T) {
+	gittest.RequireGit(t)
+	outside := t.TempDir()
+	work := filepath.Join(t.TempDir(), "seed")
+	gittest.Git(t, "", "init", "-q", "-b", "main", work)
+	// A tree git's own index cannot make: git mktree.
+	blob := strings.TrimSpace(gitIn(t, work, outside, "hash-object", "-w", "--stdin"))
+	sub := strings.TrimSpace(gitIn(t, work, "100644 blob "+blob+"\tx\n", "mktree"))
+	tree := strings.TrimSpace(gitIn(t, work, "120000 blob "+blob+"\tlink\n040000 tree "+sub+"\tlink\n", "mktree"))
+	commit := strings.TrimSpace(gittest.Git(t, work, "commit-tree", "-m", "seed", tree))
+	gittest.Git(t, work, "update-ref", "refs/heads/main", commit)
+	remote := gittest.BareRemote(t)
+	gittest.Git(t, work, "push", "-q", remote, "main")
+	root := filepath.Join(t.TempDir(), "root")
+	os.MkdirAll(root, 0o755)
+	r, err := Open(context.Background(), osfs.New(root), Config{Remote: remote})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := r.Hydrate(context.Background()) // refused or done: either way, nothing outside
+	t.Logf("hydrate: %+v %v", res, err)
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("the clone wrote outside the root: %v", ents)
+	}
+}
+
+// gitIn runs git with stdin.
+func gitIn(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Env(t.TempDir()), strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v %s", args, err, out)
+	}
+	return string(out)
 }

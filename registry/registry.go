@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // FileName is the registry's path at the repository root.
@@ -84,9 +85,13 @@ func BlobHash(content []byte) string {
 
 // EntryFor computes a tool's entry from its content.
 func EntryFor(p string, content []byte) Entry {
+	return entryWithHash(p, content, BlobHash(content))
+}
+
+func entryWithHash(p string, content []byte, hash string) Entry {
 	base := path.Base(p)
 	name := strings.TrimSuffix(base, path.Ext(base))
-	return Entry{Name: name, Description: ExtractDescription(content), Path: p, Hash: BlobHash(content)}
+	return Entry{Name: name, Description: ExtractDescription(content), Path: p, Hash: hash}
 }
 
 // ToolPaths lists the tool files in src, sorted.
@@ -123,13 +128,51 @@ func Build(src Source) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: list tools: %w", err)
 	}
+	return build(src, paths, nil)
+}
+
+// buildWorkers is how many tool files build reads at once (a file read
+// through the jail waits on the filesystem more than on a CPU).
+const buildWorkers = 4
+
+// build indexes the tools at paths, reading them on buildWorkers
+// goroutines (src is safe for concurrent use: the VFS is). A hash in
+// hashes is taken as the file's blob hash instead of hashing it again.
+func build(src Source, paths []string, hashes map[string]string) (*Registry, error) {
+	entries := make([]Entry, len(paths))
+	errs := make([]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := min(buildWorkers, len(paths)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(paths) {
+					return
+				}
+				p := paths[i]
+				b, err := src.ReadFile(p)
+				if err != nil {
+					errs[i] = fmt.Errorf("registry: read %s: %w", p, err)
+					continue
+				}
+				if h, ok := hashes[p]; ok {
+					entries[i] = entryWithHash(p, b, h)
+				} else {
+					entries[i] = EntryFor(p, b)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	r := New()
-	for _, p := range paths {
-		b, err := src.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("registry: read %s: %w", p, err)
+	for i, p := range paths {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		r.entries[p] = EntryFor(p, b)
+		r.entries[p] = entries[i]
 	}
 	return r, nil
 }
@@ -152,14 +195,14 @@ func Load(src Source, hashes map[string]string) (reg *Registry, stale bool, err 
 		return nil, false, fmt.Errorf("registry: list tools: %w", err)
 	}
 	if rerr != nil || f.Tools == nil || len(f.Tools) != len(paths) {
-		r, err := Build(src)
+		r, err := build(src, paths, hashes)
 		return r, true, err
 	}
 	r := New()
 	for _, p := range paths {
 		e, ok := f.Tools[p]
 		if !ok {
-			r, err := Build(src)
+			r, err := build(src, paths, hashes)
 			return r, true, err
 		}
 		h, known := hashes[p]

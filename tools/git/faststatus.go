@@ -42,14 +42,8 @@ func fastStatus(r *git.Repository, s *settings, untracked bool) (git.Status, err
 	return st, err
 }
 
-// fastStatusIndex is fastStatus that also hands back the index it read.
-func fastStatusIndex(r *git.Repository, s *settings, untracked bool) (git.Status, *index.Index, error) {
-	st, idx, _, err := scanStatus(r, s, statusScan{untracked: untracked})
-	return st, idx, err
-}
-
-// fastStatusIgnored is fastStatusIndex that also returns the ignored
-// untracked files (git add refuses to add them by name). With
+// fastStatusIgnored is fastStatus that also returns the index it read and
+// the ignored untracked files (git add refuses to add them by name). With
 // underIndexFiles, untracked files inside a directory that replaced an
 // indexed file are listed too: git status hides them, git add -A adds them.
 func fastStatusIgnored(r *git.Repository, s *settings, untracked, underIndexFiles bool) (git.Status, *index.Index, map[string]bool, error) {

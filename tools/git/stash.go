@@ -470,6 +470,18 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 	sameSide := func(a side, aok bool, b side, bok bool) bool {
 		return aok == bok && (!aok || (a.hash == b.hash && a.mode == b.mode))
 	}
+	// A file the index renamed and the stash changed merges at its new
+	// name, as merge-ort follows renames.
+	for src, dst := range renamedBetween(from, ours) {
+		t, inT := to[src]
+		_, dstInT := to[dst]
+		if !inT || dstInT || sameSide(from[src], true, t, true) {
+			continue
+		}
+		from[dst], to[dst] = from[src], t
+		delete(from, src)
+		delete(to, src)
+	}
 	names := map[string]bool{}
 	for _, m := range []map[string]side{from, ours, to} {
 		for p := range m {
@@ -492,16 +504,34 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			if inT {
 				wr.data, _ = t.load()
 			}
-		case inB && inO && inT && o.mode == t.mode:
-			bd, _ := b.load()
-			od, _ := o.load()
-			td, _ := t.load()
-			m, err := merge.Merge(bd, od, td)
-			if err != nil {
+		case inB && inO && inT:
+			// Mode and content merge apart: each side may change one.
+			mode := t
+			switch {
+			case b.mode == o.mode:
+			case b.mode == t.mode || o.mode == t.mode:
+				mode.mode = o.mode
+			default:
 				conflicts = append(conflicts, p)
 				continue
 			}
-			wr = write{path: p, data: m, mode: t}
+			var m []byte
+			switch {
+			case b.hash == o.hash:
+				m, _ = t.load()
+			case b.hash == t.hash:
+				m, _ = o.load()
+			default:
+				bd, _ := b.load()
+				od, _ := o.load()
+				td, _ := t.load()
+				var err error
+				if m, err = merge.Merge(bd, od, td); err != nil {
+					conflicts = append(conflicts, p)
+					continue
+				}
+			}
+			wr = write{path: p, data: m, mode: mode}
 		default:
 			conflicts = append(conflicts, p)
 			continue
@@ -691,4 +721,31 @@ func setExec(w *git.Worktree, p string, mode filemode.FileMode) {
 	case filemode.Regular:
 		_ = ch.Chmod(p, 0o644)
 	}
+}
+
+// renamedBetween pairs the paths tree a lost with those b gained, as
+// rename detection does: source path → new path.
+func renamedBetween(a, b map[string]side) map[string]string {
+	var changes []*change
+	for p, x := range a {
+		if _, ok := b[p]; !ok {
+			changes = append(changes, &change{path: p, oldMode: x.mode, oldHash: x.hash, oldLoaded: x.load})
+		}
+	}
+	for p, x := range b {
+		if _, ok := a[p]; !ok {
+			changes = append(changes, &change{path: p, newMode: x.mode, newHash: x.hash, newLoad: x.load})
+		}
+	}
+	out := map[string]string{}
+	if len(changes) < 2 {
+		return out
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
+	for _, c := range detectRenames(changes) {
+		if c.oldPath != "" {
+			out[c.oldPath] = c.path
+		}
+	}
+	return out
 }

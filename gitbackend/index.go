@@ -295,19 +295,43 @@ func (c *indexCache) save(dot billy.Filesystem, s cachedIndexStore, idx *index.I
 		return fmt.Errorf("write index: %w", err)
 	}
 	_, err = f.Write(b)
+	// The stamp of what was written: the open file's stat data (no second
+	// open to read the checksum back: it is the buffer's end).
+	var st fileStamp
+	ok := false
+	if err == nil {
+		var info fs.FileInfo
+		if info, ok = fileInfo(f); ok && info.Size() == int64(len(b)) {
+			st = fileStamp{size: info.Size(), mtime: info.ModTime(), ino: inodeOf(info)}
+			copy(st.sum[:], b[len(b)-20:])
+		} else {
+			ok = false
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	st, ok := stampIndex(dot)
 	if !ok {
-		return nil
+		if st, ok = stampIndex(dot); !ok {
+			return nil
+		}
 	}
 	idx.ModTime = st.mtime
 	c.idx, c.stamp = idx, st
 	return nil
+}
+
+// fileInfo is an open file's stat data, when it can say.
+func fileInfo(f billy.File) (fs.FileInfo, bool) {
+	sf, ok := f.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return nil, false
+	}
+	info, err := sf.Stat()
+	return info, err == nil
 }
 
 // encodeIndex appends the index file (version 2 or 3, no extensions,

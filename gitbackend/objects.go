@@ -156,6 +156,9 @@ func storeBlob(s storer.EncodedObjectStorer, content []byte) (plumbing.Hash, err
 	return s.SetEncodedObject(obj)
 }
 
+// ReadBlob reads a blob's bytes.
+func ReadBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) { return readBlob(s, h) }
+
 func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
 	b, err := object.GetBlob(s, h)
 	if err != nil {

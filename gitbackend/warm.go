@@ -116,7 +116,7 @@ func flattenTree(s storer.EncodedObjectStorer, tree plumbing.Hash) ([]FlatEntry,
 	var out []FlatEntry
 	var walk func(h plumbing.Hash, prefix string) error
 	walk = func(h plumbing.Hash, prefix string) error {
-		data, err := readRaw(s, plumbing.TreeObject, h, nil)
+		data, err := ReadRaw(s, plumbing.TreeObject, h, nil)
 		if err != nil {
 			return fmt.Errorf("read tree %s%s: %w", prefix, h, err)
 		}
@@ -169,8 +169,9 @@ func parseMode(b []byte) (filemode.FileMode, error) {
 	return filemode.FileMode(m), nil
 }
 
-// readRaw reads an object's content, appending it to buf.
-func readRaw(s storer.EncodedObjectStorer, t plumbing.ObjectType, h plumbing.Hash, buf []byte) ([]byte, error) {
+// ReadRaw reads an object's content, appending it to buf (one read into
+// a buffer the caller may reuse, no decoding).
+func ReadRaw(s storer.EncodedObjectStorer, t plumbing.ObjectType, h plumbing.Hash, buf []byte) ([]byte, error) {
 	obj, err := s.EncodedObject(t, h)
 	if err != nil {
 		return nil, err
@@ -339,7 +340,7 @@ func (d *indexDiff) compare(tree plumbing.Hash, lo, hi, plen int, prefix string)
 	var data []byte
 	if !tree.IsZero() {
 		var err error
-		if data, err = readRaw(d.s, plumbing.TreeObject, tree, nil); err != nil {
+		if data, err = ReadRaw(d.s, plumbing.TreeObject, tree, nil); err != nil {
 			return fmt.Errorf("read tree %s%s: %w", prefix, tree, err)
 		}
 	}

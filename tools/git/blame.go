@@ -30,6 +30,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
+	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -457,17 +458,9 @@ func (sb *scoreboard) load(o *borigin) ([]byte, error) {
 	return data, nil
 }
 
+// readBlob reads a blob's bytes (gitbackend's reader).
 func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
-	b, err := object.GetBlob(s, h)
-	if err != nil {
-		return nil, err
-	}
-	rd, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
+	return gitbackend.ReadBlob(s, h)
 }
 
 // countLines is git's find_line_starts count: a last line without a

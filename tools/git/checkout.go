@@ -241,9 +241,10 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 			return false
 		}
 		// Missing is up to date (git's verify_uptodate takes ENOENT); a
-		// directory in the file's place, even an empty one, is not.
+		// directory in the file's place, even an empty one, is not (one
+		// holding untracked files is refused as losing them, below).
 		info, err := w.Filesystem.Lstat(p)
-		return err != nil || !info.IsDir() || idx[p].mode == filemode.Submodule
+		return err != nil || !info.IsDir() || idx[p].mode == filemode.Submodule || untrackedUnder(st, p)
 	}
 	paths := map[string]bool{}
 	for _, m := range []map[string]side{oldFiles, newFiles, idx} {

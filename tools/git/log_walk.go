@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +23,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
 )
 
 // literalWalk is revWalk's walk with a raw-tree fingerprint.
@@ -83,24 +84,12 @@ func newLiteralWalk(r *git.Repository, ps pathspec) *literalWalk {
 // raw reads an object's bytes into the walk's buffer (valid until the
 // next read).
 func (w *literalWalk) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
-	obj, err := w.r.Storer.EncodedObject(t, h)
+	b, err := gitbackend.ReadRaw(w.r.Storer, t, h, w.buf[:0])
 	if err != nil {
 		return nil, err
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	n := int(obj.Size())
-	if cap(w.buf) < n {
-		w.buf = make([]byte, n)
-	}
-	w.buf = w.buf[:n]
-	if _, err := io.ReadFull(rd, w.buf); err != nil {
-		return nil, err
-	}
-	return w.buf, nil
+	w.buf = b
+	return b, nil
 }
 
 // lookup finds name in a raw tree: "<mode> <name>\0<20-byte hash>".

@@ -549,6 +549,9 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	var rem remoteStore
 	if l, ok := r.remote.(*localRemote); ok {
 		rem = &localRemote{path: l.path, local: st}
+		if r.cfg.Depth == 0 {
+			rem = &packedClone{localRemote: rem.(*localRemote), dot: dot}
+		}
 	} else {
 		repo, err := git.Init(st, nil)
 		if err != nil {
@@ -794,3 +797,79 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// packedClone is a local remote fetched into an empty staging store as git
+// clone gets it, one pack: the closure of the branch read straight from
+// the remote's packs (packReader: a whole object's entry is copied as it
+// is stored, not inflated and compressed again), and the pack's index
+// written from the hashes already known (go-git's PackfileWriter would
+// parse and hash the whole pack once more).
+type packedClone struct {
+	*localRemote
+	dot billy.Filesystem
+}
+
+func (c *packedClone) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
+	dst, ok := c.local.(*filesystem.Storage)
+	if !ok || depth != 0 {
+		return c.localRemote.Fetch(ctx, branch, depth)
+	}
+	tip, err := readRef(c.path, "refs/heads/"+branch)
+	if err != nil || tip.IsZero() {
+		return plumbing.ZeroHash, err
+	}
+	for attempt := 0; ; attempt++ {
+		err = c.copyPacked(ctx, dst, tip, attempt == 0)
+		if err == nil {
+			return tip, nil
+		}
+		if ctx.Err() != nil || attempt == 3 {
+			return plumbing.ZeroHash, fmt.Errorf("fetch %s: %w", branch, err)
+		}
+		// A writer may have merged the packs listed (consolidatePacks):
+		// list them again, as copyObjectsRetry does.
+		if err := sleepCtx(ctx, time.Duration(attempt+1)*5*time.Millisecond); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+}
+
+// copyPacked copies the closure of tip; fresh says dst is still empty (no
+// object need be looked up there).
+func (c *packedClone) copyPacked(ctx context.Context, dst *filesystem.Storage, tip plumbing.Hash, fresh bool) error {
+	src, err := openPackReader(c.path, c.open, nil)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	var have storer.EncodedObjectStorer = dst
+	if fresh {
+		have = emptyStore{dst}
+	}
+	order, shallow, err := collectMissing(ctx, src, have, tip, 0)
+	if err != nil {
+		return err
+	}
+	if len(order) > 0 {
+		var enc packEncoder
+		p, err := enc.encode(src, order)
+		if err != nil {
+			return err
+		}
+		if err := storePack(dst, c.dot, p, enc.ents); err != nil {
+			return err
+		}
+	}
+	if len(shallow) > 0 {
+		old, _ := dst.Shallow()
+		if err := dst.SetShallow(append(old, shallow...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emptyStore is a store known to hold nothing yet.
+type emptyStore struct{ storer.EncodedObjectStorer }
+
+func (emptyStore) HasEncodedObject(plumbing.Hash) error { return plumbing.ErrObjectNotFound }

@@ -143,7 +143,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 			return "", needsMerge("error: you need to resolve your current index first", um)
 		}
 	}
-	if err := switchTree(ctx, r, s, w, head, target); err != nil {
+	if err := switchTree(ctx, r, s, w, wd, head, target); err != nil {
 		return "", err
 	}
 	// A switch ends a merge in progress (remove_branch_state).
@@ -194,7 +194,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 // is H and the worktree file matches I; anything else, a local change in
 // the way or an untracked file where T puts one, aborts with git's message
 // and nothing is changed.
-func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Worktree, head *plumbing.Reference, target plumbing.Hash) error {
+func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Worktree, wd string, head *plumbing.Reference, target plumbing.Hash) error {
 	var oldFiles map[string]side
 	if head != nil {
 		c, err := object.GetCommit(r.Storer, head.Hash())
@@ -342,6 +342,15 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	}
 	if msg := unpackErrors(dirty, lostDirs, untracked, removed); msg != "" {
 		return &tools.Error{Kind: tools.KindConflict, Message: msg}
+	}
+	// A file to be written where the working directory (or a directory
+	// above it) stands: git refuses to remove the directory it runs in.
+	if wd != "" {
+		for p, f := range files {
+			if !f.Delete && (p == wd || strings.HasPrefix(wd, p+"/")) {
+				return &tools.Error{Kind: tools.KindConflict, Message: "error: Refusing to remove the current working directory:\n" + wd}
+			}
+		}
 	}
 	if err := beforeChange(ctx); err != nil {
 		return err

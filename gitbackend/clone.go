@@ -577,7 +577,11 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	if err != nil {
 		return plumbing.ZeroHash, notes, err
 	}
-	stats, ok, err := checkoutFresh(ctx, st, stage, entries, r.cfg.Environ)
+	var mem func() *packReader
+	if pc, ok := rem.(*packedClone); ok {
+		mem = pc.blobs()
+	}
+	stats, ok, err := checkoutFresh(ctx, st, mem, stage, entries, r.cfg.Environ)
 	if err != nil {
 		return plumbing.ZeroHash, notes, err
 	}
@@ -807,6 +811,23 @@ func contains(list []string, s string) bool {
 type packedClone struct {
 	*localRemote
 	dot billy.Filesystem
+	// pack is the pack fetched (nil: none), read again by the checkout
+	// from memory.
+	pack *packed
+}
+
+// blobs returns a reader of the fetched pack's objects held in memory, a
+// new one per caller (each has its own inflater: readers may run at once
+// over the shared bytes); nil when there is none.
+func (c *packedClone) blobs() func() *packReader {
+	p := c.pack
+	if p == nil {
+		return nil
+	}
+	rp := &readPack{path: "fetched", idx: p.idx, n: len(p.hashes), data: p.pack, size: int64(len(p.pack))}
+	return func() *packReader {
+		return &packReader{packs: []*readPack{rp}, fallback: func() *filesystem.Storage { return nil }}
+	}
 }
 
 func (c *packedClone) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
@@ -859,6 +880,7 @@ func (c *packedClone) copyPacked(ctx context.Context, dst *filesystem.Storage, t
 		if err := storePack(dst, c.dot, p, enc.ents); err != nil {
 			return err
 		}
+		c.pack = p
 	}
 	if len(shallow) > 0 {
 		old, _ := dst.Shallow()

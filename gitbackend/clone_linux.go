@@ -3,12 +3,15 @@
 package gitbackend
 
 import (
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"golang.org/x/sys/unix"
@@ -26,7 +29,12 @@ import (
 // file for the index (no lstat of every path afterwards). It returns the
 // stat data of each entry (zero for gitlinks). ok is false when it could
 // not: the caller then empties dir and checks out with checkoutAll.
-func checkoutFresh(ctx context.Context, s storer.EncodedObjectStorer, dir string, entries []checkoutEntry, environ []string) ([]checkoutStat, bool, error) {
+//
+// mem, when not nil, makes readers of a pack in memory that holds every
+// blob (the one just fetched): with no end-of-line conversion to apply,
+// each worker then reads its own blobs too, nothing handed between
+// goroutines.
+func checkoutFresh(ctx context.Context, s storer.EncodedObjectStorer, mem func() *packReader, dir string, entries []checkoutEntry, environ []string) ([]checkoutStat, bool, error) {
 	root, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false, nil
@@ -59,6 +67,10 @@ func checkoutFresh(ctx context.Context, s storer.EncodedObjectStorer, dir string
 		}
 	}
 	stats := make([]checkoutStat, len(entries))
+	smudge := checkoutSmudger(s, entries, environ)
+	if mem != nil && smudge == nil {
+		return checkoutParallel(ctx, mem, root, entries, stats)
+	}
 	type job struct {
 		i       int
 		content []byte
@@ -83,7 +95,6 @@ func checkoutFresh(ctx context.Context, s storer.EncodedObjectStorer, dir string
 			}
 		}()
 	}
-	smudge := checkoutSmudger(s, entries, environ)
 	var rerr error
 	for i, e := range entries {
 		if failed.Load() {
@@ -116,6 +127,82 @@ func checkoutFresh(ctx context.Context, s storer.EncodedObjectStorer, dir string
 		return nil, false, nil
 	}
 	return stats, true, nil
+}
+
+// checkoutParallel writes the files on checkoutWorkers goroutines, each
+// taking the next run of entries and reading their blobs from its own
+// reader of the pack in memory. ok is false when a blob is not there or
+// a file could not be made.
+func checkoutParallel(ctx context.Context, mem func() *packReader, root int, entries []checkoutEntry, stats []checkoutStat) ([]checkoutStat, bool, error) {
+	const run = 16
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < checkoutWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr := mem()
+			var zr io.ReadCloser
+			for !failed.Load() && ctx.Err() == nil {
+				lo := int(next.Add(run)) - run
+				if lo >= len(entries) {
+					return
+				}
+				for i := lo; i < min(lo+run, len(entries)); i++ {
+					e := entries[i]
+					if e.mode == filemode.Submodule {
+						continue
+					}
+					content, ok := memBlob(pr, &zr, e.hash)
+					if !ok {
+						failed.Store(true)
+						return
+					}
+					st, ok := writeCheckoutFile(root, e, content)
+					if !ok {
+						failed.Store(true)
+						return
+					}
+					stats[i] = st
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, true, err
+	}
+	if failed.Load() {
+		return nil, false, nil
+	}
+	return stats, true, nil
+}
+
+// memBlob inflates a whole blob of pr's packs (ok false for anything
+// else: not there, not a blob, a delta); zr is the caller's inflater.
+func memBlob(pr *packReader, zr *io.ReadCloser, h plumbing.Hash) ([]byte, bool) {
+	p, off, ok := pr.find(h)
+	if !ok {
+		return nil, false
+	}
+	typ, size, r, err := p.entry(off)
+	if err != nil || typ != plumbing.BlobObject {
+		return nil, false
+	}
+	if *zr == nil {
+		*zr, err = zlib.NewReader(r)
+	} else {
+		err = (*zr).(zlib.Resetter).Reset(r, nil)
+	}
+	if err != nil {
+		return nil, false
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(*zr, b); err != nil {
+		return nil, false
+	}
+	return b, true
 }
 
 // checkoutWorkers is how many files a checkout creates at once: creating a

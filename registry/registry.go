@@ -96,6 +96,26 @@ func entryWithHash(p string, content []byte, hash string) Entry {
 
 // ToolPaths lists the tool files in src, sorted.
 func ToolPaths(src Source) ([]string, error) {
+	if d := openDisk(src); d != nil {
+		d.close()
+		return d.paths, nil
+	}
+	return walkToolPaths(src)
+}
+
+// openDisk lists the tools of a source on disk by descriptor (nil: not on
+// disk, or the VFS must list them). The caller closes it.
+func openDisk(src Source) *diskTools {
+	if root := osRoot(src); root != "" {
+		if d, ok := listDiskTools(root); ok {
+			return d
+		}
+	}
+	return nil
+}
+
+// walkToolPaths is ToolPaths through the source's Walk.
+func walkToolPaths(src Source) ([]string, error) {
 	var out []string
 	err := src.Walk(ToolsDir, func(rel string, info fs.FileInfo, err error) error {
 		if err != nil {
@@ -124,11 +144,34 @@ func ToolPaths(src Source) ([]string, error) {
 
 // Build indexes every tool in src.
 func Build(src Source) (*Registry, error) {
-	paths, err := ToolPaths(src)
+	if d := openDisk(src); d != nil {
+		defer d.close()
+		return buildFrom(src, d, d.paths, nil)
+	}
+	paths, err := walkToolPaths(src)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list tools: %w", err)
 	}
 	return build(src, paths, nil)
+}
+
+// buildFrom is build reading the files by descriptor when d (a listing of
+// paths on disk) is not nil.
+func buildFrom(src Source, d *diskTools, paths []string, hashes map[string]string) (*Registry, error) {
+	if d != nil {
+		if data, ok := d.readAll(); ok {
+			r := New()
+			for i, p := range paths {
+				if h, ok := hashes[p]; ok {
+					r.entries[p] = entryWithHash(p, data[i], h)
+				} else {
+					r.entries[p] = EntryFor(p, data[i])
+				}
+			}
+			return r, nil
+		}
+	}
+	return build(src, paths, hashes)
 }
 
 // buildWorkers is how many tool files build reads at once (a file read
@@ -190,19 +233,23 @@ func Load(src Source, hashes map[string]string) (reg *Registry, stale bool, err 
 			f.Tools = nil
 		}
 	}
-	paths, err := ToolPaths(src)
-	if err != nil {
+	d := openDisk(src)
+	var paths []string
+	if d != nil {
+		defer d.close()
+		paths = d.paths
+	} else if paths, err = walkToolPaths(src); err != nil {
 		return nil, false, fmt.Errorf("registry: list tools: %w", err)
 	}
 	if rerr != nil || f.Tools == nil || len(f.Tools) != len(paths) {
-		r, err := build(src, paths, hashes)
+		r, err := buildFrom(src, d, paths, hashes)
 		return r, true, err
 	}
 	r := New()
 	for _, p := range paths {
 		e, ok := f.Tools[p]
 		if !ok {
-			r, err := build(src, paths, hashes)
+			r, err := buildFrom(src, d, paths, hashes)
 			return r, true, err
 		}
 		h, known := hashes[p]

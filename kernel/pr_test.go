@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,14 +19,8 @@ type prEnv struct {
 
 func newPREnv(t *testing.T) *prEnv {
 	t.Helper()
-	root := t.TempDir()
-	dir := filepath.Join(root, "toolbox.git")
-	seed := gittest.SeedRemote(t, map[string]string{"README.md": "toolbox\n"})
-	gittest.Git(t, "", "clone", "-q", "--bare", seed, dir)
-	gittest.Git(t, dir, "config", "http.receivepack", "true")
-	e := &prEnv{remoteDir: dir, http: gittest.NewHTTPServer(t, root, "gh-token")}
-	e.gh = githubtest.New(t, "acme", "toolbox", "gh-token", dir, false)
-	return e
+	rm := githubtest.NewRemote(t, "acme", "toolbox", "gh-token")
+	return &prEnv{remoteDir: rm.Dir, http: rm.HTTP, gh: rm.GH}
 }
 
 // kernelAt is a github-provider kernel on a disk root, with extra options

@@ -36,8 +36,12 @@ type indexCache struct {
 	idx   *index.Index
 	stamp fileStamp
 	buf   []byte
-	// trees are the last flattened trees (warm.go).
+	// trees are the last flattened trees, diff the last comparison of the
+	// cached index with a tree (warm.go).
 	trees flatTrees
+	diff  cachedDiff
+	// viewed: idx was handed out in place (IndexView) since it was cached.
+	viewed bool
 	// gitdir is the .git directory on disk (gitdirOK), once looked up.
 	gitdir                string
 	gitdirOK, gitdirKnown bool
@@ -81,9 +85,14 @@ type cachedIndexStore interface {
 // leaves the cache empty, so half-made edits are never reused.
 func (c *indexCache) load(dot billy.Filesystem, s cachedIndexStore) (*index.Index, error) {
 	st, ok := stampIndex(dot)
+	c.diff = cachedDiff{} // the caller may change the index it is given
 	if ok && c.idx != nil && st == c.stamp {
 		idx := c.idx
-		c.idx = nil
+		if c.viewed {
+			// Read in place by a git tool (IndexView): not to be changed.
+			idx = cloneIndex(idx)
+		}
+		c.idx, c.viewed = nil, false
 		return idx, nil
 	}
 	c.idx = nil
@@ -105,23 +114,33 @@ func (c *indexCache) load(dot billy.Filesystem, s cachedIndexStore) (*index.Inde
 // cached: what the git tools read (they may change their copy; only what
 // they hand to save is kept).
 func (c *indexCache) view(dot billy.Filesystem, s cachedIndexStore) (*index.Index, error) {
+	idx, cached, err := c.current(dot, s)
+	if err != nil || !cached {
+		return idx, err
+	}
+	return cloneIndex(idx), nil
+}
+
+// current is the index, decoded or from the cache; cached says it is the
+// cache's own (not to be changed).
+func (c *indexCache) current(dot billy.Filesystem, s cachedIndexStore) (*index.Index, bool, error) {
 	st, ok := stampIndex(dot)
 	if ok && c.idx != nil && st == c.stamp {
-		return cloneIndex(c.idx), nil
+		return c.idx, true, nil
 	}
-	c.idx = nil
+	c.idx, c.viewed = nil, false
 	idx, rst, err := readIndex(dot, s)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if rst.size == 0 {
 		rst = st
 	}
 	if rst.size > 0 {
 		c.idx, c.stamp = idx, rst
-		return cloneIndex(idx), nil
+		return idx, true, nil
 	}
-	return idx, nil
+	return idx, false, nil
 }
 
 // cloneIndex copies an index: its entries in one allocation (the names,
@@ -281,7 +300,7 @@ func decodeIndex(data []byte) (*index.Index, bool) {
 
 // save writes the index in place (as go-git does) and keeps it.
 func (c *indexCache) save(dot billy.Filesystem, s cachedIndexStore, idx *index.Index) error {
-	c.idx = nil
+	c.idx, c.diff = nil, cachedDiff{}
 	if idx.Version < 2 || idx.Version > 3 {
 		return s.SetIndex(idx)
 	}

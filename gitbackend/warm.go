@@ -60,6 +60,31 @@ func (s *warmStorage) SetIndex(idx *index.Index) error {
 	return err
 }
 
+// IndexView returns the root's index as its storage keeps it decoded,
+// not copied, for a caller that only reads it (Index hands out a copy to
+// change); shared is false when s is not the root's storage and idx is
+// then a copy from s.Index(). A shared index must not be changed: copy it
+// with CloneIndex first.
+func IndexView(s storer.IndexStorer) (idx *index.Index, shared bool, err error) {
+	ws, ok := s.(*warmStorage)
+	if !ok {
+		idx, err = s.Index()
+		return idx, false, err
+	}
+	c := &ws.r.idx
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	idx, cached, err := c.current(ws.r.dot, ws.Storage)
+	if err != nil || !cached {
+		return idx, false, err // not cacheable (no index file yet): its own
+	}
+	c.viewed = true
+	return idx, true, nil
+}
+
+// CloneIndex copies an index (its entries; names are shared).
+func CloneIndex(idx *index.Index) *index.Index { return cloneIndex(idx) }
+
 // Filesystem is the .git directory (the embedded storage's, named here
 // so that it is not ambiguous).
 func (s *warmStorage) Filesystem() billy.Filesystem { return s.Storage.Filesystem() }
@@ -205,7 +230,43 @@ func OSRoot(wt billy.Filesystem) (string, bool) { return osPathOf(wt, ".") }
 // ents[i]'s own mode and hash. deleted are the tree's non-tree entries at
 // paths the index lacks. ents must be in index order (name, then stage);
 // a directory holding conflict stages is always compared entry by entry.
+//
+// The comparison of the root's shared index (IndexView) with a tree is
+// kept until either changes: a second status on an unchanged index reads
+// no tree and hashes nothing.
 func DiffIndex(s storer.EncodedObjectStorer, tree plumbing.Hash, ents []*index.Entry) (head, deleted []FlatEntry, err error) {
+	ws, ok := s.(*warmStorage)
+	if !ok {
+		return diffIndex(s, tree, ents)
+	}
+	c := &ws.r.idx
+	c.mu.Lock()
+	shared := c.idx != nil && len(ents) == len(c.idx.Entries) && (len(ents) == 0 || &ents[0] == &c.idx.Entries[0])
+	if shared && c.diff.idx == c.idx && c.diff.tree == tree {
+		head, deleted = c.diff.head, c.diff.deleted
+		c.mu.Unlock()
+		return head, deleted, nil
+	}
+	c.mu.Unlock()
+	head, deleted, err = diffIndex(s, tree, ents)
+	if err == nil && shared {
+		c.mu.Lock()
+		if c.idx != nil && len(c.idx.Entries) == len(ents) && (len(ents) == 0 || &ents[0] == &c.idx.Entries[0]) {
+			c.diff = cachedDiff{idx: c.idx, tree: tree, head: head, deleted: deleted}
+		}
+		c.mu.Unlock()
+	}
+	return head, deleted, err
+}
+
+// cachedDiff is the last DiffIndex of the shared index.
+type cachedDiff struct {
+	idx           *index.Index
+	tree          plumbing.Hash
+	head, deleted []FlatEntry
+}
+
+func diffIndex(s storer.EncodedObjectStorer, tree plumbing.Hash, ents []*index.Entry) (head, deleted []FlatEntry, err error) {
 	d := &indexDiff{s: s, ents: ents, head: make([]FlatEntry, len(ents)), dirs: map[string]dirHash{}}
 	if len(ents) > 0 {
 		d.hashDir(0, len(ents), 0)

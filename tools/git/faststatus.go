@@ -42,8 +42,9 @@ func fastStatus(r *git.Repository, s *settings, untracked bool) (git.Status, err
 	return st, err
 }
 
-// fastStatusIgnored is fastStatus that also returns the index it read and
-// the ignored untracked files (git add refuses to add them by name). With
+// fastStatusIgnored is fastStatus that also returns the index it read
+// (the repository's shared one: read it, never change it) and the ignored
+// untracked files (git add refuses to add them by name). With
 // underIndexFiles, untracked files inside a directory that replaced an
 // indexed file are listed too: git status hides them, git add -A adds them.
 func fastStatusIgnored(r *git.Repository, s *settings, untracked, underIndexFiles bool) (git.Status, *index.Index, map[string]bool, error) {
@@ -63,14 +64,19 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	idx, err := r.Storer.Index()
+	// The index as the repository keeps it decoded (shared: read only; a
+	// refresh below writes a copy).
+	idx, shared, err := gitbackend.IndexView(r.Storer)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ents := idx.Entries
-	if !slices.IsSortedFunc(ents, cmpEntry) {
-		slices.SortStableFunc(ents, cmpEntry)
+	if !slices.IsSortedFunc(idx.Entries, cmpEntry) {
+		if shared {
+			idx, shared = gitbackend.CloneIndex(idx), false
+		}
+		slices.SortStableFunc(idx.Entries, cmpEntry)
 	}
+	ents := idx.Entries
 	tree, _, err := headTreeHash(r)
 	if err != nil {
 		return nil, nil, nil, err
@@ -90,8 +96,15 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		return st.kind != kindDir && e.Mode != filemode.Submodule &&
 			!(uint32(st.size) == e.Size && st.sameTime(e.ModifiedAt) && s.worktreeMode(st.mode(), e.Mode) == e.Mode && !racy(e, idx.ModTime))
 	}
+	// resized is git's shortcut (read-cache.c, ie_modified): a file whose
+	// size is not the one its entry recorded is modified, unread; only an
+	// entry with no size recorded (just read from a tree, or smudged as
+	// racy) is compared by content.
+	resized := func(e *index.Entry, st *wstat) bool { return e.Size != 0 && uint32(st.size) != e.Size }
+	// The walk reads the files whose content decides.
+	read := func(e *index.Entry, st *wstat) bool { return stale(e, st) && !resized(e, st) }
 	sc := &scanner{src: newDirSource(w.Filesystem), ents: ents, stats: make([]wstat, len(ents)), o: o,
-		stale: stale, ignored: map[string]bool{}, content: map[int]worktreeFile{}}
+		stale: read, ignored: map[string]bool{}, content: map[int]worktreeFile{}}
 	sc.walk(patterns)
 
 	st := git.Status{}
@@ -106,7 +119,8 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 	}
 	eol := newEOLConverter(r, s)
 	gitlinks := map[string]bool{}
-	refreshed := 0
+	// refreshed are the entries whose content matched with new stat data.
+	var refreshed []int
 	for _, d := range deleted {
 		set(d.Path, git.Deleted, git.Unmodified)
 		// a path deleted from the index but present in the worktree is
@@ -133,6 +147,8 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 			worktree = git.Deleted
 		case !stale(e, info):
 			// stat data unchanged: the content is the index's
+		case resized(e, info):
+			worktree = git.Modified
 		default:
 			f, ok := sc.content[i]
 			data, mode, err := f.data, f.mode, error(nil)
@@ -147,15 +163,21 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 			} else {
 				// Same content, new stat data (or an entry git smudged as
 				// racy): remember it, as git status refreshes its index.
-				e.ModifiedAt, e.Size = time.Unix(info.sec, info.nsec), uint32(info.size)
-				refreshed++
+				refreshed = append(refreshed, i)
 			}
 		}
 		if staging != git.Unmodified || worktree != git.Unmodified {
 			set(e.Name, staging, worktree)
 		}
 	}
-	if refreshed > 0 {
+	if len(refreshed) > 0 {
+		if shared {
+			idx, shared = gitbackend.CloneIndex(idx), false
+		}
+		for _, i := range refreshed {
+			st := &sc.stats[i]
+			idx.Entries[i].ModifiedAt, idx.Entries[i].Size = time.Unix(st.sec, st.nsec), uint32(st.size)
+		}
 		_ = r.Storer.SetIndex(idx) // a cache refresh; status is right either way
 	}
 	if !o.untracked {
@@ -373,8 +395,9 @@ type scanner struct {
 	stats []wstat
 	o     statusScan
 
-	// stale says whether an entry's stat data differs from the index's
-	// (its content is then read by the walk, beneath its directory).
+	// stale says whether an entry's content must be read (its stat data
+	// differs from the index's, not in size): the walk reads it beneath
+	// its directory.
 	stale func(e *index.Entry, st *wstat) bool
 
 	mu      sync.Mutex
@@ -495,6 +518,10 @@ func (sc *scanner) walkDir(t dirTask) {
 		}
 		return m.Match(strings.Split(p, "/"), isDir)
 	}
+	plen := 0
+	if d.path != "" {
+		plen = len(d.path) + 1
+	}
 	var files, ignored []string
 	for i := range list {
 		e := &list[i]
@@ -510,9 +537,11 @@ func (sc *scanner) walkDir(t dirTask) {
 		}
 		// The index entries named exactly this path (several when
 		// conflicted).
-		at := lo + sort.Search(hi-lo, func(k int) bool { return cmpPath(sc.ents[lo+k].Name, d.path, e.name) >= 0 })
+		// Every entry of ents[lo:hi] starts with the directory's path and
+		// '/': comparing what follows is comparing the whole paths.
+		at := lo + sort.Search(hi-lo, func(k int) bool { return sc.ents[lo+k].Name[plen:] >= e.name })
 		n := 0
-		for at+n < hi && cmpPath(sc.ents[at+n].Name, d.path, e.name) == 0 {
+		for at+n < hi && sc.ents[at+n].Name[plen:] == e.name {
 			n++
 		}
 		if e.kind == kindDir {
@@ -580,31 +609,6 @@ func (sc *scanner) walkDir(t dirTask) {
 		}
 		sc.mu.Unlock()
 	}
-}
-
-// cmpPath compares s with dir+"/"+name (name alone when dir is ""),
-// without making that string.
-func cmpPath(s, dir, name string) int {
-	if dir != "" {
-		if len(s) <= len(dir) {
-			if c := strings.Compare(s, dir[:len(s)]); c != 0 {
-				return c
-			}
-			return -1
-		}
-		if c := strings.Compare(s[:len(dir)], dir); c != 0 {
-			return c
-		}
-		s = s[len(dir):]
-		if s[0] != '/' {
-			if s[0] < '/' {
-				return -1
-			}
-			return 1
-		}
-		s = s[1:]
-	}
-	return strings.Compare(s, name)
 }
 
 // ancestorInIndex reports whether a directory above p is an index entry.

@@ -531,3 +531,53 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestIndexViewIsNeverChangedUnderItsReader: the index a git tool reads in
+// place is not the one a persist then changes (it gets a copy), and the
+// kept comparison with a tree goes with a changed index.
+func TestIndexViewIsNeverChangedUnderItsReader(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
+	gittest.Git(t, dir, "add", "a.txt")
+	gittest.Git(t, dir, "commit", "-q", "-m", "one")
+	r, err := Open(context.Background(), osfs.New(dir), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_ = r.Do(context.Background(), func(g *git.Repository) error {
+		head, _ := g.Head()
+		c, _ := object.GetCommit(g.Storer, head.Hash())
+		view, shared, err := IndexView(g.Storer)
+		if err != nil || !shared {
+			t.Fatalf("view: shared %v, %v", shared, err)
+		}
+		h1, _, _ := DiffIndex(g.Storer, c.TreeHash, view.Entries)
+		if h1[0].Hash != view.Entries[0].Hash {
+			t.Fatal("a.txt differs from HEAD")
+		}
+		// The persist path takes the cached index to change it.
+		owned, err := r.idx.load(r.dot, r.store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owned == view {
+			t.Fatal("the persist was handed the index a tool reads in place")
+		}
+		owned.Entries[0].Hash = plumbing.NewHash(strings.Repeat("ab", 20))
+		if err := r.idx.save(r.dot, r.store, owned); err != nil {
+			t.Fatal(err)
+		}
+		if view.Entries[0].Hash == owned.Entries[0].Hash {
+			t.Fatal("the view changed")
+		}
+		again, _, _ := IndexView(g.Storer)
+		h2, _, _ := DiffIndex(g.Storer, c.TreeHash, again.Entries)
+		if again.Entries[0].Hash != owned.Entries[0].Hash || h2[0].Hash == again.Entries[0].Hash {
+			t.Fatalf("after the persist: index %s, HEAD side %s", again.Entries[0].Hash, h2[0].Hash)
+		}
+		return nil
+	})
+}

@@ -81,24 +81,14 @@ func writeFile(b *testing.B, k *kernel.Kernel, p string, n int) {
 }
 
 // benchPersistRow: write_file until the push is accepted (p50 of 30), on
-// disk and on a memory root, against write + git add + commit + push.
+// disk and on a memory root, against write + git add + commit + push (p50
+// of 15), the three taking turns write by write.
 func benchPersistRow(b *testing.B) {
 	const n = 30
-	timeKernel := func(memory bool) (time.Duration, float64) {
-		k := bootKernel(b, remoteWithTools(b, 10), memory)
-		writeFile(b, k, "tools/p/warm.ts", 0)
-		var lat []time.Duration
-		allocs := mallocs(func() {
-			for i := 0; i < n; i++ {
-				start := time.Now()
-				writeFile(b, k, fmt.Sprintf("tools/p/w%d.ts", i), i)
-				lat = append(lat, time.Since(start))
-			}
-		})
-		return median(lat), float64(allocs) / n
-	}
-	disk, diskAllocs := timeKernel(false)
-	mem, memAllocs := timeKernel(true)
+	disk := bootKernel(b, remoteWithTools(b, 10), false)
+	mem := bootKernel(b, remoteWithTools(b, 10), true)
+	writeFile(b, disk, "tools/p/warm.ts", 0)
+	writeFile(b, mem, "tools/p/warm.ts", 0)
 
 	dir := gittest.Clone(b, remoteWithTools(b, 10))
 	env := gittest.Env(b.TempDir())
@@ -109,8 +99,21 @@ func benchPersistRow(b *testing.B) {
 			b.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
-	var lat []time.Duration
-	for i := 0; i < n/2; i++ {
+	var diskLat, memLat, gitLat []time.Duration
+	var diskAllocs, memAllocs uint64
+	kernelWrite := func(k *kernel.Kernel, i int, lat *[]time.Duration, allocs *uint64) {
+		*allocs += mallocs(func() {
+			start := time.Now()
+			writeFile(b, k, fmt.Sprintf("tools/p/w%d.ts", i), i)
+			*lat = append(*lat, time.Since(start))
+		})
+	}
+	for i := 0; i < n; i++ {
+		kernelWrite(disk, i, &diskLat, &diskAllocs)
+		kernelWrite(mem, i, &memLat, &memAllocs)
+		if i%2 != 0 {
+			continue
+		}
 		p := fmt.Sprintf("tools/p/w%d.ts", i)
 		start := time.Now()
 		_ = os.MkdirAll(filepath.Join(dir, "tools/p"), 0o755)
@@ -120,20 +123,22 @@ func benchPersistRow(b *testing.B) {
 		git("add", p)
 		git("commit", "-q", "-m", "forge: "+p)
 		git("push", "-q", "origin", "main")
-		lat = append(lat, time.Since(start))
+		gitLat = append(gitLat, time.Since(start))
 	}
-	ref := median(lat)
-	report(b, "persist-disk", disk, ref, diskAllocs)
-	report(b, "persist-memory", mem, ref, memAllocs)
+	ref := median(gitLat)
+	report(b, "persist-disk", median(diskLat), ref, float64(diskAllocs)/n)
+	report(b, "persist-memory", median(memLat), ref, float64(memAllocs)/n)
 }
 
 // benchBootRow: a kernel booting (clone + registry) on an empty root,
-// 1,000 tools, against git clone of the same remote (median of 3).
+// 1,000 tools, against git clone of the same remote (median of 5, the two
+// sides taking turns).
 func benchBootRow(b *testing.B) {
 	remote := remoteWithTools(b, 1000)
 	var kt, gt []time.Duration
 	var allocs uint64
-	for i := 0; i < 3; i++ {
+	const rounds = 5
+	for i := 0; i < rounds; i++ {
 		root := filepath.Join(b.TempDir(), "root")
 		start := time.Now()
 		allocs += mallocs(func() {
@@ -156,7 +161,7 @@ func benchBootRow(b *testing.B) {
 		}
 		gt = append(gt, time.Since(start))
 	}
-	report(b, "boot-1000", median(kt), median(gt), float64(allocs)/3)
+	report(b, "boot-1000", median(kt), median(gt), float64(allocs)/rounds)
 }
 
 // writeConcurrently has each kernel write `writes` files at once and
@@ -212,7 +217,7 @@ func sequentialWrites(b *testing.B, n int) time.Duration {
 
 // benchConcurrentRows: K kernels × 5 writes at once on one remote (in one
 // process, or as K OS processes), against the same writes by one kernel
-// in a row. Every write must be on the remote.
+// in a row, in two rounds taking turns. Every write must be on the remote.
 func benchConcurrentRows(b *testing.B) {
 	inProcess := func(kernels, writes int) (time.Duration, float64) {
 		remote := remoteWithTools(b, 10)
@@ -225,12 +230,22 @@ func benchConcurrentRows(b *testing.B) {
 		checkAllLanded(b, remote, "a", kernels, writes)
 		return wall, float64(allocs) / float64(kernels*writes)
 	}
-	seq40 := sequentialWrites(b, 40)
-	wall, allocs := inProcess(8, 5)
-	report(b, "kernels-8x5", wall, seq40, allocs)
-	report(b, "processes-8x5", processWrites(b, 8, 5), seq40, 0)
-	wall, allocs = inProcess(32, 5)
-	report(b, "kernels-32x5", wall, sequentialWrites(b, 160), allocs)
+	// Two rounds, the reference and the rows taking turns; each row's
+	// median (of two: the lower) against the reference's.
+	var seq40, k8, p8, seq160, k32 []time.Duration
+	var k8A, k32A float64
+	for round := 0; round < 2; round++ {
+		seq40 = append(seq40, sequentialWrites(b, 40))
+		wall, allocs := inProcess(8, 5)
+		k8, k8A = append(k8, wall), allocs
+		p8 = append(p8, processWrites(b, 8, 5))
+		seq160 = append(seq160, sequentialWrites(b, 160))
+		wall, allocs = inProcess(32, 5)
+		k32, k32A = append(k32, wall), allocs
+	}
+	report(b, "kernels-8x5", median(k8), median(seq40), k8A)
+	report(b, "processes-8x5", median(p8), median(seq40), 0)
+	report(b, "kernels-32x5", median(k32), median(seq160), k32A)
 }
 
 // processWrites starts `procs` copies of this test binary, each booting a
@@ -316,53 +331,75 @@ func TestBenchWriterProcess(t *testing.T) {
 	}
 }
 
-// timeTool runs a tool call `runs` times on sets made by mk and returns
-// the median and the allocations per call. warm reuses one set (a booted
-// kernel's state), cold makes a new set (a fresh process's view) per call.
-func timeTool(b *testing.B, mk func() *tools.Set, name, args string, runs int, warm bool) (time.Duration, float64) {
+// side is one side of a row: a call timed again and again.
+type side func() time.Duration
+
+// interleave times the sides one after the other, round after round, so
+// that load from other jobs on the machine falls on all of them alike,
+// and returns each side's median.
+func interleave(rounds int, sides ...side) []time.Duration {
+	lat := make([][]time.Duration, len(sides))
+	for r := 0; r < rounds; r++ {
+		for i, sd := range sides {
+			lat[i] = append(lat[i], sd())
+		}
+	}
+	out := make([]time.Duration, len(sides))
+	for i := range lat {
+		out[i] = median(lat[i])
+	}
+	return out
+}
+
+// toolSide times a tool call on sets made by mk and counts its
+// allocations (into allocs, per call). warm reuses one set (a booted
+// kernel's state; its first call, which loads the state, is not timed),
+// cold makes a new set (a fresh process's view) per call.
+func toolSide(b *testing.B, mk func() *tools.Set, name, args string, warm bool, allocs *float64) side {
 	var set *tools.Set
 	if warm {
 		set = mk()
-		runTool(b, set, name, args) // the first call loads the state
+		runTool(b, set, name, args)
 	}
-	var lat []time.Duration
-	var allocs uint64
-	for i := 0; i < runs; i++ {
-		allocs += mallocs(func() {
+	var total uint64
+	calls := 0
+	return func() time.Duration {
+		var d time.Duration
+		total += mallocs(func() {
 			start := time.Now()
 			s := set
 			if !warm {
 				s = mk()
 			}
 			runTool(b, s, name, args)
-			lat = append(lat, time.Since(start))
+			d = time.Since(start)
 		})
+		calls++
+		*allocs = float64(total) / float64(calls)
+		return d
 	}
-	return median(lat), float64(allocs) / float64(runs)
 }
 
-func timeGit(b *testing.B, dir string, runs int, args ...string) time.Duration {
-	var lat []time.Duration
-	for i := 0; i < runs; i++ {
+func gitSide(b *testing.B, dir string, args ...string) side {
+	return func() time.Duration {
 		start := time.Now()
 		runGit(b, dir, args...)
-		lat = append(lat, time.Since(start))
+		return time.Since(start)
 	}
-	return median(lat)
 }
 
 // benchGitToolRows: the git tools on the 10,000-file, 2,000-commit
 // repository against the git CLI doing the same.
 func benchGitToolRows(b *testing.B) {
 	dir := bigRepo(b)
-	const runs = 5
+	const runs = 9
 	clean := func() *tools.Set { return gitSet(b, dir) }
 	status := []string{"status", "--porcelain=1", "-b"}
-	ref := timeGit(b, dir, runs, status...)
-	t, a := timeTool(b, clean, "git_status", `{}`, runs, true)
-	report(b, "status-clean-warm", t, ref, a)
-	t, a = timeTool(b, clean, "git_status", `{}`, runs, false)
-	report(b, "status-clean-cold", t, ref, a)
+	var warmA, coldA float64
+	m := interleave(runs, gitSide(b, dir, status...),
+		toolSide(b, clean, "git_status", `{}`, true, &warmA), toolSide(b, clean, "git_status", `{}`, false, &coldA))
+	report(b, "status-clean-warm", m[1], m[0], warmA)
+	report(b, "status-clean-cold", m[2], m[0], coldA)
 
 	work := filepath.Join(b.TempDir(), "w")
 	runGit(b, "", "clone", "-q", dir, work)
@@ -370,15 +407,15 @@ func benchGitToolRows(b *testing.B) {
 		_ = os.WriteFile(filepath.Join(work, fmt.Sprintf("src/pkg%03d/file%05d.ts", f%100, f)), []byte("changed\n"), 0o644)
 	}
 	modified := func() *tools.Set { return gitSet(b, work) }
-	ref = timeGit(b, work, runs, status...)
-	t, a = timeTool(b, modified, "git_status", `{}`, runs, true)
-	report(b, "status-100-modified-warm", t, ref, a)
-	t, a = timeTool(b, modified, "git_status", `{}`, runs, false)
-	report(b, "status-100-modified-cold", t, ref, a)
+	m = interleave(runs, gitSide(b, work, status...),
+		toolSide(b, modified, "git_status", `{}`, true, &warmA), toolSide(b, modified, "git_status", `{}`, false, &coldA))
+	report(b, "status-100-modified-warm", m[1], m[0], warmA)
+	report(b, "status-100-modified-cold", m[2], m[0], coldA)
 
-	ref = timeGit(b, dir, runs, "log", "--oneline", "--", "src/pkg007/file00007.ts")
-	t, a = timeTool(b, clean, "git_log", `{"path":"src/pkg007/file00007.ts","oneline":true}`, runs, true)
-	report(b, "log-path", t, ref, a)
+	var logA float64
+	m = interleave(runs, gitSide(b, dir, "log", "--oneline", "--", "src/pkg007/file00007.ts"),
+		toolSide(b, clean, "git_log", `{"path":"src/pkg007/file00007.ts","oneline":true}`, true, &logA))
+	report(b, "log-path", m[1], m[0], logA)
 
 	// git_add of 1,000 new files and git_commit on the 10,000-file tree:
 	// each run on a fresh clone (median of 3).
@@ -397,7 +434,8 @@ func benchGitToolRows(b *testing.B) {
 	}
 	var tt, gt []time.Duration
 	var allocs uint64
-	for i := 0; i < 3; i++ {
+	const rounds = 5
+	for i := 0; i < rounds; i++ {
 		w := prep(false)
 		s := gitSet(b, w)
 		allocs += mallocs(func() {
@@ -410,9 +448,9 @@ func benchGitToolRows(b *testing.B) {
 		runGit(b, w, "add", "--", "new")
 		gt = append(gt, time.Since(start))
 	}
-	report(b, "add-1000", median(tt), median(gt), float64(allocs)/3)
+	report(b, "add-1000", median(tt), median(gt), float64(allocs)/rounds)
 	tt, gt, allocs = nil, nil, 0
-	for i := 0; i < 3; i++ {
+	for i := 0; i < rounds; i++ {
 		w := prep(true)
 		s := gitSet(b, w)
 		allocs += mallocs(func() {
@@ -425,5 +463,5 @@ func benchGitToolRows(b *testing.B) {
 		runGit(b, w, "commit", "-q", "-m", "feat: bench")
 		gt = append(gt, time.Since(start))
 	}
-	report(b, "commit-10000", median(tt), median(gt), float64(allocs)/3)
+	report(b, "commit-10000", median(tt), median(gt), float64(allocs)/rounds)
 }

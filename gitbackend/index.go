@@ -42,6 +42,8 @@ type indexCache struct {
 	diff  cachedDiff
 	// viewed: idx was handed out in place (IndexView) since it was cached.
 	viewed bool
+	// packs reads the root's packs for the git tools (warmpack.go).
+	packs warmPacks
 	// gitdir is the .git directory on disk (gitdirOK), once looked up.
 	gitdir                string
 	gitdirOK, gitdirKnown bool

@@ -1,8 +1,10 @@
 package gitbackend
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -20,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/vfs"
 )
 
 // TestDecodeIndexMatchesGoGit: indexes the git CLI writes (version 2, 3
@@ -138,7 +142,7 @@ func TestWarmIndexSeesOtherWriters(t *testing.T) {
 	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	gittest.Git(t, dir, "add", "a.txt")
-	r, err := Open(context.Background(), osfs.New(dir), Config{})
+	r, err := Open(context.Background(), diskRoot(t, dir), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +205,7 @@ func TestFlatTreeInIndexOrder(t *testing.T) {
 	gittest.Git(t, dir, "add", ".")
 	gittest.Git(t, dir, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("1", 40)+",sub")
 	gittest.Git(t, dir, "commit", "-q", "-m", "one")
-	r, err := Open(context.Background(), osfs.New(dir), Config{})
+	r, err := Open(context.Background(), diskRoot(t, dir), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,13 +287,13 @@ func TestStageFilesLikeGitAdd(t *testing.T) {
 	gittest.Git(t, want, append([]string{"add", "-A", "--"}, paths...)...)
 	got := t.TempDir()
 	setup(got)
-	r, err := Open(context.Background(), osfs.New(got), Config{})
+	r, err := Open(context.Background(), diskRoot(t, got), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	if err := r.Do(context.Background(), func(g *git.Repository) error {
-		return StageFiles(context.Background(), g.Storer, osfs.New(got), paths, nil)
+		return StageFiles(context.Background(), g.Storer, r.Worktree(), paths, nil)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +372,7 @@ func TestDiffIndexMatchesFlatMerge(t *testing.T) {
 			}
 		}
 		gittest.Git(t, dir, "add", "-A", "--", ".", ":!a/conflict")
-		r, err := Open(context.Background(), osfs.New(dir), Config{})
+		r, err := Open(context.Background(), diskRoot(t, dir), Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +438,7 @@ func TestCloneIndexHoldsTheFilesStat(t *testing.T) {
 
 	root := filepath.Join(t.TempDir(), "root")
 	os.MkdirAll(root, 0o755)
-	r, err := Open(context.Background(), osfs.New(root), Config{Remote: remote})
+	r, err := Open(context.Background(), diskRoot(t, root), Config{Remote: remote})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +512,7 @@ func TestCloneNeverWritesThroughALink(t *testing.T) {
 	gittest.Git(t, work, "push", "-q", remote, "main")
 	root := filepath.Join(t.TempDir(), "root")
 	os.MkdirAll(root, 0o755)
-	r, err := Open(context.Background(), osfs.New(root), Config{Remote: remote})
+	r, err := Open(context.Background(), diskRoot(t, root), Config{Remote: remote})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +546,7 @@ func TestIndexViewIsNeverChangedUnderItsReader(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	gittest.Git(t, dir, "add", "a.txt")
 	gittest.Git(t, dir, "commit", "-q", "-m", "one")
-	r, err := Open(context.Background(), osfs.New(dir), Config{})
+	r, err := Open(context.Background(), diskRoot(t, dir), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,4 +584,96 @@ func TestIndexViewIsNeverChangedUnderItsReader(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestPackObjectsMatchGoGit: every object of packs git wrote with deep
+// delta chains (repack --depth=50, and an aggressive one) reads the same
+// through the warm pack reader as through go-git.
+func TestPackObjectsMatchGoGit(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	body := strings.Repeat("line of a file that changes a little\n", 200)
+	for c := 0; c < 30; c++ {
+		for f := 0; f < 5; f++ {
+			p := filepath.Join(dir, fmt.Sprintf("d%d/f%d.txt", f%2, f))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(fmt.Sprintf("%s%d %d\n", body, c, f)), 0o644)
+		}
+		gittest.Git(t, dir, "add", "-A")
+		gittest.Git(t, dir, "commit", "-q", "-m", fmt.Sprint("c", c))
+	}
+	for _, repack := range [][]string{{"repack", "-adq", "--depth=50", "--window=50"}, {"gc", "-q", "--aggressive"}} {
+		gittest.Git(t, dir, repack...)
+		r, err := Open(context.Background(), diskRoot(t, dir), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, deltas := 0, 0
+		_ = r.Do(context.Background(), func(g *git.Repository) error {
+			ws := g.Storer.(*warmStorage)
+			iter, err := ws.Storage.IterEncodedObjects(plumbing.AnyObject)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return iter.ForEach(func(want plumbing.EncodedObject) error {
+				got, ok := r.packObject(plumbing.AnyObject, want.Hash())
+				if !ok {
+					t.Fatalf("%s not read from the packs", want.Hash())
+				}
+				wb, _ := objectBytes(toMemory(t, want))
+				gb, _ := objectBytes(got.(*plumbing.MemoryObject))
+				if got.Type() != want.Type() || !bytes.Equal(gb, wb) || got.Hash() != want.Hash() {
+					t.Fatalf("%s read as %s %d bytes, go-git %s %d", want.Hash(), got.Type(), len(gb), want.Type(), len(wb))
+				}
+				n++
+				return nil
+			})
+		})
+		out := gittest.Git(t, dir, "verify-pack", "-v", mustGlob(t, filepath.Join(dir, ".git/objects/pack/*.idx")))
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 6 && len(f[0]) == 40 {
+				deltas++
+			}
+		}
+		r.Close()
+		if n < 150 || deltas == 0 {
+			t.Fatalf("%v: %d objects, %d deltas: nothing tested", repack, n, deltas)
+		}
+	}
+}
+
+func toMemory(t *testing.T, o plumbing.EncodedObject) *plumbing.MemoryObject {
+	t.Helper()
+	rd, err := o.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	m := &plumbing.MemoryObject{}
+	m.SetType(o.Type())
+	b, _ := io.ReadAll(rd)
+	m.SetSize(int64(len(b)))
+	m.Write(b)
+	return m
+}
+
+func mustGlob(t *testing.T, pattern string) string {
+	t.Helper()
+	m, _ := filepath.Glob(pattern)
+	if len(m) != 1 {
+		t.Fatalf("%s: %v", pattern, m)
+	}
+	return m[0]
+}
+
+// diskRoot is dir as the kernel sees a root on disk (the jail's billy
+// view), so that the paths taken for roots on disk are the ones tested.
+func diskRoot(t *testing.T, dir string) billy.Filesystem {
+	t.Helper()
+	f, err := vfs.NewOS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Billy()
 }

@@ -243,6 +243,7 @@ func (r *Repo) Close() error {
 		return err
 	}
 	defer r.unlock()
+	r.idx.packs.close()
 	return r.store.Close()
 }
 

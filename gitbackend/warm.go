@@ -527,12 +527,16 @@ func cmpTreeNames(a string, aDir bool, b string, bDir bool) int {
 // EncodedObject reads a loose blob straight from the .git directory on
 // disk (one open beneath objects/, no symlink resolution per component
 // by go-git's chroot, as a commit's diffstat reads the blobs git add
-// left); everything else, and any blob not loose, is the storage's.
+// left), a packed object from the packs (warmpack.go); anything else is
+// the storage's.
 func (s *warmStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	if t == plumbing.BlobObject {
 		if obj, ok := s.r.looseObject(h); ok {
 			return obj, nil
 		}
+	}
+	if obj, ok := s.r.packObject(t, h); ok {
+		return obj, nil
 	}
 	return s.Storage.EncodedObject(t, h)
 }

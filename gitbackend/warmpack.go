@@ -281,4 +281,3 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 	}
 	return out, nil
 }
-

@@ -46,10 +46,10 @@ type xmergeNode struct {
 	// 0 conflict, 1 take side 1, 2 take side 2, 3 take both, 4 identical
 	// (set by the refinement: skipped, side 1's lines are copied with
 	// what follows)
-	mode           int
-	i1, i2         int
-	chg1, chg2     int
-	i0, chg0       int
+	mode       int
+	i1, i2     int
+	chg1, chg2 int
+	i0, chg0   int
 }
 
 // xmergeEnv is one side's diff against the base: base records (xdf1) and

@@ -48,6 +48,10 @@ fuzz:
 	$(GO) test ./tools -run '^$$' -fuzz FuzzApplyPatchRoundTrip -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox -run '^$$' -fuzz FuzzReadFrame -fuzztime $(FUZZTIME)
 	$(GO) test ./sqldb -run '^$$' -fuzz FuzzSQLiteStaysInItsFile -fuzztime $(FUZZTIME)
+	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzDecodeIndex -fuzztime $(FUZZTIME)
+	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzApplyDelta -fuzztime $(FUZZTIME)
+	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzPackEntry -fuzztime $(FUZZTIME)
+	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzPackIndexFind -fuzztime $(FUZZTIME)
 
 # lint: gofmt, go vet, go mod tidy and staticcheck (pinned; fetched through
 # the module proxy on first use).

@@ -198,8 +198,8 @@ func memBlob(pr *packReader, zr *io.ReadCloser, h plumbing.Hash) ([]byte, bool) 
 	if err != nil {
 		return nil, false
 	}
-	b := make([]byte, size)
-	if _, err := io.ReadFull(*zr, b); err != nil {
+	b, err := inflated(*zr, size)
+	if err != nil {
 		return nil, false
 	}
 	return b, true

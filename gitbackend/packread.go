@@ -81,7 +81,7 @@ func openPackReader(gitdir string, fallback func() *filesystem.Storage, cache *p
 			if idx, err = os.ReadFile(base + ".idx"); err != nil {
 				continue // removed by a merge since the listing
 			}
-			if len(idx) < 8+256*4+40 || !bytes.Equal(idx[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+			if !validIdx(idx) {
 				continue
 			}
 			if cache != nil {
@@ -102,6 +102,26 @@ func openPackReader(gitdir string, fallback func() *filesystem.Storage, cache *p
 		}
 	}
 	return pr, nil
+}
+
+// validIdx reports whether idx is a version 2 pack index whose fan-out
+// table and size agree, so that find never reads past its end: a damaged
+// .idx is left to go-git, which refuses it with an error.
+func validIdx(idx []byte) bool {
+	const fan = 8 + 256*4
+	if len(idx) < fan+40 || !bytes.Equal(idx[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+		return false
+	}
+	prev := uint32(0)
+	for i := 0; i < 256; i++ {
+		v := binary.BigEndian.Uint32(idx[8+i*4:])
+		if v < prev {
+			return false
+		}
+		prev = v
+	}
+	n := uint64(prev)
+	return uint64(len(idx)) >= fan+n*28+40
 }
 
 // Close releases the packs and the fallback store.
@@ -212,12 +232,44 @@ func (p *readPack) entry(off uint64) (plumbing.ObjectType, int64, io.Reader, err
 	t := plumbing.ObjectType((c >> 4) & 7)
 	size := int64(c & 0x0f)
 	for shift := 4; c&0x80 != 0; shift += 7 {
+		if shift > 53 {
+			return 0, 0, nil, fmt.Errorf("%s.pack: entry at %d: size overflows", p.path, off)
+		}
 		if c, err = r.ReadByte(); err != nil {
 			return 0, 0, nil, err
 		}
 		size |= int64(c&0x7f) << shift
 	}
 	return t, size, r, nil
+}
+
+// inflated reads exactly size bytes from the inflater zr. The size comes
+// from an entry's header, which may lie (a damaged or hostile pack): a
+// buffer is made whole only up to a bound, larger objects grow with the
+// bytes actually inflated, so a header cannot make us allocate what the
+// data does not hold.
+func inflated(zr io.Reader, size int64) ([]byte, error) {
+	const whole = 16 << 20
+	switch {
+	case size < 0:
+		return nil, errors.New("negative object size")
+	case size <= whole:
+		b := make([]byte, size)
+		if _, err := io.ReadFull(zr, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(whole)
+	n, err := io.Copy(&buf, io.LimitReader(zr, size))
+	if err != nil {
+		return nil, err
+	}
+	if n != size {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return buf.Bytes(), nil
 }
 
 // EncodedObject reads a whole object.
@@ -240,8 +292,8 @@ func (pr *packReader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plu
 			if err != nil {
 				return nil, fmt.Errorf("read %s from %s.pack: %w", h, p.path, err)
 			}
-			buf := make([]byte, size)
-			if _, err := io.ReadFull(pr.zr, buf); err != nil {
+			buf, err := inflated(pr.zr, size)
+			if err != nil {
 				return nil, fmt.Errorf("read %s from %s.pack: %w", h, p.path, err)
 			}
 			obj := &plumbing.MemoryObject{}

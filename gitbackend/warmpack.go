@@ -170,8 +170,8 @@ func (w *warmPacks) object(p *readPack, off uint64, depth int) (*plumbing.Memory
 	if err != nil {
 		return nil, err
 	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(w.zr, data); err != nil {
+	data, err := inflated(w.zr, size)
+	if err != nil {
 		return nil, err
 	}
 	if base != nil {
@@ -234,7 +234,13 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 	if !ok1 || !ok2 || srcSize != uint64(len(src)) {
 		return nil, errors.New("bad delta header")
 	}
-	out := make([]byte, 0, dstSize)
+	// The target size is the delta's word; it sizes the buffer only as far
+	// as the delta could fill it (each copy op takes at least one byte and
+	// brings at most 2^24 bytes of the source).
+	if dstSize > uint64(len(delta)+1)<<24 {
+		return nil, errors.New("bad delta header: target larger than the delta can make")
+	}
+	out := make([]byte, 0, min(dstSize, 64<<20))
 	for len(delta) > 0 {
 		op := delta[0]
 		delta = delta[1:]

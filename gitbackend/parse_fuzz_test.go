@@ -150,9 +150,9 @@ func FuzzPackIndexFind(f *testing.F) {
 		one[8+i*4+3] = 1
 	}
 	one = append(one, bytes.Repeat([]byte{0xab}, 20)...) // the name
-	one = append(one, 0, 0, 0, 0)                         // its CRC
-	one = append(one, 0x80, 0, 0, 0)                      // a large offset, the first
-	one = append(one, 0, 0, 0, 0, 0, 0, 0x10, 0)          // which is 4096
+	one = append(one, 0, 0, 0, 0)                        // its CRC
+	one = append(one, 0x80, 0, 0, 0)                     // a large offset, the first
+	one = append(one, 0, 0, 0, 0, 0, 0, 0x10, 0)         // which is 4096
 	one = append(one, make([]byte, 40)...)
 	f.Add(one, bytes.Repeat([]byte{0xab}, 20))
 	f.Fuzz(func(t *testing.T, idx, name []byte) {

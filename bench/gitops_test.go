@@ -140,51 +140,61 @@ func BenchmarkPersist(b *testing.B) {
 	}
 }
 
-// BenchmarkConcurrentAgents: K=8 kernels × 5 writes each, concurrently, on
-// one remote; every write must land.
+// BenchmarkConcurrentAgents: K kernels × 5 writes each, concurrently, on
+// one remote (K=1 is the reference: the writes of 8 kernels by one kernel
+// in a row); every write must land. For profiles of the concurrent rows of
+// BenchmarkTable (-bench 'ConcurrentAgents/kernels=8' -cpuprofile).
 func BenchmarkConcurrentAgents(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		remote := remoteWithTools(b, 10)
-		ks := make([]*kernel.Kernel, 8)
-		for j := range ks {
-			ks[j] = newKernel(b, remote, filepath.Join(b.TempDir(), fmt.Sprint("root", j)))
-			if err := ks[j].Boot(context.Background()); err != nil {
-				b.Fatal(err)
+	for _, c := range []struct{ kernels, writes int }{{8, 5}, {32, 5}, {1, 40}} {
+		b.Run(fmt.Sprintf("kernels=%d", c.kernels), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				concurrentAgents(b, c.kernels, c.writes)
 			}
-		}
-		b.StartTimer()
-		var wg sync.WaitGroup
-		errs := make(chan error, 40)
-		for j, k := range ks {
-			wg.Add(1)
-			go func(j int, k *kernel.Kernel) {
-				defer wg.Done()
-				for w := 0; w < 5; w++ {
-					args, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("tools/a%d/t%d.ts", j, w), "content": "/** T. */\nexport default () => 1;\n"})
-					if _, err := k.Call(context.Background(), "write_file", args); err != nil {
-						errs <- err
-					}
-				}
-			}(j, k)
-		}
-		wg.Wait()
-		b.StopTimer()
-		close(errs)
-		for err := range errs {
+		})
+	}
+}
+
+func concurrentAgents(b *testing.B, kernels, writes int) {
+	b.StopTimer()
+	remote := remoteWithTools(b, 10)
+	ks := make([]*kernel.Kernel, kernels)
+	for j := range ks {
+		ks[j] = newKernel(b, remote, filepath.Join(b.TempDir(), fmt.Sprint("root", j)))
+		if err := ks[j].Boot(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		clone := gittest.Clone(b, remote)
-		for j := 0; j < 8; j++ {
-			for w := 0; w < 5; w++ {
-				if _, err := os.Stat(filepath.Join(clone, fmt.Sprintf("tools/a%d/t%d.ts", j, w))); err != nil {
-					b.Fatalf("lost write: %v", err)
+	}
+	b.StartTimer()
+	var wg sync.WaitGroup
+	errs := make(chan error, kernels*writes)
+	for j, k := range ks {
+		wg.Add(1)
+		go func(j int, k *kernel.Kernel) {
+			defer wg.Done()
+			for w := 0; w < writes; w++ {
+				args, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("tools/a%d/t%d.ts", j, w), "content": "/** T. */\nexport default () => 1;\n"})
+				if _, err := k.Call(context.Background(), "write_file", args); err != nil {
+					errs <- err
 				}
 			}
-		}
-		for _, k := range ks {
-			_ = k.Shutdown(context.Background())
-		}
-		b.StartTimer()
+		}(j, k)
 	}
+	wg.Wait()
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	clone := gittest.Clone(b, remote)
+	for j := 0; j < kernels; j++ {
+		for w := 0; w < writes; w++ {
+			if _, err := os.Stat(filepath.Join(clone, fmt.Sprintf("tools/a%d/t%d.ts", j, w))); err != nil {
+				b.Fatalf("lost write: %v", err)
+			}
+		}
+	}
+	for _, k := range ks {
+		_ = k.Shutdown(context.Background())
+	}
+	b.StartTimer()
 }

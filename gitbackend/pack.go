@@ -401,32 +401,68 @@ func (r *Repo) flushOverlay() (*packed, error) {
 	if o == nil || len(o.pending) == 0 {
 		return nil, nil
 	}
-	p, err := r.packer.encode(o, o.pending)
+	if len(o.fetched) == 0 {
+		p, err := r.packer.encode(o, o.pending)
+		if err != nil {
+			return nil, err
+		}
+		return p, r.storeOverlay(p)
+	}
+	// The pack for the remote: without what it sent us.
+	p, err := r.packOwn()
 	if err != nil {
 		return nil, err
 	}
+	return p, r.writeOverlay()
+}
+
+// packOwn packs the overlay's objects not yet on disk that the remote
+// did not send (nil when none): what a push brings. Nothing is written.
+func (r *Repo) packOwn() (*packed, error) {
+	o := r.ov
+	if o == nil {
+		return nil, nil
+	}
+	own := make([]plumbing.Hash, 0, len(o.pending))
+	for _, h := range o.pending {
+		if !o.fetched[h] {
+			own = append(own, h)
+		}
+	}
+	if len(own) == 0 {
+		return nil, nil
+	}
+	return r.packer.encode(o, own)
+}
+
+// writeOverlay writes the overlay's objects not yet on disk as one pack
+// in the root's store.
+func (r *Repo) writeOverlay() error {
+	o := r.ov
+	if o == nil || len(o.pending) == 0 {
+		return nil
+	}
+	p, err := r.packer.encode(o, o.pending)
+	if err != nil {
+		return err
+	}
+	return r.storeOverlay(p)
+}
+
+// storeOverlay stores p, the pack of every pending object the packer
+// just encoded, in the root; the overlay then has nothing pending.
+func (r *Repo) storeOverlay(p *packed) error {
+	o := r.ov
 	if err := storePack(r.store, r.dot, p, r.packer.ents); err != nil {
-		return nil, err
+		return err
 	}
-	if len(o.fetched) > 0 {
-		// The pack for the remote: without what it sent us.
-		own := make([]plumbing.Hash, 0, len(o.pending))
-		for _, h := range o.pending {
-			if !o.fetched[h] {
-				own = append(own, h)
-			}
-		}
-		clear(o.fetched)
-		clear(o.raws)
-		if p, err = r.packer.encode(o, own); err != nil {
-			return nil, err
-		}
-	}
+	clear(o.fetched)
+	clear(o.raws)
 	o.pending = nil
 	clear(o.inPending)
 	// Look at the pack directory every few packs, not on every persist.
 	if r.packsWritten++; r.packsWritten%(maxSmallPacks/2) != 0 {
-		return p, nil
+		return nil
 	}
 	merged, err := consolidatePacks(r.dot, r.store, &r.packer, func(p *packed) error { return writeLocalPack(r.store, p) })
 	if err != nil {
@@ -437,7 +473,7 @@ func (r *Repo) flushOverlay() (*packed, error) {
 		_ = r.store.Close()
 		r.store.Reindex()
 	}
-	return p, nil
+	return nil
 }
 
 // Packs are merged once more than maxSmallPacks of them are under

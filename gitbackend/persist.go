@@ -444,9 +444,14 @@ func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash)
 // pushUnderRemoteLock pushes to a local remote as one locked transaction
 // (see localRemote.Update): replay happens at most once, on the tip read
 // under the lock. The wait for the lock is bounded by the retry budget.
+//
+// Only what the push needs is done under the remote's lock: the replay is
+// made in memory (planReplay) and its objects read from there by the
+// remote. The root takes it afterwards (finishReplay: its pack, worktree,
+// index and refs), while the next writer holds the lock; this Repo's own
+// lock is held throughout, so no tool sees the root in between.
 func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch string) (int, plumbing.Hash, error) {
 	budget := time.Duration(r.cfg.Retry.MaxAttempts) * 4 * time.Second
-	var final plumbing.Hash
 	// Nothing else moves the refs while the repository is locked: read
 	// them once.
 	base := r.trackingTip(branch)
@@ -454,27 +459,57 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	if err != nil {
 		return 0, plumbing.ZeroHash, err
 	}
+	final := head
 	// What other agents pushed joins this persist's objects in memory and
 	// goes to disk in the same pack as the replay.
-	var sink func(storer.EncodedObjectStorer, []plumbing.Hash) error
-	if r.ov != nil {
-		sink = r.ov.addFetched
+	if r.ov == nil {
+		r.ov = r.newOverlay()
+		defer func() { r.ov = nil }()
 	}
-	err = lr.Update(ctx, branch, budget, base, sink, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
-		head := head
-		var err error
-		if tip != base {
-			if head, err = r.replay(ctx, branch, base, head, tip); err != nil {
-				return plumbing.ZeroHash, nil, err
-			}
+	ov := r.ov
+	var plan *replayPlan
+	err = lr.Update(ctx, branch, budget, base, ov, ov.addFetched, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
+		if tip == base || tip == head {
+			// Nothing to replay (or the remote has our head already: a
+			// process stopped after the push, before its refs moved).
+			return head, ov.pushable, nil
 		}
-		final = head
+		p, err := r.planReplay(ctx, branch, base, head, tip)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		plan, final = p, p.head
+		if p.head == tip {
+			return tip, nil, nil // every change was on the remote already
+		}
+		own, err := r.packOwn()
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
 		var seg *segment
-		if r.ov != nil {
-			seg = r.ov.pushable
+		if own != nil {
+			seg = &segment{base: tip, head: p.head, pack: own}
 		}
-		return head, seg, nil
+		return p.head, seg, nil
 	})
+	if r.stopped("pushed") {
+		return 1, final, errStopped
+	}
+	if plan != nil {
+		// The replay goes to the root whether the push went through or
+		// not (then it waits there, unpushed, as a replay made before a
+		// failed push always did).
+		tracking := plan.tip
+		if err == nil {
+			tracking = final
+		}
+		if ferr := r.finishReplay(ctx, branch, plan, tracking); ferr != nil {
+			if err == nil {
+				return 1, final, fmt.Errorf("the remote has commit %s, but bringing the root to it failed (the next persist or boot does): %w", short(final), ferr)
+			}
+			return 1, final, errors.Join(r.wrapRemoteErr("push", err), ferr)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, ErrDeclined) {
 			err = fmt.Errorf("%w\n(commit %s stays local and is not retried: the remote's own policy refused it, and refuses every push that contains it until that policy accepts it)", err, short(final))
@@ -492,89 +527,102 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 // head goes to a tgp/conflict/<id> branch (pushed) and the root is reset to
 // tip.
 func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbing.Hash) (plumbing.Hash, error) {
-	local, err := r.localCommits(base, head)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
 	// The tracking ref moves to tip once tip's objects are stored (they
 	// may still be in the overlay, fetched): at the end, or in conflict.
 	if r.ov == nil {
 		r.ov = r.newOverlay()
 		defer func() { r.ov = nil }()
 	}
+	plan, err := r.planReplay(ctx, branch, base, head, tip)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := r.finishReplay(ctx, branch, plan, tip); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return plan.head, nil
+}
+
+// replayPlan is a replay made in memory (planReplay): commits recreated
+// on tip, their objects in the overlay.
+type replayPlan struct {
+	tip plumbing.Hash
+	// head is the last commit recreated (tip when every change was on
+	// tip already).
+	head plumbing.Hash
+	// at is the tree the worktree and index are at: the local head's, or
+	// the last one a replay had to check out (a hook that reads the
+	// worktree).
+	at plumbing.Hash
+}
+
+// planReplay recreates the local commits base..head on top of tip in the
+// overlay. The worktree, the index and the refs are left as they are
+// (finishReplay moves them), unless the hook can only regenerate derived
+// files from the worktree: then each merged tree is checked out. On a real
+// conflict the original head goes to a tgp/conflict/<id> branch (pushed)
+// and the root is reset to tip.
+//
+// A commit whose change tip has already (every path the same) is dropped,
+// as git rebase drops a commit that became empty: a process that stopped
+// after its push and before its refs moved replays onto its own commit.
+func (r *Repo) planReplay(ctx context.Context, branch string, base, head, tip plumbing.Hash) (*replayPlan, error) {
+	local, err := r.localCommits(base, head)
+	if err != nil {
+		return nil, err
+	}
 	ov := r.ov
-	worktreeAt := head
+	at, err := r.treeOf(head)
+	if err != nil {
+		return nil, err
+	}
+	plan := &replayPlan{tip: tip, at: at}
+	// seen is the tree the hook's derived files were last made for.
+	seen := at
 	cur := tip
 	for _, c := range local {
 		parentTree := plumbing.ZeroHash
 		if len(c.ParentHashes) > 0 {
 			if parentTree, err = r.treeOf(c.ParentHashes[0]); err != nil {
-				return plumbing.ZeroHash, err
+				return nil, err
 			}
 		}
 		ours, err := treeDiff(ctx, ov, parentTree, c.TreeHash)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 		curTree, err := r.treeOf(cur)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 		merged, conflicts, err := r.mergeChanges(parentTree, curTree, ours)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 		if len(conflicts) > 0 {
-			return plumbing.ZeroHash, r.conflict(ctx, branch, head, worktreeAt, tip, conflicts)
+			return nil, r.conflict(ctx, branch, head, plan.at, tip, conflicts)
 		}
 		// The remote has never seen our own blobs: they go in the pack
 		// with the replayed commit.
 		for _, m := range merged {
 			if !m.Delete && m.Mode != filemode.Submodule {
 				if err := ov.include(m.Hash); err != nil {
-					return plumbing.ZeroHash, err
+					return nil, err
 				}
 			}
 		}
 		newTree, err := writeTree(ov, curTree, merged)
 		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		// Bring the worktree to the merged tree, then let the hook rebuild
-		// derived files from it.
-		moved, err := r.checkoutTreeChanges(ctx, worktreeAt, newTree)
-		if err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 		if r.hook != nil {
-			var paths []string
-			if ih, ok := r.hook.(IncrementalHook); ok {
-				changed := make([]string, len(moved))
-				for i, m := range moved {
-					changed[i] = m.Path
-				}
-				paths, err = ih.RegenerateChanged(ctx, changed)
-			} else {
-				paths, err = r.hook.Regenerate(ctx)
+			if newTree, err = r.deriveFiles(ctx, plan, seen, newTree); err != nil {
+				return nil, err
 			}
-			if err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("regenerate derived files: %w", err)
-			}
-			var extra []fileChange
-			clean := r.checkinCleaner(ov, newTree)
-			for _, p := range paths {
-				fc, err := stagePathWith(ov, r.wt, p, clean)
-				if err != nil {
-					return plumbing.ZeroHash, err
-				}
-				extra = append(extra, fc)
-			}
-			if newTree, err = writeTree(ov, newTree, extra); err != nil {
-				return plumbing.ZeroHash, err
-			}
-			if err := stageInIndex(ov, r.wt, extra); err != nil {
-				return plumbing.ZeroHash, err
-			}
+			seen = newTree
+		}
+		if newTree == curTree && parentTree != c.TreeHash {
+			continue // tip has this change already
 		}
 		author := c.Author
 		var parents []plumbing.Hash
@@ -583,40 +631,155 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 		}
 		nc, err := r.writeCommit(newTree, parents, c.Message, &author)
 		if err != nil {
+			return nil, err
+		}
+		cur = nc
+	}
+	plan.head = cur
+	return plan, nil
+}
+
+// deriveFiles has the hook regenerate the derived files for newTree, the
+// paths that differ from seen (the tree they were last made for) being
+// what changed, and returns newTree with them. A TreeHook reads the tree;
+// any other hook reads the worktree, which is checked out first.
+func (r *Repo) deriveFiles(ctx context.Context, plan *replayPlan, seen, newTree plumbing.Hash) (plumbing.Hash, error) {
+	ov := r.ov
+	if th, ok := r.hook.(TreeHook); ok {
+		changes, err := treeDiff(ctx, ov, seen, newTree)
+		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		cur, worktreeAt = nc, nc
+		changed := make([]string, len(changes))
+		for i, c := range changes {
+			changed[i] = c.Path
+		}
+		files, ok, err := th.DeriveFromTree(ctx, changed, &treeReader{s: ov, tree: newTree, smudge: r.checkoutSmudgerFor(ov, newTree)})
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("regenerate derived files: %w", err)
+		}
+		if ok {
+			if len(files) == 0 {
+				return newTree, nil
+			}
+			clean := r.checkinCleaner(ov, newTree)
+			extra := make([]fileChange, 0, len(files))
+			for p, data := range files {
+				data, mode := clean(p, data, filemode.Regular)
+				h, err := storeBlob(ov, data)
+				if err != nil {
+					return plumbing.ZeroHash, err
+				}
+				extra = append(extra, fileChange{Path: p, Mode: mode, Hash: h})
+			}
+			sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
+			return writeTree(ov, newTree, extra)
+		}
 	}
-	// The replayed commits, the trees and merged blobs they need and our
-	// own blobs: every object new since tip, in one pack.
-	p, err := r.flushOverlay()
+	// The hook reads the worktree: bring it to the merged tree first.
+	moved, err := r.checkoutTrees(ctx, plan.at, newTree)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	ov.pushable = nil
-	if p != nil {
-		ov.pushable = &segment{base: tip, head: cur, pack: p}
+	plan.at = newTree
+	var paths []string
+	if ih, ok := r.hook.(IncrementalHook); ok {
+		changed := make([]string, len(moved))
+		for i, m := range moved {
+			changed[i] = m.Path
+		}
+		paths, err = ih.RegenerateChanged(ctx, changed)
+	} else {
+		paths, err = r.hook.Regenerate(ctx)
 	}
-	if err := r.setTracking(branch, tip); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := r.setBranch(branch, cur); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return cur, nil
-}
-
-// checkoutTree moves worktree and index from commit `from` to `toTree`.
-func (r *Repo) checkoutTree(ctx context.Context, from plumbing.Hash, toTree plumbing.Hash) error {
-	_, err := r.checkoutTreeChanges(ctx, from, toTree)
-	return err
-}
-
-// checkoutTreeChanges is checkoutTree returning the paths it changed.
-func (r *Repo) checkoutTreeChanges(ctx context.Context, from plumbing.Hash, toTree plumbing.Hash) ([]fileChange, error) {
-	fromTree, err := r.treeOf(from)
 	if err != nil {
-		return nil, err
+		return plumbing.ZeroHash, fmt.Errorf("regenerate derived files: %w", err)
+	}
+	var extra []fileChange
+	clean := r.checkinCleaner(ov, newTree)
+	for _, p := range paths {
+		fc, err := stagePathWith(ov, r.wt, p, clean)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		extra = append(extra, fc)
+	}
+	if newTree, err = writeTree(ov, newTree, extra); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := stageInIndex(ov, r.wt, extra); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	// The index now records the derived files too: it is at newTree.
+	plan.at = newTree
+	return newTree, nil
+}
+
+// treeReader is a TreeReader on a tree of the overlay.
+type treeReader struct {
+	s      storer.EncodedObjectStorer
+	tree   plumbing.Hash
+	smudge Smudger
+}
+
+func (t *treeReader) ReadFile(p string) ([]byte, bool, error) {
+	e, ok, err := treeEntry(t.s, t.tree, p)
+	if err != nil || !ok || !e.Mode.IsRegular() {
+		return nil, false, err
+	}
+	data, err := readBlob(t.s, e.Hash)
+	if err != nil {
+		return nil, false, err
+	}
+	return t.smudge(p, data), true, nil
+}
+
+func (t *treeReader) Exists(p string) (bool, error) {
+	_, ok, err := treeEntry(t.s, t.tree, p)
+	return ok, err
+}
+
+// finishReplay brings the root to a replay made in memory: its objects
+// (and those fetched) into the root's store as one pack, the worktree and
+// index from the tree they are at to the replayed commit's, then the
+// branch there and the remote-tracking ref at tracking. The branch moves
+// last: until then the root is at its own commit, which a later replay
+// recreates on the remote tip (or finds there already).
+func (r *Repo) finishReplay(ctx context.Context, branch string, plan *replayPlan, tracking plumbing.Hash) error {
+	if err := r.writeOverlay(); err != nil {
+		return err
+	}
+	to, err := r.treeOf(plan.head)
+	if err != nil {
+		return err
+	}
+	if _, err := r.checkoutTrees(ctx, plan.at, to); err != nil {
+		return err
+	}
+	plan.at = to
+	if r.stopped("checked-out") {
+		return errStopped
+	}
+	if err := r.setBranch(branch, plan.head); err != nil {
+		return err
+	}
+	if r.stopped("branch-moved") {
+		return errStopped
+	}
+	return r.setTracking(branch, tracking)
+}
+
+// errStopped: a test stopped the persist there (Repo.stopAt).
+var errStopped = errors.New("stopped (test)")
+
+// stopped says whether a test stops the persist at point.
+func (r *Repo) stopped(point string) bool { return r.stopAt != nil && r.stopAt(point) }
+
+// checkoutTrees moves worktree and index from fromTree to toTree and
+// returns the paths it changed.
+func (r *Repo) checkoutTrees(ctx context.Context, fromTree, toTree plumbing.Hash) ([]fileChange, error) {
+	if fromTree == toTree {
+		return nil, nil
 	}
 	s := r.objs()
 	changes, err := treeDiff(ctx, s, fromTree, toTree)
@@ -712,6 +875,7 @@ func (r *Repo) mergeChanges(parentTree, curTree plumbing.Hash, ours []fileChange
 // conflict keeps the agent's commits on a conflict branch, pushes it, and
 // resets branch, worktree and index to the remote tip.
 func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, tip plumbing.Hash, paths []string) error {
+	// worktreeAt is the tree the worktree and index are at.
 	name := "tgp/conflict/" + time.Now().UTC().Format("20060102-150405") + "-" + randomID()
 	ce := &ConflictError{Paths: paths, Branch: name, Commit: head.String()}
 	if _, err := r.flushOverlay(); err != nil {
@@ -730,7 +894,7 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	if err != nil {
 		return err
 	}
-	if err := r.checkoutTree(ctx, worktreeAt, tipTree); err != nil {
+	if _, err := r.checkoutTrees(ctx, worktreeAt, tipTree); err != nil {
 		return err
 	}
 	if err := r.setBranch(branch, tip); err != nil {

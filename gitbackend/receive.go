@@ -621,8 +621,12 @@ func (u refUpdate) line() string {
 // receive applies u to the remote as git's receive-pack would. lk holds
 // the ref's lock and the ref is known to be at u.Old. On a refusal nothing
 // the push brought stays on the remote. seg, when it completes u.Old..u.New,
-// is what the push brings, already packed.
-func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *refLock, u refUpdate, seg *segment) error {
+// is what the push brings, already packed. src is where the pushed
+// objects are read (nil: the local store).
+func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *refLock, u refUpdate, seg *segment, src storer.EncodedObjectStorer) error {
+	if src == nil {
+		src = l.local
+	}
 	pol, err := l.policy()
 	if err != nil {
 		return err
@@ -642,11 +646,11 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		if seg != nil {
 			// The remote has u.Old's closure; the pack has the rest.
 			missing = seg.pack.hashes
-		} else if missing, shallow, err = collectMissing(ctx, l.local, rs, u.New, 0); err != nil {
+		} else if missing, shallow, err = collectMissing(ctx, src, rs, u.New, 0); err != nil {
 			return err
 		}
 		if pol.fsck {
-			lines, failed, err := fsckObjects(l.local, missing, &pol.fsckOpts)
+			lines, failed, err := fsckObjects(src, missing, &pol.fsckOpts)
 			if err != nil {
 				return err
 			}
@@ -670,7 +674,7 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 			if q, err = newQuarantine(l.path, pol.shared); err != nil {
 				return err
 			}
-			if err := q.write(ctx, l.local, missing, len(missing) >= pol.unpackLimit); err != nil {
+			if err := q.write(ctx, src, missing, len(missing) >= pol.unpackLimit); err != nil {
 				return err
 			}
 		} else {
@@ -709,7 +713,7 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		return reject("pre-receive hook declined")
 	}
 
-	reason, lines, updateWorktree := pol.check(ctx, l.local, rs, u)
+	reason, lines, updateWorktree := pol.check(ctx, src, rs, u)
 	out = append(out, lines...)
 	if reason != "" {
 		return reject(reason)
@@ -742,7 +746,7 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		p := (*packed)(nil)
 		if seg != nil {
 			p = seg.pack
-		} else if p, err = l.enc.encode(l.local, direct); err != nil {
+		} else if p, err = l.enc.encode(src, direct); err != nil {
 			return fmt.Errorf("push %s to %s: %w", u.Ref, l.path, err)
 		}
 		if err := writePackFiles(l.path, p, nil); err != nil {

@@ -126,9 +126,11 @@ func (l *localRemote) open() *filesystem.Storage {
 // commits for what it lacks.
 //
 // sink, when not nil, takes the objects fetched instead of the local
-// store (the caller stores them with its own).
+// store (the caller stores them with its own); src, when not nil, is where
+// the objects fn made are read (the caller's objects held in memory).
 func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.Duration, known plumbing.Hash,
-	sink func(storer.EncodedObjectStorer, []plumbing.Hash) error, fn func(tip plumbing.Hash) (plumbing.Hash, *segment, error)) error {
+	src storer.EncodedObjectStorer, sink func(storer.EncodedObjectStorer, []plumbing.Hash) error,
+	fn func(tip plumbing.Hash) (plumbing.Hash, *segment, error)) error {
 	ref := "refs/heads/" + branch
 	wctx, cancel := context.WithTimeout(ctx, lockWait)
 	lk, err := acquireRefLock(wctx, l.path, ref, true)
@@ -155,7 +157,7 @@ func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.D
 	if head == tip {
 		return nil
 	}
-	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: tip, New: head}, seg); err != nil {
+	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: tip, New: head}, seg, src); err != nil {
 		return err
 	}
 	if tip.IsZero() {
@@ -369,7 +371,7 @@ func (l *localRemote) Push(ctx context.Context, branch string, old, new plumbing
 	}
 	rs := l.open()
 	defer rs.Close()
-	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: old, New: new}, nil); err != nil {
+	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: old, New: new}, nil, nil); err != nil {
 		return err
 	}
 	if old.IsZero() {

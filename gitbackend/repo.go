@@ -69,6 +69,31 @@ type IncrementalHook interface {
 	RegenerateChanged(ctx context.Context, changed []string) ([]string, error)
 }
 
+// TreeHook is a Hook that derives its files from a replay's merged tree
+// instead of the worktree. A replay then touches neither the worktree nor
+// the index until the push is done: Persist brings the root to the
+// replayed commit once the remote's lock is released, so the writers
+// queued on that lock wait for no file of this root to be written.
+type TreeHook interface {
+	Hook
+	// DeriveFromTree is told the paths the replay changed since the last
+	// call (or since the commit the root is at) and reads the merged tree
+	// through t; it returns the derived files' new content (path to
+	// bytes; none: nothing to commit). ok false means it cannot (its
+	// state is not up to date): the replay then checks the tree out and
+	// calls Regenerate.
+	DeriveFromTree(ctx context.Context, changed []string, t TreeReader) (files map[string][]byte, ok bool, err error)
+}
+
+// TreeReader reads the tree a replay made.
+type TreeReader interface {
+	// ReadFile returns what a checkout would write for p, a regular file
+	// (ok false: p is absent, or not a regular file).
+	ReadFile(p string) (data []byte, ok bool, err error)
+	// Exists reports whether p is in the tree.
+	Exists(p string) (bool, error)
+}
+
 // Repo is one root's repository. All methods are safe for concurrent use.
 type Repo struct {
 	wt       billy.Filesystem
@@ -97,6 +122,9 @@ type Repo struct {
 	batch persistBatch
 	// idx caches the decoded index between persists (index.go).
 	idx indexCache
+	// stopAt, in tests, stops a persist at a named point as if the
+	// process had died there (stopped).
+	stopAt func(point string) bool
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string

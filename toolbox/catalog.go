@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/vfs"
 )
@@ -184,6 +185,41 @@ func (c *catalog) RegenerateChanged(ctx context.Context, changed []string) ([]st
 	return []string{registry.FileName}, nil
 }
 
+// DeriveFromTree is RegenerateChanged reading the replay's merged tree
+// instead of the root (gitbackend.TreeHook): the replay then checks the
+// tree out only once the push is done, out of the remote's lock. It
+// updates the registry and returns meta.json's new content, leaving the
+// file to that checkout. A registry that is stale or was never built
+// declines (ok false): the replay checks the tree out and calls
+// Regenerate.
+func (c *catalog) DeriveFromTree(ctx context.Context, changed []string, t gitbackend.TreeReader) (map[string][]byte, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reg == nil || c.stale {
+		return nil, false, nil
+	}
+	for _, p := range changed {
+		if !registry.IsTool(p) || skippedByRegistry(p) {
+			continue
+		}
+		b, ok, err := t.ReadFile(p)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			c.reg.Remove(p)
+			continue
+		}
+		c.reg.Update(p, b)
+	}
+	if c.reg.Len() == 0 {
+		if has, err := t.Exists(registry.FileName); err != nil || !has {
+			return nil, err == nil, err
+		}
+	}
+	return map[string][]byte{registry.FileName: c.reg.Marshal()}, true, nil
+}
+
 // skippedByRegistry: registry.Build does not descend into these.
 func skippedByRegistry(p string) bool {
 	for _, part := range strings.Split(p, "/") {
@@ -193,3 +229,5 @@ func skippedByRegistry(p string) bool {
 	}
 	return false
 }
+
+var _ gitbackend.TreeHook = (*catalog)(nil)

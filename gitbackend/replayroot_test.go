@@ -1,0 +1,355 @@
+package gitbackend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/vfs"
+)
+
+// listHook derives meta.json, the files under tools/ and their content,
+// as the kernel's registry does: kept in memory, updated from the paths a
+// replay changed (from the merged tree: a TreeHook, unless worktreeOnly),
+// rebuilt from the worktree when it has no state yet.
+type listHook struct {
+	fs           *vfs.FS
+	worktreeOnly bool
+
+	mu    sync.Mutex
+	files map[string]string // nil: not built
+	// fromTree and rebuilt count the two ways a replay derived it.
+	fromTree, rebuilt int
+}
+
+func (h *listHook) marshal() []byte {
+	b, _ := json.MarshalIndent(h.files, "", " ")
+	return append(b, '\n')
+}
+
+// record is what the kernel does before a persist: the registry and
+// meta.json follow the tool just written.
+func (h *listHook) record(t testing.TB, p, content string) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.files == nil {
+		h.rebuild(t)
+	}
+	h.files[p] = content
+	if err := h.fs.WriteFile(DerivedFile, h.marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *listHook) rebuild(t testing.TB) {
+	h.files = map[string]string{}
+	err := h.fs.Walk("tools", func(p string, info fs.FileInfo, err error) error {
+		if err != nil || !info.Mode().IsRegular() {
+			return err
+		}
+		b, err := h.fs.ReadFile(p)
+		h.files[p] = string(b)
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if t == nil {
+			panic(err)
+		}
+		t.Fatal(err)
+	}
+}
+
+func (h *listHook) Regenerate(ctx context.Context) ([]string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.rebuilt++
+	h.rebuild(nil)
+	return []string{DerivedFile}, h.fs.WriteFile(DerivedFile, h.marshal(), 0o644)
+}
+
+// worktreeHook is listHook as a hook that reads the worktree only.
+type worktreeHook struct{ h *listHook }
+
+func (w worktreeHook) Regenerate(ctx context.Context) ([]string, error) { return w.h.Regenerate(ctx) }
+
+func (w worktreeHook) RegenerateChanged(ctx context.Context, changed []string) ([]string, error) {
+	h := w.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.files == nil {
+		h.rebuild(nil)
+	}
+	for _, p := range changed {
+		if !strings.HasPrefix(p, "tools/") {
+			continue
+		}
+		if b, err := h.fs.ReadFile(p); err == nil {
+			h.files[p] = string(b)
+		} else {
+			delete(h.files, p)
+		}
+	}
+	return []string{DerivedFile}, h.fs.WriteFile(DerivedFile, h.marshal(), 0o644)
+}
+
+func (h *listHook) DeriveFromTree(ctx context.Context, changed []string, tr TreeReader) (map[string][]byte, bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.files == nil {
+		return nil, false, nil
+	}
+	h.fromTree++
+	for _, p := range changed {
+		if !strings.HasPrefix(p, "tools/") {
+			continue
+		}
+		b, ok, err := tr.ReadFile(p)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			h.files[p] = string(b)
+		} else {
+			delete(h.files, p)
+		}
+	}
+	return map[string][]byte{DerivedFile: h.marshal()}, true, nil
+}
+
+// listing is meta.json as the hook would make it for a tree.
+func listing(t *testing.T, dir, rev string) string {
+	t.Helper()
+	files := map[string]string{}
+	for _, p := range strings.Fields(gittest.Git(t, dir, "ls-tree", "-r", "--name-only", rev, "--", "tools")) {
+		files[p] = gittest.Git(t, dir, "show", rev+":"+p)
+	}
+	h := &listHook{files: files}
+	return string(h.marshal())
+}
+
+// checkRootConsistent fails unless the root's worktree, index and HEAD
+// agree (git status finds nothing; on a memory root every file of HEAD's
+// tree has its content and nothing else is there), HEAD is where the
+// remote-tracking ref is and both are on the remote's branch, and the
+// hook's state is HEAD's meta.json.
+func checkRootConsistent(t *testing.T, a *agent, h *listHook, remote string) {
+	t.Helper()
+	head, err := a.repo.head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := a.repo.trackingTip("main"); tr != head {
+		t.Fatalf("HEAD %s, origin/main %s", short(head), short(tr))
+	}
+	if _, err := gittest.GitErr(remote, "merge-base", "--is-ancestor", head.String(), "main"); err != nil {
+		t.Fatalf("HEAD %s is not on the remote's main: %v", short(head), err)
+	}
+	if !a.fs.InMemory() {
+		if st := gittest.Git(t, a.fs.Root(), "status", "--porcelain", "--untracked-files=all"); st != "" {
+			t.Fatalf("root %s is not clean after the replays:\n%s", a.fs.Root(), st)
+		}
+		gittest.Git(t, a.fs.Root(), "fsck", "--strict")
+	}
+	c, err := object.GetCommit(a.repo.store, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTree := map[string]bool{}
+	err = tree.Files().ForEach(func(f *object.File) error {
+		inTree[f.Name] = true
+		want, err := f.Contents()
+		if err != nil {
+			return err
+		}
+		if got, err := a.fs.ReadFile(f.Name); err != nil || string(got) != want {
+			return fmt.Errorf("%s in the worktree: %q (%v), HEAD has %q", f.Name, got, err, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := a.repo.store.Index()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Entries) != len(inTree) {
+		t.Fatalf("index has %d entries, HEAD's tree %d files", len(idx.Entries), len(inTree))
+	}
+	for _, e := range idx.Entries {
+		f, err := tree.File(e.Name)
+		if err != nil || f.Hash != e.Hash {
+			t.Fatalf("index entry %s (%s) is not HEAD's (%v)", e.Name, short(e.Hash), err)
+		}
+	}
+	if h != nil {
+		h.mu.Lock()
+		state := string(h.marshal())
+		h.mu.Unlock()
+		if meta, _ := a.fs.ReadFile(DerivedFile); string(meta) != state {
+			t.Fatalf("hook state and meta.json in the root differ:\n%s\n%s", state, meta)
+		}
+	}
+}
+
+// TestReplayedRootsStayConsistent: agents (roots on disk and in memory,
+// with a hook deriving meta.json from the merged tree, or from the
+// worktree) write at once on one remote; each replay is made in memory
+// and the root brought to it after the remote's lock. No write is lost,
+// each is its own commit, meta.json on the remote is the listing of its
+// tree, and every root ends with worktree, index, HEAD, its tracking ref
+// and its hook's state in agreement.
+func TestReplayedRootsStayConsistent(t *testing.T) {
+	gittest.RequireGit(t)
+	remote := gittest.BareRemote(t)
+	const agents, writes = 6, 4
+	type writer struct {
+		a *agent
+		h *listHook
+	}
+	ws := make([]writer, agents)
+	for i := range ws {
+		memory := i%3 == 2
+		h := &listHook{worktreeOnly: i%3 == 1}
+		var opt Option
+		if h.worktreeOnly {
+			opt = WithHook(worktreeHook{h})
+		} else {
+			opt = WithHook(h)
+		}
+		a := newAgent(t, remote, memory, opt)
+		h.fs = a.fs
+		ws[i] = writer{a, h}
+	}
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func(i int, w writer) {
+			defer wg.Done()
+			for j := 0; j < writes; j++ {
+				p := fmt.Sprintf("tools/a%d/t%d.ts", i, j)
+				content := fmt.Sprintf("export default %d;\n", i*100+j)
+				if err := w.a.fs.MkdirAll(path.Dir(p), 0o755); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := w.a.fs.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Error(err)
+					return
+				}
+				w.h.record(t, p, content)
+				if _, err := w.a.repo.Persist(context.Background(), Change{Paths: []string{p, DerivedFile}, Message: "forge: " + p}); err != nil {
+					t.Errorf("agent %d: %v", i, err)
+					return
+				}
+			}
+		}(i, w)
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	gittest.Git(t, remote, "fsck", "--strict")
+	if n := strings.Count(gittest.Git(t, remote, "log", "--format=%s", "main"), "forge: "); n != agents*writes {
+		t.Fatalf("%d commits on the remote, want %d (one per write)", n, agents*writes)
+	}
+	files := strings.Fields(gittest.Git(t, remote, "ls-tree", "-r", "--name-only", "main", "--", "tools"))
+	if len(files) != agents*writes {
+		t.Fatalf("%d of %d writes on the remote", len(files), agents*writes)
+	}
+	if got, want := gittest.Git(t, remote, "show", "main:"+DerivedFile), listing(t, remote, "main"); got != want {
+		t.Fatalf("meta.json on the remote is not its tree's listing:\n%s\nwant\n%s", got, want)
+	}
+	fromTree := 0
+	for _, w := range ws {
+		checkRootConsistent(t, w.a, w.h, remote)
+		if w.h.worktreeOnly && w.h.fromTree != 0 {
+			t.Fatal("a worktree hook was asked to derive from the tree")
+		}
+		fromTree += w.h.fromTree
+	}
+	if fromTree == 0 {
+		t.Fatal("no replay derived meta.json from the merged tree (no contention?)")
+	}
+}
+
+// TestStopAfterPushLosesNothing: a persist whose replay was pushed stops
+// (the process dies) before the root took it, after the checkout, or
+// after its branch moved. The change is on the remote once; a new process
+// on the root finds the root consistent after Hydrate, at the remote's
+// tip, with no empty or repeated commit, and persists again.
+func TestStopAfterPushLosesNothing(t *testing.T) {
+	gittest.RequireGit(t)
+	for _, point := range []string{"pushed", "checked-out", "branch-moved"} {
+		t.Run(point, func(t *testing.T) {
+			remote := gittest.BareRemote(t)
+			other := newAgent(t, remote, true)
+			other.write(t, "tools/seed.ts", "export default 0;\n")
+			h := &listHook{}
+			a := newAgent(t, remote, false, WithHook(h))
+			h.fs = a.fs
+			other.write(t, "tools/other.ts", "export default 1;\n")
+			a.repo.stopAt = func(p string) bool { return p == point }
+			if err := a.fs.WriteFile("tools/mine.ts", []byte("export default 2;\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			h.record(t, "tools/mine.ts", "export default 2;\n")
+			_, err := a.repo.Persist(context.Background(), Change{Paths: []string{"tools/mine.ts", DerivedFile}, Message: "forge: mine"})
+			if !errors.Is(err, errStopped) {
+				t.Fatalf("persist: %v", err)
+			}
+			if got := gittest.Git(t, remote, "show", "main:tools/mine.ts"); got != "export default 2;\n" {
+				t.Fatalf("the change is not on the remote: %q", got)
+			}
+			_ = a.repo.Close()
+			// A new process on the same root.
+			h2 := &listHook{fs: a.fs}
+			r2, err := Open(context.Background(), a.fs.Billy(), a.repo.cfg, WithHook(h2), WithLockFile(LockFilePath(a.fs.Root())))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r2.Hydrate(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			b := &agent{fs: a.fs, repo: r2}
+			h2.mu.Lock()
+			h2.rebuild(t)
+			h2.mu.Unlock()
+			tip := plumbing.NewHash(gittest.Git(t, remote, "rev-parse", "main"))
+			if head, _ := r2.head(); head != tip {
+				t.Fatalf("after boot HEAD is %s, the remote %s", short(head), short(tip))
+			}
+			checkRootConsistent(t, b, h2, remote)
+			if got := gittest.Git(t, remote, "log", "--format=%s", "main"); got != "forge: mine\nforge: tools/other.ts\nforge: tools/seed.ts\n" {
+				t.Fatalf("remote history:\n%s", got)
+			}
+			if err := a.fs.WriteFile("tools/next.ts", []byte("export default 3;\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			h2.record(t, "tools/next.ts", "export default 3;\n")
+			if _, err := r2.Persist(context.Background(), Change{Paths: []string{"tools/next.ts", DerivedFile}, Message: "forge: next"}); err != nil {
+				t.Fatal(err)
+			}
+			checkRootConsistent(t, b, h2, remote)
+			if got, want := gittest.Git(t, remote, "show", "main:"+DerivedFile), listing(t, remote, "main"); got != want {
+				t.Fatalf("meta.json on the remote:\n%s\nwant\n%s", got, want)
+			}
+			gittest.Git(t, remote, "fsck", "--strict")
+		})
+	}
+}

@@ -15,10 +15,10 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
-	"github.com/tgp-go/tgp/gitbackend/merge"
 	"github.com/tgp-go/tgp/internal/gitattr"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -72,9 +72,9 @@ func stashTool(d Deps) *tools.Tool {
 				case "show":
 					return s.show(a.Index)
 				case "apply":
-					return s.apply(ctx, a.Index, false)
+					return s.apply(ctx, a.Index, false, d.relDir(a.WorkingDir))
 				case "pop":
-					return s.apply(ctx, a.Index, true)
+					return s.apply(ctx, a.Index, true, d.relDir(a.WorkingDir))
 				case "drop":
 					return s.drop(a.Index)
 				case "clear":
@@ -427,9 +427,16 @@ func (s *stasher) show(n int) (string, error) {
 	return b.String(), nil
 }
 
-// apply merges stash n into the worktree (and the index for new files,
-// as git does); on a conflict nothing is changed and the stash is kept.
-func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
+// apply merges stash n into the index's tree as git 2.39 does
+// (do_apply_stash with merge-ort): a clean merge is written to the
+// worktree with only new files staged; a merge with conflicts leaves
+// conflict markers in the worktree, the cleanly merged paths staged and
+// the conflicted ones as stages 1-3 in the index, prints the merge's
+// messages and git status, and fails (exit 1) keeping the stash. A path
+// the merge changes must be unchanged in the worktree, or the stash is
+// not applied at all. The stash's untracked files are restored in every
+// case.
+func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string, error) {
 	e, es, err := s.entry(n)
 	if err != nil {
 		return "", err
@@ -450,10 +457,6 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 	wt, _ := wc.Tree()
 	from, _ := treeFiles(s.r, bt)
 	to, _ := treeFiles(s.r, wt)
-	// git merges the stash into the index's tree (ours), from the stash's
-	// base; a path the merge changes must be unchanged in the worktree
-	// (or missing there), and afterwards the changes are unstaged again
-	// but for files the index did not have (do_apply_stash).
 	ours, conflictStages, err := stagedIndexFiles(s.r)
 	if err != nil {
 		return "", err
@@ -461,93 +464,61 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 	if len(conflictStages) > 0 {
 		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: cannot apply a stash in the middle of a merge"}
 	}
-	type write struct {
-		path string
-		data []byte
-		mode side
-		del  bool
+	kept := ""
+	if pop {
+		kept = "The stash entry is kept in case you need it again.\n"
 	}
-	sameSide := func(a side, aok bool, b side, bok bool) bool {
-		return aok == bok && (!aok || (a.hash == b.hash && a.mode == b.mode))
+	style := xmergeStyleMerge
+	switch strings.ToLower(s.cfg.orDefault().conf.String("merge.conflictStyle", "merge")) {
+	case "diff3":
+		style = xmergeStyleDiff3
+	case "zdiff3":
+		style = xmergeStyleZealousDiff3
 	}
-	// A file the index renamed and the stash changed merges at its new
-	// name, as merge-ort follows renames.
-	for src, dst := range renamedBetween(from, ours) {
-		t, inT := to[src]
-		_, dstInT := to[dst]
-		if !inT || dstInT || sameSide(from[src], true, t, true) {
+	conf := s.cfg.orDefault().conf
+	mres, err := ortMergeTrees(ctx, from, ours, to, ortOptions{
+		ancestor: "Stash base", branch1: "Updated upstream", branch2: "Stashed changes", style: style,
+		attrs:      loadAttributes(s.r, false),
+		userDriver: func(name string) bool { return conf.String("merge."+name+".driver", "") != "" },
+	})
+	if err != nil {
+		return "", err
+	}
+	if bt != nil && wt != nil && bt.Hash == wt.Hash {
+		// merge_ort_nonrecursive: nothing to merge (a stash of untracked
+		// files only).
+		mres = &ortMerge{entries: map[string]*ortEntry{}, msgs: map[string][]string{"": {"Already up to date."}}, clean: true}
+	}
+	if mres.unsupported != "" {
+		return "", &tools.Error{Kind: tools.KindConflict, Message: "git_stash does not rebuild this merge (" + mres.unsupported +
+			"); nothing was changed and the stash is kept. Apply it with the git CLI.",
+			Details: map[string]any{"unsupported": mres.unsupported}}
+	}
+	// The paths whose result is not the index's version: the merge's
+	// checkout writes them, so each must be unchanged in the worktree
+	// (or missing), and one the index lacks must not be there at all.
+	var writes []mergeWrite
+	var dirty, untrackedInWay []string
+	for p, en := range mres.entries {
+		o, inO := ours[p]
+		if sameVersion(o, inO, en.result, en.resultOK) {
 			continue
 		}
-		from[dst], to[dst] = from[src], t
-		delete(from, src)
-		delete(to, src)
-	}
-	names := map[string]bool{}
-	for _, m := range []map[string]side{from, ours, to} {
-		for p := range m {
-			names[p] = true
-		}
-	}
-	var writes []write
-	var conflicts, dirty []string
-	for p := range names {
-		b, inB := from[p]
-		o, inO := ours[p]
-		t, inT := to[p]
-		if sameSide(o, inO, t, inT) || sameSide(b, inB, t, inT) {
-			continue // nothing of the stash to bring
-		}
-		var wr write
-		switch {
-		case sameSide(b, inB, o, inO):
-			wr = write{path: p, del: !inT, mode: t}
-			if inT {
-				wr.data, _ = t.load()
-			}
-		case inB && inO && inT:
-			// Mode and content merge apart: each side may change one.
-			mode := t
-			switch {
-			case b.mode == o.mode:
-			case b.mode == t.mode || o.mode == t.mode:
-				mode.mode = o.mode
-			default:
-				conflicts = append(conflicts, p)
+		if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
+			if !inO {
+				untrackedInWay = append(untrackedInWay, p)
 				continue
 			}
-			var m []byte
-			switch {
-			case b.hash == o.hash:
-				m, _ = t.load()
-			case b.hash == t.hash:
-				m, _ = o.load()
-			default:
-				bd, _ := b.load()
-				od, _ := o.load()
-				td, _ := t.load()
-				var err error
-				if m, err = merge.Merge(bd, od, td); err != nil {
-					conflicts = append(conflicts, p)
-					continue
-				}
-			}
-			wr = write{path: p, data: m, mode: mode}
-		default:
-			conflicts = append(conflicts, p)
-			continue
-		}
-		// The worktree file must be as the index has it, or missing.
-		if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
 			cur = s.eol.ToGit(p, cur)
-			if !inO || blobHash(cur) != o.hash || s.cfg.worktreeMode(mode, o.mode) != o.mode {
+			if blobHash(cur) != o.hash || s.cfg.worktreeMode(mode, o.mode) != o.mode {
 				dirty = append(dirty, p)
 				continue
 			}
-		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && !wr.del {
+		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && en.resultOK {
 			dirty = append(dirty, p)
 			continue
 		}
-		writes = append(writes, wr)
+		writes = append(writes, mergeWrite{path: p, res: en.result, del: !en.resultOK})
 	}
 	var untracked []*object.File
 	var inTheWay []string
@@ -571,28 +542,11 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 	// is dirty), then restores the untracked files whatever the merge
 	// did, with the attributes the worktree has by then; an untracked file
 	// already there fails that restore but not the others.
-	merged := len(conflicts)+len(dirty) == 0
-	if merged {
-		var staged []string
-		sort.Slice(writes, func(i, j int) bool { return writes[i].path < writes[j].path })
-		eol := newEOLConverter(s.r, s.cfg) // read as the merge writes .gitattributes
-		for _, wr := range writes {
-			if wr.del {
-				_ = w.Filesystem.Remove(wr.path)
-				continue
-			}
-			if err := writeFile(w, wr.path, eol.ToWorktree(wr.path, wr.data)); err != nil {
-				return "", err
-			}
-			setExec(w, wr.path, wr.mode.mode)
-			if _, inIndex := ours[wr.path]; !inIndex {
-				staged = append(staged, wr.path) // new files come back staged, as with git
-			}
-		}
-		for _, p := range staged {
-			if _, err := w.Add(p); err != nil {
-				return "", err
-			}
+	refused := len(dirty)+len(untrackedInWay) > 0
+	var conflicted []string
+	if !refused {
+		if conflicted, err = s.writeMerge(w, mres, ours, writes); err != nil {
+			return "", err
 		}
 	}
 	if len(untracked) > 0 {
@@ -615,26 +569,55 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 			setExec(w, f.Name, f.Mode)
 		}
 	}
-	if !merged {
-		all := append(append([]string{}, conflicts...), dirty...)
-		sort.Strings(all)
-		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: Your local changes to the following files would be overwritten by merge:\n\t" +
-			strings.Join(all, "\n\t") + "\nPlease commit your changes or stash them before you merge.\nAborting\nThe stash entry is kept in case you need it again.",
-			Details: map[string]any{"paths": all}}
+	st, err := status(s.r, s.cfg, wd, statusArgs{Porcelain: false, Untracked: true})
+	if err != nil {
+		return "", err
 	}
+	var restoreErr string
 	if len(inTheWay) > 0 {
 		sort.Strings(inTheWay)
 		var b strings.Builder
 		for _, p := range inTheWay {
 			b.WriteString(p + " already exists, no checkout\n")
 		}
-		b.WriteString("error: could not restore untracked files from stash\nThe stash entry is kept in case you need it again.")
-		return "", &tools.Error{Kind: tools.KindConflict, Message: b.String(), Details: map[string]any{"paths": inTheWay}}
+		b.WriteString("error: could not restore untracked files from stash\n")
+		restoreErr = b.String()
 	}
-	out, err := status(s.r, s.cfg, "", statusArgs{Porcelain: false, Untracked: true})
-	if err != nil {
-		return "", err
+	if refused {
+		var b strings.Builder
+		for _, x := range []struct {
+			paths      []string
+			head, tail string
+		}{
+			{dirty, "Your local changes to the following files would be overwritten by merge:", "Please commit your changes or stash them before you merge."},
+			{untrackedInWay, "The following untracked working tree files would be overwritten by merge:", "Please move or remove them before you merge."},
+		} {
+			if len(x.paths) == 0 {
+				continue
+			}
+			sort.Strings(x.paths)
+			b.WriteString("error: " + x.head + "\n")
+			for _, p := range x.paths {
+				b.WriteString("\t" + p + "\n")
+			}
+			b.WriteString(x.tail + "\n")
+		}
+		b.WriteString("Aborting\n")
+		all := append(append([]string{}, dirty...), untrackedInWay...)
+		sort.Strings(all)
+		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(b.String()+restoreErr+kept, "\n"),
+			Details: map[string]any{"paths": all}}
 	}
+	msgs := mres.output()
+	if !mres.clean {
+		// git prints the merge's messages and git status, and exits 1.
+		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(msgs+restoreErr+st+kept, "\n"),
+			Details: map[string]any{"paths": conflicted}}
+	}
+	if restoreErr != "" {
+		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(msgs+restoreErr+kept, "\n"), Details: map[string]any{"paths": inTheWay}}
+	}
+	out := msgs + st
 	if pop {
 		rest := append(append([]reflogEntry{}, es[:n]...), es[n+1:]...)
 		if err := s.writeEntries(rest); err != nil {
@@ -643,6 +626,120 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool) (string, error) {
 		out += fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.new)
 	}
 	return out, nil
+}
+
+// mergeWrite is a path the merge changes: its result, or a deletion.
+type mergeWrite struct {
+	path string
+	res  side
+	del  bool
+}
+
+// writeMerge writes a merge's result: the changed paths to the worktree
+// (as checked out), then the index. A clean merge leaves the index as it
+// was but for paths it did not have (unstage_changes_unless_new); with
+// conflicts, every changed path is staged at its result and each
+// conflicted path holds its stages instead (record_conflicted_index_entries).
+// It returns the conflicted paths.
+func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]side, writes []mergeWrite) ([]string, error) {
+	sort.Slice(writes, func(i, j int) bool { return writes[i].path < writes[j].path })
+	eol := newEOLConverter(s.r, s.cfg) // read as the merge writes .gitattributes
+	for _, wr := range writes {
+		if wr.del {
+			if w.Filesystem.Remove(wr.path) == nil {
+				// unlink_entry: the directories left empty go too.
+				for d := path.Dir(wr.path); d != "." && d != "/"; d = path.Dir(d) {
+					if w.Filesystem.Remove(d) != nil {
+						break
+					}
+				}
+			}
+			continue
+		}
+		data, err := wr.res.load()
+		if err != nil {
+			return nil, err
+		}
+		if wr.res.mode == filemode.Symlink {
+			if i := strings.LastIndexByte(wr.path, '/'); i > 0 {
+				_ = w.Filesystem.MkdirAll(wr.path[:i], 0o755)
+			}
+			_ = w.Filesystem.Remove(wr.path)
+			if err := w.Filesystem.Symlink(string(data), wr.path); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, err := gitbackend.StoreBlob(s.r.Storer, data); err != nil {
+			return nil, err
+		}
+		if info, err := w.Filesystem.Lstat(wr.path); err == nil && info.Mode()&os.ModeSymlink != 0 {
+			_ = w.Filesystem.Remove(wr.path)
+		}
+		if err := writeFile(w, wr.path, eol.ToWorktree(wr.path, data)); err != nil {
+			return nil, err
+		}
+		setExec(w, wr.path, wr.res.mode)
+	}
+	idx, err := s.r.Storer.Index()
+	if err != nil {
+		return nil, err
+	}
+	byPath := map[string]*index.Entry{}
+	for _, e := range idx.Entries {
+		byPath[e.Name] = e
+	}
+	entry := func(p string, v side) *index.Entry {
+		e := &index.Entry{Name: p, Mode: v.mode, Hash: v.hash}
+		if info, err := w.Filesystem.Lstat(p); err == nil && !info.IsDir() {
+			e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
+			e.Size = uint32(info.Size())
+		}
+		return e
+	}
+	var conflicted []string
+	var extra []*index.Entry
+	for _, wr := range writes {
+		_, inO := ours[wr.path]
+		if mres.clean && inO {
+			continue // unstaged again
+		}
+		if wr.del {
+			delete(byPath, wr.path)
+			continue
+		}
+		byPath[wr.path] = entry(wr.path, wr.res)
+	}
+	for p, en := range mres.entries {
+		if !en.conflicts {
+			continue
+		}
+		conflicted = append(conflicted, p)
+		delete(byPath, p)
+		for i := 0; i < 3; i++ {
+			if en.has[i] {
+				extra = append(extra, &index.Entry{Name: p, Mode: en.st[i].mode, Hash: en.st[i].hash, Stage: index.Stage(i + 1)})
+			}
+		}
+	}
+	entries := make([]*index.Entry, 0, len(byPath)+len(extra))
+	for _, e := range byPath {
+		entries = append(entries, e)
+	}
+	entries = append(entries, extra...)
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].Name != entries[j].Name {
+			return entries[i].Name < entries[j].Name
+		}
+		return entries[i].Stage < entries[j].Stage
+	})
+	idx.Entries = entries
+	idx.Cache = nil
+	if err := s.r.Storer.SetIndex(idx); err != nil {
+		return nil, err
+	}
+	sort.Strings(conflicted)
+	return conflicted, nil
 }
 
 func writeFile(w *git.Worktree, p string, data []byte) error {

@@ -38,6 +38,7 @@ type xmergeParams struct {
 	ancestor   string // label of the base (diff3 styles)
 	name1      string // label of side 1 ("ours")
 	name2      string // label of side 2 ("theirs")
+	favor      int    // 0, or what a conflict becomes (3: both sides, the union driver)
 }
 
 // xmergeNode is xdmerge_t.
@@ -180,6 +181,13 @@ func xdlDoMerge(ctx context.Context, xe1 *xmergeEnv, s1 []hunk, xe2 *xmergeEnv, 
 			return nil, 0, err
 		}
 		simplifyNonConflicts(xe1, changes, level > xmergeZealous)
+	}
+	if p.favor != 0 {
+		for m := changes; m != nil; m = m.next {
+			if m.mode == 0 {
+				m.mode = p.favor
+			}
+		}
 	}
 	out := fillMergeBuffer(xe1, xe2, changes, p, style)
 	n := 0

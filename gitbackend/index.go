@@ -44,6 +44,11 @@ type indexCache struct {
 	viewed bool
 	// packs reads the root's packs for the git tools (warmpack.go).
 	packs warmPacks
+	// valid names the entries of the index last read that carry the
+	// assume-valid bit (git update-index --assume-unchanged), which
+	// go-git's index.Entry has no field for: kept here, handed to the
+	// git tools (AssumeUnchanged) and written back by save.
+	valid map[string]bool
 	// gitdir is the .git directory on disk (gitdirOK), once looked up.
 	gitdir                string
 	gitdirOK, gitdirKnown bool
@@ -98,10 +103,11 @@ func (c *indexCache) load(dot billy.Filesystem, s cachedIndexStore) (*index.Inde
 		return idx, nil
 	}
 	c.idx = nil
-	idx, rst, err := readIndex(dot, s)
+	idx, rst, valid, err := readIndex(dot, s)
 	if err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
+	c.valid = valid
 	if rst.size == 0 {
 		// Read by go-git: stamped before the read, so that if the file
 		// changed in between, the stamp is older than the content and
@@ -131,10 +137,11 @@ func (c *indexCache) current(dot billy.Filesystem, s cachedIndexStore) (*index.I
 		return c.idx, true, nil
 	}
 	c.idx, c.viewed = nil, false
-	idx, rst, err := readIndex(dot, s)
+	idx, rst, valid, err := readIndex(dot, s)
 	if err != nil {
 		return nil, false, err
 	}
+	c.valid = valid
 	if rst.size == 0 {
 		rst = st
 	}
@@ -162,31 +169,31 @@ func cloneIndex(idx *index.Index) *index.Index {
 // the file (go-git's decoder reads field by field through reflection and
 // allocates per entry), anything else by go-git. st is the stamp of the
 // bytes decoded (zero when go-git read them).
-func readIndex(dot billy.Filesystem, s cachedIndexStore) (*index.Index, fileStamp, error) {
+func readIndex(dot billy.Filesystem, s cachedIndexStore) (*index.Index, fileStamp, map[string]bool, error) {
 	f, err := dot.Open("index")
 	if err != nil {
 		idx, err := s.Index() // a missing index is an empty one, as go-git has it
-		return idx, fileStamp{}, err
+		return idx, fileStamp{}, nil, err
 	}
 	info, err := statOpen(f, dot)
 	if err != nil {
 		f.Close()
 		idx, err := s.Index()
-		return idx, fileStamp{}, err
+		return idx, fileStamp{}, nil, err
 	}
 	data := make([]byte, info.Size())
 	_, err = io.ReadFull(f, data)
 	f.Close()
 	if err == nil {
-		if idx, ok := decodeIndex(data); ok {
+		if idx, valid, ok := decodeIndexFlags(data); ok {
 			idx.ModTime = info.ModTime()
 			st := fileStamp{size: info.Size(), mtime: info.ModTime(), ino: inodeOf(info)}
 			copy(st.sum[:], data[len(data)-20:])
-			return idx, st, nil
+			return idx, st, valid, nil
 		}
 	}
 	idx, err := s.Index()
-	return idx, fileStamp{}, err
+	return idx, fileStamp{}, nil, err
 }
 
 // statOpen is the stat data of an open file (fstat when the file has one).
@@ -204,20 +211,28 @@ func statOpen(f billy.File, dot billy.Filesystem) (fs.FileInfo, error) {
 // resolve-undo) are skipped: nothing reads them, and the encoder never
 // writes them back.
 func decodeIndex(data []byte) (*index.Index, bool) {
+	idx, _, ok := decodeIndexFlags(data)
+	return idx, ok
+}
+
+// decodeIndexFlags is decodeIndex, also naming the entries whose
+// assume-valid bit is set (nil: none).
+func decodeIndexFlags(data []byte) (*index.Index, map[string]bool, bool) {
+	var valid map[string]bool
 	if len(data) < 12+20 || string(data[:4]) != "DIRC" {
-		return nil, false
+		return nil, nil, false
 	}
 	ver := binary.BigEndian.Uint32(data[4:])
 	if ver != 2 && ver != 3 {
-		return nil, false
+		return nil, nil, false
 	}
 	body := data[:len(data)-20]
 	if sha1.Sum(body) != [20]byte(data[len(data)-20:]) {
-		return nil, false
+		return nil, nil, false
 	}
 	n := int(binary.BigEndian.Uint32(data[8:]))
 	if n > len(body)/62 {
-		return nil, false
+		return nil, nil, false
 	}
 	idx := &index.Index{Version: ver}
 	slab := make([]index.Entry, n)
@@ -229,7 +244,7 @@ func decodeIndex(data []byte) (*index.Index, bool) {
 	for i := 0; i < n; i++ {
 		// Find the end of the entries first (names need the string).
 		if end+62 > len(body) {
-			return nil, false
+			return nil, nil, false
 		}
 		flags := binary.BigEndian.Uint16(body[end+60:])
 		hdr := 62
@@ -237,19 +252,19 @@ func decodeIndex(data []byte) (*index.Index, bool) {
 			hdr += 2
 		}
 		if end+hdr > len(body) {
-			return nil, false
+			return nil, nil, false
 		}
 		nl := int(flags & 0xfff)
 		if nl == 0xfff {
 			z := bytes.IndexByte(body[end+hdr:], 0)
 			if z < 0 {
-				return nil, false
+				return nil, nil, false
 			}
 			nl = z
 		}
 		size := (hdr + nl + 8) &^ 7
 		if end+size > len(body) {
-			return nil, false
+			return nil, nil, false
 		}
 		end += size
 	}
@@ -281,6 +296,12 @@ func decodeIndex(data []byte) (*index.Index, bool) {
 		}
 		start := off + hdr - 12
 		e.Name = names[start : start+nl]
+		if flags&0x8000 != 0 && e.Stage == 0 {
+			if valid == nil {
+				valid = map[string]bool{}
+			}
+			valid[e.Name] = true
+		}
 		idx.Entries[i] = e
 		off += (hdr + nl + 8) &^ 7
 	}
@@ -288,16 +309,25 @@ func decodeIndex(data []byte) (*index.Index, bool) {
 	// A-Z) is skipped; a mandatory one is go-git's to refuse.
 	for off < len(body) {
 		if off+8 > len(body) {
-			return nil, false
+			return nil, nil, false
 		}
 		sig := body[off]
 		l := int(binary.BigEndian.Uint32(body[off+4:]))
 		if sig < 'A' || sig > 'Z' || l < 0 || off+8+l > len(body) {
-			return nil, false
+			return nil, nil, false
 		}
 		off += 8 + l
 	}
-	return idx, true
+	return idx, valid, true
+}
+
+// AssumeUnchanged reports whether the root's index, as last read, marks p
+// assume-valid (`git update-index --assume-unchanged`): git then takes the
+// entry as matching the worktree without looking at the file.
+func (r *Repo) AssumeUnchanged(p string) bool {
+	r.idx.mu.Lock()
+	defer r.idx.mu.Unlock()
+	return r.idx.valid[p]
 }
 
 // save writes the index in place (as go-git does) and keeps it.
@@ -306,7 +336,7 @@ func (c *indexCache) save(dot billy.Filesystem, s cachedIndexStore, idx *index.I
 	if idx.Version < 2 || idx.Version > 3 {
 		return s.SetIndex(idx)
 	}
-	b, err := encodeIndex(c.buf[:0], idx)
+	b, err := encodeIndexFlags(c.buf[:0], idx, c.valid)
 	if err != nil {
 		return err
 	}
@@ -359,6 +389,12 @@ func fileInfo(f billy.File) (fs.FileInfo, bool) {
 // entries in git's order) to b: byte for byte what go-git's encoder
 // writes, without an allocation per entry.
 func encodeIndex(b []byte, idx *index.Index) ([]byte, error) {
+	return encodeIndexFlags(b, idx, nil)
+}
+
+// encodeIndexFlags is encodeIndex, setting the assume-valid bit of the
+// stage-0 entries valid names.
+func encodeIndexFlags(b []byte, idx *index.Index, valid map[string]bool) ([]byte, error) {
 	sort.SliceStable(idx.Entries, func(i, j int) bool {
 		a, c := idx.Entries[i], idx.Entries[j]
 		return a.Name < c.Name || a.Name == c.Name && a.Stage < c.Stage
@@ -389,6 +425,9 @@ func encodeIndex(b []byte, idx *index.Index) ([]byte, error) {
 		}
 		b = append(b, e.Hash[:]...)
 		flags := uint16(e.Stage&0x3) << 12
+		if e.Stage == 0 && valid[e.Name] {
+			flags |= 0x8000
+		}
 		if l := len(e.Name); l < 0xfff {
 			flags |= uint16(l)
 		} else {

@@ -677,3 +677,42 @@ func diskRoot(t *testing.T, dir string) billy.Filesystem {
 	}
 	return f.Billy()
 }
+
+// TestIndexKeepsAssumeUnchanged: the assume-valid bit, which go-git's
+// index.Entry cannot hold, survives an index written by StageFiles (git
+// keeps it on entries git add leaves alone), and AssumeUnchanged names the
+// entries that carry it.
+func TestIndexKeepsAssumeUnchanged(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	for _, p := range []string{"a.txt", "b.txt", "c.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(p+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "commit", "-q", "-m", "one")
+	gittest.Git(t, dir, "update-index", "--assume-unchanged", "a.txt")
+	gittest.Git(t, dir, "update-index", "--skip-worktree", "b.txt")
+	if err := os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(context.Background(), diskRoot(t, dir), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Do(context.Background(), func(g *git.Repository) error {
+		return StageFiles(context.Background(), g.Storer, r.Worktree(), []string{"new.txt"}, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := gittest.Git(t, dir, "ls-files", "-v"), "h a.txt\nS b.txt\nH c.txt\nH new.txt\n"; got != want {
+		t.Fatalf("ls-files -v after staging:\n%swant\n%s", got, want)
+	}
+	if !r.AssumeUnchanged("a.txt") || r.AssumeUnchanged("b.txt") || r.AssumeUnchanged("c.txt") {
+		t.Fatal("AssumeUnchanged does not name exactly a.txt")
+	}
+	gittest.Git(t, dir, "fsck", "--no-dangling")
+}

@@ -36,6 +36,13 @@ type ortEntry struct {
 	clean     bool
 	filemask  int
 	conflicts bool // recorded as conflicted (stages in the index)
+	// removed: a rename's source, resolved by removal
+	removed bool
+	// pathConflict: a rename/delete left this path conflicted
+	pathConflict bool
+	// renamed: versions moved here by a rename (merge-ort's match of
+	// the sides was made before, at the original paths)
+	renamed bool
 }
 
 // ortMerge is a merge's outcome: every path's entry, the messages git
@@ -136,60 +143,60 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 			return m, nil
 		}
 	}
-	// Renames on each side: the source's other versions move to the new
-	// name, where they merge.
-	renOurs := renamedBetween(base, ours)
-	renTheirs := renamedBetween(base, theirs)
-	for src, dst := range renOurs {
-		t, inT := theirs[src]
-		if sameVersion(base[src], true, t, inT) {
-			continue // the other side left it: the rename stands as it is
+	// Renames on each side (process_renames): the source's other versions
+	// move to the new name, where they merge. A rename matters only where
+	// the other side did not leave the source as it was (merge-ort does
+	// not even look for it then).
+	ren := [3]map[string]string{nil, renamedBetween(base, ours), renamedBetween(base, theirs)}
+	trees := [3]map[string]side{base, ours, theirs}
+	branch := [3]string{o.ancestor, o.branch1, o.branch2}
+	for _, target := range []int{1, 2} {
+		other := 3 - target
+		srcs := make([]string, 0, len(ren[target]))
+		for src := range ren[target] {
+			srcs = append(srcs, src)
 		}
-		if d2, ok := renTheirs[src]; ok {
-			if d2 != dst {
-				m.unsupported = "rename/rename of " + src
-				return m, nil
+		sort.Strings(srcs)
+		for _, src := range srcs {
+			dst := ren[target][src]
+			ov, inOther := trees[other][src]
+			if sameVersion(base[src], true, ov, inOther) {
+				continue
 			}
+			if d2, ok := ren[other][src]; ok {
+				if d2 != dst {
+					m.unsupported = "rename/rename of " + src
+					return m, nil
+				}
+				if target == 2 {
+					continue // done from side 1
+				}
+				e := m.entries[dst]
+				e.st[0], e.has[0], e.names[0] = base[src], true, src
+				e.renamed = true
+				m.entries[src].removed = true
+				continue
+			}
+			_, collision := trees[other][dst]
 			e := m.entries[dst]
-			e.st[0], e.has[0], e.names[0] = base[src], true, src
-			delete(m.entries, src)
-			continue
+			e.renamed = true
+			switch {
+			case collision && inOther:
+				m.unsupported = "a rename onto " + dst
+				return m, nil
+			case !inOther:
+				// rename/delete (with an add at the new name: add/add).
+				e.pathConflict = true
+				if !collision {
+					e.st[0], e.has[0], e.names[0] = base[src], true, src
+				}
+				m.msg(dst, "CONFLICT (rename/delete): %s renamed to %s in %s, but deleted in %s.", src, dst, branch[target], branch[other])
+			default:
+				e.st[0], e.has[0], e.names[0] = base[src], true, src
+				e.st[other], e.has[other], e.names[other] = ov, true, src
+			}
+			m.entries[src].removed = true
 		}
-		if !inT {
-			m.unsupported = "rename/delete of " + src
-			return m, nil
-		}
-		if _, ok := theirs[dst]; ok {
-			m.unsupported = "a rename onto " + dst
-			return m, nil
-		}
-		e := m.entries[dst]
-		e.st[0], e.has[0], e.names[0] = base[src], true, src
-		e.st[2], e.has[2], e.names[2] = t, true, src
-		s := m.entries[src]
-		s.has[0], s.has[2] = false, false
-	}
-	for src, dst := range renTheirs {
-		if _, both := renOurs[src]; both {
-			continue
-		}
-		ov, inO := ours[src]
-		if sameVersion(base[src], true, ov, inO) {
-			continue
-		}
-		if !inO {
-			m.unsupported = "rename/delete of " + src
-			return m, nil
-		}
-		if _, ok := ours[dst]; ok {
-			m.unsupported = "a rename onto " + dst
-			return m, nil
-		}
-		e := m.entries[dst]
-		e.st[0], e.has[0], e.names[0] = base[src], true, src
-		e.st[1], e.has[1], e.names[1] = ov, true, src
-		s := m.entries[src]
-		s.has[0], s.has[1] = false, false
 	}
 	paths := make([]string, 0, len(m.entries))
 	for p := range m.entries {
@@ -207,12 +214,24 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 		a, aok := e.st[1], e.has[1]
 		t, tok := e.st[2], e.has[2]
 		e.clean = true
+		if e.removed {
+			e.resultOK = false
+			continue
+		}
+		trivial := !e.renamed
 		switch {
+		case e.renamed:
 		case sameVersion(a, aok, t, tok), sameVersion(b, bok, t, tok):
 			e.result, e.resultOK = a, aok
-			continue
 		case sameVersion(b, bok, a, aok):
 			e.result, e.resultOK = t, tok
+		default:
+			trivial = false
+		}
+		if trivial {
+			if e.pathConflict && e.resultOK {
+				e.clean, e.conflicts, m.clean = false, true, false
+			}
 			continue
 		}
 		for _, s := range []side{b, a, t} {
@@ -230,13 +249,19 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 			if err != nil {
 				return nil, err
 			}
-			e.result, e.resultOK, e.clean = res, true, clean
+			e.result, e.resultOK, e.clean = res, true, clean && !e.pathConflict
 			if !clean {
 				reason := "content"
 				if e.filemask == 6 {
 					reason = "add/add"
 				}
 				m.msg(p, "CONFLICT (%s): Merge conflict in %s", reason, p)
+			}
+		case (aok || tok) && !bok:
+			// Added on one side (a rename/delete's new path).
+			e.result, e.resultOK, e.clean = e.st[1], aok, !e.pathConflict
+			if tok {
+				e.result = t
 			}
 		case aok || tok:
 			// Modify/delete: the modified side's version is left.
@@ -245,7 +270,9 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 				side, modBranch, delBranch = 2, o.branch2, o.branch1
 			}
 			e.result, e.resultOK, e.clean = e.st[side], true, false
-			m.msg(p, "CONFLICT (modify/delete): %s deleted in %s and modified in %s.  Version %s of %s left in tree.", p, delBranch, modBranch, modBranch, p)
+			if !(e.pathConflict && e.st[0].hash == e.st[side].hash) {
+				m.msg(p, "CONFLICT (modify/delete): %s deleted in %s and modified in %s.  Version %s of %s left in tree.", p, delBranch, modBranch, modBranch, p)
+			}
 		default:
 			e.resultOK = false // deleted on both sides
 		}

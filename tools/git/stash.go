@@ -563,6 +563,12 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 			if err != nil {
 				return "", err
 			}
+			if f.Mode == filemode.Symlink {
+				if err := writeSymlink(w, f.Name, content); err != nil {
+					return "", err
+				}
+				continue
+			}
 			if err := writeFile(w, f.Name, eol.ToWorktree(f.Name, []byte(content))); err != nil {
 				return "", err
 			}
@@ -661,11 +667,7 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 			return nil, err
 		}
 		if wr.res.mode == filemode.Symlink {
-			if i := strings.LastIndexByte(wr.path, '/'); i > 0 {
-				_ = w.Filesystem.MkdirAll(wr.path[:i], 0o755)
-			}
-			_ = w.Filesystem.Remove(wr.path)
-			if err := w.Filesystem.Symlink(string(data), wr.path); err != nil {
+			if err := writeSymlink(w, wr.path, string(data)); err != nil {
 				return nil, err
 			}
 			continue
@@ -740,6 +742,18 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 	}
 	sort.Strings(conflicted)
 	return conflicted, nil
+}
+
+// writeSymlink makes p a symbolic link to target (in place of whatever
+// file was there).
+func writeSymlink(w *git.Worktree, p, target string) error {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		_ = w.Filesystem.MkdirAll(p[:i], 0o755)
+	}
+	if info, err := w.Filesystem.Lstat(p); err == nil && !info.IsDir() {
+		_ = w.Filesystem.Remove(p)
+	}
+	return w.Filesystem.Symlink(target, p)
 }
 
 func writeFile(w *git.Worktree, p string, data []byte) error {

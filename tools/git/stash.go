@@ -719,6 +719,16 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 		conflicted = append(conflicted, p)
 		delete(byPath, p)
 		for i := 0; i < 3; i++ {
+			if en.has[i] && s.r.Storer.HasEncodedObject(en.st[i].hash) != nil {
+				// A merged version (a rename's, before its add/add).
+				data, err := en.st[i].load()
+				if err != nil {
+					return nil, err
+				}
+				if _, err := gitbackend.StoreBlob(s.r.Storer, data); err != nil {
+					return nil, err
+				}
+			}
 			if en.has[i] {
 				extra = append(extra, &index.Entry{Name: p, Mode: en.st[i].mode, Hash: en.st[i].hash, Stage: index.Stage(i + 1)})
 			}

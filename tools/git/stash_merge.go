@@ -43,6 +43,8 @@ type ortEntry struct {
 	// renamed: versions moved here by a rename (merge-ort's match of
 	// the sides was made before, at the original paths)
 	renamed bool
+	// markerExtra lengthens the conflict markers (a merge of merges)
+	markerExtra int
 }
 
 // ortMerge is a merge's outcome: every path's entry, the messages git
@@ -182,8 +184,27 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 			e.renamed = true
 			switch {
 			case collision && inOther:
-				m.unsupported = "a rename onto " + dst
-				return m, nil
+				// rename/add: the rename's content merge first (markers one
+				// longer), then an add/add with what the other side has at
+				// the new path.
+				tmp := &ortEntry{names: [3]string{src, src, src}, has: [3]bool{true, true, true}, markerExtra: 1}
+				tmp.st[0], tmp.st[other] = base[src], ov
+				tmp.st[target], tmp.names[target] = e.st[target], dst
+				if objType(tmp.st[1].mode) != objType(tmp.st[2].mode) || objType(ov.mode) == 3 || objType(e.st[target].mode) == 3 {
+					m.unsupported = "a rename onto " + dst
+					return m, nil
+				}
+				res, clean, err := m.contentMerge(ctx, src, tmp, o)
+				if err != nil {
+					return nil, err
+				}
+				if m.unsupported != "" {
+					return m, nil
+				}
+				e.st[target] = res
+				if !clean {
+					m.msg(dst, "CONFLICT (rename involved in collision): rename of %s -> %s has content conflicts AND collides with another path; this may result in nested conflict markers.", src, dst)
+				}
 			case !inOther:
 				// rename/delete (with an add at the new name: add/add).
 				e.pathConflict = true
@@ -355,6 +376,7 @@ func (m *ortMerge) contentMerge(ctx context.Context, p string, e *ortEntry, o or
 			}
 		}
 	}
+	markerSize += e.markerExtra
 	var out []byte
 	conflicted := false
 	if driver == "binary" || isBinary(bd) || isBinary(ad) || isBinary(td) {

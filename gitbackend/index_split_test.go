@@ -1,0 +1,244 @@
+package gitbackend
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+// This file tests the index as git stores it in ways go-git cannot read:
+// a split index (git update-index --split-index: a "link" extension to
+// .git/sharedindex.<hex>) and version 4 (compressed names). The oracle is
+// the git CLI: git ls-files -s --debug and git ls-files -v print what git
+// read, and our decoding printed the same way must be the same bytes.
+
+// gitEnv runs the git CLI in dir with gittest's pinned environment and
+// extra variables; it returns stdout, or stdout and stderr and the error.
+func gitEnv(dir string, env []string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	home := filepath.Join(os.TempDir(), "tgp-gittest-home")
+	_ = os.MkdirAll(home, 0o755)
+	cmd.Env = append(gittest.Env(home), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String() + stderr.String(), err
+	}
+	return stdout.String(), nil
+}
+
+// stampOf is a time as the index stores it.
+func stampOf(t time.Time) (uint32, uint32) {
+	if t.IsZero() {
+		return 0, 0
+	}
+	return uint32(t.Unix()), uint32(t.Nanosecond())
+}
+
+// fileFlags are the bits of git's ce_flags an index file holds: the
+// stage, assume-valid, extended, intent-to-add and skip-worktree (git
+// ls-files --debug prints its in-memory ones too).
+const fileFlags = 0x3000 | 0x8000 | 0x4000 | 1<<29 | 1<<30
+
+// lsFilesDebug prints entries as `git ls-files -s --debug -z` does.
+func lsFilesDebug(idx *index.Index, valid map[string]bool) string {
+	var b strings.Builder
+	for _, e := range idx.Entries {
+		flags := uint32(e.Stage) << 12
+		if e.Stage == 0 && valid[e.Name] {
+			flags |= 0x8000
+		}
+		if e.IntentToAdd || e.SkipWorktree {
+			flags |= 0x4000
+		}
+		if e.IntentToAdd {
+			flags |= 1 << 29
+		}
+		if e.SkipWorktree {
+			flags |= 1 << 30
+		}
+		cs, cn := stampOf(e.CreatedAt)
+		ms, mn := stampOf(e.ModifiedAt)
+		fmt.Fprintf(&b, "%06o %s %d\t%s\x00", uint32(e.Mode), e.Hash, e.Stage, e.Name)
+		fmt.Fprintf(&b, "  ctime: %d:%d\n  mtime: %d:%d\n", cs, cn, ms, mn)
+		fmt.Fprintf(&b, "  dev: %d\tino: %d\n  uid: %d\tgid: %d\n", e.Dev, e.Inode, e.UID, e.GID)
+		fmt.Fprintf(&b, "  size: %d\tflags: %x\n", e.Size, flags)
+	}
+	return b.String()
+}
+
+// lsFilesV prints entries as `git ls-files -v -z` does: H cached, S
+// skip-worktree, M a conflict stage, in lower case when assume-valid.
+func lsFilesV(idx *index.Index, valid map[string]bool) string {
+	var b strings.Builder
+	for _, e := range idx.Entries {
+		tag := "H"
+		switch {
+		case e.Stage != 0:
+			tag = "M"
+		case e.SkipWorktree:
+			tag = "S"
+		}
+		if e.Stage == 0 && valid[e.Name] {
+			tag = strings.ToLower(tag)
+		}
+		fmt.Fprintf(&b, "%s %s\x00", tag, e.Name)
+	}
+	return b.String()
+}
+
+var flagsLine = regexp.MustCompile(`(?m)^  size: (\d+)\tflags: ([0-9a-f]+)$`)
+
+// maskFlags reduces the flags git ls-files --debug prints to fileFlags.
+func maskFlags(s string) string {
+	return flagsLine.ReplaceAllStringFunc(s, func(l string) string {
+		m := flagsLine.FindStringSubmatch(l)
+		f, _ := strconv.ParseUint(m[2], 16, 32)
+		return fmt.Sprintf("  size: %s\tflags: %x", m[1], f&fileFlags)
+	})
+}
+
+// failStore is the go-git fallback, which these tests must not reach.
+type failStore struct{}
+
+func (failStore) Index() (*index.Index, error) {
+	return nil, fmt.Errorf("the fast decoder fell back to go-git")
+}
+func (failStore) SetIndex(*index.Index) error { return fmt.Errorf("written by go-git") }
+
+// diffWithGit compares our reading of dir's index with git's; "" when they
+// agree.
+func diffWithGit(dir string) string {
+	dot := osfs.New(filepath.Join(dir, ".git"))
+	idx, _, valid, err := readIndex(dot, failStore{})
+	wantS, gerr := gitEnv(dir, nil, "ls-files", "-s", "--debug", "-z")
+	if err != nil || gerr != nil {
+		if err != nil && gerr != nil {
+			return "" // both refuse it
+		}
+		return fmt.Sprintf("read: ours %v, git's %v %s", err, gerr, wantS)
+	}
+	wantV, gerr := gitEnv(dir, nil, "ls-files", "-v", "-z")
+	if gerr != nil {
+		return fmt.Sprintf("git ls-files -v: %v %s", gerr, wantV)
+	}
+	if got, want := lsFilesDebug(idx, valid), maskFlags(wantS); got != want {
+		return fmt.Sprintf("ls-files -s --debug differs:\n%s\ngit:\n%s", strings.ReplaceAll(got, "\x00", "\n"), strings.ReplaceAll(want, "\x00", "\n"))
+	}
+	if got := lsFilesV(idx, valid); got != wantV {
+		return fmt.Sprintf("ls-files -v differs:\n%q\ngit:\n%q", got, wantV)
+	}
+	return ""
+}
+
+// writeBack reads dir's index through the cache and writes it as the git
+// tools do; it returns the version written.
+func writeBack(dir string) (uint32, error) {
+	dot := osfs.New(filepath.Join(dir, ".git"))
+	var c indexCache
+	idx, err := c.load(dot, failStore{})
+	if err != nil {
+		return 0, err
+	}
+	if err := c.save(dot, failStore{}, idx); err != nil {
+		return 0, err
+	}
+	return idx.Version, nil
+}
+
+// indexVersion is the version in dir's index header.
+func indexVersion(t testing.TB, dir string) uint32 {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil || len(data) < 8 {
+		t.Fatalf("read index: %v", err)
+	}
+	return uint32(data[4])<<24 | uint32(data[5])<<16 | uint32(data[6])<<8 | uint32(data[7])
+}
+
+func putFile(t testing.TB, dir, p, content string) {
+	t.Helper()
+	full := filepath.Join(dir, p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSplitIndexRead: after git update-index --split-index and changes
+// on top (a file changed, one added, one removed, assume-unchanged and
+// skip-worktree set), the index reads as git reads it, and the tools'
+// write is a whole index git reads the same, splits again and checks.
+func TestSplitIndexRead(t *testing.T) {
+	gittest.RequireGit(t)
+	for _, ver := range []string{"2", "4"} {
+		t.Run("v"+ver, func(t *testing.T) {
+			dir := t.TempDir()
+			gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+			for _, p := range []string{"a", "b", "c", "d/e", "d/f"} {
+				putFile(t, dir, p, p+"\n")
+			}
+			gittest.Git(t, dir, "add", ".")
+			gittest.Git(t, dir, "commit", "-q", "-m", "one")
+			gittest.Git(t, dir, "update-index", "--index-version", ver)
+			gittest.Git(t, dir, "update-index", "--split-index")
+			putFile(t, dir, "b", "bb\n")
+			putFile(t, dir, "g", "g\n")
+			gittest.Git(t, dir, "add", "b", "g")
+			gittest.Git(t, dir, "rm", "-q", "--cached", "c")
+			gittest.Git(t, dir, "update-index", "--assume-unchanged", "a")
+			gittest.Git(t, dir, "update-index", "--skip-worktree", "d/e")
+			data, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+			if !bytes.Contains(data, []byte("link")) {
+				t.Fatal("the index is not split")
+			}
+			if _, ok := decodeIndex(data); ok {
+				t.Fatal("a split index decoded without its shared index")
+			}
+			if d := diffWithGit(dir); d != "" {
+				t.Fatal(d)
+			}
+			status := gittest.Git(t, dir, "status", "--porcelain")
+			before := maskFlags(gittest.Git(t, dir, "ls-files", "-s", "--debug", "-z"))
+			v, err := writeBack(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := indexVersion(t, dir); got != v || strconv.Itoa(int(got)) != ver && !(ver == "2" && got == 3) {
+				t.Fatalf("written as version %d (read %s)", got, ver)
+			}
+			data, _ = os.ReadFile(filepath.Join(dir, ".git", "index"))
+			if bytes.Contains(data, []byte("link")) {
+				t.Fatal("written split")
+			}
+			if after := maskFlags(gittest.Git(t, dir, "ls-files", "-s", "--debug", "-z")); after != before {
+				t.Fatalf("git reads our write differently:\n%s\nbefore:\n%s", after, before)
+			}
+			if got := gittest.Git(t, dir, "status", "--porcelain"); got != status {
+				t.Fatalf("git status after our write:\n%s\nbefore:\n%s", got, status)
+			}
+			gittest.Git(t, dir, "fsck", "--no-dangling")
+			gittest.Git(t, dir, "update-index", "--split-index")
+			putFile(t, dir, "h", "h\n")
+			gittest.Git(t, dir, "add", "h")
+			if d := diffWithGit(dir); d != "" {
+				t.Fatal("split again:", d)
+			}
+		})
+	}
+}

@@ -122,6 +122,9 @@ func (failStore) SetIndex(*index.Index) error { return fmt.Errorf("written by go
 // diffWithGit compares our reading of dir's index with git's; "" when they
 // agree.
 func diffWithGit(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, ".git", "index")); err != nil {
+		return "" // no index yet: go-git's empty one
+	}
 	dot := osfs.New(filepath.Join(dir, ".git"))
 	idx, _, valid, err := readIndex(dot, failStore{})
 	wantS, gerr := gitEnv(dir, nil, "ls-files", "-s", "--debug", "-z")

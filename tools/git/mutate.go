@@ -3,10 +3,13 @@ package git
 import (
 	"context"
 	"fmt"
+	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -117,10 +120,42 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 	// git add checks every named path before it stages anything: one that
 	// matches nothing is fatal; one that names only ignored files is
 	// reported after the others are staged.
-	var ignoredItems []string
-	if !a.All && !a.Update {
+	var ignoredItems, sparseItems []string
+	// Entries outside the sparse checkout (skip-worktree) are never
+	// staged; a pathspec that names only such entries is reported after
+	// the others are staged, whatever the mode.
+	sparse := map[string]bool{}
+	for _, e := range idx.Entries {
+		if e.SkipWorktree {
+			sparse[e.Name] = true
+		}
+	}
+	for i, it := range ps.items {
+		if len(sparse) == 0 {
+			break
+		}
+		if it.pat == "" {
+			continue
+		}
+		one := pathspec{items: ps.items[i : i+1]}
+		found, hitSparse := false, false
+		for p := range before {
+			m := one.match(p)
+			found = found || m && !sparse[p]
+			hitSparse = hitSparse || m && sparse[p]
+		}
+		for p, s := range st {
+			found = found || (s.Worktree != git.Unmodified && !sparse[p] && one.match(p))
+		}
+		if hitSparse && !found {
+			sparseItems = append(sparseItems, it.raw)
+		}
+	}
+	// With -A and -u too: git checks the pathspec whatever the mode (-u
+	// finds no untracked files, and no ignored ones).
+	{
 		for i, it := range ps.items {
-			if it.pat == "" {
+			if it.pat == "" || slices.Contains(sparseItems, it.raw) {
 				continue // "." at the top matches even an empty tree
 			}
 			one := pathspec{items: ps.items[i : i+1]}
@@ -129,7 +164,7 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 				found = found || one.match(p)
 			}
 			for p, s := range st {
-				found = found || (s.Worktree != git.Unmodified && one.match(p))
+				found = found || (s.Worktree != git.Unmodified && (!a.Update || s.Worktree != git.Untracked) && one.match(p))
 			}
 			if found {
 				continue
@@ -138,11 +173,34 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 			for p := range ignored {
 				hitIgnored = hitIgnored || one.match(p)
 			}
-			if hitIgnored && !it.glob {
+			if hitIgnored && !it.glob && !a.Update {
 				ignoredItems = append(ignoredItems, ps.items[i].raw)
 				continue
 			}
+			// git dies only when the item's path, as matched (":(top)."
+			// and ":/./d" uncleaned), is not there: an item naming an
+			// existing directory with nothing to add, or the top, is no
+			// error unless it has glob or icase magic.
+			if !it.pathGlb && !it.icase && existsFromTop(w.Filesystem, it.match) {
+				continue
+			}
 			return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.items[i].raw)}
+		}
+	}
+	// git collects an ignored path an exclude item names (or lies in)
+	// as one a pathspec item names: exclude_matches_pathspec does not
+	// look at the exclude magic.
+	if !a.Update {
+		for _, it := range ps.exclude {
+			if it.glob || it.pat == "" {
+				continue
+			}
+			for p := range ignored {
+				if d := strings.TrimSuffix(p, "/"); d == it.pat || strings.HasPrefix(it.pat, d+"/") {
+					ignoredItems = append(ignoredItems, it.raw)
+					break
+				}
+			}
 		}
 	}
 	sort.Strings(targets)
@@ -159,6 +217,13 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 	// One index write for all paths (go-git's Add rewrites it per file).
 	if err := gitbackend.StageFiles(ctx, r.Storer, w.Filesystem, targets, clean); err != nil {
 		return 0, err
+	}
+	if len(sparseItems) > 0 {
+		return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: "The following paths and/or pathspecs matched paths that exist\n" +
+			"outside of your sparse-checkout definition, so will not be\nupdated in the index:\n" +
+			strings.Join(sparseItems, "\n") + "\nhint: If you intend to update such entries, try one of the following:\n" +
+			"hint: * Use the --sparse option.\nhint: * Disable or modify the sparsity rules.\n" +
+			"hint: Disable this message with \"git config advice.updateSparsePath false\""}
 	}
 	if len(ignoredItems) > 0 {
 		return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: "The following paths are ignored by one of your .gitignore files:\n" +
@@ -178,6 +243,18 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 		}
 	}
 	return n, nil
+}
+
+// existsFromTop is git's file_exists on a pathspec item's path from the
+// top of the worktree. Above the top (the jail's root) only ".." and
+// its repetitions are known to exist.
+func existsFromTop(fsys billy.Filesystem, p string) bool {
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return strings.Trim(strings.ReplaceAll(c, "..", ""), "/") == ""
+	}
+	_, err := fsys.Lstat(p)
+	return err == nil
 }
 
 // ---- git_commit ----
@@ -435,6 +512,13 @@ func stagedChanges(r *git.Repository, tree plumbing.Hash) ([]*change, bool, erro
 			continue // as in a map of the entries, the last one of a name counts
 		}
 		h := head[i]
+		if e.IntentToAdd {
+			// Nothing staged (git add -N): HEAD's file, if any, goes.
+			if h.Mode != 0 {
+				out = append(out, &change{path: e.Name, oldMode: h.Mode, oldHash: h.Hash, oldLoaded: entryLoader(r, h.Mode, h.Hash)})
+			}
+			continue
+		}
 		if h.Mode != 0 && h.Hash == e.Hash && h.Mode == e.Mode {
 			continue
 		}
@@ -551,18 +635,25 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		return err
 	}
 	inIndex := map[string]*index.Entry{}
+	// Entries outside the sparse checkout (skip-worktree) are out of a
+	// restore's reach: no pathspec matches them (checkout_paths).
+	sparse := map[string]bool{}
 	for _, e := range idx.Entries {
 		inIndex[e.Name] = e
+		if e.SkipWorktree {
+			sparse[e.Name] = true
+		}
 	}
+	match := func(p string) bool { return !sparse[p] && ps.match(p) }
 	// Every pathspec item must match something the restore knows about.
 	for i, it := range ps.items {
 		one := pathspec{items: ps.items[i : i+1]}
 		found := false
 		for p := range inIndex {
-			found = found || one.match(p)
+			found = found || !sparse[p] && one.match(p)
 		}
 		for p := range head {
-			found = found || (a.Staged && one.match(p))
+			found = found || (a.Staged && !sparse[p] && one.match(p))
 		}
 		if !found {
 			_ = it
@@ -577,7 +668,7 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		// lacks keeps its stages, which git refuses (checkout_paths).
 		var stuck []string
 		for p := range unmergedStages(idx) {
-			if _, ok := head[p]; !ok && ps.match(p) {
+			if _, ok := head[p]; !ok && match(p) {
 				stuck = append(stuck, p)
 			}
 		}
@@ -590,25 +681,25 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		// Both from HEAD; paths HEAD lacks leave index and worktree.
 		files := map[string]gitbackend.TreeFile{}
 		for p, s := range head {
-			if ps.match(p) {
+			if match(p) {
 				files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
 			}
 		}
 		for p := range inIndex {
-			if _, ok := head[p]; !ok && ps.match(p) {
+			if _, ok := head[p]; !ok && match(p) {
 				files[p] = gitbackend.TreeFile{Delete: true}
 			}
 		}
 		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree)
 	case a.Staged:
 		// From HEAD, an unmerged path's stages give way to HEAD's entry.
-		idx.Entries = withoutStages(idx.Entries, ps.match)
+		idx.Entries = withoutStages(idx.Entries, match)
 		inIndex = map[string]*index.Entry{}
 		for _, e := range idx.Entries {
 			inIndex[e.Name] = e
 		}
 		for p, s := range head {
-			if !ps.match(p) {
+			if !match(p) {
 				continue
 			}
 			e, ok := inIndex[p]
@@ -621,7 +712,7 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 			}
 		}
 		for p := range inIndex {
-			if _, ok := head[p]; !ok && ps.match(p) {
+			if _, ok := head[p]; !ok && match(p) {
 				_, _ = idx.Remove(p) // a new file: unstaged, kept in the worktree
 			}
 		}
@@ -631,7 +722,7 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		// refuses the whole command (checkout_paths).
 		var unmergedPaths []string
 		for p, mask := range unmergedStages(idx) {
-			if mask != 0 && ps.match(p) {
+			if mask != 0 && match(p) {
 				unmergedPaths = append(unmergedPaths, p)
 			}
 		}
@@ -640,7 +731,7 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		}
 		files := map[string]gitbackend.TreeFile{}
 		for p, e := range inIndex {
-			if ps.match(p) && e.Stage == 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)
+			if match(p) && e.Stage == 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)
 				files[p] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
 			}
 		}

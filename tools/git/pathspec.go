@@ -24,6 +24,7 @@ type pathspec struct {
 type specItem struct {
 	raw     string // as given (for error messages)
 	pat     string // repository-relative, cleaned; "" is the whole tree
+	match   string // the path as git's pathspec item holds it (from the top: as written)
 	glob    bool   // holds a wildcard (and is not literal)
 	pathGlb bool   // :(glob): wildmatch with WM_PATHNAME ("*" stays in a directory, "**" crosses)
 	icase   bool
@@ -120,7 +121,14 @@ func parsePathspec(wd string, items []string) (pathspec, error) {
 			}
 			p = strings.TrimPrefix(path.Clean(path.Join("/", wd, it)), "/")
 		}
-		item := specItem{raw: raw, pat: p, glob: !m.literal && strings.ContainsAny(p, "*?[\\"), pathGlb: m.glob, icase: m.icase, dirOnly: dirOnly && p != ""}
+		match := p
+		if m.top {
+			match = it
+		}
+		if match == "" {
+			match = "."
+		}
+		item := specItem{raw: raw, pat: p, match: match, glob: !m.literal && strings.ContainsAny(p, "*?[\\"), pathGlb: m.glob, icase: m.icase, dirOnly: dirOnly && p != ""}
 		if m.exclude {
 			ps.exclude = append(ps.exclude, item)
 			continue

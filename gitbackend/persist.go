@@ -469,12 +469,16 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	ov := r.ov
 	var plan *replayPlan
 	err = lr.Update(ctx, branch, budget, base, ov, ov.addFetched, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
-		if tip == base || tip == head {
+		if (tip == base || tip == head) && plan == nil {
 			// Nothing to replay (or the remote has our head already: a
 			// process stopped after the push, before its refs moved).
+			final = head
 			return head, ov.pushable, nil
 		}
-		p, err := r.planReplay(ctx, branch, base, head, tip)
+		// Called again (a batch that could not be pushed): the replay is
+		// made anew on this tip, from where the last one left the root
+		// and the hook.
+		p, err := r.planReplay(ctx, branch, base, head, tip, plan)
 		if err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
@@ -533,7 +537,7 @@ func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbi
 		r.ov = r.newOverlay()
 		defer func() { r.ov = nil }()
 	}
-	plan, err := r.planReplay(ctx, branch, base, head, tip)
+	plan, err := r.planReplay(ctx, branch, base, head, tip, nil)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -552,8 +556,9 @@ type replayPlan struct {
 	head plumbing.Hash
 	// at is the tree the worktree and index are at: the local head's, or
 	// the last one a replay had to check out (a hook that reads the
-	// worktree).
-	at plumbing.Hash
+	// worktree); seen is the tree the hook's derived files were last made
+	// for.
+	at, seen plumbing.Hash
 }
 
 // planReplay recreates the local commits base..head on top of tip in the
@@ -566,19 +571,24 @@ type replayPlan struct {
 // A commit whose change tip has already (every path the same) is dropped,
 // as git rebase drops a commit that became empty: a process that stopped
 // after its push and before its refs moved replays onto its own commit.
-func (r *Repo) planReplay(ctx context.Context, branch string, base, head, tip plumbing.Hash) (*replayPlan, error) {
+//
+// prev is a plan made before on another tip and abandoned (its push
+// failed): the root and the hook are where it left them.
+func (r *Repo) planReplay(ctx context.Context, branch string, base, head, tip plumbing.Hash, prev *replayPlan) (*replayPlan, error) {
 	local, err := r.localCommits(base, head)
 	if err != nil {
 		return nil, err
 	}
 	ov := r.ov
-	at, err := r.treeOf(head)
-	if err != nil {
-		return nil, err
+	plan := &replayPlan{tip: tip}
+	if prev != nil {
+		plan.at, plan.seen = prev.at, prev.seen
+	} else {
+		if plan.at, err = r.treeOf(head); err != nil {
+			return nil, err
+		}
+		plan.seen = plan.at
 	}
-	plan := &replayPlan{tip: tip, at: at}
-	// seen is the tree the hook's derived files were last made for.
-	seen := at
 	cur := tip
 	for _, c := range local {
 		parentTree := plumbing.ZeroHash
@@ -616,10 +626,10 @@ func (r *Repo) planReplay(ctx context.Context, branch string, base, head, tip pl
 			return nil, err
 		}
 		if r.hook != nil {
-			if newTree, err = r.deriveFiles(ctx, plan, seen, newTree); err != nil {
+			if newTree, err = r.deriveFiles(ctx, plan, plan.seen, newTree); err != nil {
 				return nil, err
 			}
-			seen = newTree
+			plan.seen = newTree
 		}
 		if newTree == curTree && parentTree != c.TreeHash {
 			continue // tip has this change already

@@ -128,42 +128,19 @@ func (l *localRemote) open() *filesystem.Storage {
 // sink, when not nil, takes the objects fetched instead of the local
 // store (the caller stores them with its own); src, when not nil, is where
 // the objects fn made are read (the caller's objects held in memory).
+//
+// The callers of one process queue first (batchpush.go): the one that
+// takes the lock calls every waiting caller's fn in turn, each on the
+// commit the one before made, and pushes them together; the others return
+// when that push is done. fn may then be called with a tip holding other
+// callers' commits the remote does not have yet (sink has brought their
+// objects), and called again, alone, when that push failed.
 func (l *localRemote) Update(ctx context.Context, branch string, lockWait time.Duration, known plumbing.Hash,
 	src storer.EncodedObjectStorer, sink func(storer.EncodedObjectStorer, []plumbing.Hash) error,
 	fn func(tip plumbing.Hash) (plumbing.Hash, *segment, error)) error {
-	ref := "refs/heads/" + branch
-	wctx, cancel := context.WithTimeout(ctx, lockWait)
-	lk, err := acquireRefLock(wctx, l.path, ref, true)
-	cancel()
-	if err != nil {
-		return err
-	}
-	defer lk.release()
-	tip, err := readRef(l.path, ref)
-	if err != nil {
-		return err
-	}
-	rs := l.open()
-	defer rs.Close()
-	if !tip.IsZero() && tip != known {
-		if err := l.fetchSince(ctx, &rs, known, tip, sink); err != nil {
-			return fmt.Errorf("fetch %s: %w", branch, err)
-		}
-	}
-	head, seg, err := fn(tip)
-	if err != nil {
-		return err
-	}
-	if head == tip {
-		return nil
-	}
-	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: tip, New: head}, seg, src); err != nil {
-		return err
-	}
-	if tip.IsZero() {
-		pointHEADAt(l.path, branch)
-	}
-	return nil
+	// The writers of this process queue first, so that the one holding
+	// the lock pushes for all of them (batchpush.go).
+	return l.updateQueued(ctx, branch, lockWait, known, src, sink, fn)
 }
 
 func (l *localRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {

@@ -1,0 +1,466 @@
+package gitbackend
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Group commit across the repositories of one process (#15): the roots
+// that push to one local remote's branch queue here before they queue on
+// the remote's lock. The writer at the head of the queue takes the lock
+// for everyone waiting behind it (a batch): it recreates each one's change
+// in turn on the tip left by the one before (each change its own commit,
+// with its own author and message, the commits chained), and pushes them
+// all at once, one pack and one ref update. Contention then costs
+// batching, not a queue of replays each waiting for the lock. Each writer
+// brings its own root to the result afterwards, in its own goroutine.
+
+// writerQueue is the queue of one remote ref in this process.
+type writerQueue struct {
+	mu      sync.Mutex
+	leading bool // a writer has the turn (waits for the lock or holds it)
+	waiting []*pushJob
+}
+
+var writerQueues sync.Map // gitdir + "\x00" + ref -> *writerQueue
+
+func writerQueueFor(gitdir, ref string) *writerQueue {
+	q, _ := writerQueues.LoadOrStore(gitdir+"\x00"+ref, &writerQueue{})
+	return q.(*writerQueue)
+}
+
+// pushJob is one root's push, as localRemote.Update was called.
+type pushJob struct {
+	ctx   context.Context
+	l     *localRemote
+	known plumbing.Hash
+	src   storer.EncodedObjectStorer
+	sink  func(storer.EncodedObjectStorer, []plumbing.Hash) error
+	fn    func(tip plumbing.Hash) (plumbing.Hash, *segment, error)
+
+	// solo: the job goes in a batch of its own (it could not join one).
+	solo bool
+	// Set under the queue's mutex: lead is closed when the job's caller
+	// is to lead the next batch (designated); taken when a batch holds it.
+	lead             chan struct{}
+	designated, done bool
+	taken            bool
+	finished         chan struct{}
+	// The outcome, read once finished is closed: err, or again (retry in
+	// a batch of its own).
+	err   error
+	again bool
+	// seg is what fn returned, for a batch of one.
+	seg *segment
+}
+
+func (j *pushJob) reset() {
+	j.lead, j.finished = make(chan struct{}), make(chan struct{})
+	j.designated, j.done, j.taken = false, false, false
+	j.err, j.again, j.seg = nil, false, nil
+}
+
+// updateQueued is Update through the process's queue of writers (see
+// writerQueue).
+func (l *localRemote) updateQueued(ctx context.Context, branch string, lockWait time.Duration, known plumbing.Hash,
+	src storer.EncodedObjectStorer, sink func(storer.EncodedObjectStorer, []plumbing.Hash) error,
+	fn func(tip plumbing.Hash) (plumbing.Hash, *segment, error)) error {
+	ref := "refs/heads/" + branch
+	q := writerQueueFor(l.path, ref)
+	j := &pushJob{ctx: ctx, l: l, known: known, src: src, sink: sink, fn: fn}
+	for {
+		j.reset()
+		if err := q.join(ctx, j); err != nil {
+			return err
+		}
+		if j.designated && !j.done {
+			l.leadBatch(ctx, q, j, branch, lockWait)
+		}
+		<-j.finished
+		if !j.again {
+			return j.err
+		}
+		j.solo = true
+	}
+}
+
+// join queues j and returns when j's caller is to lead a batch or when a
+// batch has finished with j.
+func (q *writerQueue) join(ctx context.Context, j *pushJob) error {
+	q.mu.Lock()
+	q.waiting = append(q.waiting, j)
+	if !q.leading {
+		q.leading, j.designated = true, true
+		q.mu.Unlock()
+		return nil
+	}
+	q.mu.Unlock()
+	select {
+	case <-j.finished:
+		return nil
+	case <-j.lead:
+		return nil
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if j.taken {
+		return nil // the batch holding it finishes it (fn sees ctx)
+	}
+	q.remove(j)
+	if j.designated {
+		q.handOffLocked() // the turn goes on to the next
+	}
+	return ctx.Err()
+}
+
+func (q *writerQueue) remove(j *pushJob) {
+	for i, x := range q.waiting {
+		if x == j {
+			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// handOffLocked gives the turn to the first writer waiting, if any.
+func (q *writerQueue) handOffLocked() {
+	if len(q.waiting) == 0 {
+		q.leading = false
+		return
+	}
+	n := q.waiting[0]
+	n.designated = true
+	close(n.lead)
+}
+
+// takeLocked is the next batch, led by leader: leader alone when it (or
+// the next writer) must go alone, else every writer waiting that may join.
+func (q *writerQueue) takeLocked(leader *pushJob) []*pushJob {
+	batch := []*pushJob{leader}
+	if !leader.solo {
+		for _, j := range q.waiting {
+			if j != leader && !j.solo {
+				batch = append(batch, j)
+			}
+		}
+	}
+	kept := q.waiting[:0]
+	for _, j := range q.waiting {
+		in := false
+		for _, b := range batch {
+			in = in || b == j
+		}
+		if in {
+			j.taken = true
+		} else {
+			kept = append(kept, j)
+		}
+	}
+	clear(q.waiting[len(kept):])
+	q.waiting = kept
+	return batch
+}
+
+// leadBatch takes the remote ref's lock (other writers of this process
+// queue meanwhile), pushes the batch of the writers waiting, releases the
+// lock, gives the turn to the next writer and lets the batch's writers go.
+func (l *localRemote) leadBatch(ctx context.Context, q *writerQueue, leader *pushJob, branch string, lockWait time.Duration) {
+	ref := "refs/heads/" + branch
+	wctx, cancel := context.WithTimeout(ctx, lockWait)
+	lk, err := acquireRefLock(wctx, l.path, ref, true)
+	cancel()
+	q.mu.Lock()
+	batch := q.takeLocked(leader)
+	q.mu.Unlock()
+	if err != nil {
+		for _, j := range batch {
+			if j == leader {
+				j.err = err
+			} else {
+				j.again = true // the leader's wait, not theirs
+			}
+		}
+	} else {
+		l.pushBatch(ctx, lk, branch, batch)
+		lk.release()
+	}
+	q.mu.Lock()
+	q.handOffLocked()
+	for _, j := range batch {
+		j.done = true
+		close(j.finished)
+	}
+	q.mu.Unlock()
+}
+
+// pushBatch is Update's transaction for every job of the batch, the ref's
+// lock held: each job's change recreated on the tip the one before it left
+// (fn), then one push of them all.
+func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string, batch []*pushJob) {
+	ref := "refs/heads/" + branch
+	tip, err := readRef(l.path, ref)
+	if err != nil {
+		for _, j := range batch {
+			j.err = err
+		}
+		return
+	}
+	rs := l.open()
+	defer func() { rs.Close() }()
+	if len(batch) == 1 {
+		j := batch[0]
+		j.err = j.l.updateOne(j, &rs, lk, branch, tip)
+		return
+	}
+	pr, err := openPackReader(l.path, l.open, &l.packs)
+	if err != nil {
+		for _, j := range batch {
+			j.again = true
+		}
+		return
+	}
+	defer pr.Close()
+	bs := &batchSource{packReader: pr, objs: map[plumbing.Hash]plumbing.EncodedObject{}, raws: map[plumbing.Hash][]byte{}}
+	chain := tip
+	var members []*pushJob
+	var hashes []plumbing.Hash
+	for _, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			j.err = err
+			continue
+		}
+		if !chain.IsZero() && chain != j.known {
+			if chain == tip {
+				// Only the remote's commits: the path of a batch of one.
+				if err := j.l.fetchSince(j.ctx, &rs, j.known, tip, j.sink); err != nil {
+					j.again = true
+					continue
+				}
+			} else {
+				order, ok, err := collectNew(j.ctx, bs, j.known, chain)
+				if err == nil && ok && len(order) > 0 {
+					err = j.sink(bs, order)
+				}
+				if err != nil || !ok {
+					j.again = true
+					continue
+				}
+			}
+		}
+		head, seg, err := j.fn(chain)
+		if err != nil {
+			j.err = err
+			continue
+		}
+		if head == chain {
+			continue // nothing of its own to push
+		}
+		if seg == nil || seg.base != chain || seg.head != head || chain.IsZero() {
+			j.again = true // its objects are not packed: alone
+			continue
+		}
+		raws := packEntries(seg.pack)
+		for _, h := range seg.pack.hashes {
+			if _, ok := bs.objs[h]; ok {
+				continue
+			}
+			obj, err := j.src.EncodedObject(plumbing.AnyObject, h)
+			if err != nil {
+				j.again = true
+				break
+			}
+			bs.objs[h] = obj
+			if b, ok := raws[h]; ok {
+				bs.raws[h] = b
+			}
+			hashes = append(hashes, h)
+		}
+		if j.again {
+			continue
+		}
+		j.seg = seg
+		chain = head
+		members = append(members, j)
+	}
+	if chain == tip || len(members) == 0 {
+		return
+	}
+	var seg *segment
+	var src storer.EncodedObjectStorer = bs
+	if len(members) == 1 {
+		seg, src = members[0].seg, members[0].src
+	} else {
+		p, err := l.enc.encode(bs, hashes)
+		if err != nil {
+			for _, j := range members {
+				j.again = true
+			}
+			return
+		}
+		seg = &segment{base: tip, head: chain, pack: p}
+	}
+	// The remote's output goes to every writer of the batch.
+	saved := l.progress
+	l.progress = func(line string) {
+		for _, j := range members {
+			if j.l.progress != nil {
+				j.l.progress(line)
+			}
+		}
+	}
+	err = l.receive(context.WithoutCancel(ctx), rs, lk, refUpdate{Ref: ref, Old: tip, New: chain}, seg, src)
+	l.progress = saved
+	if err != nil {
+		for _, j := range members {
+			if len(members) == 1 {
+				j.err = err
+			} else {
+				j.again = true // each learns its own verdict, alone
+			}
+		}
+		return
+	}
+	if len(members) > 1 {
+		pushedTogether.Add(int64(len(members)))
+	}
+	if tip.IsZero() {
+		pointHEADAt(l.path, branch)
+	}
+}
+
+// updateOne is the transaction of a batch of one: fetch what j lacks of
+// the tip, fn, push.
+func (l *localRemote) updateOne(j *pushJob, rs **filesystem.Storage, lk *refLock, branch string, tip plumbing.Hash) error {
+	ctx := j.ctx
+	if !tip.IsZero() && tip != j.known {
+		if err := l.fetchSince(ctx, rs, j.known, tip, j.sink); err != nil {
+			return fmt.Errorf("fetch %s: %w", branch, err)
+		}
+	}
+	head, seg, err := j.fn(tip)
+	if err != nil {
+		return err
+	}
+	if head == tip {
+		return nil
+	}
+	if err := l.receive(ctx, *rs, lk, refUpdate{Ref: "refs/heads/" + branch, Old: tip, New: head}, seg, j.src); err != nil {
+		return err
+	}
+	if tip.IsZero() {
+		pointHEADAt(l.path, branch)
+	}
+	return nil
+}
+
+// batchSource is the remote's packs with the objects of the batch's
+// commits made so far (held in memory by their writers).
+type batchSource struct {
+	*packReader
+	objs map[plumbing.Hash]plumbing.EncodedObject
+	raws map[plumbing.Hash][]byte
+}
+
+// EncodedObject hands out a copy of a batch object: each writer keeps
+// what it reads, and the objects stay their writers'.
+func (b *batchSource) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	o, ok := b.objs[h]
+	if !ok {
+		return b.packReader.EncodedObject(t, h)
+	}
+	if t != plumbing.AnyObject && o.Type() != t {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		return nil, err
+	}
+	c := &plumbing.MemoryObject{}
+	c.SetType(o.Type())
+	c.SetSize(int64(len(data)))
+	if _, err := c.Write(data); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (b *batchSource) HasEncodedObject(h plumbing.Hash) error {
+	if _, ok := b.objs[h]; ok {
+		return nil
+	}
+	return b.packReader.HasEncodedObject(h)
+}
+
+func (b *batchSource) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if o, ok := b.objs[h]; ok {
+		return o.Size(), nil
+	}
+	return b.packReader.EncodedObjectSize(h)
+}
+
+func (b *batchSource) raw(h plumbing.Hash) ([]byte, bool) {
+	if r, ok := b.raws[h]; ok {
+		return r, true
+	}
+	if _, ok := b.objs[h]; ok {
+		return nil, false
+	}
+	return b.packReader.raw(h)
+}
+
+// packEntries maps the objects of a pack we encoded (whole objects, no
+// deltas) to their entries, as they are, from its .idx.
+func packEntries(p *packed) map[plumbing.Hash][]byte {
+	idx := p.idx
+	if len(idx) < 8+256*4 {
+		return nil
+	}
+	n := int(binary.BigEndian.Uint32(idx[8+255*4:]))
+	names, offs := 8+256*4, 8+256*4+n*20+n*4
+	if len(idx) < offs+n*4 {
+		return nil
+	}
+	type ent struct {
+		h   plumbing.Hash
+		off uint32
+	}
+	ents := make([]ent, n)
+	for i := range ents {
+		copy(ents[i].h[:], idx[names+i*20:])
+		ents[i].off = binary.BigEndian.Uint32(idx[offs+i*4:])
+		if ents[i].off&0x80000000 != 0 {
+			return nil // a large pack: not ours
+		}
+	}
+	sort.Slice(ents, func(a, b int) bool { return ents[a].off < ents[b].off })
+	end := len(p.pack) - 20
+	out := make(map[plumbing.Hash][]byte, n)
+	for i := n - 1; i >= 0; i-- {
+		if int(ents[i].off) > end {
+			return nil
+		}
+		out[ents[i].h] = p.pack[ents[i].off:end]
+		end = int(ents[i].off)
+	}
+	return out
+}
+
+// pushedTogether counts the commits pushed in batches of more than one
+// writer (for tests and benchmarks).
+var pushedTogether atomic.Int64

@@ -429,7 +429,9 @@ func setIndexEntry(idx *index.Index, wt billy.Filesystem, c fileChange) error {
 		idx.Entries = kept
 		e = idx.Add(c.Path)
 	}
-	e.Hash, e.Mode = c.Hash, c.Mode
+	// The file is written: it is in the worktree (no longer skipped)
+	// with content (no longer only intended).
+	e.Hash, e.Mode, e.SkipWorktree, e.IntentToAdd = c.Hash, c.Mode, false, false
 	if info, err := wt.Lstat(c.Path); err == nil {
 		e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
 		e.Size = uint32(info.Size())

@@ -192,6 +192,18 @@ func genOps(seed int64) []op {
 		}
 		add(op{Kind: "stash", Flag: sr.Intn(3) == 0, Sel: sr.Intn(2)})
 	}
+	// How the repository is stored: packs with delta chains (gc, repack),
+	// packed refs, an index of version 4, split or with an untracked
+	// cache, a commit graph; somewhere in the history, so objects made
+	// after it are loose beside the packs. Their own generator.
+	gr := rand.New(rand.NewSource(seed ^ 0x5707a6e))
+	if gr.Intn(3) == 0 {
+		for n := 1 + gr.Intn(2); n > 0; n-- {
+			at := gr.Intn(len(ops) + 1)
+			st := op{Kind: "storage", Sel: gr.Intn(len(storageShapes))}
+			ops = append(ops[:at], append([]op{st}, ops[at:]...)...)
+		}
+	}
 	// A worktree with staged, unstaged-on-staged, untracked, ignored and
 	// deleted files.
 	for n := r.Intn(7); n > 0; n-- {
@@ -206,7 +218,28 @@ func genOps(seed int64) []op {
 			add(op{Kind: "mv", Sel: r.Intn(1000), Path: genName(r)})
 		}
 	}
+	// Index entries with flags an agent's repository may carry: files
+	// marked assume-unchanged or skip-worktree (then changed anyway, or
+	// not), new files added with intent to add. Their own generator.
+	fr := rand.New(rand.NewSource(seed ^ 0xf1a65))
+	if fr.Intn(4) == 0 {
+		for n := 1 + fr.Intn(3); n > 0; n-- {
+			add(op{Kind: "flag", Sel: fr.Intn(1000), Content: fr.Intn(3), Flag: fr.Intn(2) == 0, Path: genName(fr), Seed: fr.Int63()})
+		}
+	}
 	return ops
+}
+
+// storageShapes are ways git stores the same repository, as git commands.
+var storageShapes = [][][]string{
+	{{"gc", "-q"}},
+	{{"repack", "-adq", "--depth=50", "--window=50"}, {"pack-refs", "--all"}},
+	{{"repack", "-dq"}},
+	{{"update-index", "--index-version", "4"}},
+	{{"config", "core.untrackedCache", "true"}, {"update-index", "--untracked-cache"}, {"status", "-s"}},
+	{{"update-index", "--split-index"}},
+	{{"commit-graph", "write", "--reachable"}},
+	{{"config", "feature.manyFiles", "true"}, {"update-index", "--index-version", "4"}},
 }
 
 // repoSettings are configuration keys that change the output of the git
@@ -709,6 +742,32 @@ func (b *builder) apply(o op) {
 			args = append(args, "-m", "generated stash")
 		}
 		b.git(args...)
+	case "storage":
+		for _, args := range storageShapes[o.Sel%len(storageShapes)] {
+			b.git(args...)
+		}
+	case "flag":
+		switch o.Content {
+		case 0, 1:
+			p, ok := b.pick(o.Sel)
+			if !ok {
+				return
+			}
+			flag := []string{"--assume-unchanged", "--skip-worktree"}[o.Content]
+			if _, err := b.git("update-index", flag, "--", p); err != nil {
+				return
+			}
+			if o.Flag {
+				b.apply(op{Kind: "edit", Sel: o.Sel, Content: 1, Seed: o.Seed})
+			}
+		default:
+			if b.writeFile(o.Path, content(1, o.Seed), 0o644) {
+				b.git("add", "-N", "--", o.Path)
+			}
+			if o.Flag {
+				b.apply(op{Kind: "write", Path: o.Path, Content: 2, Seed: o.Seed + 1})
+			}
+		}
 	case "rmcached":
 		p, ok := b.pick(o.Sel)
 		if !ok {

@@ -429,6 +429,18 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	}
 	// Overlay: matching paths of the commit go to index and worktree;
 	// nothing is deleted. Every item must match something in the commit.
+	// An entry outside the sparse checkout (skip-worktree) that the
+	// commit has as it is stays as it is, and no pathspec matches it
+	// (read_tree_some keeps such an entry; checkout_paths skips it).
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return "", err
+	}
+	for _, e := range idx.Entries {
+		if s, ok := all[e.Name]; ok && e.SkipWorktree && e.Stage == 0 && s.hash == e.Hash && s.mode == e.Mode {
+			delete(all, e.Name)
+		}
+	}
 	files := map[string]gitbackend.TreeFile{}
 	for p, s := range all {
 		if ps.match(p) {

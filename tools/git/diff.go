@@ -16,8 +16,10 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/gitbackend/merge"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
@@ -147,6 +149,11 @@ type side struct {
 	// worktree: read from the worktree, whose object id git does not
 	// compute for a diffstat (so equal binaries still show their sizes).
 	worktree bool
+	// ita: an index entry added with intent to add (git add -N), which
+	// records no content: absent from what is staged, a new file in the
+	// worktree. skip: an entry git takes as matching the worktree without
+	// looking (skip-worktree, assume-unchanged).
+	ita, skip bool
 }
 
 func blobLoader(r *git.Repository, h plumbing.Hash) func() ([]byte, error) {
@@ -194,11 +201,29 @@ func indexFiles(r *git.Repository) (map[string]side, error) {
 	if err != nil {
 		return nil, err
 	}
+	valid := gitbackend.AssumeUnchangedIn(r.Storer)
 	out := map[string]side{}
 	for _, e := range idx.Entries {
-		out[e.Name] = side{mode: e.Mode, hash: e.Hash, load: entryLoader(r, e.Mode, e.Hash)}
+		out[e.Name] = indexSide(r, e, valid)
 	}
 	return out, nil
+}
+
+// indexSide is an index entry as a side of a diff; valid names the
+// entries marked assume-unchanged.
+func indexSide(r *git.Repository, e *index.Entry, valid map[string]bool) side {
+	return side{mode: e.Mode, hash: e.Hash, load: entryLoader(r, e.Mode, e.Hash),
+		ita: e.IntentToAdd, skip: e.SkipWorktree || valid[e.Name]}
+}
+
+// dropIntentToAdd removes the entries added with intent to add from an
+// index side: they record nothing staged.
+func dropIntentToAdd(files map[string]side) {
+	for p, s := range files {
+		if s.ita {
+			delete(files, p)
+		}
+	}
 }
 
 func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map[string]side, error) {
@@ -209,6 +234,10 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 	eol := newEOLConverter(r, s)
 	out := map[string]side{}
 	for p, t := range tracked {
+		if t.skip {
+			out[p] = t // git does not look at the file
+			continue
+		}
 		if t.mode == filemode.Submodule {
 			// A gitlink is unchanged while its directory exists (git
 			// compares a checked-out submodule's HEAD, not its files).
@@ -347,6 +376,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		for p := range conflicts {
 			delete(from, p) // shown as unmerged, not as a change
 		}
+		dropIntentToAdd(to)
 		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
 		return unmergedChanges(changes, conflicts, ps.match, nil, false), nil
 	default:
@@ -364,6 +394,8 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		if to, err = worktreeFiles(r, s, from); err != nil {
 			return nil, err
 		}
+		// A file added with intent to add is new in the worktree.
+		dropIntentToAdd(from)
 		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
 		// A combined diff's result mode is the file's own, core.filemode
 		// notwithstanding (combine-diff.c canon_mode of the stat).

@@ -77,6 +77,7 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		slices.SortStableFunc(idx.Entries, cmpEntry)
 	}
 	ents := idx.Entries
+	valid := gitbackend.AssumeUnchangedIn(r.Storer)
 	tree, _, err := headTreeHash(r)
 	if err != nil {
 		return nil, nil, nil, err
@@ -137,6 +138,19 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		worktree := git.Unmodified
 		info := &sc.stats[i]
 		switch {
+		case e.SkipWorktree || valid[e.Name]:
+			// git takes the entry as matching the worktree unlooked.
+		case e.IntentToAdd:
+			// Added with intent to add: nothing staged (HEAD's file, if
+			// any, is staged as deleted), new in the worktree.
+			staging = git.Unmodified
+			if headAt[i].Mode != 0 {
+				staging = git.Deleted
+			}
+			worktree = git.Added
+			if !info.ok || info.kind == kindDir {
+				worktree = git.Deleted
+			}
 		case e.Mode == filemode.Submodule:
 			// A gitlink: unchanged while its directory exists.
 			gitlinks[e.Name] = true

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
+	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -85,10 +86,11 @@ func stagedIndexFiles(r *git.Repository) (map[string]side, map[string]*conflictS
 	if err != nil {
 		return nil, nil, err
 	}
+	valid := gitbackend.AssumeUnchangedIn(r.Storer)
 	merged := map[string]side{}
 	var conflicts map[string]*conflictSides
 	for _, e := range idx.Entries {
-		s := side{mode: e.Mode, hash: e.Hash, load: entryLoader(r, e.Mode, e.Hash)}
+		s := indexSide(r, e, valid)
 		if e.Stage == 0 || e.Stage > 3 {
 			merged[e.Name] = s
 			continue

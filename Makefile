@@ -49,6 +49,8 @@ fuzz:
 	$(GO) test ./sandbox -run '^$$' -fuzz FuzzReadFrame -fuzztime $(FUZZTIME)
 	$(GO) test ./sqldb -run '^$$' -fuzz FuzzSQLiteStaysInItsFile -fuzztime $(FUZZTIME)
 	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzDecodeIndex -fuzztime $(FUZZTIME)
+	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzParseIndex -fuzztime $(FUZZTIME)
+	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzEWAH -fuzztime $(FUZZTIME)
 	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzApplyDelta -fuzztime $(FUZZTIME)
 	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzPackEntry -fuzztime $(FUZZTIME)
 	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzPackIndexFind -fuzztime $(FUZZTIME)

@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"crypto/sha1"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -46,6 +47,16 @@ func FuzzDecodeIndex(f *testing.F) {
 	f.Add(append(append(hdr(2, 1), entry("x", 0, false)...), []byte("TREE\x00\x00\x00\x00")...))
 	f.Add(append(append(hdr(2, 1), entry("x", 0, false)...), []byte("link\x00\x00\x00\x00")...))
 	f.Add(hdr(4, 0))
+	v4 := func(names ...string) []byte {
+		idx := &index.Index{Version: 4}
+		for _, n := range names {
+			idx.Entries = append(idx.Entries, &index.Entry{Name: n, Mode: 0o100644})
+		}
+		b, _ := encodeIndex(nil, idx)
+		return b[:len(b)-20]
+	}
+	f.Add(v4("a/b/c", "a/b/d", "a/e", "b"))
+	f.Add(v4(strings.Repeat("x/", 2100), strings.Repeat("x/", 2100)+"y"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sum := sha1.Sum(body)
 		data := append(append([]byte(nil), body...), sum[:]...)
@@ -55,6 +66,9 @@ func FuzzDecodeIndex(f *testing.F) {
 		}
 		want := &index.Index{}
 		if err := index.NewDecoder(bytes.NewReader(data)).Decode(want); err != nil {
+			if got.Version == 4 && strings.Contains(err.Error(), "first V4 entry") {
+				return // git ignores the first entry's strip length; go-git refuses it
+			}
 			t.Fatalf("the fast decoder took an index go-git refuses (%v)", err)
 		}
 		if got.Version != want.Version || len(got.Entries) != len(want.Entries) {

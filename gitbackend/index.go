@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +24,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage"
 )
@@ -177,7 +179,11 @@ func cloneIndex(idx *index.Index) *index.Index {
 func readIndex(dot billy.Filesystem, s cachedIndexStore) (*index.Index, fileStamp, map[string]bool, error) {
 	f, err := dot.Open("index")
 	if err != nil {
+		missing := errors.Is(err, fs.ErrNotExist)
 		idx, err := s.Index() // a missing index is an empty one, as go-git has it
+		if err == nil && missing {
+			idx.Version = defaultIndexVersion(dot)
+		}
 		return idx, fileStamp{}, nil, err
 	}
 	info, err := statOpen(f, dot)
@@ -749,6 +755,39 @@ func readDotFile(dot billy.Filesystem, name string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// defaultIndexVersion is the version git gives a new index (its
+// get_index_format_default): index.version, else 4 with
+// feature.manyFiles, else 3 (written as 2 when no entry needs 3), from
+// the repository's config file. (git also reads GIT_INDEX_VERSION and the
+// user's and system's config, which a root does not see.)
+func defaultIndexVersion(dot billy.Filesystem) uint32 {
+	const def = 3
+	data, err := readDotFile(dot, "config")
+	if err != nil {
+		return def
+	}
+	cfg := formatcfg.New()
+	if err := formatcfg.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
+		return def
+	}
+	v := uint64(def)
+	feature := cfg.Section("feature")
+	if feature.HasOption("manyFiles") && gitBool(feature.Option("manyFiles"), false) {
+		v = 4
+	}
+	if ix := cfg.Section("index"); ix.HasOption("version") {
+		n, err := strconv.ParseInt(strings.TrimSpace(ix.Option("version")), 0, 64)
+		if err != nil {
+			return def
+		}
+		v = uint64(n)
+	}
+	if v < 2 || v > 4 {
+		return def // git warns "index.version set, but the value is invalid"
+	}
+	return uint32(v)
+}
+
 // AssumeUnchanged reports whether the root's index, as last read, marks p
 // assume-valid (`git update-index --assume-unchanged`): git then takes the
 // entry as matching the worktree without looking at the file.
@@ -761,6 +800,13 @@ func (r *Repo) AssumeUnchanged(p string) bool {
 // save writes the index in place (as go-git does) and keeps it.
 func (c *indexCache) save(dot billy.Filesystem, s cachedIndexStore, idx *index.Index) error {
 	c.idx, c.diff = nil, cachedDiff{}
+	if c.stamp.size == 0 {
+		// Not read from a file: a new index takes the version the
+		// repository's configuration asks for, as git's does.
+		if _, err := dot.Stat("index"); errors.Is(err, fs.ErrNotExist) {
+			idx.Version = defaultIndexVersion(dot)
+		}
+	}
 	if idx.Version < 2 || idx.Version > 4 {
 		return s.SetIndex(idx)
 	}

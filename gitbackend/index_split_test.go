@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
@@ -241,6 +243,121 @@ func TestSplitIndexRead(t *testing.T) {
 			gittest.Git(t, dir, "add", "h")
 			if d := diffWithGit(dir); d != "" {
 				t.Fatal("split again:", d)
+			}
+		})
+	}
+}
+
+// TestIndexKeepsAssumeUnchangedV4Split: TestIndexKeepsAssumeUnchanged on
+// a split index of version 4: StageFiles reads it (the bit kept, the
+// cache used), writes it whole at version 4, and git agrees.
+func TestIndexKeepsAssumeUnchangedV4Split(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d/e.txt"} {
+		putFile(t, dir, p, p+"\n")
+	}
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "commit", "-q", "-m", "one")
+	gittest.Git(t, dir, "update-index", "--index-version", "4")
+	gittest.Git(t, dir, "update-index", "--split-index")
+	gittest.Git(t, dir, "update-index", "--assume-unchanged", "a.txt")
+	gittest.Git(t, dir, "update-index", "--skip-worktree", "b.txt")
+	putFile(t, dir, "d/e.txt", "changed\n")
+	gittest.Git(t, dir, "add", "d/e.txt")
+	putFile(t, dir, "new.txt", "new\n")
+	r, err := Open(t.Context(), diskRoot(t, dir), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.idx.mu.Lock()
+	_, cached, err := r.idx.current(r.dot, failStore{})
+	r.idx.mu.Unlock()
+	if err != nil || !cached {
+		t.Fatalf("a split index of version 4 is not cached (%v)", err)
+	}
+	if !r.AssumeUnchanged("a.txt") || r.AssumeUnchanged("b.txt") {
+		t.Fatal("AssumeUnchanged does not name exactly a.txt")
+	}
+	if err := r.Do(t.Context(), func(g *git.Repository) error {
+		return StageFiles(t.Context(), g.Storer, r.Worktree(), []string{"new.txt"}, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := gittest.Git(t, dir, "ls-files", "-v"), "h a.txt\nS b.txt\nH c.txt\nH d/e.txt\nH new.txt\n"; got != want {
+		t.Fatalf("ls-files -v after staging:\n%swant\n%s", got, want)
+	}
+	if v := indexVersion(t, dir); v != 4 {
+		t.Fatalf("written as version %d", v)
+	}
+	if got, want := gittest.Git(t, dir, "status", "--porcelain"), "M  d/e.txt\nA  new.txt\n"; got != want {
+		t.Fatalf("git status:\n%swant\n%s", got, want)
+	}
+	gittest.Git(t, dir, "fsck", "--no-dangling")
+	if d := diffWithGit(dir); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// TestNewIndexVersionFromConfig: an index written where there was none
+// takes the version git gives a new index (index.version, else 4 with
+// feature.manyFiles, else 2 or 3), as git add does.
+func TestNewIndexVersionFromConfig(t *testing.T) {
+	gittest.RequireGit(t)
+	for _, c := range []struct {
+		name string
+		cfg  []string
+		ita  bool
+	}{
+		{"none", nil, false},
+		{"none, intent-to-add", nil, true},
+		{"manyFiles", []string{"feature.manyFiles", "true"}, false},
+		{"index.version 3", []string{"index.version", "3"}, false},
+		{"index.version 3, intent-to-add", []string{"index.version", "3"}, true},
+		{"index.version 4", []string{"index.version", "4"}, false},
+		{"index.version 9", []string{"index.version", "9"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var versions [2]uint32
+			for i := range versions {
+				dir := t.TempDir()
+				gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+				if c.cfg != nil {
+					gittest.Git(t, dir, append([]string{"config"}, c.cfg...)...)
+				}
+				putFile(t, dir, "a.txt", "a\n")
+				if i == 0 {
+					args := []string{"add", "a.txt"}
+					if c.ita {
+						args = []string{"add", "-N", "a.txt"}
+					}
+					gittest.Git(t, dir, args...)
+				} else {
+					r, err := Open(t.Context(), diskRoot(t, dir), Config{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := r.Do(t.Context(), func(g *git.Repository) error {
+						if c.ita {
+							idx, err := g.Storer.Index()
+							if err != nil {
+								return err
+							}
+							idx.Entries = append(idx.Entries, &index.Entry{Name: "a.txt", Mode: 0o100644, IntentToAdd: true, Hash: plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")})
+							return g.Storer.SetIndex(idx)
+						}
+						return StageFiles(t.Context(), g.Storer, r.Worktree(), []string{"a.txt"}, nil)
+					}); err != nil {
+						t.Fatal(err)
+					}
+					r.Close()
+				}
+				versions[i] = indexVersion(t, dir)
+			}
+			if versions[0] != versions[1] {
+				t.Fatalf("version %d, git's %d", versions[1], versions[0])
 			}
 		})
 	}

@@ -48,7 +48,7 @@ var ixKinds = []string{
 	"write", "write", "write", "write", "addall", "rm", "rmwt", "split", "split", "nosplit",
 	"version", "version", "assume", "assume", "noassume", "skip", "skip", "noskip", "intent",
 	"commit", "maxpct", "conflict", "status", "untracked", "testsplit", "longname", "ourwrite",
-	"expire", "manyfiles",
+	"expire", "manyfiles", "threads", "reset", "readtree", "mv",
 }
 
 func ixOps(rng *rand.Rand, n int) []ixOp {
@@ -123,7 +123,7 @@ func (g *ixRepo) note() {
 			g.seen[k]++
 		}
 	}
-	for _, ext := range []string{"UNTR", "REUC", "TREE"} {
+	for _, ext := range []string{"UNTR", "REUC", "TREE", "IEOT", "EOIE"} {
 		if bytes.Contains(data, []byte(ext)) {
 			g.seen[ext]++
 		}
@@ -187,6 +187,18 @@ func (g *ixRepo) apply(op ixOp) string {
 		run("update-index", "--no-split-index")
 	case "version":
 		run("update-index", "--index-version", strconv.Itoa(2+op.N%3))
+	case "threads":
+		// Entry offset table: version 4 names start afresh per block.
+		run("config", "index.threads", strconv.Itoa(2+op.N%3))
+		run("config", "index.recordOffsetTable", "true")
+		run("config", "index.recordEndOfIndexEntries", "true")
+	case "reset":
+		run("reset", "-q")
+	case "readtree":
+		run("read-tree", "HEAD")
+	case "mv":
+		op.Path = tracked()
+		run("mv", "-k", "--", op.Path, op.Path+".moved")
 	case "manyfiles":
 		run("config", "feature.manyFiles", "true")
 	case "assume":

@@ -23,6 +23,7 @@ type logArgs struct {
 	Until      string `json:"until,omitempty" jsonschema:"Commits before date (--until=<date>)"`
 	Grep       string `json:"grep,omitempty" jsonschema:"Filter by message pattern (--grep=<pattern>)"`
 	Path       string `json:"path,omitempty" jsonschema:"Show commits affecting path"`
+	Follow     *bool  `json:"follow,omitempty" jsonschema:"Continue listing the history of path beyond renames and copies (--follow; false is --no-follow). Unset: log.follow from the git configuration decides"`
 	MaxBytes   int    `json:"max_bytes,omitempty" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation (default: tools.git.max_bytes in the configuration, 1048576)"`
 	TimeoutMS  int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
 	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
@@ -31,7 +32,7 @@ type logArgs struct {
 func logTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[logArgs]{
 		Name:        "git_log",
-		Description: "Show commit logs (git log): medium format by default, oneline, or a --format string; filter by author, dates, message and path.",
+		Description: "Show commit logs (git log): medium format by default, oneline, or a --format string; filter by author, dates, message and path; follow a file across renames (follow, or log.follow in the git configuration).",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(logArgs) string { return "Show git log" },
 		Validate: func(a logArgs) error {
@@ -88,10 +89,22 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 			return "", err
 		}
 	}
+	st := d.settings(r)
+	var fl *logFollow
+	if follow, err := logFollows(st, a, ps); err != nil {
+		return "", err
+	} else if follow {
+		fl = newLogFollow(r, st, ps, followMagic(a.Path))
+	}
 	var walk interface {
 		run(context.Context, plumbing.Hash, func(*object.Commit) bool) error
 	}
-	if lw := newLiteralWalk(r, ps); lw != nil {
+	if fl != nil {
+		// Every commit, unsimplified: the path followed changes.
+		rw := newRevWalk(r, pathspec{})
+		rw.since = since
+		walk = rw
+	} else if lw := newLiteralWalk(r, ps); lw != nil {
 		lw.since = since
 		walk = lw
 	} else {
@@ -99,7 +112,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		rw.since = since
 		walk = rw
 	}
-	pc := newPrettyContext(r, d.settings(r), now)
+	pc := newPrettyContext(r, st, now)
 	cf, err := pc.commitFormat(a.Format, a.Oneline)
 	if err != nil {
 		return "", err
@@ -108,6 +121,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	defer lp.close()
 	var b strings.Builder
 	n := 0
+	var followErr error
 	err = walk.run(ctx, head.Hash(), func(c *object.Commit) bool {
 		if a.MaxCount != nil && n >= *a.MaxCount {
 			return false
@@ -121,6 +135,16 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		if grepRe != nil && !grepRe.MatchString(c.Message) {
 			return true
 		}
+		if fl != nil {
+			show, err := fl.shows(c)
+			if err != nil {
+				followErr = err
+				return false
+			}
+			if !show {
+				return true
+			}
+		}
 		n++
 		lp.show(&b, c)
 		return true
@@ -128,7 +152,28 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	if err != nil {
 		return b.String(), err // on a timeout, the commits shown so far
 	}
+	if followErr != nil {
+		return "", followErr // git aborts (what it printed stays in its buffer)
+	}
 	return b.String(), nil
+}
+
+// logFollows decides --follow as git log does: the follow argument
+// (--follow / --no-follow), else log.follow when the pathspec has exactly
+// one item (a pathspec of one exclude has two: git adds "."); --follow
+// with any other number is fatal.
+func logFollows(st *settings, a logArgs, ps pathspec) (bool, error) {
+	items := len(ps.items) + len(ps.exclude)
+	if a.Path == "" {
+		items = 0
+	}
+	if a.Follow == nil {
+		return items == 1 && st.orDefault().conf != nil && st.conf.Bool("log.follow", false), nil
+	}
+	if *a.Follow && items != 1 {
+		return false, &tools.Error{Kind: tools.KindBadArgs, Message: "fatal: --follow requires exactly one pathspec"}
+	}
+	return *a.Follow, nil
 }
 
 // subject is git's %s of a message.

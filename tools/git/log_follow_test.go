@@ -1,0 +1,389 @@
+package git
+
+// git_log with follow against git log --follow on random histories.
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLogFollowRandom builds random histories with the git CLI (edits,
+// renames with and without edits so that similarity falls on both sides
+// of 50%, copies, deletions and files added again, moves into and out of
+// directories, mode changes, symlinks, empty files, CRLF text under a
+// -diff attribute, branches and merges, committer dates out of order)
+// and compares git_log with follow (and with log.follow in the
+// configuration) with git log --follow: medium, oneline and --format
+// output, with max_count, author, grep, since and until, from the top
+// and from a subdirectory. A few seeds run by default; TGP_FOLLOW_SEEDS
+// and TGP_FOLLOW_SEED0 run more.
+func TestLogFollowRandom(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TGP_FOLLOW_SEEDS"))
+	if n == 0 {
+		n = 6
+	}
+	s0, _ := strconv.Atoi(os.Getenv("TGP_FOLLOW_SEED0"))
+	compared, differing := 0, 0
+	for seed := s0; seed < s0+n; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			c, d := followHistory(t, int64(seed))
+			compared += c
+			differing += d
+		})
+	}
+	t.Logf("seeds %d..%d: %d comparisons (%d where --follow changes git's output), %d differing", s0, s0+n-1, compared, followEffects, differing)
+}
+
+var followWords = []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "{", "}", "", "\treturn x;", "// note"}
+
+// followEffects counts the comparisons where git log --follow printed
+// something else than git log without it (the generator reaches renames).
+var followEffects int
+
+func followHistory(t *testing.T, seed int64) (compared, differing int) {
+	r := rand.New(rand.NewSource(seed))
+	f := newRepo(t)
+	pool := []string{"a.txt", "b.txt", "c.md", "d/a.txt", "d/b.txt", "d/e/f.txt", "e/a.txt", "g", "h h.txt", "\u00fc.txt", "x/y/z.txt", "empty.txt", "d/e/a.txt", "crlf.bin"}
+	files := map[string][]string{} // path → lines (nil for a symlink)
+	links := map[string]bool{}
+	gen := func(k int) []string {
+		out := make([]string, k)
+		for i := range out {
+			out[i] = followWords[r.Intn(len(followWords))] + fmt.Sprint(r.Intn(4))
+		}
+		return out
+	}
+	write := func(p string, ls []string) {
+		files[p] = ls
+		delete(links, p)
+		full := filepath.Join(f.dir, p)
+		_ = os.Remove(full)
+		body := ""
+		if len(ls) > 0 {
+			eol := "\n"
+			if strings.HasSuffix(p, ".bin") {
+				eol = "\r\n"
+			}
+			body = strings.Join(ls, eol) + eol
+		}
+		f.write(t, p, body)
+	}
+	// edit changes about frac of the lines (and may add or drop some).
+	edit := func(ls []string, frac float64) []string {
+		out := append([]string(nil), ls...)
+		for i := range out {
+			if r.Float64() < frac {
+				out[i] = followWords[r.Intn(len(followWords))] + fmt.Sprint(r.Intn(9))
+			}
+		}
+		if r.Intn(3) == 0 {
+			out = append(out, gen(1+r.Intn(3))...)
+		}
+		if r.Intn(4) == 0 && len(out) > 2 {
+			out = out[:len(out)-1]
+		}
+		return out
+	}
+	conflicts := func(p string) bool { // a file where a directory is, or under a file
+		for q := range files {
+			if strings.HasPrefix(q, p+"/") || strings.HasPrefix(p, q+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	keys := func() []string {
+		var ks []string
+		for k := range files {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	free := func() string {
+		for tries := 0; tries < 20; tries++ {
+			p := pool[r.Intn(len(pool))]
+			if _, ok := files[p]; !ok && !conflicts(p) {
+				return p
+			}
+		}
+		return ""
+	}
+	var ops []string
+	step := 0
+	when := int64(1700000000)
+	commit := func() {
+		step++
+		when += int64(r.Intn(5000)) - 800 // sometimes earlier than the parent
+		if r.Intn(6) == 0 {
+			when -= int64(r.Intn(20000))
+		}
+		date := fmt.Sprintf("%d +0000", when)
+		env := []string{"GIT_AUTHOR_NAME=Au" + fmt.Sprint(r.Intn(3)), "GIT_AUTHOR_EMAIL=au@x", "GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}
+		f.git(t, "add", "-A")
+		if _, e, err := bgit(t, f.dir, env, "commit", "-q", "--allow-empty", "-m", fmt.Sprint("c", step)); err != nil {
+			t.Fatalf("commit: %v %s", err, e)
+		}
+	}
+	if r.Intn(3) == 0 {
+		f.write(t, ".gitattributes", "*.bin -diff\n")
+	}
+	for i := 0; i < 3; i++ {
+		write(pool[i], gen(4+r.Intn(12)))
+	}
+	commit()
+	branches := []string{"main"}
+	cur := "main"
+	for s := 0; s < 30+r.Intn(20); s++ {
+		ks := keys()
+		switch x := r.Intn(12); {
+		case x <= 1 && len(ks) > 0: // edit
+			p := ks[r.Intn(len(ks))]
+			if links[p] {
+				continue
+			}
+			write(p, edit(files[p], r.Float64()))
+			ops = append(ops, "edit "+p)
+		case x == 2: // add
+			if p := free(); p != "" {
+				ls := gen(r.Intn(14))
+				if p == "empty.txt" {
+					ls = nil
+				}
+				write(p, ls)
+				ops = append(ops, "add "+p)
+			}
+		case x == 3 && len(ks) > 1: // delete
+			p := ks[r.Intn(len(ks))]
+			_ = os.Remove(filepath.Join(f.dir, p))
+			delete(files, p)
+			delete(links, p)
+			ops = append(ops, "rm "+p)
+		case (x == 4 || x == 5) && len(ks) > 0: // rename, maybe edited
+			p := ks[r.Intn(len(ks))]
+			q := free()
+			if q == "" {
+				continue
+			}
+			ls, link := files[p], links[p]
+			_ = os.MkdirAll(filepath.Dir(filepath.Join(f.dir, q)), 0o755)
+			if err := os.Rename(filepath.Join(f.dir, p), filepath.Join(f.dir, q)); err != nil {
+				t.Fatal(err)
+			}
+			delete(files, p)
+			delete(links, p)
+			files[q] = ls
+			if link {
+				links[q] = true
+			} else if r.Intn(2) == 0 {
+				write(q, edit(ls, r.Float64()*0.8))
+			}
+			ops = append(ops, "mv "+p+" "+q)
+		case x == 6 && len(ks) > 0: // copy, maybe edited
+			p := ks[r.Intn(len(ks))]
+			q := free()
+			if q == "" || links[p] {
+				continue
+			}
+			ls := files[p]
+			if r.Intn(2) == 0 {
+				ls = edit(ls, r.Float64()*0.8)
+			}
+			write(q, ls)
+			ops = append(ops, "cp "+p+" "+q)
+		case x == 7: // mode change or symlink
+			if len(ks) > 0 && r.Intn(2) == 0 {
+				p := ks[r.Intn(len(ks))]
+				if !links[p] {
+					full := filepath.Join(f.dir, p)
+					st, err := os.Stat(full)
+					if err == nil {
+						_ = os.Chmod(full, st.Mode()^0o100)
+						ops = append(ops, "chmod "+p)
+					}
+				}
+			} else if q := free(); q != "" && len(ks) > 0 {
+				target := ks[r.Intn(len(ks))]
+				_ = os.MkdirAll(filepath.Dir(filepath.Join(f.dir, q)), 0o755)
+				_ = os.Symlink(target, filepath.Join(f.dir, q))
+				files[q], links[q] = nil, true
+				ops = append(ops, "ln "+q)
+			}
+		case x == 8: // branch
+			if len(branches) < 3 && r.Intn(2) == 0 {
+				b := fmt.Sprint("br", len(branches))
+				f.git(t, "checkout", "-q", "-b", b)
+				branches = append(branches, b)
+				cur = b
+			} else {
+				b := branches[r.Intn(len(branches))]
+				if b == cur {
+					continue
+				}
+				f.git(t, "checkout", "-q", "-f", b)
+				cur = b
+				f.resync(t, files, links)
+			}
+			ops = append(ops, "checkout "+cur)
+			continue
+		case x >= 9 && len(branches) > 1: // merge
+			b := branches[r.Intn(len(branches))]
+			if b == cur {
+				continue
+			}
+			step++
+			date := fmt.Sprintf("%d +0000", when+int64(r.Intn(3000)))
+			env := []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}
+			if st, _, _ := bgit(t, f.dir, nil, "status", "--porcelain"); st != "" {
+				commit()
+			}
+			if _, _, err := bgit(t, f.dir, env, "merge", "-q", "--no-ff", "-m", fmt.Sprint("merge ", b, " c", step), b); err != nil {
+				if _, err := os.Stat(filepath.Join(f.dir, ".git", "MERGE_HEAD")); err != nil {
+					t.Fatalf("merge %s failed with no merge in progress", b)
+				}
+				f.git(t, "add", "-A")
+				if _, e, err := bgit(t, f.dir, env, "commit", "-q", "--no-edit"); err != nil {
+					t.Fatalf("merge commit: %v %s", err, e)
+				}
+			}
+			f.resync(t, files, links)
+			ops = append(ops, "merge "+b)
+			continue
+		default:
+			continue
+		}
+		if r.Intn(3) > 0 {
+			commit()
+		}
+	}
+	commit()
+	f.git(t, "checkout", "-q", "-f", "main")
+	// Configuration: log.follow, a small rename limit, log.showRoot.
+	configFollow := r.Intn(2) == 0
+	if configFollow {
+		f.git(t, "config", "log.follow", "true")
+	}
+	if r.Intn(5) == 0 {
+		f.git(t, "config", "diff.renameLimit", fmt.Sprint(1+r.Intn(3)))
+	}
+	if r.Intn(6) == 0 {
+		f.git(t, "config", "log.showRoot", "false")
+	}
+	fx := open(t, f.dir)
+	paths := append([]string{"d", "d/e", "x", "."}, pool...)
+	for qn := 0; qn < 14; qn++ {
+		p := paths[r.Intn(len(paths))]
+		args := map[string]any{"path": p}
+		g := []string{"log"}
+		switch {
+		case configFollow && r.Intn(3) == 0:
+			// log.follow decides.
+		case configFollow && r.Intn(4) == 0:
+			args["follow"] = false
+			g = append(g, "--no-follow")
+		default:
+			args["follow"] = true
+			g = append(g, "--follow")
+		}
+		switch r.Intn(3) {
+		case 0:
+			args["oneline"] = true
+			g = append(g, "--oneline")
+		case 1:
+			args["format"] = "%h %an %s"
+			g = append(g, "--format=%h %an %s")
+		}
+		if r.Intn(4) == 0 {
+			n := 1 + r.Intn(4)
+			args["max_count"] = n
+			g = append(g, "-n", fmt.Sprint(n))
+		}
+		if r.Intn(6) == 0 {
+			a := fmt.Sprint("Au", r.Intn(3))
+			args["author"] = a
+			g = append(g, "--author="+a)
+		}
+		if r.Intn(6) == 0 {
+			v := fmt.Sprint("c", 1+r.Intn(9))
+			args["grep"] = v
+			g = append(g, "--grep="+v)
+		}
+		if r.Intn(8) == 0 {
+			v := fmt.Sprint("@", 1700000000+r.Intn(40000))
+			args["since"] = v
+			g = append(g, "--since="+v)
+		}
+		if r.Intn(8) == 0 {
+			v := fmt.Sprint("@", 1700000000+r.Intn(60000))
+			args["until"] = v
+			g = append(g, "--until="+v)
+		}
+		wd := ""
+		if _, err := os.Stat(filepath.Join(f.dir, "d")); err == nil && strings.HasPrefix(p, "d/") && r.Intn(3) == 0 {
+			wd = "d"
+			args["working_dir"] = "d"
+			args["path"] = strings.TrimPrefix(p, "d/")
+		}
+		g = append(g, "--", args["path"].(string))
+		compared++
+		if args["follow"] == true {
+			with, _, _ := gitAt(t, filepath.Join(f.dir, wd), nil, g...)
+			g2 := append([]string{}, g...)
+			for i := range g2 {
+				if g2[i] == "--follow" {
+					g2[i] = "--no-follow"
+				}
+			}
+			if without, _, _ := gitAt(t, filepath.Join(f.dir, wd), nil, g2...); with != without {
+				followEffects++
+			}
+		}
+		before := t.Failed()
+		compareTool(t, fx, "git_log", args, wd, g...)
+		if !before && t.Failed() {
+			differing++
+			t.Logf("seed %d ops: %s", seed, strings.Join(ops, "; "))
+			return
+		}
+	}
+	return
+}
+
+// resync reads back what a checkout or merge left in the worktree.
+func (f *fixture) resync(t *testing.T, files map[string][]string, links map[string]bool) {
+	t.Helper()
+	clear(files)
+	clear(links)
+	for _, p := range strings.Split(strings.TrimSpace(f.git(t, "ls-files")), "\n") {
+		if p == "" || p == ".gitattributes" {
+			continue
+		}
+		if strings.HasPrefix(p, "\"") {
+			if u, err := strconv.Unquote(p); err == nil {
+				p = u
+			}
+		}
+		full := filepath.Join(f.dir, p)
+		if st, err := os.Lstat(full); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			files[p], links[p] = nil, true
+			continue
+		}
+		data, err := os.ReadFile(full)
+		if err != nil {
+			continue
+		}
+		s := strings.ReplaceAll(string(data), "\r\n", "\n")
+		s = strings.TrimSuffix(s, "\n")
+		if s == "" {
+			files[p] = nil
+			continue
+		}
+		files[p] = strings.Split(s, "\n")
+	}
+}

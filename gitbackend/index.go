@@ -875,8 +875,9 @@ func fileInfo(f billy.File) (fs.FileInfo, bool) {
 // writes, without an allocation per entry. A version 4 name is the number
 // of bytes to strip from the end of the previous name (a varint), then the
 // rest of the name and a NUL, unpadded, as git's ce_write_entry writes it.
-// One split index is written whole: its shared index stays as it was, for
-// git to expire (splitIndex.sharedIndexExpire).
+// A split index is written whole (no link extension), which git reads as
+// it read the split one and splits again when asked to; the shared index
+// file is left for git to expire (splitIndex.sharedIndexExpire).
 func encodeIndex(b []byte, idx *index.Index) ([]byte, error) {
 	return encodeIndexFlags(b, idx, nil)
 }

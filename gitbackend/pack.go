@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -337,7 +338,16 @@ func writeLocalPack(s *filesystem.Storage, p *packed) error {
 // (Notify) is taken and the index we already have handed to it; when
 // go-git's writer is not the one expected, its own path is used.
 func storePack(s *filesystem.Storage, dot billy.Filesystem, p *packed, entries []packEntry) error {
+	// On the root's store the writer's temporary file is one in memory
+	// (storeFS): creating a file is most of what a persist costs.
+	sf, _ := s.Filesystem().(*storeFS)
+	if sf != nil {
+		sf.noTemp.Store(true)
+	}
 	w, err := s.PackfileWriter()
+	if sf != nil {
+		sf.noTemp.Store(false)
+	}
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
@@ -725,3 +735,63 @@ func consolidatePacks(fs billy.Filesystem, src interface {
 	}
 	return true, nil
 }
+
+// storeFS is the root's .git as its go-git store sees it. storePack asks
+// go-git's PackfileWriter only for the store's registration of a pack it
+// writes itself, and closes the writer unused: while noTemp is set, the
+// writer's temporary file is an empty one in memory, not a file created
+// and removed in objects/pack.
+type storeFS struct {
+	billy.Filesystem
+	noTemp atomic.Bool
+	// temps counts the temporary files made on disk (for the tests).
+	temps atomic.Int64
+}
+
+// noTempName marks the writer's file in memory.
+const noTempName = "objects/pack/tmp_pack_tgp-in-memory"
+
+func (f *storeFS) TempFile(dir, prefix string) (billy.File, error) {
+	if f.noTemp.Load() && prefix == "tmp_pack_" && path.Clean(dir) == "objects/pack" {
+		return emptyFile(noTempName), nil
+	}
+	f.temps.Add(1)
+	return f.Filesystem.TempFile(dir, prefix)
+}
+
+func (f *storeFS) Open(name string) (billy.File, error) {
+	if name == noTempName {
+		return emptyFile(noTempName), nil
+	}
+	return f.Filesystem.Open(name)
+}
+
+func (f *storeFS) Remove(name string) error {
+	if name == noTempName {
+		return nil
+	}
+	return f.Filesystem.Remove(name)
+}
+
+// Capabilities and Chmod are the directory's own.
+func (f *storeFS) Capabilities() billy.Capability { return billy.Capabilities(f.Filesystem) }
+
+func (f *storeFS) Chmod(name string, mode os.FileMode) error {
+	if c, ok := f.Filesystem.(billy.Chmod); ok {
+		return c.Chmod(name, mode)
+	}
+	return nil
+}
+
+// emptyFile is an empty file in memory that refuses writes.
+type emptyFile string
+
+func (e emptyFile) Name() string                      { return string(e) }
+func (e emptyFile) Write([]byte) (int, error)         { return 0, errors.New("write to a file in memory") }
+func (e emptyFile) Read([]byte) (int, error)          { return 0, io.EOF }
+func (e emptyFile) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+func (e emptyFile) Seek(int64, int) (int64, error)    { return 0, nil }
+func (e emptyFile) Close() error                      { return nil }
+func (e emptyFile) Lock() error                       { return nil }
+func (e emptyFile) Unlock() error                     { return nil }
+func (e emptyFile) Truncate(int64) error              { return nil }

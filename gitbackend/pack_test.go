@@ -66,8 +66,14 @@ func TestPersistFileAndAllocGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fileIDs(t, a.fs.Root(), remote)
+	temps := a.repo.store.Filesystem().(*storeFS).temps.Load()
 	if _, err := a.repo.Persist(context.Background(), Change{Paths: []string{p}, Message: "forge: " + p}); err != nil {
 		t.Fatal(err)
+	}
+	// Nor one created and removed: go-git's pack writer, which storePack
+	// asks only to register the pack, gets a file in memory.
+	if n := a.repo.store.Filesystem().(*storeFS).temps.Load() - temps; n != 0 {
+		t.Errorf("one persist made %d temporary files through the store", n)
 	}
 	var created []string
 	for f, ino := range fileIDs(t, a.fs.Root(), remote) {

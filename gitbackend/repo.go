@@ -225,7 +225,7 @@ func (r *Repo) openStore() error {
 	// Keep pack files open: otherwise go-git opens (and the jail
 	// resolves) the pack for every object read. Close releases them.
 	r.dot = dot
-	r.store = filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, MaxOpenDescriptors: 64})
+	r.store = filesystem.NewStorageWithOptions(&storeFS{Filesystem: dot}, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, MaxOpenDescriptors: 64})
 	return nil
 }
 

@@ -408,25 +408,39 @@ func parseIndex(data []byte) (*parsedIndex, bool) {
 	// the names expanded (version 4): one allocation instead of one per
 	// entry.
 	var nb []byte
-	end, prev := 12, 0
-	for i := 0; i < n; i++ {
-		r, ok := readDiskEntry(body, end, v4, prev, i == 0)
-		if !ok {
-			return nil, false
-		}
-		if v4 {
-			if len(nb)+r.keep+len(r.name) > maxNameRatio*len(data) {
-				return nil, false
+	// scan finds the end of the entries and, for version 4, the length
+	// of the names expanded, then (build) expands them into nb.
+	scan := func(build bool) (end, total int, ok bool) {
+		end, prev := 12, 0
+		for i := 0; i < n; i++ {
+			r, ok := readDiskEntry(body, end, v4, prev, i == 0)
+			if !ok {
+				return 0, 0, false
 			}
-			start := len(nb) - prev
-			nb = append(nb, nb[start:start+r.keep]...)
-			nb = append(nb, r.name...)
-			prev = r.keep + len(r.name)
+			if v4 {
+				l := r.keep + len(r.name)
+				if total += l; total > maxNameRatio*len(data) {
+					return 0, 0, false
+				}
+				if build {
+					start := len(nb) - prev
+					nb = append(nb, nb[start:start+r.keep]...)
+					nb = append(nb, r.name...)
+				}
+				prev = l
+			}
+			end += r.size
 		}
-		end += r.size
+		return end, total, true
+	}
+	end, total, ok := scan(false)
+	if !ok {
+		return nil, false
 	}
 	var names string
 	if v4 {
+		nb = make([]byte, 0, total)
+		scan(true)
 		names = string(nb)
 	} else {
 		names = string(body[12:end])

@@ -358,6 +358,13 @@ func (g *ixRepo) sameEntries(got, want []byte) string {
 		}
 	}
 	if racy == 0 {
+		if a.idx.Version == 4 && bytes.Contains(want, []byte("IEOT")) {
+			// git's entry offset table (index.threads with
+			// index.recordOffsetTable) restarts the name compression at
+			// each of its blocks; the tools write no such table.
+			g.seen["v4 blocks restarted by git"]++
+			return ""
+		}
 		return "our write differs from git's (entries equal, bytes not)"
 	}
 	g.racy += racy
@@ -414,7 +421,9 @@ func TestIndexGenerated(t *testing.T) {
 	}
 	failed, racy := 0, 0
 	seen := map[string]int{}
+	ran := 0
 	for seed := first; seed < first+uint64(n); seed++ {
+		ran++
 		rng := rand.New(rand.NewPCG(seed, 0x1de))
 		version := []int{0, 0, 2, 3, 4, 4}[rng.IntN(6)] // index.version; 0: none
 		ops := ixOps(rng, 20+rng.IntN(20))
@@ -434,5 +443,33 @@ func TestIndexGenerated(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d repositories from seed %d, %d differing, %d entries git smudged as racily clean; indexes compared: %v", n, first, failed, racy, seen)
+	t.Logf("%d repositories from seed %d, %d differing, %d entries git smudged as racily clean; indexes compared: %v", ran, first, failed, racy, seen)
+}
+
+// TestIndexGeneratedRegressions replays shrunk generator failures.
+func TestIndexGeneratedRegressions(t *testing.T) {
+	gittest.RequireGit(t)
+	long := "x/" + strings.Repeat("long", 30) + "/1"
+	for _, c := range []struct {
+		name    string
+		version int
+		ops     []ixOp
+	}{
+		// git's entry offset table restarts version 4's name
+		// compression at each block: git reads our unrestarted names
+		// the same (seeds 1010, 1016, 1033).
+		{"v4 offset table, conflict", 4, []ixOp{{"threads", long, 17862}, {"conflict", long, 45956}}},
+		{"manyFiles offset table", 0, []ixOp{{"manyfiles", "d/e/f/x", 34540}, {"write", "a/b", 22074}, {"write", "a-b", 37805}, {"threads", "d/e/f/g/h", 42917}}},
+		{"v4 offset table, intent-to-add", 4, []ixOp{{"threads", "a/b/c", 45870}, {"intent", "d/e/f/x", 39018}, {"write", "d/ee", 64595}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			seen := map[string]int{}
+			if fail, _ := runIx(t, c.version, c.ops, seen); fail != "" {
+				t.Fatal(fail)
+			}
+			if seen["write v4"] == 0 || seen["v4 blocks restarted by git"] == 0 {
+				t.Fatalf("no version 4 index written where git restarts blocks: %v", seen)
+			}
+		})
+	}
 }

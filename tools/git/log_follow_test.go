@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -330,6 +331,27 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 			args["working_dir"] = "d"
 			args["path"] = strings.TrimPrefix(p, "d/")
 		}
+		if r.Intn(5) == 0 {
+			// Pathspec magic and wildcards.
+			v := args["path"].(string)
+			switch r.Intn(7) {
+			case 0:
+				v = ":/" + p
+			case 1:
+				v = ":(literal)" + v
+			case 2:
+				v = ":(icase)" + strings.ToUpper(v)
+			case 3:
+				v = ":(glob)" + v
+			case 4:
+				v = ":!" + v
+			case 5:
+				v = "*.txt"
+			case 6:
+				v = strings.TrimSuffix(v, path.Ext(v)) + "*"
+			}
+			args["path"] = v
+		}
 		g = append(g, "--", args["path"].(string))
 		compared++
 		if args["follow"] == true {
@@ -386,4 +408,99 @@ func (f *fixture) resync(t *testing.T, files map[string][]string, links map[stri
 		}
 		files[p] = strings.Split(s, "\n")
 	}
+}
+
+// followRepo is a history with a rename with edits, a copy from an
+// unchanged file, a deletion and the path added again, a move into a
+// directory and a merge of a branch that renamed the file on its own.
+func followRepo(t *testing.T) *fixture {
+	f := newRepo(t)
+	lines := func(n int, w string) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "%s line %d\n", w, i)
+		}
+		return b.String()
+	}
+	f.write(t, "a.txt", lines(10, "alpha"))
+	f.write(t, "keep.txt", lines(8, "keep"))
+	f.commitAt(t, "Au0 <a@x>", "1700000000 +0000", "c1 root")
+	// Renamed with 4 of 10 lines changed: still 60% alike.
+	_ = os.Remove(filepath.Join(f.dir, "a.txt"))
+	f.write(t, "b.txt", lines(6, "alpha")+lines(4, "beta"))
+	f.commitAt(t, "Au1 <b@x>", "1700001000 +0000", "c2 rename a to b, edited")
+	// Renamed with most lines changed: a deletion and an addition.
+	_ = os.Remove(filepath.Join(f.dir, "b.txt"))
+	f.write(t, "c.txt", lines(3, "alpha")+lines(7, "gamma"))
+	f.commitAt(t, "Au0 <a@x>", "1700002000 +0000", "c3 rewrite b as c")
+	// A copy of a file left unchanged: -C -C finds it.
+	f.write(t, "d/keep.txt", lines(8, "keep"))
+	f.commitAt(t, "Au1 <b@x>", "1700003000 +0000", "c4 copy keep")
+	// Deleted, then added again with the old content.
+	_ = os.Remove(filepath.Join(f.dir, "c.txt"))
+	f.commitAt(t, "Au0 <a@x>", "1700004000 +0000", "c5 drop c")
+	f.write(t, "c.txt", lines(3, "alpha")+lines(7, "gamma"))
+	f.commitAt(t, "Au0 <a@x>", "1700005000 +0000", "c6 c again")
+	f.git(t, "checkout", "-q", "-b", "side")
+	f.git(t, "mv", "keep.txt", "kept.txt")
+	f.commitAt(t, "Au2 <c@x>", "1700006000 +0000", "c7 side renames keep")
+	f.git(t, "checkout", "-q", "main")
+	f.write(t, "c.txt", lines(3, "alpha")+lines(8, "gamma"))
+	f.commitAt(t, "Au1 <b@x>", "1700007000 +0000", "c8 edit c")
+	if _, e, ok := gitAt(t, f.dir, []string{"GIT_AUTHOR_DATE=1700008000 +0000", "GIT_COMMITTER_DATE=1700008000 +0000"}, "merge", "-q", "--no-ff", "-m", "c9 merge side", "side"); !ok {
+		t.Fatal(e)
+	}
+	f.write(t, "x/c.txt", lines(3, "alpha")+lines(8, "gamma"))
+	_ = os.Remove(filepath.Join(f.dir, "c.txt"))
+	f.commitAt(t, "Au2 <c@x>", "1700009000 +0000", "c10 move c into x")
+	return open(t, f.dir)
+}
+
+// The follow argument against git log --follow on a known history, in
+// each output form and with the filters git_log has.
+func TestRegressLogFollowKnownHistory(t *testing.T) {
+	f := followRepo(t)
+	for _, p := range []string{"x/c.txt", "d/keep.txt", "kept.txt", "c.txt", "b.txt", "x", "."} {
+		for _, extra := range []map[string]any{{}, {"oneline": true}, {"format": "%h %an %s"}, {"max_count": 2}, {"author": "Au0"}, {"grep": "c[0-9]$"}, {"since": "@1700002500"}, {"until": "@1700005500"}} {
+			args := map[string]any{"path": p, "follow": true}
+			g := []string{"log", "--follow"}
+			for k, v := range extra {
+				args[k] = v
+				switch k {
+				case "oneline":
+					g = append(g, "--oneline")
+				case "max_count":
+					g = append(g, fmt.Sprintf("-n%d", v))
+				default:
+					g = append(g, fmt.Sprintf("--%s=%v", k, v))
+				}
+			}
+			compareTool(t, f, "git_log", args, "", append(g, "--", p)...)
+		}
+	}
+	compareTool(t, f, "git_log", map[string]any{"path": "c.txt", "follow": true, "working_dir": "x"}, "x", "log", "--follow", "--", "c.txt")
+}
+
+// log.follow turns following on for one path only; follow=false is
+// --no-follow; --follow needs exactly one pathspec item (an exclude alone
+// is two: git adds "."); glob and icase magic stop git with a BUG when a
+// rename is looked for.
+func TestRegressLogFollowRules(t *testing.T) {
+	f := followRepo(t)
+	f.git(t, "config", "log.follow", "true")
+	compareTool(t, f, "git_log", map[string]any{"path": "x/c.txt"}, "", "log", "--", "x/c.txt")
+	compareTool(t, f, "git_log", map[string]any{"path": "x/c.txt", "follow": false}, "", "log", "--no-follow", "--", "x/c.txt")
+	compareTool(t, f, "git_log", map[string]any{}, "", "log")
+	compareTool(t, f, "git_log", map[string]any{"path": ":!x"}, "", "log", "--", ":!x")
+	compareTool(t, f, "git_log", map[string]any{"path": ":!x", "follow": true}, "", "log", "--follow", "--", ":!x")
+	compareTool(t, f, "git_log", map[string]any{"follow": true}, "", "log", "--follow")
+	compareTool(t, f, "git_log", map[string]any{"path": ":(icase)X/C.TXT"}, "", "log", "--", ":(icase)X/C.TXT")
+	compareTool(t, f, "git_log", map[string]any{"path": ":(glob)x/*.txt"}, "", "log", "--", ":(glob)x/*.txt")
+	compareTool(t, f, "git_log", map[string]any{"path": "x/*.txt"}, "", "log", "--", "x/*.txt")
+	compareTool(t, f, "git_log", map[string]any{"path": ":/x/c.txt"}, "", "log", "--", ":/x/c.txt")
+	compareTool(t, f, "git_log", map[string]any{"path": ":(literal)x/c.txt"}, "", "log", "--", ":(literal)x/c.txt")
+	f.git(t, "config", "log.showRoot", "false")
+	compareTool(t, f, "git_log", map[string]any{"path": "x/c.txt"}, "", "log", "--", "x/c.txt")
+	f.git(t, "config", "diff.renameLimit", "1")
+	compareTool(t, f, "git_log", map[string]any{"path": "x/c.txt"}, "", "log", "--", "x/c.txt")
 }

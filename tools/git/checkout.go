@@ -227,7 +227,9 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	}
 	// Untracked files inside a directory that replaced a tracked file
 	// count too: git status hides them, but a switch would lose them.
-	st, _, _, err := fastStatusIgnored(r, s, true, true)
+	// Files marked assume-unchanged or skip-worktree are looked at too:
+	// the switch's checks ignore both flags (verify_uptodate).
+	st, _, _, err := scanStatus(r, s, statusScan{untracked: true, underIndexFiles: true, ignored: true, lookAtFlagged: true})
 	if err != nil {
 		return err
 	}

@@ -217,11 +217,15 @@ func indexSide(r *git.Repository, e *index.Entry, valid map[string]bool) side {
 }
 
 // dropIntentToAdd removes the entries added with intent to add from an
-// index side: they record nothing staged.
-func dropIntentToAdd(files map[string]side) {
+// index side: they record nothing staged. From a worktree side too when
+// the entry is also skip-worktree: git does not look at such a file.
+func dropIntentToAdd(files, worktree map[string]side) {
 	for p, s := range files {
 		if s.ita {
 			delete(files, p)
+			if s.skip {
+				delete(worktree, p)
+			}
 		}
 	}
 }
@@ -376,7 +380,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		for p := range conflicts {
 			delete(from, p) // shown as unmerged, not as a change
 		}
-		dropIntentToAdd(to)
+		dropIntentToAdd(to, nil)
 		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
 		return unmergedChanges(changes, conflicts, ps.match, nil, false), nil
 	default:
@@ -395,7 +399,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 			return nil, err
 		}
 		// A file added with intent to add is new in the worktree.
-		dropIntentToAdd(from)
+		dropIntentToAdd(from, to)
 		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
 		// A combined diff's result mode is the file's own, core.filemode
 		// notwithstanding (combine-diff.c canon_mode of the stat).

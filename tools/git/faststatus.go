@@ -57,6 +57,10 @@ type statusScan struct {
 	// ignored: list the ignored untracked files too (walking ignored
 	// directories); git status needs only the others.
 	ignored bool
+	// lookAtFlagged: compare the assume-unchanged and skip-worktree
+	// entries with their files too, as the checks before a switch or a
+	// merge do (unpack-trees' verify_uptodate ignores both flags).
+	lookAtFlagged bool
 }
 
 func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *index.Index, map[string]bool, error) {
@@ -137,16 +141,19 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		}
 		worktree := git.Unmodified
 		info := &sc.stats[i]
-		switch {
-		case e.SkipWorktree || valid[e.Name]:
-			// git takes the entry as matching the worktree unlooked.
-		case e.IntentToAdd:
+		if e.IntentToAdd {
 			// Added with intent to add: nothing staged (HEAD's file, if
-			// any, is staged as deleted), new in the worktree.
+			// any, is staged as deleted).
 			staging = git.Unmodified
 			if headAt[i].Mode != 0 {
 				staging = git.Deleted
 			}
+		}
+		switch {
+		case (e.SkipWorktree || valid[e.Name]) && !o.lookAtFlagged:
+			// git takes the entry as matching the worktree unlooked.
+		case e.IntentToAdd:
+			// New in the worktree.
 			worktree = git.Added
 			if !info.ok || info.kind == kindDir {
 				worktree = git.Deleted

@@ -84,3 +84,45 @@ func TestRegressFlaggedEntriesAsGit(t *testing.T) {
 		t.Fatalf("ls-files -v after git_add:\n%s", got)
 	}
 }
+
+// Stash with flagged entries: an intent-to-add entry stops push before
+// anything is saved and stops apply; a skip-worktree entry the reset
+// would change, whose file is not the entry's, stops push after the
+// stash is saved; W holds a flagged entry as the index has it.
+func TestRegressStashWithFlaggedEntriesAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.write(t, "c.txt", "c\n")
+	f.commitAll(t, "base")
+	f.write(t, "u.txt", "untracked\n")
+	f.git(t, "stash", "push", "-q", "-u")
+	// An intent-to-add entry (even with an empty file, which matches it).
+	f.write(t, "n.txt", "")
+	f.git(t, "add", "-N", "n.txt")
+	f.write(t, "c.txt", "c2\n")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "push"}, "stash", "push", "-q")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "apply"}, "stash", "apply", "-q")
+	// Staged new, then skip-worktree and changed.
+	g := newRepo(t)
+	g.write(t, "a.txt", "a\n")
+	g.commitAll(t, "base")
+	g.write(t, "d/s.txt", "staged\n")
+	g.git(t, "add", "d/s.txt")
+	g.git(t, "update-index", "--skip-worktree", "d/s.txt")
+	g.write(t, "d/s.txt", "changed\n")
+	twin(t, g.dir, "", "git_stash", map[string]any{"action": "push"}, "stash", "push", "-q")
+	// Staged modification of a skip-worktree entry, the file changed
+	// again: the stash's W has the index's version, and restore from HEAD
+	// reaches the entry (HEAD's differs).
+	h := newRepo(t)
+	h.write(t, "a.txt", "a\n")
+	h.write(t, "b.txt", "b\n")
+	h.commitAll(t, "base")
+	h.write(t, "b.txt", "b2\n")
+	h.write(t, "a.txt", "a2\n")
+	h.git(t, "add", "b.txt")
+	h.git(t, "update-index", "--skip-worktree", "b.txt")
+	h.write(t, "b.txt", "b3\n")
+	twin(t, h.dir, "", "git_restore", map[string]any{"paths": []string{"*.txt"}, "staged": true, "worktree": true}, "restore", "--staged", "--worktree", "--", "*.txt")
+	sameOutput(t, h.dir, "git_status", map[string]any{"porcelain": true, "branch": false}, "status", "--porcelain")
+}

@@ -636,11 +636,16 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 	}
 	inIndex := map[string]*index.Entry{}
 	// Entries outside the sparse checkout (skip-worktree) are out of a
-	// restore's reach: no pathspec matches them (checkout_paths).
+	// restore's reach: no pathspec matches them (checkout_paths). From
+	// HEAD, one HEAD has otherwise is replaced by HEAD's entry first
+	// (read_tree_some), which is matched like any.
 	sparse := map[string]bool{}
 	for _, e := range idx.Entries {
 		inIndex[e.Name] = e
 		if e.SkipWorktree {
+			if h, ok := head[e.Name]; a.Staged && ok && (h.hash != e.Hash || h.mode != e.Mode) {
+				continue
+			}
 			sparse[e.Name] = true
 		}
 	}

@@ -218,6 +218,20 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	}
 	sort.Strings(tracked)
 	sort.Strings(untracked)
+	// An entry added with intent to add is a change to stash push (its
+	// diff of the index shows it), and the stash's reset of a scratch
+	// index to the index's tree, which lacks it, stops at the first one
+	// before anything is saved: such an entry is never up to date
+	// (ie_match_stat).
+	idxNow, err := s.r.Storer.Index()
+	if err != nil {
+		return "", err
+	}
+	for _, e := range idxNow.Entries {
+		if e.IntentToAdd {
+			return "", errNotUptodate(e.Name)
+		}
+	}
 	if len(tracked) == 0 && (!a.IncludeUntracked || len(untracked) == 0) {
 		return "No local changes to save\n", nil
 	}
@@ -251,7 +265,22 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	}
 	// W: HEAD's tree with the worktree state of tracked paths.
 	wfiles := map[string]gitbackend.TreeFile{}
+	// An entry git takes as matching its file unlooked (skip-worktree,
+	// assume-unchanged) is in W as the index has it.
+	flagged := gitbackend.AssumeUnchangedIn(s.r.Storer)
+	for _, e := range idxNow.Entries {
+		if e.SkipWorktree {
+			if flagged == nil {
+				flagged = map[string]bool{}
+			}
+			flagged[e.Name] = true
+		}
+	}
 	for _, p := range tracked {
+		if ie, inIndex := files[p]; inIndex && flagged[p] {
+			wfiles[p] = ie
+			continue
+		}
 		if _, inIndex := files[p]; !inIndex {
 			if _, _, ok := fileAtCommit(s.r.Storer, hc, p); !ok {
 				continue // staged-then-deleted, or not tracked at all
@@ -351,6 +380,23 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 	if err := s.writeEntries(es); err != nil {
 		return "", err
 	}
+	// The final reset --hard checks a skip-worktree entry it changes (the
+	// index's differs from HEAD's), whatever the flag: one whose file is
+	// not the entry's stops it, the stash saved.
+	if ht, err := hc.Tree(); err == nil {
+		for _, e := range idxNow.Entries {
+			if !e.SkipWorktree {
+				continue
+			}
+			if he := findEntry(s.r.Storer, ht, e.Name); he != nil && he.Hash == e.Hash && he.Mode == e.Mode {
+				continue
+			}
+			if data, mode, err := readWorktree(w.Filesystem, e.Name); err == nil &&
+				(blobHash(s.eol.ToGit(e.Name, data)) != e.Hash || s.cfg.worktreeMode(mode, e.Mode) != e.Mode) {
+				return "", errNotUptodate(e.Name)
+			}
+		}
+	}
 	// Reset the stashed paths to HEAD and remove stashed untracked files.
 	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.ToWorktree); err != nil {
 		return "", err
@@ -382,6 +428,12 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 		removeEmptyDirs(w.Filesystem, "", keep)
 	}
 	return "Saved working directory and index state " + msg + "\n", nil
+}
+
+// errNotUptodate is stash push stopped by an index entry its reset may
+// not overwrite.
+func errNotUptodate(p string) error {
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: "error: Entry '" + p + "' not uptodate. Cannot merge.\nCannot save the current worktree state"}
 }
 
 func (s *stasher) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, sig object.Signature) (plumbing.Hash, error) {
@@ -464,6 +516,16 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if len(conflictStages) > 0 {
 		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: cannot apply a stash in the middle of a merge"}
 	}
+	// The index's tree lacks the entries added with intent to add (git
+	// add -N; cache-tree skips them), so the merge's checkout removes
+	// them: below, one whose file has content is a local change.
+	ita := map[string]side{}
+	for p, o := range ours {
+		if o.ita {
+			ita[p] = o
+			delete(ours, p)
+		}
+	}
 	kept := ""
 	if pop {
 		kept = "The stash entry is kept in case you need it again.\n"
@@ -519,6 +581,13 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 			continue
 		}
 		writes = append(writes, mergeWrite{path: p, res: en.result, del: !en.resultOK})
+	}
+	for p := range ita {
+		if _, ok := mres.entries[p]; ok {
+			continue
+		}
+		// An intent-to-add entry is never up to date (ie_match_stat).
+		dirty = append(dirty, p)
 	}
 	var untracked []*object.File
 	var inTheWay []string

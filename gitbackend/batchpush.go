@@ -3,6 +3,7 @@ package gitbackend
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -180,6 +181,7 @@ func (l *localRemote) leadBatch(ctx context.Context, q *writerQueue, leader *pus
 	wctx, cancel := context.WithTimeout(ctx, lockWait)
 	lk, err := acquireRefLock(wctx, l.path, ref, true)
 	cancel()
+
 	q.mu.Lock()
 	batch := q.takeLocked(leader)
 	q.mu.Unlock()
@@ -241,21 +243,28 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 			continue
 		}
 		if !chain.IsZero() && chain != j.known {
-			if chain == tip {
-				// Only the remote's commits: the path of a batch of one.
-				if err := j.l.fetchSince(j.ctx, &rs, j.known, tip, j.sink); err != nil {
-					j.again = true
-					continue
-				}
-			} else {
-				order, ok, err := collectNew(j.ctx, bs, j.known, chain)
-				if err == nil && ok && len(order) > 0 {
+			// The remote's new commits and those of the batch so far, read
+			// through the batch's one reader of the remote's packs.
+			var order []plumbing.Hash
+			ok := false
+			if !j.known.IsZero() {
+				order, ok, err = collectNew(j.ctx, bs, j.known, chain)
+			}
+			switch {
+			case err == nil && ok:
+				if len(order) > 0 {
 					err = j.sink(bs, order)
 				}
-				if err != nil || !ok {
-					j.again = true
-					continue
-				}
+			case chain == tip:
+				// Not a line of single-parent commits: the way of a batch
+				// of one (the remote's commits only).
+				err = j.l.fetchSince(j.ctx, &rs, j.known, tip, j.sink)
+			default:
+				err = errors.New("not a line of commits")
+			}
+			if err != nil {
+				j.again = true
+				continue
 			}
 		}
 		head, seg, err := j.fn(chain)

@@ -94,7 +94,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	if follow, err := logFollows(st, a, ps); err != nil {
 		return "", err
 	} else if follow {
-		fl = newLogFollow(r, st, ps, followMagic(a.Path))
+		fl = newLogFollow(r, st, wd, ps, followMagic(a.Path))
 	}
 	var walk interface {
 		run(context.Context, plumbing.Hash, func(*object.Commit) bool) error

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,7 +33,10 @@ type logFollow struct {
 	ps pathspec
 	// magic is the item's magic that try_to_follow_renames refuses
 	// (GUARD_PATHSPEC: glob 0x8, icase 0x10), 0 for none.
-	magic       int
+	magic int
+	// prefix: with diff.relative, git log in a subdirectory diffs only
+	// the paths under it (diff_addremove and diff_change drop the others).
+	prefix      string
 	showRoot    bool
 	renameLimit int
 	po          patchOpts // diff attributes, for text or binary in similarity
@@ -56,13 +60,17 @@ type followPair struct {
 	oldHash, newHash plumbing.Hash
 }
 
-func newLogFollow(r *git.Repository, s *settings, ps pathspec, magic int) *logFollow {
+func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec, magic int) *logFollow {
 	s = s.orDefault()
 	limit := 1000
 	if s.conf != nil {
 		limit = s.conf.Int("diff.renameLimit", 1000)
 	}
-	return &logFollow{r: r, ps: ps, magic: magic, showRoot: s.showRoot, renameLimit: limit,
+	prefix := ""
+	if wd = strings.Trim(path.Clean("/"+wd), "/"); s.relative && wd != "" {
+		prefix = wd + "/"
+	}
+	return &logFollow{r: r, ps: ps, magic: magic, prefix: prefix, showRoot: s.showRoot, renameLimit: limit,
 		po: patchOpts{settings: s, drivers: s.conf}, shallow: shallowCommits(r), trees: map[plumbing.Hash][]treeEnt{}}
 }
 
@@ -184,6 +192,15 @@ func (f *logFollow) changes(a, b plumbing.Hash) ([]followPair, error) {
 	}
 	var out []followPair
 	err := f.diffTrees("", a, b, &out)
+	if f.prefix != "" {
+		kept := out[:0]
+		for _, p := range out {
+			if strings.HasPrefix(p.path, f.prefix) {
+				kept = append(kept, p)
+			}
+		}
+		out = kept
+	}
 	return out, err
 }
 

@@ -276,6 +276,9 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 	if r.Intn(6) == 0 {
 		f.git(t, "config", "log.showRoot", "false")
 	}
+	if r.Intn(5) == 0 {
+		f.git(t, "config", "diff.relative", "true")
+	}
 	fx := open(t, f.dir)
 	paths := append([]string{"d", "d/e", "x", "."}, pool...)
 	for qn := 0; qn < 14; qn++ {
@@ -326,10 +329,16 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 			g = append(g, "--until="+v)
 		}
 		wd := ""
-		if _, err := os.Stat(filepath.Join(f.dir, "d")); err == nil && strings.HasPrefix(p, "d/") && r.Intn(3) == 0 {
+		if _, err := os.Stat(filepath.Join(f.dir, "d")); err == nil && r.Intn(3) == 0 {
 			wd = "d"
 			args["working_dir"] = "d"
-			args["path"] = strings.TrimPrefix(p, "d/")
+			if strings.HasPrefix(p, "d/") {
+				args["path"] = strings.TrimPrefix(p, "d/")
+			} else if p != "d" {
+				args["path"] = "../" + p
+			} else {
+				args["path"] = "."
+			}
 		}
 		if r.Intn(5) == 0 {
 			// Pathspec magic and wildcards.
@@ -340,7 +349,14 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 			case 1:
 				v = ":(literal)" + v
 			case 2:
-				v = ":(icase)" + strings.ToUpper(v)
+				// ASCII only: git's icase folds no other letter (and
+				// pathspec.go's strings.ToLower does: a known difference).
+				v = ":(icase)" + strings.Map(func(c rune) rune {
+					if c >= 'a' && c <= 'z' {
+						return c - 'a' + 'A'
+					}
+					return c
+				}, v)
 			case 3:
 				v = ":(glob)" + v
 			case 4:
@@ -503,4 +519,46 @@ func TestRegressLogFollowRules(t *testing.T) {
 	compareTool(t, f, "git_log", map[string]any{"path": "x/c.txt"}, "", "log", "--", "x/c.txt")
 	f.git(t, "config", "diff.renameLimit", "1")
 	compareTool(t, f, "git_log", map[string]any{"path": "x/c.txt"}, "", "log", "--", "x/c.txt")
+}
+
+// With diff.relative, git log in a subdirectory diffs only the paths
+// under it: following a path there shows no commit whose change on the
+// path lies outside (found by the differential suite with log.follow).
+func TestRegressLogFollowDiffRelative(t *testing.T) {
+	f := followRepo(t)
+	f.git(t, "config", "diff.relative", "true")
+	for _, wd := range []string{"x", "d"} {
+		for _, p := range []string{"c.txt", "../x/c.txt", "keep.txt", "../c.txt", "."} {
+			compareTool(t, f, "git_log", map[string]any{"path": p, "follow": true, "working_dir": wd, "oneline": true}, wd, "log", "--follow", "--oneline", "--", p)
+		}
+	}
+}
+
+// A path whose last component is "." or ".." names a directory only, as
+// git's normalize_path_copy leaves it ("z/." is "z/", and "." in the
+// working directory d is "d/"), with and without follow (found by the
+// differential suite: "." in a directory that was a file in history).
+func TestRegressLogDotNamesDirectory(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "z", "z\n")
+	f.write(t, "src/f.bin", "a\n")
+	f.commitAt(t, "", "1700000000 +0000", "x")
+	f.write(t, "src/f.bin", "b\n")
+	f.commitAt(t, "", "1700001000 +0000", "y")
+	_ = os.Remove(filepath.Join(f.dir, "src/f.bin"))
+	f.write(t, "src/f.bin/u.txt", "u\n")
+	fx := open(t, f.dir)
+	for _, p := range []string{"z/.", "z", "./z/./", "src/f.bin/..", "src/f.bin/../f.bin/.", "src/f.bin/../f.bin", "src/.", ".."} {
+		for _, follow := range []bool{false, true} {
+			g := []string{"log", "--oneline", "--no-follow", "--", p}
+			if follow {
+				g[2] = "--follow"
+			}
+			compareTool(t, fx, "git_log", map[string]any{"path": p, "oneline": true, "follow": follow}, "", g...)
+		}
+	}
+	for _, p := range []string{".", "../f.bin", "../f.bin/", "./"} {
+		compareTool(t, fx, "git_log", map[string]any{"path": p, "oneline": true, "working_dir": "src/f.bin"}, "src/f.bin", "log", "--oneline", "--", p)
+		compareTool(t, fx, "git_log", map[string]any{"path": p, "oneline": true, "working_dir": "src/f.bin", "follow": true}, "src/f.bin", "log", "--oneline", "--follow", "--", p)
+	}
 }

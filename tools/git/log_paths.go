@@ -38,7 +38,26 @@ func (d Deps) logPathspec(wd, p string) (pathspec, error) {
 		return pathspec{}, &tools.Error{Kind: tools.KindBadArgs,
 			Message: fmt.Sprintf("fatal: %s: '%s' is outside repository at '%s'", p, p, root)}
 	}
-	return parsePathspec(wd, []string{p})
+	ps, err := parsePathspec(wd, []string{p})
+	if err != nil {
+		return ps, err
+	}
+	// git's normalize_path_copy keeps the '/' a last "." or ".." leaves
+	// ("d/." is "d/", and "." in directory d is "d/"): the item then
+	// names a directory only.
+	if last := path.Base("/" + item); !m.top && (last == "." || last == "..") {
+		for i := range ps.items {
+			if ps.items[i].pat != "" {
+				ps.items[i].dirOnly = true
+			}
+		}
+		for i := range ps.exclude {
+			if ps.exclude[i].pat != "" {
+				ps.exclude[i].dirOnly = true
+			}
+		}
+	}
+	return ps, nil
 }
 
 // authorHeader is the author line --author matches (after "author "),

@@ -34,8 +34,6 @@ type sline struct {
 	pLno  []int
 }
 
-const combinedContext = 3
-
 // writeCombined writes the --cc patch of one path, or nothing when every
 // hunk is uninteresting and the modes agree.
 func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, hasParent []bool, result side, hasResult bool) {
@@ -82,7 +80,7 @@ func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, h
 			combineParent(sl, cnt, i, datas[i], res)
 		}
 	}
-	shown := !binary && makeHunks(sl, cnt, n)
+	shown := !binary && makeHunks(sl, cnt, n, po.ctx)
 	if !shown && !modeDiffers && !binary {
 		return
 	}
@@ -255,7 +253,7 @@ func (s *sline) interesting(all uint) bool { return s.flag&all != 0 || len(s.los
 // makeHunks marks the lines to show (interesting lines and their context)
 // and, dense, unmarks hunks whose changes all come from the same parents
 // when that is not every parent. It reports whether anything is shown.
-func makeHunks(sl []sline, cnt, n int) bool {
+func makeHunks(sl []sline, cnt, n, context int) bool {
 	all := uint(1)<<n - 1
 	mark := uint(1) << n
 	noPreDelete := uint(2) << n
@@ -296,7 +294,7 @@ func makeHunks(sl []sline, cnt, n int) bool {
 		for ; j <= cnt; j++ {
 			if sl[j].flag&mark == 0 {
 				la := adjustTail(begin, j)
-				la = min(la+combinedContext, cnt+1)
+				la = min(la+context, cnt+1)
 				contin := false
 				for la > 0 {
 					la--
@@ -348,7 +346,7 @@ func makeHunks(sl []sline, cnt, n int) bool {
 		return false
 	}
 	for i <= cnt {
-		j := max(i-combinedContext, 0)
+		j := max(i-context, 0)
 		for j < i {
 			if sl[j].flag&mark == 0 {
 				sl[j].flag |= noPreDelete
@@ -364,7 +362,7 @@ func makeHunks(sl []sline, cnt, n int) bool {
 			}
 			k := findNext(j, false)
 			j = adjustTail(i, j)
-			if k < j+combinedContext {
+			if k < j+context {
 				for j < k {
 					sl[j].flag |= mark
 					j++
@@ -373,7 +371,7 @@ func makeHunks(sl []sline, cnt, n int) bool {
 				continue
 			}
 			i = k
-			end := min(j+combinedContext, cnt+1)
+			end := min(j+context, cnt+1)
 			for j < end {
 				sl[j].flag |= mark
 				j++

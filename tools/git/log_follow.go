@@ -44,6 +44,19 @@ type logFollow struct {
 	shallow     map[plumbing.Hash]bool
 	trees       map[plumbing.Hash][]treeEnt
 	buf         []byte
+	// commits reads parents' trees from raw headers; sizes and spans
+	// remember blob sizes and chunk counts between rename searches (the
+	// parent trees of successive searches share most files).
+	commits  *literalWalk
+	sizes    map[plumbing.Hash]int
+	binary   map[plumbing.Hash]bool
+	spans    map[spanKey]map[uint32]int
+	dstSpans map[uint32]int // the destination's, during a search
+}
+
+type spanKey struct {
+	hash plumbing.Hash
+	text bool
 }
 
 // treeEnt is one entry of a raw tree.
@@ -71,7 +84,9 @@ func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec, magic 
 		prefix = wd + "/"
 	}
 	return &logFollow{r: r, ps: ps, magic: magic, prefix: prefix, showRoot: s.showRoot, renameLimit: limit,
-		po: patchOpts{settings: s, drivers: s.conf}, shallow: shallowCommits(r), trees: map[plumbing.Hash][]treeEnt{}}
+		po: patchOpts{settings: s, drivers: s.conf}, shallow: shallowCommits(r), trees: map[plumbing.Hash][]treeEnt{},
+		commits: &literalWalk{r: r, commits: map[plumbing.Hash]*walkCommit{}},
+		sizes:   map[plumbing.Hash]int{}, binary: map[plumbing.Hash]bool{}, spans: map[spanKey]map[uint32]int{}}
 }
 
 // followMagic is git's magic bits of a pathspec item that
@@ -331,11 +346,11 @@ func (f *logFollow) shows(c *object.Commit) (bool, error) {
 			return false, nil
 		}
 	case 1:
-		pc, err := object.GetCommit(f.r.Storer, parents[0])
+		pc, err := f.commits.commit(parents[0])
 		if err != nil {
 			return false, err
 		}
-		parentTree = pc.TreeHash
+		parentTree = pc.tree
 	default:
 		return false, nil // log_tree_diff: no diff for a merge, so nothing shown
 	}
@@ -462,7 +477,9 @@ func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (
 	if err != nil {
 		return "", nil
 	}
-	dstText := f.isText(dst.path, dstData)
+	if f.dstSpans, _ = f.spanOf(dst.newHash, dst.path); f.dstSpans == nil {
+		return "", nil
+	}
 	// record_if_better keeps the four best candidates (score, then a
 	// same basename), replacing the first worst slot.
 	type cand struct {
@@ -486,7 +503,7 @@ func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (
 		if skipUnmodified && !s.changed {
 			continue
 		}
-		c := cand{src: i, score: f.similarity(s, dst.path, dstData, dstText), name: path.Base(s.path) == base, ok: true}
+		c := cand{src: i, score: f.similarity(s, len(dstData)), name: path.Base(s.path) == base, ok: true}
 		w := 0
 		for k := 1; k < 4; k++ {
 			if worse(slots[k], slots[w]) {
@@ -514,30 +531,30 @@ func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (
 }
 
 // similarity is estimate_similarity of a source against the
-// destination's data: regular files only, the size cut read from the
-// object's header before the blob.
-func (f *logFollow) similarity(s followSrc, dstPath string, dst []byte, dstText bool) int {
-	if !isRegular(s.mode) {
+// destination's data: regular files only, the size cut (from the
+// object's header) before the blob is read.
+func (f *logFollow) similarity(s followSrc, dstSize int) int {
+	if !isRegular(s.mode) || dstSize == 0 {
 		return 0
 	}
-	if obj, err := f.r.Storer.EncodedObject(plumbing.BlobObject, s.hash); err == nil {
-		maxSize, baseSize := int(obj.Size()), len(dst)
-		if baseSize > maxSize {
-			maxSize, baseSize = baseSize, maxSize
-		}
-		if maxSize*(maxScore-minimumScore) < (maxSize-baseSize)*maxScore {
+	size, ok := f.sizes[s.hash]
+	if !ok {
+		obj, err := f.r.Storer.EncodedObject(plumbing.BlobObject, s.hash)
+		if err != nil {
 			return 0
 		}
+		size = int(obj.Size())
+		f.sizes[s.hash] = size
 	}
-	src, err := readBlob(f.r.Storer, s.hash)
-	if err != nil {
+	maxSize, baseSize := max(size, dstSize), min(size, dstSize)
+	if maxSize*(maxScore-minimumScore) < (maxSize-baseSize)*maxScore {
 		return 0
 	}
-	maxSize := max(len(src), len(dst))
-	if len(dst) == 0 {
+	sh, ok := f.spanOf(s.hash, s.path)
+	if !ok {
 		return 0
 	}
-	sh, dh := spanHashText(src, f.isText(s.path, src)), spanHashText(dst, dstText)
+	dh := f.dstSpans
 	copied := 0
 	for h, sc := range sh {
 		copied += min(sc, dh[h])
@@ -545,18 +562,57 @@ func (f *logFollow) similarity(s followSrc, dstPath string, dst []byte, dstText 
 	return copied * maxScore / maxSize
 }
 
-// isText is !diff_filespec_is_binary for a regular file: its diff
-// attribute (or driver) when it decides, else no NUL in the first 8000
-// bytes.
-func (f *logFollow) isText(p string, data []byte) bool {
+// spanOf is a blob's chunk counts, as text or binary by the path's diff
+// attribute, else by content, remembered by blob.
+func (f *logFollow) spanOf(h plumbing.Hash, p string) (map[uint32]int, bool) {
+	var data []byte
+	read := func() bool {
+		if data == nil {
+			b, err := readBlob(f.r.Storer, h)
+			if err != nil {
+				return false
+			}
+			data = b
+		}
+		return true
+	}
+	text, decided := f.attrText(p)
+	if !decided {
+		bin, ok := f.binary[h]
+		if !ok {
+			if !read() {
+				return nil, false
+			}
+			bin = isBinary(data)
+			f.binary[h] = bin
+		}
+		text = !bin
+	}
+	k := spanKey{h, text}
+	if sp, ok := f.spans[k]; ok {
+		return sp, true
+	}
+	if !read() {
+		return nil, false
+	}
+	sp := spanHashText(data, text)
+	if len(f.spans) >= 1<<12 {
+		clear(f.spans)
+	}
+	f.spans[k] = sp
+	return sp, true
+}
+
+// attrText is what a path's diff attribute (or driver) says of a regular
+// file: text or binary, when it decides (diff_filespec_is_binary; else
+// the first 8000 bytes decide).
+func (f *logFollow) attrText(p string) (text, decided bool) {
 	if !f.attrLoaded {
 		f.po.attr = loadAttributes(f.r, false)
 		f.attrLoaded = true
 	}
-	if b, ok := f.po.driverBinary(p); ok {
-		return !b
-	}
-	return !isBinary(data)
+	b, ok := f.po.driverBinary(p)
+	return !b, ok
 }
 
 // spanHashText is spanHash with the text-or-binary decision given

@@ -3,15 +3,26 @@ package git
 // git_log with follow against git log --follow on random histories.
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/vfs"
 )
 
 // TestLogFollowRandom builds random histories with the git CLI (edits,
@@ -561,4 +572,96 @@ func TestRegressLogDotNamesDirectory(t *testing.T) {
 		compareTool(t, fx, "git_log", map[string]any{"path": p, "oneline": true, "working_dir": "src/f.bin"}, "src/f.bin", "log", "--oneline", "--", p)
 		compareTool(t, fx, "git_log", map[string]any{"path": p, "oneline": true, "working_dir": "src/f.bin", "follow": true}, "src/f.bin", "log", "--oneline", "--follow", "--", p)
 	}
+}
+
+// BenchmarkLogFollow follows a file renamed every 100 commits through
+// 2000 commits of a 300-file tree (git log --follow takes about as long;
+// run with -v to see git's time).
+func BenchmarkLogFollow(b *testing.B) {
+	dir := b.TempDir()
+	if _, e, err := bgitB(dir, nil, "init", "-q", "-b", "main"); err != nil {
+		b.Fatal(e)
+	}
+	var imp strings.Builder
+	name := "f0.txt"
+	body := func(i int) string {
+		var s strings.Builder
+		for k := 0; k < 20; k++ {
+			fmt.Fprintf(&s, "line %d of the followed file\n", k)
+		}
+		fmt.Fprintf(&s, "version %d\n", i)
+		return s.String()
+	}
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&imp, "commit refs/heads/main\ncommitter C <c@x> %d +0000\ndata 3\nc%d\n", 1700000000+i*60, i%10)
+		if i == 0 {
+			for k := 0; k < 300; k++ {
+				content := fmt.Sprintf("file %d\n", k)
+				fmt.Fprintf(&imp, "M 644 inline dir%d/file%d.txt\ndata %d\n%s\n", k%10, k, len(content), content)
+			}
+		}
+		if i%100 == 99 {
+			next := fmt.Sprintf("d%d/f%d.txt", i%3, i)
+			fmt.Fprintf(&imp, "D %s\n", name)
+			name = next
+		}
+		if i%100 == 99 || i%5 == 0 {
+			c := body(i)
+			fmt.Fprintf(&imp, "M 644 inline %s\ndata %d\n%s\n", name, len(c), c)
+		} else {
+			content := fmt.Sprintf("file %d at %d\n", i%300, i)
+			fmt.Fprintf(&imp, "M 644 inline dir%d/file%d.txt\ndata %d\n%s\n", i%10, i%300, len(content), content)
+		}
+	}
+	if _, e, err := bgitB(dir, strings.NewReader(imp.String()), "fast-import", "--quiet"); err != nil {
+		b.Fatal(e)
+	}
+	if _, e, err := bgitB(dir, nil, "checkout", "-q", "main"); err != nil {
+		b.Fatal(e)
+	}
+	f := openB(b, dir)
+	args := map[string]any{"path": name, "follow": true, "oneline": true}
+	raw, _ := json.Marshal(args)
+	start := time.Now()
+	want, _, _ := bgitB(dir, nil, "log", "--follow", "--oneline", "--", name)
+	b.Logf("git log --follow: %v, %d commits", time.Since(start), strings.Count(want, "\n"))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := f.set.Call(context.Background(), "git_log", raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := res.Value.(string); got != want {
+			b.Fatalf("differs from git:\n%s\n---\n%s", got, want)
+		}
+	}
+}
+
+func bgitB(dir string, stdin io.Reader, args ...string) (string, string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	home := filepath.Join(os.TempDir(), "tgp-gittest-home")
+	_ = os.MkdirAll(home, 0o755)
+	cmd.Env = gittest.Env(home)
+	cmd.Stdin = stdin
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+func openB(b *testing.B, dir string) *fixture {
+	fs, err := vfs.NewOS(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, err := gitbackend.Open(context.Background(), fs.Billy(), gitbackend.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	set := tools.NewSet()
+	if err := set.Add(Tools(Deps{FS: fs, Repo: func() *gitbackend.Repo { return repo }, Environ: []string{"GIT_CONFIG_NOSYSTEM=1"}})...); err != nil {
+		b.Fatal(err)
+	}
+	return &fixture{dir: dir, set: set}
 }

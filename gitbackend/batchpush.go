@@ -374,19 +374,34 @@ func (l *localRemote) updateOne(j *pushJob, rs **filesystem.Storage, lk *refLock
 }
 
 // batchSource is the remote's packs with the objects of the batch's
-// commits made so far (held in memory by their writers).
+// commits made so far (held in memory by their writers). What it reads
+// from the remote's packs is kept for the batch: every writer of a batch
+// reads the same new commits.
 type batchSource struct {
 	*packReader
 	objs map[plumbing.Hash]plumbing.EncodedObject
 	raws map[plumbing.Hash][]byte
+	// read are the remote's objects read so far; noRaw those with no
+	// entry to copy.
+	read  map[plumbing.Hash]plumbing.EncodedObject
+	noRaw map[plumbing.Hash]bool
 }
 
-// EncodedObject hands out a copy of a batch object: each writer keeps
-// what it reads, and the objects stay their writers'.
+// EncodedObject hands out a copy of an object: each writer keeps what it
+// reads, and the objects stay their writers'.
 func (b *batchSource) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	o, ok := b.objs[h]
 	if !ok {
-		return b.packReader.EncodedObject(t, h)
+		if o, ok = b.read[h]; !ok {
+			var err error
+			if o, err = b.packReader.EncodedObject(plumbing.AnyObject, h); err != nil {
+				return nil, err
+			}
+			if b.read == nil {
+				b.read = map[plumbing.Hash]plumbing.EncodedObject{}
+			}
+			b.read[h] = o
+		}
 	}
 	if t != plumbing.AnyObject && o.Type() != t {
 		return nil, plumbing.ErrObjectNotFound
@@ -427,10 +442,19 @@ func (b *batchSource) raw(h plumbing.Hash) ([]byte, bool) {
 	if r, ok := b.raws[h]; ok {
 		return r, true
 	}
-	if _, ok := b.objs[h]; ok {
+	if _, ok := b.objs[h]; ok || b.noRaw[h] {
 		return nil, false
 	}
-	return b.packReader.raw(h)
+	r, ok := b.packReader.raw(h)
+	if !ok {
+		if b.noRaw == nil {
+			b.noRaw = map[plumbing.Hash]bool{}
+		}
+		b.noRaw[h] = true
+		return nil, false
+	}
+	b.raws[h] = r // the pack's bytes, which stay as they are
+	return r, true
 }
 
 // packEntries maps the objects of a pack we encoded (whole objects, no

@@ -61,7 +61,7 @@ var followEffects int
 func followHistory(t *testing.T, seed int64) (compared, differing int) {
 	r := rand.New(rand.NewSource(seed))
 	f := newRepo(t)
-	pool := []string{"a.txt", "b.txt", "c.md", "d/a.txt", "d/b.txt", "d/e/f.txt", "e/a.txt", "g", "h h.txt", "\u00fc.txt", "x/y/z.txt", "empty.txt", "d/e/a.txt", "crlf.bin"}
+	pool := []string{"a.txt", "b.txt", "c.md", "d/a.txt", "d/b.txt", "d/e/f.txt", "e/a.txt", "g", "h h.txt", "\u00fc.txt", "x/y/z.txt", "empty.txt", "d/e/a.txt", "crlf.bin", "g/h.txt", "big.txt", "big2.txt"}
 	files := map[string][]string{} // path → lines (nil for a symlink)
 	links := map[string]bool{}
 	gen := func(k int) []string {
@@ -165,8 +165,11 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 		case x == 2: // add
 			if p := free(); p != "" {
 				ls := gen(r.Intn(14))
-				if p == "empty.txt" {
+				switch {
+				case p == "empty.txt":
 					ls = nil
+				case strings.HasPrefix(p, "big"):
+					ls = gen(40 + r.Intn(80))
 				}
 				write(p, ls)
 				ops = append(ops, "add "+p)
@@ -185,6 +188,7 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 			}
 			ls, link := files[p], links[p]
 			_ = os.MkdirAll(filepath.Dir(filepath.Join(f.dir, q)), 0o755)
+			_ = os.Remove(filepath.Join(f.dir, q)) // an emptied directory
 			if err := os.Rename(filepath.Join(f.dir, p), filepath.Join(f.dir, q)); err != nil {
 				t.Fatal(err)
 			}
@@ -209,8 +213,18 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 			}
 			write(q, ls)
 			ops = append(ops, "cp "+p+" "+q)
-		case x == 7: // mode change or symlink
-			if len(ks) > 0 && r.Intn(2) == 0 {
+		case x == 7: // mode change, symlink, or a file made a symlink
+			if len(ks) > 0 && r.Intn(4) == 0 {
+				p := ks[r.Intn(len(ks))]
+				if links[p] {
+					continue
+				}
+				full := filepath.Join(f.dir, p)
+				_ = os.Remove(full)
+				_ = os.Symlink(ks[r.Intn(len(ks))], full)
+				files[p], links[p] = nil, true
+				ops = append(ops, "typechange "+p)
+			} else if len(ks) > 0 && r.Intn(2) == 0 {
 				p := ks[r.Intn(len(ks))]
 				if !links[p] {
 					full := filepath.Join(f.dir, p)
@@ -223,6 +237,7 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 			} else if q := free(); q != "" && len(ks) > 0 {
 				target := ks[r.Intn(len(ks))]
 				_ = os.MkdirAll(filepath.Dir(filepath.Join(f.dir, q)), 0o755)
+				_ = os.Remove(filepath.Join(f.dir, q))
 				_ = os.Symlink(target, filepath.Join(f.dir, q))
 				files[q], links[q] = nil, true
 				ops = append(ops, "ln "+q)
@@ -289,6 +304,20 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 	}
 	if r.Intn(5) == 0 {
 		f.git(t, "config", "diff.relative", "true")
+	}
+	if r.Intn(6) == 0 {
+		// A shallow clone: its boundary commits have no parents.
+		shallow := filepath.Join(t.TempDir(), "shallow")
+		if _, e, err := bgit(t, "", nil, "clone", "-q", "--no-local", fmt.Sprint("--depth=", 2+r.Intn(8)), "--branch", "main", f.dir, shallow); err != nil {
+			t.Fatalf("clone: %v %s", err, e)
+		}
+		for _, kv := range [][2]string{{"log.follow", "true"}, {"diff.renameLimit", ""}, {"log.showRoot", ""}, {"diff.relative", ""}} {
+			if v, _, err := bgit(t, f.dir, nil, "config", kv[0]); err == nil {
+				bgit(t, shallow, nil, "config", kv[0], strings.TrimSpace(v))
+			}
+		}
+		f = &fixture{dir: shallow}
+		ops = append(ops, "shallow clone")
 	}
 	fx := open(t, f.dir)
 	paths := append([]string{"d", "d/e", "x", "."}, pool...)

@@ -137,7 +137,9 @@ func (r *Repo) changedPaths(ctx context.Context, from, to plumbing.Hash) ([]stri
 // file differs from the tree at head (an untracked file where head has
 // none counts): what a checkout of another tree would overwrite.
 func (r *Repo) localEdits(headTree plumbing.Hash, ps []string) ([]string, error) {
-	idx, err := r.store.Index()
+	// Through the Repo's index cache, which reads every index git
+	// writes (version 4, split), not go-git's decoder.
+	idx, err := r.gitStorage().Index()
 	if err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
 	}

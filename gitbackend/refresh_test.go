@@ -102,3 +102,35 @@ func BenchmarkRefreshNoChange(b *testing.B) {
 		})
 	}
 }
+
+// TestRefreshInSplitIndexRoot: a root whose index git split (or wrote as
+// version 4) is refreshed like any: the local-edit check reads the index
+// through the Repo's cache, which decodes both, where go-git's decoder
+// refuses the split index's link extension.
+func TestRefreshInSplitIndexRoot(t *testing.T) {
+	gittest.RequireGit(t)
+	for _, shape := range [][]string{{"update-index", "--split-index"}, {"update-index", "--index-version", "4"}} {
+		t.Run(shape[1], func(t *testing.T) {
+			ctx := context.Background()
+			bare := filepath.Join(t.TempDir(), "tools.git")
+			gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", bare)
+			a, b := newAgent(t, bare, false), newAgent(t, bare, true)
+			a.write(t, "tools/seed.ts", "seed\n")
+			if _, err := b.repo.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			gittest.Git(t, a.fs.Root(), shape...)
+			b.write(t, "tools/seed.ts", "from b\n")
+			res, err := a.repo.Refresh(ctx)
+			if err != nil || !res.Applied {
+				t.Fatalf("refresh: %+v %v", res, err)
+			}
+			if got, _ := a.fs.ReadFile("tools/seed.ts"); string(got) != "from b\n" {
+				t.Fatalf("a's root has %q", got)
+			}
+			if out := gittest.Git(t, a.fs.Root(), "status", "--porcelain"); out != "" {
+				t.Fatalf("git status after the refresh:\n%s", out)
+			}
+		})
+	}
+}

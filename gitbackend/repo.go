@@ -445,7 +445,9 @@ func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash
 		return err
 	}
 	smudgeAll(changes, r.checkoutSmudgerFor(r.store, toTree))
-	if err := applyToWorktree(r.store, r.wt, changes); err != nil {
+	// The index through the Repo's cache, which reads every index git
+	// writes (version 4, split).
+	if err := applyToWorktree(r.gitStorage(), r.wt, changes); err != nil {
 		return err
 	}
 	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), to)); err != nil {

@@ -66,7 +66,7 @@ func stashTool(d Deps) *tools.Tool {
 				s := &stasher{r: r, d: d, cfg: cfg, eol: newEOLConverter(r, cfg)}
 				switch a.Action {
 				case "push":
-					return s.push(ctx, a)
+					return s.push(ctx, a, d.relDir(a.WorkingDir))
 				case "list":
 					return s.list()
 				case "show":
@@ -188,7 +188,7 @@ func (s *stasher) entry(n int) (reflogEntry, []reflogEntry, error) {
 	return es[n], es, nil
 }
 
-func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
+func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, error) {
 	head, err := s.r.Head()
 	if err != nil {
 		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "You do not have the initial commit yet"}
@@ -425,7 +425,13 @@ func (s *stasher) push(ctx context.Context, a stashArgs) (string, error) {
 				}
 			}
 		}
-		removeEmptyDirs(w.Filesystem, "", keep)
+		// The reset may have taken the directory the call runs in; the
+		// clean spares it (git clean keeps the startup cwd).
+		spare := ""
+		if info, err := w.Filesystem.Lstat(wd); wd != "" && err == nil && info.IsDir() {
+			spare = wd
+		}
+		removeEmptyDirs(w.Filesystem, "", keep, spare)
 	}
 	return "Saved working directory and index state " + msg + "\n", nil
 }
@@ -593,15 +599,38 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	var inTheWay []string
 	if wc.NumParents() > 2 {
 		if uc, err := wc.Parent(2); err == nil {
-			if ut, err := uc.Tree(); err == nil {
-				_ = ut.Files().ForEach(func(f *object.File) error {
-					if _, err := w.Filesystem.Lstat(f.Name); err == nil {
-						inTheWay = append(inTheWay, f.Name)
-					}
-					untracked = append(untracked, f)
-					return nil
-				})
+			ut, err := uc.Tree()
+			if err != nil {
+				return "", err
 			}
+			// Every name git stored (tree.Files would stop at the first
+			// one go-git's path check refuses, and the stash would be
+			// dropped without it).
+			wk := object.NewTreeWalker(ut, true, nil)
+			wk.SkipPathValidation()
+			for {
+				name, e, err := wk.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					wk.Close()
+					return "", err
+				}
+				if e.Mode == filemode.Dir {
+					continue
+				}
+				blob, err := object.GetBlob(s.r.Storer, e.Hash)
+				if err != nil {
+					wk.Close()
+					return "", err
+				}
+				if _, err := w.Filesystem.Lstat(name); err == nil {
+					inTheWay = append(inTheWay, name)
+				}
+				untracked = append(untracked, object.NewFile(name, e.Mode, blob))
+			}
+			wk.Close()
 		}
 	}
 	if err := beforeChange(ctx); err != nil {
@@ -867,8 +896,9 @@ func (s *stasher) clear() (string, error) {
 }
 
 // removeEmptyDirs removes every directory below dir that holds no file,
-// deepest first (never .git nor a directory in keep); it reports whether dir itself is now empty.
-func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool) bool {
+// deepest first (never .git nor a directory in keep, and not spare, though
+// it is emptied); it reports whether dir itself is now empty.
+func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, spare string) bool {
 	list := dir
 	if list == "" {
 		list = "."
@@ -884,7 +914,7 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool) bo
 			empty = false
 			continue
 		}
-		if e.IsDir() && !keep[p] && removeEmptyDirs(fsys, p, keep) && fsys.Remove(p) == nil {
+		if e.IsDir() && !keep[p] && removeEmptyDirs(fsys, p, keep, spare) && p != spare && fsys.Remove(p) == nil {
 			continue
 		}
 		empty = false

@@ -183,20 +183,20 @@ func (l *localRemote) leadBatch(ctx context.Context, q *writerQueue, leader *pus
 	cancel()
 
 	q.mu.Lock()
+	if err != nil {
+		// The leader's wait ended (its budget, its context), not the
+		// others': the turn goes on to the next.
+		q.remove(leader)
+		leader.err, leader.taken, leader.done = err, true, true
+		q.handOffLocked()
+		close(leader.finished)
+		q.mu.Unlock()
+		return
+	}
 	batch := q.takeLocked(leader)
 	q.mu.Unlock()
-	if err != nil {
-		for _, j := range batch {
-			if j == leader {
-				j.err = err
-			} else {
-				j.again = true // the leader's wait, not theirs
-			}
-		}
-	} else {
-		l.pushBatch(ctx, lk, branch, batch)
-		lk.release()
-	}
+	l.pushBatch(ctx, lk, branch, batch)
+	lk.release()
 	q.mu.Lock()
 	q.handOffLocked()
 	for _, j := range batch {

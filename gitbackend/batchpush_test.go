@@ -206,3 +206,89 @@ func TestBatchRefusedTriesEachAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaderGivingUpPassesTheTurn: the writer leading the queue stops
+// waiting for the remote's lock (its context ends); the writers queued
+// behind it are not failed with it: the turn passes to them, and they go
+// out together once the lock is free.
+func TestLeaderGivingUpPassesTheTurn(t *testing.T) {
+	gittest.RequireGit(t)
+	remote := gittest.BareRemote(t)
+	seed := newAgent(t, remote, true)
+	seed.write(t, "README.md", "seed\n")
+	a, b, c := newAgent(t, remote, true), newAgent(t, remote, true), newAgent(t, remote, false)
+	gitdir, err := filepath.Abs(remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := acquireRefLock(context.Background(), gitdir, "refs/heads/main", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := writerQueueFor(gitdir, "refs/heads/main")
+	waitQueued := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+			q.mu.Lock()
+			got := len(q.waiting)
+			q.mu.Unlock()
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writers queued, want %d", got, n)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	aErr := make(chan error, 1)
+	if err := a.fs.WriteFile("a.txt", []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, err := a.repo.Persist(ctx, Change{Paths: []string{"a.txt"}, Message: "forge: a.txt"})
+		aErr <- err
+	}()
+	waitQueued(1)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, x := range []*agent{b, c} {
+		p := fmt.Sprintf("x%d.txt", i)
+		if err := x.fs.WriteFile(p, []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func(i int, x *agent) {
+			defer wg.Done()
+			_, errs[i] = x.repo.Persist(context.Background(), Change{Paths: []string{p}, Message: "forge: " + p})
+		}(i, x)
+	}
+	waitQueued(3)
+	cancel()
+	if err := <-aErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the writer that gave up: %v", err)
+	}
+	waitQueued(2)
+	before := pushedTogether.Load()
+	lk.release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d behind the one that gave up: %v", i, err)
+		}
+	}
+	if got := pushedTogether.Load() - before; got != 2 {
+		t.Fatalf("%d commits pushed together, want 2", got)
+	}
+	tree := gittest.Git(t, remote, "ls-tree", "-r", "--name-only", "main")
+	if !strings.Contains(tree, "x0.txt") || !strings.Contains(tree, "x1.txt") || strings.Contains(tree, "a.txt") {
+		t.Fatalf("remote tree:\n%s", tree)
+	}
+	gittest.Git(t, remote, "fsck", "--strict")
+	// The one that gave up pushes with its next persist.
+	a.write(t, "a2.txt", "a2\n")
+	tree = gittest.Git(t, remote, "ls-tree", "-r", "--name-only", "main")
+	if !strings.Contains(tree, "a.txt") || !strings.Contains(tree, "a2.txt") {
+		t.Fatalf("remote tree after the next persist:\n%s", tree)
+	}
+}

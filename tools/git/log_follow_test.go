@@ -694,3 +694,66 @@ func openB(b *testing.B, dir string) *fixture {
 	}
 	return &fixture{dir: dir, set: set}
 }
+
+// The source git picks for a created path: an exact copy before any
+// similar file; among exact ones a file renamed away and one with the
+// same basename first, then path order; among similar ones the best
+// four by score (then basename) are kept, a file renamed away goes
+// before a better copy source unless four better ones push it out.
+func TestRegressLogFollowSourceChoice(t *testing.T) {
+	lines := func(n int, w string) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "%s %d\n", w, i)
+		}
+		return b.String()
+	}
+	mix := func(same, n int) string { // same of n lines from "base"
+		return lines(same, "base") + lines(n-same, fmt.Sprint("other", same))
+	}
+	cases := []struct {
+		name   string
+		before map[string]string
+		after  map[string]string // "" deletes
+		want   string            // in git's --name-status
+	}{
+		{"exact renamed-away first", map[string]string{"a/y.txt": "same\n", "b/x.txt": "same\n"}, map[string]string{"b/x.txt": "", "new.txt": "same\n"}, "R100\tb/x.txt"},
+		{"exact basename", map[string]string{"a/x.txt": "same\n", "b/new.txt": "same\n"}, map[string]string{"new.txt": "same\n"}, "C100\tb/new.txt"},
+		{"exact path order", map[string]string{"b/x.txt": "same\n", "a/y.txt": "same\n"}, map[string]string{"new.txt": "same\n"}, "C100\ta/y.txt"},
+		{"renamed-away before better copy", map[string]string{"gone.txt": mix(6, 10), "kept.txt": mix(9, 10)}, map[string]string{"gone.txt": "", "new.txt": mix(10, 10) + "x\n"}, "R053\tgone.txt"},
+		{"four better copies", map[string]string{"gone.txt": mix(6, 10), "k1.txt": mix(9, 10), "k2.txt": mix(9, 10) + "a\n", "k3.txt": mix(8, 10), "k4.txt": mix(8, 10) + "b\n"}, map[string]string{"gone.txt": "", "new.txt": mix(10, 10)}, "C087\tk1.txt"},
+		{"below half", map[string]string{"gone.txt": mix(4, 10)}, map[string]string{"gone.txt": "", "new.txt": mix(10, 10)}, "A\tnew.txt\n"},
+		{"empty file", map[string]string{"e1": "", "e2": ""}, map[string]string{"e1": "", "new.txt": ""}, "R100\te1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newRepo(t)
+			f.write(t, "base.txt", "root\n")
+			f.commitAt(t, "", "1699990000 +0000", "root")
+			// Each source its own commit: the one followed shows.
+			var ps []string
+			for p := range c.before {
+				ps = append(ps, p)
+			}
+			sort.Strings(ps)
+			for i, p := range ps {
+				f.write(t, p, c.before[p])
+				f.commitAt(t, "", fmt.Sprint(1700000000+i, " +0000"), "add "+p)
+			}
+			for p, v := range c.after {
+				if v == "" && p != "new.txt" {
+					_ = os.Remove(filepath.Join(f.dir, p))
+					continue
+				}
+				f.write(t, p, v)
+			}
+			f.commitAt(t, "", "1700001000 +0000", "after")
+			fx := open(t, f.dir)
+			compareTool(t, fx, "git_log", map[string]any{"path": "new.txt", "follow": true, "format": "%s"}, "", "log", "--follow", "--format=%s", "--", "new.txt")
+			out, _, _ := gitAt(t, f.dir, nil, "log", "--follow", "--name-status", "--format=", "--", "new.txt")
+			if !strings.Contains(out, c.want) {
+				t.Errorf("git: %q, want %q", out, c.want)
+			}
+		})
+	}
+}

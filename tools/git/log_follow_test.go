@@ -242,7 +242,10 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 				files[q], links[q] = nil, true
 				ops = append(ops, "ln "+q)
 			}
-		case x == 8: // branch
+		case x == 8: // branch (what is pending committed first)
+			if st, _, _ := bgit(t, f.dir, nil, "status", "--porcelain"); st != "" {
+				commit()
+			}
 			if len(branches) < 3 && r.Intn(2) == 0 {
 				b := fmt.Sprint("br", len(branches))
 				f.git(t, "checkout", "-q", "-b", b)

@@ -429,9 +429,14 @@ func setIndexEntry(idx *index.Index, wt billy.Filesystem, c fileChange) error {
 		idx.Entries = kept
 		e = idx.Add(c.Path)
 	}
-	// The file is written: it is in the worktree (no longer skipped)
-	// with content (no longer only intended).
-	e.Hash, e.Mode, e.SkipWorktree, e.IntentToAdd = c.Hash, c.Mode, false, false
+	// A new entry (another version in its place) carries none of the old
+	// one's flags (skip-worktree, intent to add); the same entry written
+	// out again (restore from the index) keeps them, as git's
+	// checkout_entry does.
+	if e.Hash != c.Hash || e.Mode != c.Mode {
+		e.SkipWorktree, e.IntentToAdd = false, false
+	}
+	e.Hash, e.Mode = c.Hash, c.Mode
 	if info, err := wt.Lstat(c.Path); err == nil {
 		e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
 		e.Size = uint32(info.Size())

@@ -126,3 +126,25 @@ func TestRegressStashWithFlaggedEntriesAsGit(t *testing.T) {
 	twin(t, h.dir, "", "git_restore", map[string]any{"paths": []string{"*.txt"}, "staged": true, "worktree": true}, "restore", "--staged", "--worktree", "--", "*.txt")
 	sameOutput(t, h.dir, "git_status", map[string]any{"porcelain": true, "branch": false}, "status", "--porcelain")
 }
+
+// Restoring an intent-to-add path from the index writes its empty content
+// and keeps the entry's flag (checkout_entry leaves the entry as it is);
+// stash push -u stopped by a skip-worktree entry has already cleaned the
+// untracked files away (git's clean runs before its reset).
+func TestRegressFlagsKeptOrCleanedAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.commitAll(t, "base")
+	f.write(t, "docs/n.txt", "intended\n")
+	f.git(t, "add", "-N", "docs/n.txt")
+	twin(t, f.dir, "", "git_restore", map[string]any{"paths": []string{":/docs/n.txt"}}, "restore", "--", ":/docs/n.txt")
+
+	g := newRepo(t)
+	g.write(t, "a.txt", "a\n")
+	g.commitAll(t, "base")
+	g.git(t, "mv", "a.txt", "b.txt")
+	g.git(t, "update-index", "--skip-worktree", "b.txt")
+	g.write(t, "b.txt", "changed\n")
+	g.write(t, "u/untracked.txt", "u\n")
+	twin(t, g.dir, "", "git_stash", map[string]any{"action": "push", "include_untracked": true}, "stash", "push", "-q", "-u")
+}

@@ -380,38 +380,12 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	if err := s.writeEntries(es); err != nil {
 		return "", err
 	}
-	// The final reset --hard checks a skip-worktree entry it changes (the
-	// index's differs from HEAD's), whatever the flag: one whose file is
-	// not the entry's stops it, the stash saved.
-	if ht, err := hc.Tree(); err == nil {
-		for _, e := range idxNow.Entries {
-			if !e.SkipWorktree {
-				continue
-			}
-			if he := findEntry(s.r.Storer, ht, e.Name); he != nil && he.Hash == e.Hash && he.Mode == e.Mode {
-				continue
-			}
-			if data, mode, err := readWorktree(w.Filesystem, e.Name); err == nil &&
-				(blobHash(s.eol.ToGit(e.Name, data)) != e.Hash || s.cfg.worktreeMode(mode, e.Mode) != e.Mode) {
-				return "", errNotUptodate(e.Name)
-			}
+	// cleanUntracked is the stash's git clean: the untracked files it
+	// saved go (with -u).
+	cleanUntracked := func() {
+		if !a.IncludeUntracked {
+			return
 		}
-	}
-	// Reset the stashed paths to HEAD and remove stashed untracked files.
-	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.ToWorktree); err != nil {
-		return "", err
-	}
-	// The internal "reset --hard" ends a merge in progress, and runs
-	// in a child git whose removals do not spare the directory stash was
-	// started in.
-	clearMergeState(s.r)
-	mayRemoveCwd(ctx)
-	if _, detached := currentBranch(s.r); !detached {
-		// The reset logs HEAD's move to itself (a detached HEAD's is not
-		// logged).
-		s.d.reflogs(s.r).log(plumbing.HEAD, hc.Hash, hc.Hash, "reset: moving to HEAD")
-	}
-	if a.IncludeUntracked {
 		for _, p := range untracked {
 			_ = w.Filesystem.Remove(p)
 		}
@@ -433,6 +407,39 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		}
 		removeEmptyDirs(w.Filesystem, "", keep, spare)
 	}
+	// The final reset --hard checks a skip-worktree entry it changes (the
+	// index's differs from HEAD's), whatever the flag: one whose file is
+	// not the entry's stops it, the stash saved.
+	if ht, err := hc.Tree(); err == nil {
+		for _, e := range idxNow.Entries {
+			if !e.SkipWorktree {
+				continue
+			}
+			if he := findEntry(s.r.Storer, ht, e.Name); he != nil && he.Hash == e.Hash && he.Mode == e.Mode {
+				continue
+			}
+			if data, mode, err := readWorktree(w.Filesystem, e.Name); err == nil &&
+				(blobHash(s.eol.ToGit(e.Name, data)) != e.Hash || s.cfg.worktreeMode(mode, e.Mode) != e.Mode) {
+				cleanUntracked() // git's clean ran before the reset stopped
+				return "", errNotUptodate(e.Name)
+			}
+		}
+	}
+	// Reset the stashed paths to HEAD and remove stashed untracked files.
+	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.ToWorktree); err != nil {
+		return "", err
+	}
+	// The internal "reset --hard" ends a merge in progress, and runs
+	// in a child git whose removals do not spare the directory stash was
+	// started in.
+	clearMergeState(s.r)
+	mayRemoveCwd(ctx)
+	if _, detached := currentBranch(s.r); !detached {
+		// The reset logs HEAD's move to itself (a detached HEAD's is not
+		// logged).
+		s.d.reflogs(s.r).log(plumbing.HEAD, hc.Hash, hc.Hash, "reset: moving to HEAD")
+	}
+	cleanUntracked()
 	return "Saved working directory and index state " + msg + "\n", nil
 }
 

@@ -36,7 +36,12 @@ type sline struct {
 
 // writeCombined writes the --cc patch of one path, or nothing when every
 // hunk is uninteresting and the modes agree.
-func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, hasParent []bool, result side, hasResult bool) {
+//
+// dirInPlace: the worktree holds a directory where the result would be.
+// git then reads the result as an empty blob (combine-diff.c's S_ISDIR
+// case): deleted in the header, every line removed in the hunks, where a
+// missing file shows the header only.
+func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, hasParent []bool, result side, hasResult, dirInPlace bool) {
 	n := len(parents)
 	var res []byte
 	if hasResult {
@@ -143,7 +148,7 @@ func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, h
 		to = "/dev/null"
 	}
 	fmt.Fprintf(b, "--- %s\n+++ %s\n", from, to)
-	if deleted {
+	if deleted && !dirInPlace {
 		return
 	}
 	dumpSline(b, sl, cnt, n)

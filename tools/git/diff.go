@@ -416,7 +416,16 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		// With a patch to print (-U makes --stat print one too), a path
 		// with both sides is shown combined.
 		patch := !a.NameOnly && (!a.Stat || a.Unified != nil)
-		return unmergedChanges(changes, conflicts, ps.match, to, patch), nil
+		out := unmergedChanges(changes, conflicts, ps.match, to, patch)
+		if w, err := worktreeOf(r); err == nil {
+			for _, c := range out {
+				if c.combined != nil && !c.combined.hasResult {
+					info, err := w.Filesystem.Lstat(c.path)
+					c.combined.dirInPlace = err == nil && info.IsDir()
+				}
+			}
+		}
+		return out, nil
 	}
 	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
 }
@@ -467,7 +476,7 @@ func render(changes []*change, nameOnly, stat bool, po patchOpts) string {
 			switch {
 			case c.combined != nil:
 				cr := c.combined
-				writeCombined(&b, po, c.path, cr.parents, cr.has, cr.result, cr.hasResult)
+				writeCombined(&b, po, c.path, cr.parents, cr.has, cr.result, cr.hasResult, cr.dirInPlace)
 			case c.unmerged:
 				b.WriteString("* Unmerged path " + c.path + "\n")
 			default:

@@ -65,3 +65,26 @@ func TestRegressStashUntrackedAsGit(t *testing.T) {
 		}
 	}
 }
+
+// An unmerged path whose file was replaced by a directory is diffed
+// combined against an empty result, every line removed (combine-diff.c
+// reads a directory's place as the null blob); a missing file shows the
+// header only (differential seed 1183).
+func TestRegressCombinedDiffDirectoryInPlaceAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "b.txt", "base\n")
+	f.commitAll(t, "base")
+	f.git(t, "checkout", "-q", "-b", "side")
+	f.write(t, "both/added.txt", "\nzeta\nx\n")
+	f.commitAll(t, "side")
+	f.git(t, "checkout", "-q", "main")
+	f.write(t, "both/added.txt", "\n\tindented\nzeta\n")
+	f.commitAll(t, "here")
+	gittest.GitErr(f.dir, "merge", "-q", "side")
+	if err := os.Remove(filepath.Join(f.dir, "both/added.txt")); err != nil {
+		t.Fatal(err)
+	}
+	sameOutput(t, f.dir, "git_diff", map[string]any{}, "diff")
+	f.write(t, "both/added.txt/notes.txt", "n\n")
+	sameOutput(t, f.dir, "git_diff", map[string]any{}, "diff")
+}

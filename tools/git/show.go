@@ -291,7 +291,7 @@ func showDiff(r *git.Repository, cfg *settings, wd string, c *object.Commit, par
 				ps[i], has[i] = srcs[i][p].s, srcs[i][p].ok
 			}
 			res, hasRes := toFiles[p]
-			writeCombined(&b, po, p, ps, has, res, hasRes)
+			writeCombined(&b, po, p, ps, has, res, hasRes, false)
 		}
 		return b.String(), nil
 	}

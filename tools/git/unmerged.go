@@ -159,6 +159,8 @@ type combinedRec struct {
 	has       []bool
 	result    side
 	hasResult bool
+	// dirInPlace: a directory stands where the result would be.
+	dirInPlace bool
 }
 
 // errUnmergedCommit is git's die_resolve_conflict("commit").

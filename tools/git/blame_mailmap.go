@@ -164,7 +164,8 @@ func (m mailmap) mapUser(name, email string) (string, string) {
 	return name, email
 }
 
-// asciiLower folds ASCII only, as strcasecmp does.
+// asciiLower folds ASCII only, as strcasecmp does (and pathspec icase
+// magic: ":(icase)Ü.TXT" does not match "ü.txt").
 func asciiLower(s string) string {
 	b := []byte(s)
 	for i, c := range b {

@@ -182,7 +182,7 @@ func (it specItem) matches(p string) bool {
 	}
 	pat := it.pat
 	if it.icase {
-		pat, p = strings.ToLower(pat), strings.ToLower(p)
+		pat, p = asciiLower(pat), asciiLower(p)
 	}
 	if p == pat {
 		return !it.dirOnly
@@ -208,7 +208,7 @@ func (ps pathspec) matchesDir(dir string) bool {
 	for _, it := range ps.items {
 		d, pat := dir, it.pat
 		if it.icase {
-			d, pat = strings.ToLower(d), strings.ToLower(pat)
+			d, pat = asciiLower(d), asciiLower(pat)
 		}
 		if pat == "" || it.glob || d == pat || strings.HasPrefix(d, pat+"/") || strings.HasPrefix(pat, d+"/") {
 			return true

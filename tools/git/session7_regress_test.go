@@ -88,3 +88,16 @@ func TestRegressCombinedDiffDirectoryInPlaceAsGit(t *testing.T) {
 	f.write(t, "both/added.txt/notes.txt", "n\n")
 	sameOutput(t, f.dir, "git_diff", map[string]any{}, "diff")
 }
+
+// Pathspec icase magic folds ASCII letters only, as git's strncasecmp and
+// wildmatch do.
+func TestRegressIcaseFoldsASCIIOnlyAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "ü.txt", "a\n")
+	f.write(t, "B.TXT", "b\n")
+	f.commitAll(t, "one")
+	f.write(t, "ü.txt", "a\nc\n")
+	f.write(t, "B.TXT", "b\nc\n")
+	sameOutput(t, f.dir, "git_diff", map[string]any{"stat": true, "paths": []string{":(icase)Ü.TXT", ":(icase)b.txt"}}, "diff", "--stat", "--", ":(icase)Ü.TXT", ":(icase)b.txt")
+	sameOutput(t, f.dir, "git_diff", map[string]any{"stat": true, "paths": []string{":(icase)*Ü*"}}, "diff", "--stat", "--", ":(icase)*Ü*")
+}

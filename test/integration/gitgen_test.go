@@ -264,9 +264,7 @@ var repoSettings = []struct {
 	{"status.renames", []string{"false", "copies"}},
 	{"diff.interHunkContext", []string{"2", "10"}},
 	{"log.showRoot", []string{"false"}},
-	// log.follow=true is not rebuilt (git's --follow heuristic rewrites
-	// the pathspec as it walks); git_log prints what --no-follow prints.
-	{"log.follow", []string{"false"}},
+	{"log.follow", []string{"true"}},
 	{"diff.suppressBlankEmpty", []string{"true"}},
 	{"log.mailmap", []string{"false"}},
 	{"diff.statGraphWidth", []string{"10"}},

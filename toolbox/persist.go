@@ -157,12 +157,20 @@ func (b *Box) recoverUncommitted(ctx context.Context) {
 			}
 		}
 		// Tools HEAD has that the registry no longer lists were deleted.
-		_ = tree.Files().ForEach(func(f *object.File) error {
-			if registry.IsTool(f.Name) && !listed[f.Name] && differs(f.Name) {
-				paths = append(paths, f.Name)
+		// Every name HEAD holds is walked (tree.Files stops at the first
+		// name go-git's path check refuses, anywhere in the repository).
+		w := object.NewTreeWalker(tree, true, nil)
+		w.SkipPathValidation()
+		for {
+			name, e, err := w.Next()
+			if err != nil {
+				break // io.EOF, or an unreadable tree: what was found counts
 			}
-			return nil
-		})
+			if e.Mode.IsFile() && registry.IsTool(name) && !listed[name] && differs(name) {
+				paths = append(paths, name)
+			}
+		}
+		w.Close()
 		b.addUncommitted(paths)
 		return nil
 	})

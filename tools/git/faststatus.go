@@ -168,6 +168,13 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 			worktree = git.Deleted
 		case !stale(e, info):
 			// stat data unchanged: the content is the index's
+		case valid[e.Name]:
+			// Looked at although assume-unchanged (a switch's check):
+			// git's refresh skips such an entry, so stat data that differ
+			// are a change, content unread (a racy time alone is not).
+			if uint32(info.size) != e.Size || !info.sameTime(e.ModifiedAt) || s.worktreeMode(info.mode(), e.Mode) != e.Mode {
+				worktree = git.Modified
+			}
 		case resized(e, info):
 			worktree = git.Modified
 		default:

@@ -3,7 +3,10 @@ package git
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
@@ -147,4 +150,23 @@ func TestRegressFlagsKeptOrCleanedAsGit(t *testing.T) {
 	g.write(t, "b.txt", "changed\n")
 	g.write(t, "u/untracked.txt", "u\n")
 	twin(t, g.dir, "", "git_stash", map[string]any{"action": "push", "include_untracked": true}, "stash", "push", "-q", "-u")
+}
+
+// A switch looks at an assume-unchanged file's stat data as git's
+// verify_uptodate does: its refresh skips such an entry, so a file whose
+// time changed (same content) is a local change the switch refuses to
+// overwrite (differential seeds 1464, 1479, where the copies of the
+// repository git ran in had new inodes: git compares those too, the
+// tools do not yet).
+func TestRegressSwitchLooksAtAssumeUnchangedStat(t *testing.T) {
+	f := newRepo(t)
+	f.git(t, "commit", "-q", "--allow-empty", "-m", "one")
+	f.write(t, "build/f.txt", "x\n")
+	f.commitAll(t, "two")
+	f.git(t, "update-index", "--assume-unchanged", "build/f.txt")
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(f.dir, "build/f.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	twin(t, f.dir, "", "git_checkout", map[string]any{"commit": "HEAD^"}, "checkout", "-q", "--detach", "HEAD^")
 }

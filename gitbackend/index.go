@@ -802,15 +802,6 @@ func defaultIndexVersion(dot billy.Filesystem) uint32 {
 	return uint32(v)
 }
 
-// AssumeUnchanged reports whether the root's index, as last read, marks p
-// assume-valid (`git update-index --assume-unchanged`): git then takes the
-// entry as matching the worktree without looking at the file.
-func (r *Repo) AssumeUnchanged(p string) bool {
-	r.idx.mu.Lock()
-	defer r.idx.mu.Unlock()
-	return r.idx.valid[p]
-}
-
 // save writes the index in place (as go-git does) and keeps it.
 func (c *indexCache) save(dot billy.Filesystem, s cachedIndexStore, idx *index.Index) error {
 	c.idx, c.diff = nil, cachedDiff{}

@@ -376,16 +376,25 @@ func untrackedUnder(st git.Status, dir string) bool {
 // display_error_msgs): every kind of problem found, in git's order, each
 // with its sorted paths, then one "Aborting".
 func unpackErrors(dirty, lostDirs, untracked, removed []string) string {
+	return unpackMessage(
+		unpackProblem{dirty, "Your local changes to the following files would be overwritten by checkout:", "Please commit your changes or stash them before you switch branches."},
+		unpackProblem{lostDirs, "Updating the following directories would lose untracked files in them:", ""},
+		unpackProblem{untracked, "The following untracked working tree files would be overwritten by checkout:", "Please move or remove them before you switch branches."},
+		unpackProblem{removed, "The following untracked working tree files would be removed by checkout:", "Please move or remove them before you switch branches."})
+}
+
+// unpackProblem is one kind of path unpack-trees refuses to touch, with
+// git's lines before and after the paths.
+type unpackProblem struct {
+	paths      []string
+	head, tail string
+}
+
+// unpackMessage is display_error_msgs: each problem with paths, its paths
+// sorted, then "Aborting" ("" when no problem has paths).
+func unpackMessage(problems ...unpackProblem) string {
 	var b strings.Builder
-	for _, e := range []struct {
-		paths      []string
-		head, tail string
-	}{
-		{dirty, "Your local changes to the following files would be overwritten by checkout:", "Please commit your changes or stash them before you switch branches."},
-		{lostDirs, "Updating the following directories would lose untracked files in them:", ""},
-		{untracked, "The following untracked working tree files would be overwritten by checkout:", "Please move or remove them before you switch branches."},
-		{removed, "The following untracked working tree files would be removed by checkout:", "Please move or remove them before you switch branches."},
-	} {
+	for _, e := range problems {
 		if len(e.paths) == 0 {
 			continue
 		}

@@ -25,29 +25,7 @@ const (
 )
 
 // spanHash counts git's content chunks: hash → bytes.
-func spanHash(data []byte) map[uint32]int {
-	text := !isBinary(data)
-	out := map[uint32]int{}
-	var accum1, accum2 uint32
-	n := 0
-	for i := 0; i < len(data); i++ {
-		c := uint32(data[i])
-		if text && c == '\r' && i+1 < len(data) && data[i+1] == '\n' {
-			continue
-		}
-		old1 := accum1
-		accum1 = (accum1 << 7) ^ (accum2 >> 25)
-		accum2 = (accum2 << 7) ^ (old1 >> 25)
-		accum1 += c
-		n++
-		if n < 64 && c != '\n' {
-			continue
-		}
-		out[(accum1+accum2*0x61)%hashBase] += n
-		n, accum1, accum2 = 0, 0, 0
-	}
-	return out
-}
+func spanHash(data []byte) map[uint32]int { return spanHashText(data, !isBinary(data)) }
 
 // similarityScore is git's estimate_similarity (0..maxScore) at the
 // default rename threshold.

@@ -247,10 +247,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	ref := fmt.Sprintf("%s: %s %s", branch, ab.short(hc.Hash), subject(hc.Message))
 	ab.close()
 	// I: the index as a tree.
-	idx, err := s.r.Storer.Index()
-	if err != nil {
-		return "", err
-	}
+	idx := idxNow
 	files := map[string]gitbackend.TreeFile{}
 	for _, e := range idx.Entries {
 		files[e.Name] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
@@ -695,28 +692,12 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 		restoreErr = b.String()
 	}
 	if refused {
-		var b strings.Builder
-		for _, x := range []struct {
-			paths      []string
-			head, tail string
-		}{
-			{dirty, "Your local changes to the following files would be overwritten by merge:", "Please commit your changes or stash them before you merge."},
-			{untrackedInWay, "The following untracked working tree files would be overwritten by merge:", "Please move or remove them before you merge."},
-		} {
-			if len(x.paths) == 0 {
-				continue
-			}
-			sort.Strings(x.paths)
-			b.WriteString("error: " + x.head + "\n")
-			for _, p := range x.paths {
-				b.WriteString("\t" + p + "\n")
-			}
-			b.WriteString(x.tail + "\n")
-		}
-		b.WriteString("Aborting\n")
+		msg := unpackMessage(
+			unpackProblem{dirty, "Your local changes to the following files would be overwritten by merge:", "Please commit your changes or stash them before you merge."},
+			unpackProblem{untrackedInWay, "The following untracked working tree files would be overwritten by merge:", "Please move or remove them before you merge."}) + "\n"
 		all := append(append([]string{}, dirty...), untrackedInWay...)
 		sort.Strings(all)
-		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(b.String()+restoreErr+kept, "\n"),
+		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(msg+restoreErr+kept, "\n"),
 			Details: map[string]any{"paths": all}}
 	}
 	msgs := mres.output()

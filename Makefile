@@ -4,7 +4,7 @@ BIN       ?= bin/tgp
 FUZZTIME  ?= 60s
 PKGS      := ./...
 
-.PHONY: all build test deps vet bench bench-all fuzz fuzz-git lint demo clean vendor-js
+.PHONY: all build test deps vet bench bench-all bench-fleet fuzz fuzz-git lint demo clean vendor-js
 
 all: build
 
@@ -30,6 +30,17 @@ test: deps vet lint
 # package's own benchmarks.
 bench:
 	$(GO) run ./bench/cmd/benchtable
+
+# bench-fleet runs many agents against one remote over a simulated network
+# (bench/fleet): M machines x A agents, as tgp call processes, kernels in
+# one process and the git CLI loop, over git:// and smart HTTP behind a
+# proxy adding FLEET_DELAY each way. FLEET_ARGS adds flags, e.g.
+# FLEET_ARGS='-fleet.baseline=/path/to/old/tgp -fleet.pause=5s'.
+FLEET_DELAY  ?= 25ms
+FLEET_SHAPES ?= 4x8x5,16x4x5
+FLEET_ARGS   ?=
+bench-fleet: deps
+	$(GO) test ./bench/fleet -run '^TestFleetTable$$' -count=1 -timeout 0 -v -args -fleet -fleet.delay=$(FLEET_DELAY) -fleet.shapes=$(FLEET_SHAPES) $(FLEET_ARGS)
 
 bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x $(PKGS)

@@ -81,7 +81,7 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Is(t error) bool { return t == ErrConflict }
 
 // Persist commits the change and pushes it, replaying it on the remote
-// head as often as needed (bounded by Retry.MaxAttempts).
+// head as often as needed (bounded by Retry.Deadline).
 //
 // Persists of one Repo are group-committed: a call that finds another
 // persist in progress (waiting for the remote, replaying) queues its
@@ -410,60 +410,7 @@ func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash)
 		lr.progress = r.cfg.Progress
 		return r.pushUnderRemoteLock(ctx, lr, branch)
 	}
-	head, err := r.head()
-	if err != nil {
-		return 0, plumbing.ZeroHash, err
-	}
-	base := r.trackingTip(branch) // what our local commits were made on
-	if !tip.IsZero() && tip != base {
-		if head, err = r.replay(ctx, branch, base, head, tip); err != nil {
-			return 0, plumbing.ZeroHash, err
-		}
-		base = tip
-	}
-	var lastErr error
-	for attempt := 1; attempt <= r.cfg.Retry.MaxAttempts; attempt++ {
-		err := r.remote.Push(ctx, branch, base, head)
-		if err == nil {
-			if err := r.setTracking(branch, head); err != nil {
-				return attempt, head, err
-			}
-			return attempt, head, nil
-		}
-		lastErr = err
-		// A refusal by the remote's policy (a hook, receive.*) is
-		// permanent: the same commits would be refused again.
-		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) || ctx.Err() != nil {
-			return attempt, head, r.wrapRemoteErr("push", err)
-		}
-		if attempt == r.cfg.Retry.MaxAttempts {
-			break
-		}
-		if errors.Is(err, ErrRejected) || errors.Is(err, ErrRemoteLocked) {
-			// Another writer is ahead of us: only a short pause.
-			if err := r.sleep(ctx, r.jitter(r.cfg.Retry.BaseDelay)); err != nil {
-				return attempt, head, err
-			}
-		} else if err := r.sleep(ctx, r.jitter(backoff(r.cfg.Retry.BaseDelay, attempt))); err != nil {
-			return attempt, head, err
-		}
-		newTip, ferr := r.remote.Fetch(ctx, branch, 0)
-		if ferr != nil {
-			lastErr = ferr
-			if errors.Is(ferr, ErrAuth) {
-				return attempt, head, r.wrapRemoteErr("fetch", ferr)
-			}
-			continue
-		}
-		if newTip != base {
-			if head, err = r.replay(ctx, branch, base, head, newTip); err != nil {
-				return attempt, head, err
-			}
-			base = newTip
-		}
-	}
-	return r.cfg.Retry.MaxAttempts, head, fmt.Errorf("push %s to %s: gave up after %d attempts (the change is committed locally and will be pushed by the next persist or boot): %w",
-		branch, redact(r.cfg.Remote), r.cfg.Retry.MaxAttempts, lastErr)
+	return r.pushNet(ctx, branch, tip, 0)
 }
 
 // pushUnderRemoteLock pushes to a local remote as one locked transaction
@@ -476,7 +423,7 @@ func (r *Repo) pushLocked(ctx context.Context, branch string, tip plumbing.Hash)
 // index and refs), while the next writer holds the lock; this Repo's own
 // lock is held throughout, so no tool sees the root in between.
 func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch string) (int, plumbing.Hash, error) {
-	budget := time.Duration(r.cfg.Retry.MaxAttempts) * 4 * time.Second
+	budget := r.cfg.Retry.Deadline
 	// Nothing else moves the refs while the repository is locked: read
 	// them once.
 	base := r.trackingTip(branch)
@@ -600,59 +547,73 @@ type replayPlan struct {
 // prev is a plan made before on another tip and abandoned (its push
 // failed): the root and the hook are where it left them.
 func (r *Repo) planReplay(ctx context.Context, branch string, base, head, tip plumbing.Hash, prev *replayPlan) (*replayPlan, error) {
-	local, err := r.localCommits(base, head)
+	if prev == nil {
+		at, err := r.treeOf(head)
+		if err != nil {
+			return nil, err
+		}
+		prev = &replayPlan{at: at, seen: at}
+	}
+	plan, conflicts, err := r.planReplayKeep(ctx, base, head, tip, prev)
 	if err != nil {
 		return nil, err
 	}
-	ov := r.ov
-	plan := &replayPlan{tip: tip}
-	if prev != nil {
-		plan.at, plan.seen = prev.at, prev.seen
-	} else {
-		if plan.at, err = r.treeOf(head); err != nil {
-			return nil, err
-		}
-		plan.seen = plan.at
+	if len(conflicts) > 0 {
+		return nil, r.conflict(ctx, branch, head, plan.at, tip, conflicts)
 	}
+	return plan, nil
+}
+
+// planReplayKeep is planReplay without the conflict's consequences: it
+// returns the paths in conflict, with the plan as far as it got (where the
+// worktree and the hook are: the caller carries them on). prev says
+// where they are before it.
+func (r *Repo) planReplayKeep(ctx context.Context, base, head, tip plumbing.Hash, prev *replayPlan) (*replayPlan, []string, error) {
+	local, err := r.localCommits(base, head)
+	if err != nil {
+		return nil, nil, err
+	}
+	ov := r.ov
+	plan := &replayPlan{tip: tip, at: prev.at, seen: prev.seen}
 	cur := tip
 	for _, c := range local {
 		parentTree := plumbing.ZeroHash
 		if len(c.ParentHashes) > 0 {
 			if parentTree, err = r.treeOf(c.ParentHashes[0]); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		ours, err := treeDiff(ctx, ov, parentTree, c.TreeHash)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		curTree, err := r.treeOf(cur)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		merged, conflicts, err := r.mergeChanges(parentTree, curTree, ours)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(conflicts) > 0 {
-			return nil, r.conflict(ctx, branch, head, plan.at, tip, conflicts)
+			return plan, conflicts, nil
 		}
 		// The remote has never seen our own blobs: they go in the pack
 		// with the replayed commit.
 		for _, m := range merged {
 			if !m.Delete && m.Mode != filemode.Submodule {
 				if err := ov.include(m.Hash); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		}
 		newTree, err := writeTree(ov, curTree, merged)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if r.hook != nil {
 			if newTree, err = r.deriveFiles(ctx, plan, plan.seen, newTree); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			plan.seen = newTree
 		}
@@ -666,12 +627,12 @@ func (r *Repo) planReplay(ctx context.Context, branch string, base, head, tip pl
 		}
 		nc, err := r.writeCommit(newTree, parents, c.Message, &author)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cur = nc
 	}
 	plan.head = cur
-	return plan, nil
+	return plan, nil, nil
 }
 
 // deriveFiles has the hook regenerate the derived files for newTree, the
@@ -980,8 +941,8 @@ func backoff(base time.Duration, attempt int) time.Duration {
 	return d
 }
 
-// fullJitter picks a uniformly random delay in [d/2, d].
-func fullJitter(d time.Duration) time.Duration {
+// equalJitter picks a uniformly random delay in [d/2, d].
+func equalJitter(d time.Duration) time.Duration {
 	if d <= 1 {
 		return d
 	}

@@ -35,6 +35,69 @@ type RefreshResult struct {
 	Blocked []string
 	// Pushed counts local commits replayed and pushed.
 	Pushed int
+	// Pending lists local commits the refresh could not push (another
+	// writer was ahead, the remote did not answer): the next persist
+	// pushes them; the refresh does not fail.
+	Pending []string
+}
+
+// pendingBudget bounds the push of commits found pending at boot or
+// refresh: a read does not wait the whole retry deadline for a race
+// another writer is winning.
+const pendingBudget = 15 * time.Second
+
+// fetchRetrying fetches branch, retrying a remote that does not answer
+// (exponential backoff with full jitter) for up to budget; a refused
+// authentication is not retried.
+func (r *Repo) fetchRetrying(ctx context.Context, branch string, budget time.Duration) (plumbing.Hash, error) {
+	deadline := time.Now().Add(budget)
+	for attempt := 1; ; attempt++ {
+		tip, err := r.remote.Fetch(ctx, branch, 0)
+		if err == nil || errors.Is(err, ErrAuth) || ctx.Err() != nil {
+			return tip, err
+		}
+		d := r.jitter(expDelay(r.cfg.Retry.BaseDelay, attempt, 2*time.Second))
+		if time.Now().Add(d).After(deadline) {
+			return tip, err
+		}
+		if serr := r.sleep(ctx, d); serr != nil {
+			return tip, err
+		}
+	}
+}
+
+// pushPending pushes local commits at boot or refresh, best effort:
+// losing the race (or the remote not answering) leaves them pending and
+// listed, it does not fail the read. A conflict, too, is reported rather
+// than failed: the root then has the remote's version and the local one
+// is on a conflict branch.
+func (r *Repo) pushPending(ctx context.Context, branch string, tip plumbing.Hash) (int, []string, error) {
+	var n int
+	var err error
+	if _, ok := r.remote.(*localRemote); ok {
+		n, _, err = r.pushLocked(ctx, branch, tip)
+	} else {
+		n, _, err = r.pushNet(ctx, branch, tip, min(r.cfg.Retry.Deadline, pendingBudget))
+	}
+	if err == nil || ctx.Err() != nil {
+		return n, nil, err
+	}
+	var pe *PendingError
+	var ce *ConflictError
+	switch {
+	case errors.As(err, &pe):
+		r.progressf("%v", err)
+		return n, pe.Commits, nil
+	case errors.As(err, &ce):
+		r.progressf("%v", err)
+		return n, nil, nil
+	}
+	head, herr := r.head()
+	if herr != nil {
+		return n, nil, err
+	}
+	r.progressf("push of local commits failed: %v", err)
+	return n, r.pendingList(r.trackingTip(branch), head), nil
 }
 
 // Refresh brings a long-lived root up to the remote branch between writes.
@@ -83,11 +146,16 @@ func (r *Repo) Refresh(ctx context.Context) (*RefreshResult, error) {
 		return nil, r.wrapRemoteErr("fetch", err)
 	}
 	if !head.IsZero() && head != known {
-		n, newHead, err := r.pushLocked(ctx, branch, tip)
+		n, pending, err := r.pushPending(ctx, branch, tip)
 		if err != nil {
 			return nil, err
 		}
-		res.Applied, res.Pushed, res.Head = true, n, newHead.String()
+		newHead, err := r.head()
+		if err != nil {
+			return nil, err
+		}
+		res.Pending = pending
+		res.Applied, res.Pushed, res.Head = len(pending) == 0, n, newHead.String()
 		res.Paths, err = r.changedPaths(ctx, head, newHead)
 		return res, err
 	}

@@ -692,7 +692,7 @@ func acquireRefLock(ctx context.Context, gitdir, ref string, wait bool) (*refLoc
 		if stale {
 			continue
 		}
-		if err := sleepCtx(ctx, fullJitter(backoff)); err != nil {
+		if err := sleepCtx(ctx, equalJitter(backoff)); err != nil {
 			if queue != nil {
 				_ = queue.Unlock()
 			}
@@ -847,28 +847,23 @@ func (n *netRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, erro
 }
 
 func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
-	rem := n.remote()
-	tip, err := n.Tip(ctx, branch)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if tip.IsZero() || n.repo.Storer.HasEncodedObject(tip) == nil {
-		return tip, nil
-	}
-	spec := config.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/tgp/fetch/%s", branch, branch))
-	err = rem.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+	// One connection: the fetch reads the advertisement and asks for a
+	// pack only when the tip's objects are missing here.
+	dst := plumbing.ReferenceName("refs/tgp/fetch/" + branch)
+	spec := config.RefSpec(fmt.Sprintf("+refs/heads/%s:%s", branch, dst))
+	err := n.remote().FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}):
+		return plumbing.ZeroHash, nil
+	default:
 		return plumbing.ZeroHash, classifyNetErr(err)
 	}
-	if n.repo.Storer.HasEncodedObject(tip) != nil {
-		// The branch moved between list and fetch: take what we fetched.
-		ref, err := n.repo.Storer.Reference(plumbing.ReferenceName("refs/tgp/fetch/" + branch))
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("fetch %s: %w", branch, err)
-		}
-		tip = ref.Hash()
+	ref, err := n.repo.Storer.Reference(dst)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("fetch %s: %w", branch, err)
 	}
-	return tip, nil
+	return ref.Hash(), nil
 }
 
 func (n *netRemote) Push(ctx context.Context, branch string, old, new plumbing.Hash) error {

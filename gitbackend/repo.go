@@ -28,8 +28,15 @@ type Identity struct{ Name, Email string }
 
 // RetryConfig bounds the push/replay loop.
 type RetryConfig struct {
+	// Deadline bounds a push (every attempt, and the wait for this
+	// machine's turn); a push not done by then leaves its commits pending
+	// and says which. Zero: 2 minutes.
+	Deadline time.Duration
+	// BaseDelay is the first backoff step between attempts.
+	BaseDelay time.Duration
+	// MaxAttempts, when positive, also bounds a pull-request branch's
+	// push attempts; direct pushes are bounded by Deadline only.
 	MaxAttempts int
-	BaseDelay   time.Duration
 }
 
 // Config says which remote branch the root mirrors and how to commit.
@@ -47,6 +54,10 @@ type Config struct {
 	// the repository's user.name / user.email.
 	Author Identity
 	Retry  RetryConfig
+	// LockDir is where the processes of this machine that push to one
+	// network remote take turns and batch their commits (machine.go);
+	// empty: each process pushes on its own.
+	LockDir string
 	// Progress receives clone/fetch progress lines.
 	Progress func(string)
 	// Environ is consulted for the commit identity (GIT_AUTHOR_*,
@@ -122,6 +133,9 @@ type Repo struct {
 	batch persistBatch
 	// idx caches the decoded index between persists (index.go).
 	idx indexCache
+	// lastPush is how long the last push to a network remote took (read
+	// under the lock; it paces this machine's pushes, machine.go).
+	lastPush time.Duration
 	// stopAt, in tests, stops a persist at a named point as if the
 	// process had died there (stopped).
 	stopAt func(point string) bool
@@ -149,10 +163,13 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 	if cfg.Retry.MaxAttempts <= 0 {
 		cfg.Retry.MaxAttempts = 8
 	}
+	if cfg.Retry.Deadline <= 0 {
+		cfg.Retry.Deadline = 2 * time.Minute
+	}
 	if cfg.Retry.BaseDelay <= 0 {
 		cfg.Retry.BaseDelay = 20 * time.Millisecond
 	}
-	r := &Repo{wt: wt, cfg: cfg, sem: make(chan struct{}, 1), sleep: sleepCtx, jitter: fullJitter}
+	r := &Repo{wt: wt, cfg: cfg, sem: make(chan struct{}, 1), sleep: sleepCtx, jitter: fullJitterDelay}
 	for _, o := range opts {
 		o(r)
 	}
@@ -335,6 +352,9 @@ type HydrateResult struct {
 	// Notes are one-line reports of repairs boot made (a half-made .git
 	// re-cloned, a stale lock removed, ...), for the kernel to show.
 	Notes []string
+	// Pending lists the local commits boot could not push ("abc1234
+	// subject"): they wait for the next persist; boot does not fail.
+	Pending []string
 }
 
 // Hydrate brings the root up to the remote branch: clone into an empty
@@ -395,12 +415,23 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 		}
 	}
 	r.progressf("fetching %s from %s", branch, r.cfg.Remote)
-	tip, err := r.remote.Fetch(ctx, branch, 0)
-	if err != nil {
-		return nil, r.wrapRemoteErr("fetch", err)
-	}
+	tip, err := r.fetchRetrying(ctx, branch, min(r.cfg.Retry.Deadline, pendingBudget))
 	res := &HydrateResult{Branch: branch, Notes: r.notes}
 	r.notes = nil
+	if err != nil {
+		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
+			return nil, r.wrapRemoteErr("fetch", err)
+		}
+		// The root has a commit to work from: a remote that does not
+		// answer does not stop the agent. The next refresh or persist
+		// reaches it again; local commits wait there, listed.
+		res.Action, res.Head = "offline", head.String()
+		if head != known {
+			res.Pending = r.pendingList(known, head)
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("the remote could not be reached (%v): working on the root as it is (may be stale); the next refresh or persist reaches it again", r.wrapRemoteErr("fetch", err)))
+		return res, nil
+	}
 	switch {
 	case tip.IsZero() && head.IsZero():
 		res.Action = "empty-remote"
@@ -420,11 +451,18 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 	default:
 		// Local commits the remote does not have: push (replaying on the
 		// remote tip if it moved). Nothing acknowledged is ever dropped.
-		n, newHead, err := r.pushLocked(ctx, branch, tip)
+		n, pending, err := r.pushPending(ctx, branch, tip)
 		if err != nil {
 			return nil, err
 		}
-		res.Action, res.Head, res.Pushed = "fetched", newHead.String(), n
+		newHead, err := r.head()
+		if err != nil {
+			return nil, err
+		}
+		res.Action, res.Head, res.Pushed, res.Pending = "fetched", newHead.String(), n, pending
+		if len(pending) > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("%d local commit(s) not pushed yet (another writer was ahead; the next persist pushes them): %s", len(pending), strings.Join(pending, "; ")))
+		}
 		return res, nil
 	}
 }
@@ -581,8 +619,10 @@ type RepoStatus struct {
 	Branch string
 	Head   string
 	Remote string
-	// Ahead counts local commits not yet on the remote.
-	Ahead int
+	// Ahead counts local commits not yet on the remote; PendingCommits
+	// lists them ("abc1234 subject", oldest first).
+	Ahead          int
+	PendingCommits []string
 }
 
 // Status reads the branch, head and unpushed commit count.
@@ -601,9 +641,13 @@ func (r *Repo) Status(ctx context.Context) (RepoStatus, error) {
 		st.Head = head.String()
 	}
 	if r.remote != nil && !head.IsZero() {
-		local, err := r.localCommits(r.trackingTip(st.Branch), head)
+		base := r.trackingTip(st.Branch)
+		local, err := r.localCommits(base, head)
 		if err == nil {
 			st.Ahead = len(local)
+			if st.Ahead > 0 {
+				st.PendingCommits = r.pendingList(base, head)
+			}
 		}
 	}
 	return st, nil

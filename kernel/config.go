@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -49,6 +50,40 @@ type GitConfig struct {
 	// check older than this is repeated ("0": before every such call;
 	// "off": at boot only). See Kernel.refresh.
 	RefreshInterval string `koanf:"refresh_interval"`
+	// LockDir is where this machine's processes that push to one remote
+	// take turns ("" : the user's cache directory; "off": no turns).
+	LockDir string `koanf:"lock_dir"`
+}
+
+// MachineLockDir resolves git.lock_dir against environ: empty is
+// $XDG_CACHE_HOME/tgp/locks, else $HOME/.cache/tgp/locks (so a process
+// started with another HOME is another machine); "off" is none.
+func (g GitConfig) MachineLockDir(environ []string) string {
+	switch g.LockDir {
+	case "off":
+		return ""
+	case "":
+	default:
+		return g.LockDir
+	}
+	get := func(k string) string {
+		for i := len(environ) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(environ[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	if x := get("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "tgp", "locks")
+	}
+	if h := get("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "tgp", "locks")
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "tgp", "locks")
+	}
+	return ""
 }
 
 // RefreshEvery parses git.refresh_interval: off is true for "off".
@@ -74,8 +109,11 @@ type Identity struct {
 
 // RetryConfig bounds the push-replay loop.
 type RetryConfig struct {
-	MaxAttempts int           `koanf:"max_attempts"`
+	// Deadline bounds a direct push (every attempt and the wait for this
+	// machine's turn).
+	Deadline    time.Duration `koanf:"deadline"`
 	BaseDelay   time.Duration `koanf:"base_delay"`
+	MaxAttempts int           `koanf:"max_attempts"`
 }
 
 // PRConfig configures pull-request mode.
@@ -171,6 +209,8 @@ func Defaults() map[string]any {
 		"git.author.email":           "",
 		"git.token_env":              "TGP_GIT_TOKEN",
 		"git.retry.max_attempts":     8,
+		"git.retry.deadline":         "2m",
+		"git.lock_dir":               "",
 		"git.retry.base_delay":       "20ms",
 		"git.pr.per":                 "session",
 		"git.api_url":                "",
@@ -419,6 +459,12 @@ func (c *Config) Validate() error {
 		}
 		return &ConfigError{Key: key, Problem: fmt.Sprintf("%q is not allowed; use one of: %s", v, strings.Join(allowed, ", "))}
 	}
+	positiveDuration := func(key string, d time.Duration) error {
+		if d <= 0 {
+			return &ConfigError{Key: key, Problem: fmt.Sprintf("%v is out of range; must be a positive duration such as 2m or 30s", d)}
+		}
+		return nil
+	}
 	atLeast := func(key string, v, min int) error {
 		if v < min {
 			return &ConfigError{Key: key, Problem: fmt.Sprintf("%d is out of range; must be >= %d", v, min)}
@@ -435,6 +481,7 @@ func (c *Config) Validate() error {
 		atLeast("sandbox.workers", c.Sandbox.Workers, 1),
 		atLeast("git.depth", c.Git.Depth, 0),
 		atLeast("git.retry.max_attempts", c.Git.Retry.MaxAttempts, 1),
+		positiveDuration("git.retry.deadline", c.Git.Retry.Deadline),
 		atLeast("sandbox.memory_mb", c.Sandbox.MemoryMB, 1),
 		atLeast("tools.git.timeout_ms", c.Tools.Git.TimeoutMS, 1),
 		atLeast("tools.git.max_bytes", c.Tools.Git.MaxBytes, 1),

@@ -58,7 +58,7 @@ var coveredElsewhere = map[string]string{
 }
 
 // testedHere are the keys TestConfigKeysChangeBehaviour covers.
-var testedHere = []string{"git.branch", "git.pr.per", "git.retry.max_attempts", "git.retry.base_delay", "fs.allowed_dirs", "fs.block_upward_traversal", "sandbox.timeout",
+var testedHere = []string{"git.branch", "git.pr.per", "git.retry.max_attempts", "git.retry.base_delay", "git.retry.deadline", "git.lock_dir", "fs.allowed_dirs", "fs.block_upward_traversal", "sandbox.timeout",
 	"sandbox.memory_mb", "sandbox.allowed_fetch_urls", "sandbox.check.rules", "sql.dsn_env", "sql.read_only",
 	"tools.git.enabled", "approval.policy"}
 
@@ -152,25 +152,84 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 				WithSetting("git.author.email", "a@x"), WithSetting("git.retry.base_delay", "1ms")}, opts...)...)
 		}
 		write := json.RawMessage(`{"path":"tools/r.ts","content":"/** R. */\nexport default () => 1;\n"}`)
-		// Two refused receive-packs: the default 8 attempts get through,
-		// max_attempts 2 gives up.
-		srv.FailReceivePacks.Store(2)
+		// Direct pushes are bounded by time: five refused receive-packs
+		// get through within the default deadline; a 300ms deadline gives
+		// up on a remote that refuses every push and names the commit
+		// left pending.
+		srv.FailReceivePacks.Store(5)
 		if _, err := k().Call(context.Background(), "write_file", write); err != nil {
-			t.Fatalf("default attempts: %v", err)
+			t.Fatalf("default deadline: %v", err)
 		}
-		srv.FailReceivePacks.Store(2)
+		srv.FailReceivePacks.Store(1 << 20)
 		write3 := json.RawMessage(`{"path":"tools/r3.ts","content":"/** R3. */\nexport default () => 3;\n"}`)
-		if _, err := k(WithSetting("git.retry.max_attempts", 2)).Call(context.Background(), "write_file", write3); err == nil || !strings.Contains(err.Error(), "gave up after 2 attempts") {
-			t.Fatalf("max_attempts 2: %v", err)
+		_, err := k(WithSetting("git.retry.deadline", "300ms")).Call(context.Background(), "write_file", write3)
+		if err == nil || !strings.Contains(err.Error(), "not on the remote yet") || !strings.Contains(err.Error(), "forge: tools/r3.ts") {
+			t.Fatalf("deadline 300ms: %v", err)
 		}
-		// One refused receive-pack: a 1h base delay (capped at 2s, jittered
-		// to at least 1s) outlasts the call's 800ms deadline.
-		srv.FailReceivePacks.Store(1)
+		srv.FailReceivePacks.Store(0)
+		// Five refused receive-packs with a 1h base delay: the backoff
+		// (full jitter up to 5s each time) outlasts the call's 800ms
+		// deadline.
+		srv.FailReceivePacks.Store(5)
 		ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
 		defer cancel()
 		write2 := json.RawMessage(`{"path":"tools/r2.ts","content":"/** R2. */\nexport default () => 2;\n"}`)
 		if _, err := k(WithSetting("git.retry.base_delay", "1h")).Call(ctx, "write_file", write2); err == nil {
 			t.Fatal("base_delay 1h: the retry did not wait")
+		}
+		srv.FailReceivePacks.Store(0)
+	})
+	t.Run("git.retry.max_attempts", func(t *testing.T) {
+		// Pull-request branches count attempts: two refused receive-packs
+		// get through with 3 attempts and not with 2.
+		e := newPREnv(t)
+		k := func(n int) *Kernel {
+			return bootWith(t, append(e.options("github"), WithSetting("git.retry.max_attempts", n), WithSetting("git.retry.base_delay", "1ms"))...)
+		}
+		e.http.FailReceivePacks.Store(2)
+		if _, err := k(3).Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/r5.ts","content":"/** R5. */\nexport default () => 5;\n"}`)); err != nil {
+			t.Fatalf("max_attempts 3: %v", err)
+		}
+		e.http.FailReceivePacks.Store(2)
+		if _, err := k(2).Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/r4.ts","content":"/** R4. */\nexport default () => 4;\n"}`)); err == nil {
+			t.Fatal("max_attempts 2: two refused pushes did not fail the write")
+		}
+	})
+	t.Run("git.lock_dir", func(t *testing.T) {
+		// The machine's queue lives where git.lock_dir says, else under
+		// the environment's XDG_CACHE_HOME, else HOME/.cache; off: none.
+		g := GitConfig{}
+		if d := g.MachineLockDir([]string{"HOME=/h", "XDG_CACHE_HOME=/x"}); d != "/x/tgp/locks" {
+			t.Fatalf("XDG_CACHE_HOME: %s", d)
+		}
+		if d := g.MachineLockDir([]string{"HOME=/h"}); d != "/h/.cache/tgp/locks" {
+			t.Fatalf("HOME: %s", d)
+		}
+		g.LockDir = "off"
+		if d := g.MachineLockDir([]string{"HOME=/h"}); d != "" {
+			t.Fatalf("off: %s", d)
+		}
+		// A root on disk pushing to a network remote leaves its spool in
+		// the configured directory.
+		root := t.TempDir()
+		gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", filepath.Join(root, "r.git"))
+		gittest.Git(t, filepath.Join(root, "r.git"), "config", "http.receivepack", "true")
+		srv := gittest.NewHTTPServer(t, root, "")
+		locks := t.TempDir()
+		kk, err := New(context.Background(), WithEnviron([]string{}), WithRoot(t.TempDir()), WithSetting("git.remote", srv.URL("r.git")),
+			WithSetting("git.author.name", "A"), WithSetting("git.author.email", "a@x"), WithSetting("git.lock_dir", locks))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := kk.Boot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer kk.Shutdown(context.Background())
+		if _, err := kk.Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/l.ts","content":"/** L. */\nexport default () => 5;\n"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if tips, _ := filepath.Glob(filepath.Join(locks, "*", "tip")); len(tips) != 1 {
+			t.Fatalf("no machine queue under git.lock_dir %s: %v", locks, tips)
 		}
 	})
 	writeData := "/** Writes. */\nexport default () => { tgp.write_file('data/out.txt', 'x'); return 'ok'; };\n"

@@ -238,7 +238,7 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Branch, st.Head, st.Pending = bs.Branch, bs.Head, bs.Pending
+	st.Branch, st.Head, st.Pending, st.PendingCommits = bs.Branch, bs.Head, bs.Pending, bs.PendingCommits
 	st.Uncommitted, st.Refresh = bs.Uncommitted, bs.Refresh
 	return st, nil
 }
@@ -306,6 +306,9 @@ type Status struct {
 	Head    string `json:"head,omitempty"`
 	Tools   int    `json:"tools"`
 	Pending int    `json:"pending_pushes"`
+	// PendingCommits lists the unpushed commits ("abc1234 subject",
+	// oldest first): the next persist, refresh or boot pushes them.
+	PendingCommits []string `json:"pending_commits,omitempty"`
 	// Uncommitted are paths written to the root whose commit failed;
 	// they are committed with the next change.
 	Uncommitted []string `json:"uncommitted,omitempty"`

@@ -30,10 +30,19 @@ git:
   # Environment variable holding the token for HTTPS remotes and the GitHub API.
   token_env: TGP_GIT_TOKEN
   retry:
-    # Push attempts when another agent pushed first (replay on the new head).
-    max_attempts: 8
-    # First backoff delay; doubles with jitter.
+    # How long a write may keep trying to push when other agents push first (each attempt replays the
+    # change on the remote's new tip); after it the write says which commits are pending, and the next
+    # persist, refresh or boot pushes them.
+    deadline: 2m
+    # First backoff delay; doubles with full jitter up to 500ms after a lost race, 5s when the remote
+    # does not answer.
     base_delay: 20ms
+    # Pull-request branches only: push attempts before a write fails.
+    max_attempts: 8
+  # Where processes of this machine that push to the same remote take turns and push each other's
+  # commits in one push (one contender per machine). Empty: $XDG_CACHE_HOME/tgp/locks (else
+  # ~/.cache/tgp/locks); off: every process pushes on its own.
+  lock_dir: ""
   pr:
     # session: one branch and PR per kernel session; tool: one per changed tool.
     per: session

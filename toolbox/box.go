@@ -204,6 +204,8 @@ type Status struct {
 	Branch  string
 	Head    string
 	Pending int
+	// PendingCommits lists the unpushed commits ("abc1234 subject").
+	PendingCommits []string
 	// Uncommitted are paths written to the root whose commit failed.
 	Uncommitted []string
 	Refresh     RefreshStatus
@@ -223,7 +225,7 @@ func (b *Box) Status(ctx context.Context) (Status, error) {
 		if err != nil {
 			return st, err
 		}
-		st.Branch, st.Head, st.Pending = rs.Branch, rs.Head, rs.Ahead
+		st.Branch, st.Head, st.Pending, st.PendingCommits = rs.Branch, rs.Head, rs.Ahead, rs.PendingCommits
 	}
 	st.Uncommitted = b.uncommittedPaths()
 	st.Refresh = b.RefreshStatus()

@@ -90,6 +90,9 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 	}
 	fmt.Fprintf(a.stdout, "root:     %s\nremote:   %s\nbranch:   %s\nhead:     %s\ntools:    %d\npending:  %d unpushed commit(s)\nstrategy: %s\n",
 		st.Root, remote, orDash(st.Branch), orDash(head), st.Tools, st.Pending, st.Strategy)
+	for _, c := range st.PendingCommits {
+		fmt.Fprintf(a.stdout, "  pending: %s\n", c)
+	}
 	if !st.Refresh.LastCheck.IsZero() {
 		fresh := "up to date"
 		switch {

@@ -1,0 +1,382 @@
+package gitbackend
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/gofrs/flock"
+)
+
+// One contender per machine (network remotes). Every process of a machine
+// that pushes to the same remote branch goes through one spool directory
+// under the user's cache directory (Config.LockDir), keyed by the remote
+// and the branch. A persist there:
+//
+//  1. writes a ticket naming its root's .git and its unpushed commits
+//     (base..head);
+//  2. waits until a result for its ticket appears, or until it holds the
+//     spool's lock;
+//  3. holding the lock, it leads: it recreates, in its own repository and
+//     in order, every waiting ticket's commits on the remote's tip (their
+//     objects read from the other roots' .git, which do not change while
+//     their owners wait), pushes them all in one push, and writes each
+//     ticket's result;
+//  4. a writer whose ticket was pushed by another brings its root to the
+//     pushed commit (objects copied from the leader's .git).
+//
+// The remote then sees one writer per machine, pushing batches: contention
+// between machines costs batching, not a queue of replays each losing the
+// race. A ticket whose owner stopped waiting (its deadline passed, the
+// process died) stays and is pushed by the next leader: nothing committed
+// is left behind on a machine that keeps working.
+
+// machineQueue is a spool directory.
+type machineQueue struct {
+	dir  string
+	lock *flock.Flock
+}
+
+// machineQueueFor is the spool of remote's branch under lockDir.
+func machineQueueFor(lockDir, remote, branch string) *machineQueue {
+	sum := sha256.Sum256([]byte(redact(remote) + "\x00" + branch))
+	dir := filepath.Join(lockDir, hex.EncodeToString(sum[:10]))
+	return &machineQueue{dir: dir, lock: flock.New(filepath.Join(dir, "lock"))}
+}
+
+// ticket is a root's unpushed commits waiting for a push.
+type ticket struct {
+	ID     string `json:"id"`
+	Remote string `json:"remote"`
+	Branch string `json:"branch"`
+	Base   string `json:"base"`
+	Head   string `json:"head"`
+	GitDir string `json:"gitdir"`
+	// Created orders the tickets (first come, first pushed).
+	Created int64 `json:"created"`
+	PID     int   `json:"pid"`
+}
+
+// ticketResult is what the leader that took a ticket says of it.
+type ticketResult struct {
+	// Commit is the pushed commit holding the ticket's change, Final the
+	// batch's last commit (the remote's tip after the push).
+	Commit string `json:"commit,omitempty"`
+	Final  string `json:"final,omitempty"`
+	// Conflict lists the paths another agent changed on the same lines:
+	// the owner keeps its version on a conflict branch.
+	Conflict []string `json:"conflict,omitempty"`
+	// Err: the ticket could not be pushed (its commits stay pending).
+	Err string `json:"error,omitempty"`
+	// LeaderGitDir holds every object of Final.
+	LeaderGitDir string `json:"leader_gitdir,omitempty"`
+	Attempts     int    `json:"attempts,omitempty"`
+	Batched      int    `json:"batched,omitempty"`
+}
+
+func (q *machineQueue) ticketPath(id string) string { return filepath.Join(q.dir, id+".ticket") }
+func (q *machineQueue) resultPath(id string) string { return filepath.Join(q.dir, id+".result") }
+
+// writeFileAtomic writes data to p through a temporary file and a rename:
+// a reader sees the whole file or none.
+func writeFileAtomic(p string, data []byte) error {
+	tmp := fmt.Sprintf("%s.tmp-%d-%s", p, os.Getpid(), randomID())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// submit writes t's ticket.
+func (q *machineQueue) submit(t *ticket) error {
+	if err := os.MkdirAll(q.dir, 0o755); err != nil {
+		return fmt.Errorf("machine queue %s: %w", q.dir, err)
+	}
+	b, _ := json.Marshal(t)
+	if err := writeFileAtomic(q.ticketPath(t.ID), b); err != nil {
+		return fmt.Errorf("machine queue %s: %w", q.dir, err)
+	}
+	return nil
+}
+
+// result reads the result of ticket id (nil: none yet).
+func (q *machineQueue) result(id string) *ticketResult {
+	b, err := os.ReadFile(q.resultPath(id))
+	if err != nil {
+		return nil
+	}
+	var res ticketResult
+	if json.Unmarshal(b, &res) != nil {
+		return nil
+	}
+	return &res
+}
+
+// finish removes ticket id and its result.
+func (q *machineQueue) finish(id string) {
+	os.Remove(q.ticketPath(id))
+	os.Remove(q.resultPath(id))
+}
+
+// pending lists the tickets of branch with no result yet, oldest first,
+// one per root (a root's newest ticket holds every commit of its older
+// ones: those are removed). Results nobody collected for an hour are
+// removed with their tickets.
+func (q *machineQueue) pending(branch string) []*ticket {
+	ents, err := os.ReadDir(q.dir)
+	if err != nil {
+		return nil
+	}
+	newest := map[string]*ticket{}
+	var stale []string
+	for _, e := range ents {
+		name := e.Name()
+		id, ok := strings.CutSuffix(name, ".ticket")
+		if !ok {
+			if strings.Contains(name, ".tmp-") {
+				if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+					os.Remove(filepath.Join(q.dir, name))
+				}
+			}
+			continue
+		}
+		if info, err := os.Stat(q.resultPath(id)); err == nil {
+			if time.Since(info.ModTime()) > time.Hour {
+				q.finish(id)
+			}
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(q.dir, name))
+		if err != nil {
+			continue
+		}
+		var t ticket
+		if json.Unmarshal(b, &t) != nil || t.ID != id {
+			os.Remove(filepath.Join(q.dir, name))
+			continue
+		}
+		if t.Branch != branch {
+			continue
+		}
+		if old := newest[t.GitDir]; old != nil {
+			if old.Created > t.Created {
+				stale = append(stale, t.ID)
+				continue
+			}
+			stale = append(stale, old.ID)
+		}
+		newest[t.GitDir] = &t
+	}
+	for _, id := range stale {
+		q.finish(id)
+	}
+	out := make([]*ticket, 0, len(newest))
+	for _, t := range newest {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Created != out[j].Created {
+			return out[i].Created < out[j].Created
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// await waits until ticket id has a result (returned) or the caller holds
+// the spool's lock (nil result, held true). It gives up when ctx ends.
+func (q *machineQueue) await(ctx context.Context, id string, poll time.Duration) (*ticketResult, bool, error) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if res := q.result(id); res != nil {
+			return res, false, nil
+		}
+		ok, err := q.lock.TryLock()
+		if err != nil {
+			return nil, false, fmt.Errorf("machine lock %s: %w", q.lock.Path(), err)
+		}
+		if ok {
+			if res := q.result(id); res != nil {
+				_ = q.lock.Unlock()
+				return res, false, nil
+			}
+			return nil, true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (q *machineQueue) unlock() { _ = q.lock.Unlock() }
+
+func newTicketID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%d-%s", time.Now().UnixNano(), hex.EncodeToString(b))
+}
+
+// openGitDir opens another root's .git to read objects (never to write).
+func openGitDir(gitdir string) (*filesystem.Storage, error) {
+	if _, err := os.Stat(filepath.Join(gitdir, "objects")); err != nil {
+		return nil, fmt.Errorf("open %s: %w", gitdir, err)
+	}
+	return filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRU(16<<20), filesystem.Options{}), nil
+}
+
+// gitDirPath is this root's .git on disk ("" for a root in memory).
+func (r *Repo) gitDirPath() string {
+	if r.flock == nil {
+		return ""
+	}
+	return filepath.Join(r.wt.Root(), ".git")
+}
+
+// errPendingPush says which commits wait to be pushed.
+type PendingError struct {
+	Branch  string
+	Remote  string
+	Commits []string // "abc1234 subject", oldest first
+	// Queued: the commits wait in this machine's queue, and the next
+	// process of this machine to push takes them.
+	Queued bool
+	Err    error
+}
+
+func (e *PendingError) Error() string {
+	where := "kept in the root; the next persist, refresh or boot pushes them"
+	if e.Queued {
+		where = "kept in the root and queued on this machine; the next push from this machine, or the next persist, refresh or boot here, takes them"
+	}
+	return fmt.Sprintf("push %s to %s: %v; %d commit(s) not on the remote yet (%s): %s",
+		e.Branch, e.Remote, e.Err, len(e.Commits), where, strings.Join(e.Commits, "; "))
+}
+
+func (e *PendingError) Unwrap() error { return e.Err }
+
+// ErrPending matches *PendingError.
+var ErrPending = errors.New("commits pending")
+
+func (e *PendingError) Is(t error) bool { return t == ErrPending }
+
+// pendingList describes base..head, oldest first.
+func (r *Repo) pendingList(base, head plumbing.Hash) []string {
+	local, err := r.localCommits(base, head)
+	if err != nil {
+		return []string{short(head)}
+	}
+	out := make([]string, 0, len(local))
+	for _, c := range local {
+		subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
+		out = append(out, short(c.Hash)+" "+subject)
+	}
+	return out
+}
+
+// PendingCommits lists the local commits not on the remote ("abc1234
+// subject"), oldest first.
+func (r *Repo) PendingCommits(ctx context.Context) ([]string, error) {
+	if r.remote == nil {
+		return nil, nil
+	}
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.unlock()
+	branch, err := r.branch()
+	if err != nil {
+		return nil, nil
+	}
+	head, err := r.head()
+	if err != nil || head.IsZero() || head == r.trackingTip(branch) {
+		return nil, err
+	}
+	return r.pendingList(r.trackingTip(branch), head), nil
+}
+
+// hashFromHex parses a full hexadecimal object name.
+func hashFromHex(s string) (plumbing.Hash, bool) {
+	if len(s) != 40 {
+		return plumbing.ZeroHash, false
+	}
+	if _, err := hex.DecodeString(s); err != nil {
+		return plumbing.ZeroHash, false
+	}
+	return plumbing.NewHash(s), true
+}
+
+// machineTip is the remote's tip as the last push from this machine left
+// it, with a .git that holds its objects.
+type machineTip struct {
+	Commit string `json:"commit"`
+	GitDir string `json:"gitdir"`
+	// PushedAt is when that push ended, PushNanos how long its last
+	// attempt took; ContendedAt is the last time a push from this machine
+	// found that another machine had pushed first (unix nanoseconds).
+	PushedAt    int64 `json:"pushed_at,omitempty"`
+	PushNanos   int64 `json:"push_ns,omitempty"`
+	ContendedAt int64 `json:"contended_at,omitempty"`
+}
+
+// contendedWithin says whether another machine pushed first recently.
+func (t *machineTip) contendedWithin(d time.Duration) bool {
+	return t != nil && t.ContendedAt > 0 && time.Since(time.Unix(0, t.ContendedAt)) < d
+}
+
+// politeWait is how long this machine's next push waits after its last
+// one while other machines contend: a machine that just pushed would
+// otherwise win races more often than its share (its next batch needs no
+// fetch), and the others, which must fetch before they push, would lose
+// them in streaks. A random pause of two to four push durations (a
+// loser's fetch and push take about two) gives them their turn; the batch
+// waiting here meanwhile only grows.
+func (t *machineTip) politeWait() time.Duration {
+	if !t.contendedWithin(2 * time.Minute) {
+		return 0
+	}
+	p := time.Duration(t.PushNanos)
+	p = min(max(p, 20*time.Millisecond), 2*time.Second)
+	hold := 2*p + fullJitterDelay(2*p)
+	since := time.Since(time.Unix(0, t.PushedAt))
+	if since >= hold {
+		return 0
+	}
+	return hold - since
+}
+
+func (q *machineQueue) readTip() *machineTip {
+	b, err := os.ReadFile(filepath.Join(q.dir, "tip"))
+	if err != nil {
+		return nil
+	}
+	var t machineTip
+	if json.Unmarshal(b, &t) != nil {
+		return nil
+	}
+	return &t
+}
+
+func (q *machineQueue) writeTip(t machineTip) {
+	b, _ := json.Marshal(t)
+	_ = writeFileAtomic(filepath.Join(q.dir, "tip"), b)
+}

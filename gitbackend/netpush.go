@@ -1,0 +1,507 @@
+package gitbackend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"time"
+
+	"crypto/rand"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Pushing to a network remote. A push is bounded by time (Retry.Deadline),
+// not by a count of attempts: between attempts it waits an exponential
+// backoff with full jitter (a uniform delay in [0, min(cap, base·2^n)]),
+// and each attempt reads the remote's tip (the ref advertisement; objects
+// only when it moved) before replaying on it. With a lock directory the
+// processes of a machine push through one queue (machine.go).
+
+// batchItem is one root's commits in a push.
+type batchItem struct {
+	own        bool
+	ticket     *ticket
+	base, head plumbing.Hash
+	gitdir     string
+	// Outcome of the attempt that pushed: commit holds the change (zero:
+	// nothing of it to push), conflict the paths another agent changed on
+	// the same lines, err why it could not be taken.
+	commit   plumbing.Hash
+	conflict []string
+	err      error
+}
+
+// pushNet pushes the local commits base..head on branch. tip, when not
+// zero, is the remote's tip already fetched. budget bounds it (zero:
+// Retry.Deadline). It returns the attempts made and the commit that holds
+// the change on the remote (the root is then at the remote's new tip).
+func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, budget time.Duration) (int, plumbing.Hash, error) {
+	if budget <= 0 {
+		budget = r.cfg.Retry.Deadline
+	}
+	dctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	head, err := r.head()
+	if err != nil {
+		return 0, plumbing.ZeroHash, err
+	}
+	base := r.trackingTip(branch)
+	own := &batchItem{own: true, base: base, head: head, gitdir: r.gitDirPath()}
+	var q *machineQueue
+	if r.cfg.LockDir != "" && own.gitdir != "" {
+		q = machineQueueFor(r.cfg.LockDir, r.cfg.Remote, branch)
+		t := &ticket{ID: newTicketID(), Remote: redact(r.cfg.Remote), Branch: branch, Base: base.String(), Head: head.String(),
+			GitDir: own.gitdir, Created: time.Now().UnixNano(), PID: os.Getpid()}
+		if err := q.submit(t); err != nil {
+			r.progressf("machine queue unavailable, pushing alone: %v", err)
+			q = nil
+		} else {
+			own.ticket = t
+		}
+	}
+	if q == nil {
+		n, err := r.leadPush(dctx, branch, tip, []*batchItem{own}, nil)
+		if err != nil {
+			return n, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, false, err)
+		}
+		return n, own.commit, r.ownOutcome(ctx, branch, own)
+	}
+	res, _, err := q.await(dctx, own.ticket.ID, 10*time.Millisecond)
+	if err != nil {
+		return 0, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, true, fmt.Errorf("no turn to push within %v (git.retry.deadline): %w", budget, err))
+	}
+	if res != nil {
+		q.finish(own.ticket.ID)
+		return r.adopt(ctx, branch, own, res)
+	}
+	// This process holds the machine's turn: it pushes for every root
+	// waiting, and for those that queue while it retries.
+	items := []*batchItem{own}
+	taken := map[string]bool{own.ticket.ID: true}
+	more := func() []*batchItem {
+		var out []*batchItem
+		for _, t := range q.pending(branch) {
+			if taken[t.ID] {
+				continue
+			}
+			taken[t.ID] = true
+			b, ok1 := hashFromHex(t.Base)
+			h, ok2 := hashFromHex(t.Head)
+			it := &batchItem{ticket: t, base: b, head: h, gitdir: t.GitDir}
+			if !ok1 || !ok2 || t.Remote != redact(r.cfg.Remote) {
+				it.err = fmt.Errorf("unreadable ticket %s", t.ID)
+			}
+			out = append(out, it)
+		}
+		return out
+	}
+	mt := q.readTip()
+	if w := mt.politeWait(); w > 0 {
+		if err := r.sleep(dctx, w); err != nil {
+			q.unlock()
+			return 0, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, true, err)
+		}
+	}
+	items = append(items, more()...)
+	if tip.IsZero() {
+		// The last push from this machine is likely the remote's tip: its
+		// objects are here, in the root that pushed it.
+		if mt != nil && mt.Commit != own.base.String() {
+			if h, ok := hashFromHex(mt.Commit); ok && r.objectsOf(dctx, "", mt.GitDir, h, false) == nil {
+				tip = h
+			}
+		}
+	}
+	n, err := r.leadPush(dctx, branch, tip, items, func() []*batchItem {
+		m := more()
+		items = append(items, m...)
+		return m
+	})
+	final := r.trackingTip(branch)
+	batched := 0
+	for _, it := range items {
+		if !it.commit.IsZero() {
+			batched++
+		}
+	}
+	for _, it := range items[1:] {
+		res := &ticketResult{Attempts: n, Batched: batched}
+		switch {
+		case it.err != nil:
+			res.Err = it.err.Error()
+		case err != nil:
+			if !errors.Is(err, ErrDeclined) && !errors.Is(err, ErrAuth) {
+				continue // not taken: it leads the next batch itself
+			}
+			res.Err = err.Error()
+		default:
+			res.Commit, res.Final, res.Conflict, res.LeaderGitDir = it.commit.String(), final.String(), it.conflict, own.gitdir
+		}
+		b, _ := json.Marshal(res)
+		if werr := writeFileAtomic(q.resultPath(it.ticket.ID), b); werr != nil {
+			r.progressf("machine queue: result for %s: %v", it.ticket.ID, werr)
+		}
+	}
+	if err == nil {
+		nt := machineTip{Commit: final.String(), GitDir: own.gitdir, PushedAt: time.Now().UnixNano(), PushNanos: int64(r.lastPush)}
+		if mt != nil {
+			nt.ContendedAt = mt.ContendedAt
+		}
+		if n > 1 {
+			nt.ContendedAt = time.Now().UnixNano()
+		}
+		q.writeTip(nt)
+	}
+	q.unlock()
+	q.finish(own.ticket.ID)
+	if err != nil {
+		return n, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, false, err)
+	}
+	return n, own.commit, r.ownOutcome(ctx, branch, own)
+}
+
+// ownOutcome is the leader's own conflict, once the batch is pushed.
+func (r *Repo) ownOutcome(ctx context.Context, branch string, own *batchItem) error {
+	if own.err != nil {
+		return own.err
+	}
+	if len(own.conflict) == 0 {
+		return nil
+	}
+	final := r.trackingTip(branch)
+	finalTree, err := r.treeOf(final)
+	if err != nil {
+		return err
+	}
+	// The root is at final already (leadPush): its own version goes to
+	// a conflict branch.
+	return r.conflict(ctx, branch, own.head, finalTree, final, own.conflict)
+}
+
+// pendingErr reports base..head as not pushed, unless err says more (a
+// conflict, a refusal that no retry changes).
+func (r *Repo) pendingErr(ctx context.Context, branch string, base, head plumbing.Hash, queued bool, err error) error {
+	var ce *ConflictError
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, ErrDeclined) {
+		err = fmt.Errorf("%w\n(not retried: the remote's own policy refused it, and refuses every push that contains it until that policy accepts it)", err)
+	}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("not pushed within %v (git.retry.deadline): %w", r.cfg.Retry.Deadline, err)
+	}
+	return &PendingError{Branch: branch, Remote: redact(r.cfg.Remote), Commits: r.pendingList(base, head), Queued: queued, Err: err}
+}
+
+// leadPush recreates every item's commits, in order, on the remote's tip
+// and pushes them in one push, until it succeeds or ctx ends. On success
+// the root is at the pushed tip (its worktree, index, refs and hook) and
+// each item says which commit holds its change.
+//
+// tip zero means unknown: the first attempt assumes the remote is where
+// this root last saw it (a push that finds it moved fails before sending
+// anything). more, when not nil, is asked before each new attempt for
+// items that queued meanwhile.
+func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, items []*batchItem, more func() []*batchItem) (int, error) {
+	own := items[0]
+	fetched := !tip.IsZero()
+	if tip.IsZero() {
+		tip = own.base
+	}
+	if r.ov == nil {
+		r.ov = r.newOverlay()
+		defer func() { r.ov = nil }()
+	}
+	headTree, err := r.treeOf(own.head)
+	if err != nil {
+		return 0, err
+	}
+	// Where the root's worktree and the hook are: moved only by a hook
+	// that reads the worktree, and by the end of the push.
+	prev := &replayPlan{at: headTree, seen: headTree}
+	sources := map[string]*filesystem.Storage{}
+	defer func() {
+		for _, s := range sources {
+			s.Close()
+		}
+	}()
+	var lastErr error
+	attempt := 0
+	for {
+		if attempt > 0 {
+			if err := r.sleep(ctx, r.backoffDelay(attempt, lastErr)); err != nil {
+				break
+			}
+		}
+		attempt++
+		if attempt > 1 && more != nil {
+			items = append(items, more()...)
+		}
+		if (tip.IsZero() && !fetched) || attempt > 1 {
+			fetched = true
+			t, err := r.remote.Fetch(ctx, branch, 0)
+			if err != nil {
+				lastErr = err
+				if errors.Is(err, ErrAuth) {
+					return attempt, r.wrapRemoteErr("fetch", err)
+				}
+				if ctx.Err() != nil {
+					break
+				}
+				continue
+			}
+			tip = t
+		}
+		plan, chain, err := r.planBatch(ctx, tip, prev, items, sources)
+		if err != nil {
+			return attempt, err
+		}
+		if chain == tip {
+			return attempt, r.finishBatch(ctx, branch, plan, tip)
+		}
+		// go-git's push reads the objects from the store.
+		if err := r.writeOverlay(); err != nil {
+			return attempt, err
+		}
+		pushStart := time.Now()
+		err = r.remote.Push(ctx, branch, tip, chain)
+		r.lastPush = time.Since(pushStart)
+		if err == nil {
+			return attempt, r.finishBatch(ctx, branch, plan, chain)
+		}
+		// The replay is abandoned: the worktree and the hook are where it
+		// left them.
+		prev = plan
+		lastErr = err
+		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
+			return attempt, r.wrapRemoteErr("push", err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if lastErr == nil {
+		lastErr = ctx.Err()
+	} else if ctx.Err() != nil {
+		lastErr = fmt.Errorf("%w (last attempt: %v)", ctx.Err(), lastErr)
+	}
+	return attempt, fmt.Errorf("gave up after %d attempt(s): %w", attempt, lastErr)
+}
+
+// backoffDelay is the pause before attempt+1. After a push that another
+// machine beat, the remote is up and moving: the loser retries at once
+// (a few milliseconds of jitter), because a loser that backed off longer
+// with each loss would lose every race to the machines that just won (the
+// capture effect of exponential backoff); the winners make room instead
+// (machineTip.politeWait). A remote that did not answer gets exponential
+// backoff with full jitter, up to 5 s.
+func (r *Repo) backoffDelay(attempt int, last error) time.Duration {
+	if errors.Is(last, ErrRejected) || errors.Is(last, ErrRemoteLocked) {
+		return r.jitter(r.cfg.Retry.BaseDelay)
+	}
+	return r.jitter(expDelay(r.cfg.Retry.BaseDelay, attempt, 5*time.Second))
+}
+
+// expDelay is base·2^(attempt-1), at most ceiling.
+func expDelay(base time.Duration, attempt int, ceiling time.Duration) time.Duration {
+	if attempt > 30 {
+		return ceiling
+	}
+	d := base << uint(attempt-1)
+	if d > ceiling || d <= 0 {
+		d = ceiling
+	}
+	return d
+}
+
+// fullJitterDelay picks a uniform delay in [0, d] (the "full jitter" of
+// exponential backoff: writers that lost the same race spread out).
+func fullJitterDelay(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(d)+1))
+	if err != nil {
+		return d
+	}
+	return time.Duration(n.Int64())
+}
+
+// planBatch recreates the items' commits one after the other on tip, in
+// memory, and returns the plan (where the root and the hook are) and the
+// last commit. An item whose commits descend from the chain so far is
+// taken as it is (a fast-forward).
+func (r *Repo) planBatch(ctx context.Context, tip plumbing.Hash, prev *replayPlan, items []*batchItem, sources map[string]*filesystem.Storage) (*replayPlan, plumbing.Hash, error) {
+	r.ov = r.newOverlay()
+	plan := &replayPlan{tip: tip, head: tip, at: prev.at, seen: prev.seen}
+	chain := tip
+	for _, it := range items {
+		it.commit, it.conflict = plumbing.ZeroHash, nil
+		if it.ticket != nil && it.err != nil {
+			continue // unreadable ticket, or objects gone
+		}
+		if !it.own {
+			if err := r.ingest(ctx, it, sources); err != nil {
+				it.err = fmt.Errorf("read the commits of %s: %w", it.gitdir, err)
+				continue
+			}
+		}
+		switch {
+		case it.head.IsZero() || it.head == it.base || it.head == chain:
+			it.commit = chain // nothing of its own (or already there)
+			continue
+		case it.base == chain:
+			chain, it.commit = it.head, it.head
+			continue
+		}
+		p, conflicts, err := r.planReplayKeep(ctx, it.base, it.head, chain, plan)
+		if err != nil {
+			if it.own {
+				return nil, plumbing.ZeroHash, err
+			}
+			it.err = err
+			continue
+		}
+		plan.at, plan.seen = p.at, p.seen
+		if len(conflicts) > 0 {
+			it.conflict = conflicts
+			continue
+		}
+		chain, it.commit = p.head, p.head
+	}
+	plan.head = chain
+	return plan, chain, nil
+}
+
+// ingest brings another root's commits base..head into the overlay (and
+// its base, when this root lacks it).
+func (r *Repo) ingest(ctx context.Context, it *batchItem, sources map[string]*filesystem.Storage) error {
+	if it.head.IsZero() || r.ov.HasEncodedObject(it.head) == nil {
+		return nil
+	}
+	src := sources[it.gitdir]
+	if src == nil {
+		s, err := openGitDir(it.gitdir)
+		if err != nil {
+			return err
+		}
+		sources[it.gitdir], src = s, s
+	}
+	order, _, err := collectMissing(ctx, src, r.ov, it.head, 0)
+	if err != nil {
+		return err
+	}
+	for _, h := range order {
+		obj, err := src.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return fmt.Errorf("read object %s: %w", h, err)
+		}
+		r.ov.add(h, obj)
+	}
+	return nil
+}
+
+// finishBatch brings the root to final (pushed, or the tip when nothing
+// was): the overlay's objects, the worktree and index, the branch, the
+// tracking ref, and the hook's view of the tree.
+func (r *Repo) finishBatch(ctx context.Context, branch string, plan *replayPlan, final plumbing.Hash) error {
+	plan.head = final
+	if err := r.finishReplay(ctx, branch, plan, final); err != nil {
+		return fmt.Errorf("the remote has commit %s, but bringing the root to it failed (the next persist or boot does): %w", short(final), err)
+	}
+	to, err := r.treeOf(final)
+	if err != nil {
+		return err
+	}
+	return r.syncHook(ctx, plan.seen, to)
+}
+
+// syncHook tells the hook that the root went from tree from to tree to
+// without a replay it saw (fast-forwards, another process's push).
+func (r *Repo) syncHook(ctx context.Context, from, to plumbing.Hash) error {
+	if r.hook == nil || from == to {
+		return nil
+	}
+	th, ok := r.hook.(TreeHook)
+	if !ok {
+		return nil
+	}
+	changes, err := treeDiff(ctx, r.objs(), from, to)
+	if err != nil {
+		return err
+	}
+	changed := make([]string, len(changes))
+	for i, c := range changes {
+		changed[i] = c.Path
+	}
+	_, _, err = th.DeriveFromTree(ctx, changed, &treeReader{s: r.objs(), tree: to, smudge: r.checkoutSmudgerFor(r.objs(), to)})
+	return err
+}
+
+// adopt takes the result another process's push gave this root's ticket:
+// the objects from its .git (or the remote), the root moved to the pushed
+// tip, or the conflict.
+func (r *Repo) adopt(ctx context.Context, branch string, own *batchItem, res *ticketResult) (int, plumbing.Hash, error) {
+	if res.Err != "" {
+		return res.Attempts, plumbing.ZeroHash, r.pendingErr(ctx, branch, own.base, own.head, false, errors.New(res.Err))
+	}
+	final, ok1 := hashFromHex(res.Final)
+	commit, ok2 := hashFromHex(res.Commit)
+	if !ok1 || !ok2 {
+		return 0, plumbing.ZeroHash, fmt.Errorf("machine queue: unreadable result (%q, %q)", res.Final, res.Commit)
+	}
+	if err := r.objectsOf(ctx, branch, res.LeaderGitDir, final, true); err != nil {
+		return res.Attempts, plumbing.ZeroHash, fmt.Errorf("your change is on the remote as commit %s, but this root could not read it (the next refresh or boot does): %w", short(commit), err)
+	}
+	headTree, err := r.treeOf(own.head)
+	if err != nil {
+		return 0, plumbing.ZeroHash, err
+	}
+	if len(res.Conflict) > 0 {
+		return res.Attempts, plumbing.ZeroHash, r.conflict(ctx, branch, own.head, headTree, final, res.Conflict)
+	}
+	finalTree, err := r.treeOf(final)
+	if err != nil {
+		return 0, plumbing.ZeroHash, err
+	}
+	if _, err := r.checkoutTrees(ctx, headTree, finalTree); err != nil {
+		return res.Attempts, commit, err
+	}
+	if err := r.setBranch(branch, final); err != nil {
+		return res.Attempts, commit, err
+	}
+	if err := r.setTracking(branch, final); err != nil {
+		return res.Attempts, commit, err
+	}
+	return res.Attempts, commit, r.syncHook(ctx, headTree, finalTree)
+}
+
+// objectsOf puts final's closure in the store: from another root's .git
+// on this machine, else fetched from the remote.
+func (r *Repo) objectsOf(ctx context.Context, branch, gitdir string, final plumbing.Hash, orFetch bool) error {
+	if r.store.HasEncodedObject(final) == nil {
+		return nil
+	}
+	if gitdir != "" {
+		if src, err := openGitDir(gitdir); err == nil {
+			err = copyObjects(ctx, src, r.store, final, 0)
+			src.Close()
+			if err == nil {
+				return nil
+			}
+		}
+	}
+	if !orFetch {
+		return fmt.Errorf("objects of %s not found on this machine", short(final))
+	}
+	if _, err := r.remote.Fetch(ctx, branch, 0); err != nil {
+		return r.wrapRemoteErr("fetch", err)
+	}
+	return r.store.HasEncodedObject(final)
+}

@@ -1,0 +1,82 @@
+package integration
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tgp-go/tgp/bench/fleet"
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+// TestFleetOverANetwork: 8 `tgp call` processes on 2 simulated machines
+// (each its own HOME and cache directory), 20 ms round trips to the
+// remote, over git:// and smart HTTP: no call fails, every write is on the
+// remote, meta.json lists every tool, history is linear and fsck-clean.
+func TestFleetOverANetwork(t *testing.T) {
+	for _, tr := range []string{"git", "http"} {
+		t.Run(tr, func(t *testing.T) {
+			row := fleet.Run(t, fleet.Spec{Name: "ci", Transport: tr, Link: fleet.Link{Delay: 10 * time.Millisecond},
+				Machines: 2, Agents: 4, Writes: 3, Mode: "proc", TgpBin: tgpBin, CallTimeout: 3 * time.Minute})
+			t.Logf("\n%s", fleet.Table([]fleet.Row{row}))
+			if row.Failed != 0 || row.Missing != 0 {
+				t.Fatalf("%d/%d calls failed, %d writes not on the remote: %v", row.Failed, row.Calls, row.Missing, row.Errors)
+			}
+			checkToolboxRemote(t, row.Server.Bare, row.Calls)
+		})
+	}
+}
+
+// TestFleetSurvivesARemoteOutage: the remote goes away for 5 s in the
+// middle of a run. Every call either succeeds or says which commits are
+// pending; once the remote is back, booting each root (tgp status) pushes
+// what was pending, and every write is on the remote.
+func TestFleetSurvivesARemoteOutage(t *testing.T) {
+	row := fleet.Run(t, fleet.Spec{Name: "outage", Transport: "git", Link: fleet.Link{Delay: 5 * time.Millisecond},
+		Machines: 2, Agents: 2, Writes: 4, Mode: "proc", TgpBin: tgpBin, CallTimeout: 3 * time.Minute,
+		Env:     []string{"TGP_GIT_RETRY_DEADLINE=3s"},
+		PauseAt: 1500 * time.Millisecond, PauseFor: 5 * time.Second})
+	t.Logf("\n%s", fleet.Table([]fleet.Row{row}))
+	for _, e := range row.Errors {
+		if !strings.Contains(e, "not on the remote yet") && !strings.Contains(e, "pending") {
+			t.Errorf("a failed call does not say what is pending: %s", e)
+		}
+	}
+	for _, a := range row.Members {
+		cmd := exec.Command(tgpBin, "status", "--json", "--root", a.Root)
+		cmd.Env = a.Env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("tgp status in %s: %v %s", a.Root, err, out)
+		}
+		var st struct {
+			Pending int `json:"pending_pushes"`
+		}
+		if err := json.Unmarshal(out, &st); err != nil || st.Pending != 0 {
+			t.Fatalf("tgp status after the outage: %s (%v)", out, err)
+		}
+	}
+	checkToolboxRemote(t, row.Server.Bare, row.Calls)
+}
+
+// checkToolboxRemote checks the remote holds want tool files, listed in
+// meta.json, with a linear history git fsck accepts.
+func checkToolboxRemote(t *testing.T, bare string, want int) {
+	t.Helper()
+	files := strings.Fields(gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main", "tools"))
+	if len(files) != want {
+		t.Fatalf("%d tool files on the remote, want %d", len(files), want)
+	}
+	meta := gittest.Git(t, bare, "show", "main:meta.json")
+	for _, f := range files {
+		if !strings.Contains(meta, f) {
+			t.Errorf("meta.json does not list %s", f)
+		}
+	}
+	if merges := gittest.Git(t, bare, "rev-list", "--merges", "main"); merges != "" {
+		t.Errorf("history is not linear: merges %s", merges)
+	}
+	gittest.Git(t, bare, "fsck", "--strict")
+}

@@ -336,6 +336,9 @@ type machineTip struct {
 	PushedAt    int64 `json:"pushed_at,omitempty"`
 	PushNanos   int64 `json:"push_ns,omitempty"`
 	ContendedAt int64 `json:"contended_at,omitempty"`
+	// Attempts is a moving average of the attempts a push from this
+	// machine needed: about the number of machines contending.
+	Attempts float64 `json:"attempts,omitempty"`
 }
 
 // contendedWithin says whether another machine pushed first recently.
@@ -344,19 +347,22 @@ func (t *machineTip) contendedWithin(d time.Duration) bool {
 }
 
 // politeWait is how long this machine's next push waits after its last
-// one while other machines contend: a machine that just pushed would
-// otherwise win races more often than its share (its next batch needs no
-// fetch), and the others, which must fetch before they push, would lose
-// them in streaks. A random pause of two to four push durations (a
-// loser's fetch and push take about two) gives them their turn; the batch
-// waiting here meanwhile only grows.
+// one while other machines contend. Every push that lands while another
+// machine's is on its way makes that one fail and start over (fetch,
+// replay, push), so machines pushing as fast as they can mostly collide.
+// A machine that waits about as many push durations as there are
+// machines contending (estimated by the attempts its pushes needed),
+// randomised, pushes about once a round: fewer collisions, shorter
+// losing streaks, and bigger batches, since the tickets that queue here
+// meanwhile ride along.
 func (t *machineTip) politeWait() time.Duration {
 	if !t.contendedWithin(2 * time.Minute) {
 		return 0
 	}
 	p := time.Duration(t.PushNanos)
 	p = min(max(p, 20*time.Millisecond), 2*time.Second)
-	hold := 2*p + fullJitterDelay(2*p)
+	round := time.Duration(float64(p) * min(max(t.Attempts, 1.5), 32))
+	hold := round/2 + fullJitterDelay(round)
 	since := time.Since(time.Unix(0, t.PushedAt))
 	if since >= hold {
 		return 0

@@ -149,8 +149,10 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 	}
 	if err == nil {
 		nt := machineTip{Commit: final.String(), GitDir: own.gitdir, PushedAt: time.Now().UnixNano(), PushNanos: int64(r.lastPush)}
+		nt.Attempts = float64(n)
 		if mt != nil {
 			nt.ContendedAt = mt.ContendedAt
+			nt.Attempts = 0.7*mt.Attempts + 0.3*float64(n)
 		}
 		if n > 1 {
 			nt.ContendedAt = time.Now().UnixNano()

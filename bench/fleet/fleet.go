@@ -134,17 +134,9 @@ func Run(t testing.TB, spec Spec) Row {
 	agents := make([]Agent, n)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
-	if spec.PauseFor > 0 {
-		go func() {
-			select {
-			case <-time.After(spec.PauseAt):
-				srv.Proxy.Pause(ctx, spec.PauseFor)
-			case <-ctx.Done():
-			}
-		}()
-	}
-	var wg sync.WaitGroup
+	// The agents are made (kernels booted, clones made) before the clock
+	// starts: the table measures writes.
+	writers := make([]writer, n)
 	for m := 0; m < spec.Machines; m++ {
 		mdir := filepath.Join(base, fmt.Sprintf("m%d", m))
 		env := append([]string{
@@ -169,6 +161,24 @@ func Run(t testing.TB, spec Spec) Row {
 			if err != nil {
 				t.Fatalf("fleet: agent %d: %v", i, err)
 			}
+			writers[i] = w
+		}
+	}
+	start := time.Now()
+	if spec.PauseFor > 0 {
+		go func() {
+			select {
+			case <-time.After(spec.PauseAt):
+				srv.Proxy.Pause(ctx, spec.PauseFor)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	var wg sync.WaitGroup
+	for m := 0; m < spec.Machines; m++ {
+		for a := 0; a < spec.Agents; a++ {
+			i := m*spec.Agents + a
+			w := writers[i]
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

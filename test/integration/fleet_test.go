@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"os/exec"
 	"strings"
@@ -79,4 +80,48 @@ func checkToolboxRemote(t *testing.T, bare string, want int) {
 		t.Errorf("history is not linear: merges %s", merges)
 	}
 	gittest.Git(t, bare, "fsck", "--strict")
+}
+
+// TestPendingCommitsAreListed: with the remote gone, a write says which
+// commit is pending, and tgp status (booting offline) lists it; once the
+// remote is back, the next boot pushes it.
+func TestPendingCommitsAreListed(t *testing.T) {
+	srv := fleet.NewServer(t, "git", fleet.Link{})
+	root := t.TempDir() + "/root"
+	env := append(kernelEnv(srv.URL), "XDG_CACHE_HOME="+t.TempDir(), "TGP_GIT_RETRY_DEADLINE=1s")
+	call := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(tgpBin, append(args, "--root", root)...)
+		cmd.Env = env
+		return cmd.Output()
+	}
+	if out, err := call("call", "write_file", `{"path":"tools/a.ts","content":"/** A. */\nexport default () => 1;\n"}`); err != nil {
+		t.Fatalf("first write: %v %s", err, out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	paused := make(chan struct{})
+	go func() { srv.Proxy.Pause(ctx, time.Hour); close(paused) }()
+	time.Sleep(50 * time.Millisecond)
+	out, err := call("call", "write_file", `{"path":"tools/b.ts","content":"/** B. */\nexport default () => 2;\n"}`)
+	if err == nil || !strings.Contains(string(out), "not on the remote yet") || !strings.Contains(string(out), "tools/b.ts") {
+		t.Fatalf("write with the remote gone: %v %s", err, out)
+	}
+	out, err = call("status", "--json")
+	if err != nil {
+		t.Fatalf("status offline: %v %s", err, out)
+	}
+	var st struct {
+		Pending int      `json:"pending_pushes"`
+		Commits []string `json:"pending_commits"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil || st.Pending != 1 || len(st.Commits) != 1 || !strings.Contains(st.Commits[0], "tools/b.ts") {
+		t.Fatalf("status does not list the pending commit: %s (%v)", out, err)
+	}
+	cancel()
+	<-paused
+	if out, err := call("status", "--json"); err != nil || !strings.Contains(string(out), `"pending_pushes":0`) {
+		t.Fatalf("status once the remote is back: %v %s", err, out)
+	}
+	if files := gittest.Git(t, srv.Bare, "ls-tree", "-r", "--name-only", "main", "tools"); !strings.Contains(files, "tools/b.ts") {
+		t.Fatalf("the pending commit did not reach the remote: %s", files)
+	}
 }

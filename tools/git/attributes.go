@@ -18,6 +18,7 @@ import (
 
 	"github.com/tgp-go/tgp/internal/gitattr"
 	"github.com/tgp-go/tgp/internal/gitconfig"
+	"github.com/tgp-go/tgp/internal/xdiff"
 )
 
 // loadAttributes prepares attribute lookups for repository r: each
@@ -104,7 +105,7 @@ func (po patchOpts) binary(c *change, old, new []byte) bool {
 				return b
 			}
 		}
-		return isBinary(data)
+		return xdiff.IsBinary(data)
 	}
 	oldPath := c.path
 	if c.oldPath != "" {

@@ -31,6 +31,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -684,7 +685,7 @@ func (sb *scoreboard) passToParent(o, po *borigin) error {
 	if err != nil {
 		return nil
 	}
-	hunks, err := xdiffHunks(sb.ctx, pdata, odata, sb.cfg.indentHeuristic)
+	hunks, err := xdiff.Diff(sb.ctx, pdata, odata, xdiff.Params{IndentHeuristic: sb.cfg.indentHeuristic, TrimTail: true})
 	if err != nil {
 		return err
 	}
@@ -695,8 +696,8 @@ func (sb *scoreboard) passToParent(o, po *borigin) error {
 	runs := make([]run, 0, len(hunks)+1)
 	prevT, prevOff := 0, 0
 	for _, h := range hunks {
-		runs = append(runs, run{prevT, h.t0, h.p0 - h.t0})
-		prevT, prevOff = h.t0+h.tn, (h.p0+h.pn)-(h.t0+h.tn)
+		runs = append(runs, run{prevT, h.I2, h.I1 - h.I2})
+		prevT, prevOff = h.I2+h.Chg2, (h.I1+h.Chg1)-(h.I2+h.Chg2)
 	}
 	runs = append(runs, run{prevT, int(^uint(0) >> 1), prevOff})
 	for _, e := range o.suspects {

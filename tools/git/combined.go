@@ -10,13 +10,12 @@ package git
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/tgp-go/tgp/gitbackend/merge"
+	"github.com/tgp-go/tgp/internal/xdiff"
 )
 
 // lostLine is a parent's line missing from the result.
@@ -67,11 +66,11 @@ func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, h
 			modeDiffers = true
 		}
 	}
-	binary := isBinary(res)
+	binary := xdiff.IsBinary(res)
 	for _, d := range datas {
-		binary = binary || isBinary(d)
+		binary = binary || xdiff.IsBinary(d)
 	}
-	lines := merge.Lines(res)
+	lines := xdiff.Records(res)
 	cnt := len(lines)
 	sl := make([]sline, cnt+2)
 	for i, l := range lines {
@@ -157,18 +156,14 @@ func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, h
 // combineParent records parent i's differences against the result and
 // numbers its lines (combine-diff.c combine_diff).
 func combineParent(sl []sline, cnt, i int, parent, result []byte) {
-	plines := merge.Lines(parent)
-	hs, err := blameHunks(context.Background(), parent, result)
-	if err != nil {
-		hs = lcsHunks(plines, merge.Lines(result))
-	}
+	plines := xdiff.Records(parent)
 	mask := uint(1) << i
-	for _, h := range hs {
-		for k := h.t0; k < h.t0+h.tn; k++ {
+	for _, h := range lineChanges(parent, result, xdiff.Params{IndentHeuristic: true, TrimTail: true}) {
+		for k := h.I2; k < h.I2+h.Chg2; k++ {
 			sl[k].flag |= mask
 		}
-		at := h.t0
-		for k := h.p0; k < h.p0+h.pn; k++ {
+		at := h.I2
+		for k := h.I1; k < h.I1+h.Chg1; k++ {
 			sl[at].plost = append(sl[at].plost, &lostLine{text: plines[k], parents: mask})
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
-	"github.com/tgp-go/tgp/gitbackend/merge"
+	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -494,13 +494,6 @@ func short(h plumbing.Hash) string {
 	return h.String()[:7]
 }
 
-func isBinary(b []byte) bool {
-	if len(b) > 8000 {
-		b = b[:8000]
-	}
-	return bytes.IndexByte(b, 0) >= 0
-}
-
 // writePatch writes one file's patch in git's order (diff.c builtin_diff
 // and fill_metainfo): the mode lines, then similarity and rename lines,
 // then the index line (with the mode only when it did not change); the
@@ -582,26 +575,22 @@ type op struct {
 	o, n int // line numbers (1-based) in old/new before this op
 }
 
-// editScript is the line edit script from a to b (their lines, as
-// merge.Lines splits them) with git's own xdiff hunks (Myers with git's
-// heuristics and the indent heuristic, blameHunks), so ties between equal
-// lines break the way git breaks them.
+// editScript is the line edit script from a to b (their records) with
+// git's own xdiff change script, so ties between equal lines break the way
+// git breaks them.
 func (po patchOpts) editScript(a, b [][]byte) []op {
-	hs, err := po.hunks(bytes.Join(a, nil), bytes.Join(b, nil))
-	if err != nil {
-		hs = lcsHunks(a, b)
-	}
+	hs := po.changes(bytes.Join(a, nil), bytes.Join(b, nil))
 	var ops []op
 	i, j := 0, 0
 	for _, h := range hs {
-		for i < h.p0 && j < h.t0 {
+		for i < h.I1 && j < h.I2 {
 			ops = append(ops, op{' ', a[i], i, j})
 			i, j = i+1, j+1
 		}
-		for ; i < h.p0+h.pn; i++ {
+		for ; i < h.I1+h.Chg1; i++ {
 			ops = append(ops, op{'-', a[i], i, j})
 		}
-		for ; j < h.t0+h.tn; j++ {
+		for ; j < h.I2+h.Chg2; j++ {
 			ops = append(ops, op{'+', b[j], i, j})
 		}
 	}
@@ -618,34 +607,23 @@ func (po patchOpts) editScript(a, b [][]byte) []op {
 	return ops
 }
 
-// lcsHunks is the fallback when xdiff gives up (a cancelled context).
-func lcsHunks(a, b [][]byte) []hunk {
-	m := merge.Matches(a, b)
-	var hs []hunk
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		if i < len(a) && m[i] >= 0 && m[i] == j {
-			i, j = i+1, j+1
-			continue
-		}
-		h := hunk{p0: i, t0: j}
-		for i < len(a) && m[i] < 0 {
-			i++
-		}
-		next := len(b)
-		if i < len(a) {
-			next = m[i]
-		}
-		j = max(j, next)
-		h.pn, h.tn = i-h.p0, j-h.t0
-		hs = append(hs, h)
+// lineChanges is xdiff's change script of a and b for a printed diff.
+// Where xdiff gives up (histogram's chain limit, where git dies with
+// "unable to generate diff", or an unknown diff.algorithm) Myers' script
+// stands in, so a patch is always printed; Myers has no give-up and runs
+// here without a deadline, so it cannot fail.
+func lineChanges(a, b []byte, p xdiff.Params) []xdiff.Change {
+	hs, err := xdiff.Diff(context.Background(), a, b, p)
+	if err != nil {
+		p.Algorithm = "myers"
+		hs, _ = xdiff.Diff(context.Background(), a, b, p)
 	}
 	return hs
 }
 
 func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts, fm funcMatcher) {
 	ctx := po.ctx
-	a, bl := merge.Lines(oldData), merge.Lines(newData)
+	a, bl := xdiff.Records(oldData), xdiff.Records(newData)
 	ops := po.editScript(a, bl)
 	for start := 0; start < len(ops); {
 		// find next change
@@ -761,7 +739,7 @@ func counts(c *change, po patchOpts) (int, int, bool) {
 		return len(newData), len(oldData), true
 	}
 	add, del := 0, 0
-	for _, o := range po.editScript(merge.Lines(oldData), merge.Lines(newData)) {
+	for _, o := range po.editScript(xdiff.Records(oldData), xdiff.Records(newData)) {
 		switch o.kind {
 		case '+':
 			add++

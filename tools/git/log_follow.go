@@ -24,6 +24,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -583,7 +584,7 @@ func (f *logFollow) spanOf(h plumbing.Hash, p string) (map[uint32]int, bool) {
 			if !read() {
 				return nil, false
 			}
-			bin = isBinary(data)
+			bin = xdiff.IsBinary(data)
 			f.binary[h] = bin
 		}
 		text = !bin

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/tgp-go/tgp/internal/xdiff"
 )
 
 // Rename detection as git does it by default (diffcore-rename): deleted
@@ -25,7 +26,7 @@ const (
 )
 
 // spanHash counts git's content chunks: hash → bytes.
-func spanHash(data []byte) map[uint32]int { return spanHashText(data, !isBinary(data)) }
+func spanHash(data []byte) map[uint32]int { return spanHashText(data, !xdiff.IsBinary(data)) }
 
 // similarityScore is git's estimate_similarity (0..maxScore) at the
 // default rename threshold.

@@ -1,7 +1,6 @@
 package git
 
 import (
-	"context"
 	"io"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tgp-go/tgp/internal/gitattr"
 	"github.com/tgp-go/tgp/internal/gitconfig"
+	"github.com/tgp-go/tgp/internal/xdiff"
 )
 
 // settings are the git configuration values that change what the git
@@ -234,10 +234,11 @@ func (po patchOpts) short(h plumbing.Hash) string {
 	return h.String()[:n]
 }
 
-// hunks diffs two texts with the configured algorithm and heuristic.
-func (po patchOpts) hunks(a, b []byte) ([]hunk, error) {
+// changes diffs two texts with the configured algorithm and heuristic;
+// like xdi_diff it trims the common tail only for -U0.
+func (po patchOpts) changes(a, b []byte) []xdiff.Change {
 	s := po.settings.orDefault()
-	return diffHunks(context.Background(), a, b, s.algorithm, s.indentHeuristic, po.ctx)
+	return lineChanges(a, b, xdiff.Params{Algorithm: s.algorithm, IndentHeuristic: s.indentHeuristic, TrimTail: po.ctx == 0})
 }
 
 // detectRenames pairs deletions with additions as diff.renames asks

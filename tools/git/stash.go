@@ -20,6 +20,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/gitattr"
+	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -540,12 +541,12 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if pop {
 		kept = "The stash entry is kept in case you need it again.\n"
 	}
-	style := xmergeStyleMerge
+	style := xdiff.StyleMerge
 	switch strings.ToLower(s.cfg.orDefault().conf.String("merge.conflictStyle", "merge")) {
 	case "diff3":
-		style = xmergeStyleDiff3
+		style = xdiff.StyleDiff3
 	case "zdiff3":
-		style = xmergeStyleZealousDiff3
+		style = xdiff.StyleZealousDiff3
 	}
 	conf := s.cfg.orDefault().conf
 	mres, err := ortMergeTrees(ctx, from, ours, to, ortOptions{

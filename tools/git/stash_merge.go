@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/tgp-go/tgp/internal/gitattr"
+	"github.com/tgp-go/tgp/internal/xdiff"
 )
 
 // git stash apply is merge_ort_nonrecursive(index tree, stash's worktree
@@ -60,7 +61,7 @@ type ortMerge struct {
 // ortOptions are the labels, conflict style and attribute lookups.
 type ortOptions struct {
 	ancestor, branch1, branch2 string
-	style                      int
+	style                      xdiff.ConflictStyle
 	attrs                      *gitattr.Attributes
 	// userDriver says whether merge.<name>.driver is configured
 	userDriver func(name string) bool
@@ -379,17 +380,17 @@ func (m *ortMerge) contentMerge(ctx context.Context, p string, e *ortEntry, o or
 	markerSize += e.markerExtra
 	var out []byte
 	conflicted := false
-	if driver == "binary" || isBinary(bd) || isBinary(ad) || isBinary(td) {
+	if driver == "binary" || xdiff.IsBinary(bd) || xdiff.IsBinary(ad) || xdiff.IsBinary(td) {
 		out, conflicted = ad, true
 		m.msg(p, "warning: Cannot merge binary files: %s (%s vs. %s)", p, name1, name2)
 	} else {
-		favor := 0
+		favor := xdiff.FavorNone
 		if driver == "union" {
-			favor = 3
+			favor = xdiff.FavorUnion
 		}
 		var n int
-		out, n, err = xdlMerge(ctx, bd, ad, td, xmergeParams{algo: "histogram", level: xmergeZealous, style: o.style, favor: favor,
-			markerSize: markerSize, ancestor: base, name1: name1, name2: name2})
+		out, n, err = xdiff.Merge(ctx, bd, ad, td, xdiff.MergeParams{Algorithm: "histogram", Level: xdiff.LevelZealous, Style: o.style, Favor: favor,
+			MarkerSize: markerSize, Ancestor: base, Name1: name1, Name2: name2})
 		if err != nil {
 			return res, false, err
 		}

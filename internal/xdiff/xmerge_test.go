@@ -1,4 +1,4 @@
-package git
+package xdiff
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// TestXdlMergeMatchesMergeFile compares the xdl_merge port with git
+// TestMergeMatchesMergeFile compares the xdl_merge port with git
 // merge-file (level zealous_alnum, Myers, as merge-file runs it) on random
 // three-way inputs made of few distinct lines, in the three conflict
 // styles, with CRLF and missing final newlines. TGP_XMERGE_SEEDS runs
 // more.
-func TestXdlMergeMatchesMergeFile(t *testing.T) {
+func TestMergeMatchesMergeFile(t *testing.T) {
 	gittest.RequireGit(t)
 	n, _ := strconv.Atoi(os.Getenv("TGP_XMERGE_SEEDS"))
 	if n == 0 {
@@ -84,7 +84,7 @@ func TestXdlMergeMatchesMergeFile(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		got, gotN, err := xdlMerge(context.Background(), o, a, b, xmergeParams{algo: "myers", level: xmergeZealousAlnum, style: style, ancestor: "base", name1: "ours side", name2: "theirs"})
+		got, gotN, err := Merge(context.Background(), o, a, b, MergeParams{Algorithm: "myers", Level: LevelZealousAlnum, Style: ConflictStyle(style), Ancestor: "base", Name1: "ours side", Name2: "theirs"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package git
+package xdiff
 
 import (
 	"bytes"
@@ -14,31 +14,48 @@ import (
 // conflicts fewer than four lines apart are joined. Ported so that the
 // markers and their placement are byte for byte what git writes.
 
-// Conflict styles (merge.conflictStyle).
+// ConflictStyle is merge.conflictStyle.
+type ConflictStyle int
+
+// The conflict styles.
 const (
-	xmergeStyleMerge = iota
-	xmergeStyleDiff3
-	xmergeStyleZealousDiff3
+	StyleMerge        ConflictStyle = iota // "merge": ours and theirs
+	StyleDiff3                             // "diff3": the base between them
+	StyleZealousDiff3                      // "zdiff3": diff3 with common ends moved out
 )
 
-// Merge levels.
+// Level is how hard xdl_merge works to shrink conflicts.
+type Level int
+
+// The merge levels (XDL_MERGE_*).
 const (
-	xmergeMinimal = iota
-	xmergeEager
-	xmergeZealous
-	xmergeZealousAlnum
+	LevelMinimal      Level = iota // overlapping changes conflict
+	LevelEager                     // identical changes on both sides do not
+	LevelZealous                   // each conflict is refined by a diff of its sides
+	LevelZealousAlnum              // and conflicts with only non-alphanumerics between join
 )
 
-// xmergeParams are xmparam_t's fields the merge uses.
-type xmergeParams struct {
-	algo       string // diff algorithm of both diffs and the refinement
-	level      int
-	style      int
-	markerSize int
-	ancestor   string // label of the base (diff3 styles)
-	name1      string // label of side 1 ("ours")
-	name2      string // label of side 2 ("theirs")
-	favor      int    // 0, or what a conflict becomes (3: both sides, the union driver)
+// Favor is what a conflict becomes instead of markers (XDL_MERGE_FAVOR_*).
+type Favor int
+
+// The favors; FavorUnion is the "union" merge driver.
+const (
+	FavorNone Favor = iota
+	FavorOurs
+	FavorTheirs
+	FavorUnion
+)
+
+// MergeParams are xmparam_t's fields the merge uses.
+type MergeParams struct {
+	Algorithm  string // diff algorithm of both diffs and the refinement (Params.Algorithm)
+	Level      Level
+	Style      ConflictStyle
+	MarkerSize int    // conflict-marker-size; 0 is git's 7
+	Ancestor   string // label of the base (diff3 styles)
+	Name1      string // label of side 1 ("ours")
+	Name2      string // label of side 2 ("theirs")
+	Favor      Favor
 }
 
 // xmergeNode is xdmerge_t.
@@ -59,14 +76,15 @@ type xmergeEnv struct {
 	base, side [][]byte
 }
 
-// xdlMerge merges mf1 and mf2, both derived from orig. It returns the
-// merged bytes and the number of conflicts (0: clean).
-func xdlMerge(ctx context.Context, orig, mf1, mf2 []byte, p xmergeParams) ([]byte, int, error) {
-	s1, err := xdiffScript(ctx, orig, mf1, p.algo, false, false)
+// Merge is xdl_merge: it merges mf1 and mf2, both derived from orig, and
+// returns the merged bytes and the number of conflicts (0: clean), each
+// written between conflict markers (or resolved as p.Favor says).
+func Merge(ctx context.Context, orig, mf1, mf2 []byte, p MergeParams) ([]byte, int, error) {
+	s1, err := Diff(ctx, orig, mf1, Params{Algorithm: p.Algorithm})
 	if err != nil {
 		return nil, 0, err
 	}
-	s2, err := xdiffScript(ctx, orig, mf2, p.algo, false, false)
+	s2, err := Diff(ctx, orig, mf2, Params{Algorithm: p.Algorithm})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -76,9 +94,9 @@ func xdlMerge(ctx context.Context, orig, mf1, mf2 []byte, p xmergeParams) ([]byt
 	if len(s2) == 0 {
 		return append([]byte(nil), mf1...), 0, nil
 	}
-	ob := splitRecords(orig)
-	xe1 := &xmergeEnv{base: ob, side: splitRecords(mf1)}
-	xe2 := &xmergeEnv{base: ob, side: splitRecords(mf2)}
+	ob := Records(orig)
+	xe1 := &xmergeEnv{base: ob, side: Records(mf1)}
+	xe2 := &xmergeEnv{base: ob, side: Records(mf2)}
 	return xdlDoMerge(ctx, xe1, s1, xe2, s2, p)
 }
 
@@ -102,11 +120,11 @@ func appendMerge(last **xmergeNode, mode, i0, chg0, i1, chg1, i2, chg2 int) {
 	*last = n
 }
 
-func xdlDoMerge(ctx context.Context, xe1 *xmergeEnv, s1 []hunk, xe2 *xmergeEnv, s2 []hunk, p xmergeParams) ([]byte, int, error) {
-	level, style := p.level, p.style
-	if style == xmergeStyleDiff3 || style == xmergeStyleZealousDiff3 {
-		if level > xmergeEager {
-			level = xmergeEager
+func xdlDoMerge(ctx context.Context, xe1 *xmergeEnv, s1 []Change, xe2 *xmergeEnv, s2 []Change, p MergeParams) ([]byte, int, error) {
+	level, style := p.Level, p.Style
+	if style == StyleDiff3 || style == StyleZealousDiff3 {
+		if level > LevelEager {
+			level = LevelEager
 		}
 	}
 	var changes, c *xmergeNode
@@ -116,30 +134,30 @@ func xdlDoMerge(ctx context.Context, xe1 *xmergeEnv, s1 []hunk, xe2 *xmergeEnv, 
 			changes = c
 		}
 		x1, x2 := s1[a], s2[b]
-		if x1.p0+x1.pn < x2.p0 {
-			appendMerge(&c, 1, x1.p0, x1.pn, x1.t0, x1.tn, x2.t0-x2.p0+x1.p0, x1.pn)
+		if x1.I1+x1.Chg1 < x2.I1 {
+			appendMerge(&c, 1, x1.I1, x1.Chg1, x1.I2, x1.Chg2, x2.I2-x2.I1+x1.I1, x1.Chg1)
 			a++
 			continue
 		}
-		if x2.p0+x2.pn < x1.p0 {
-			appendMerge(&c, 2, x2.p0, x2.pn, x1.t0-x1.p0+x2.p0, x2.pn, x2.t0, x2.tn)
+		if x2.I1+x2.Chg1 < x1.I1 {
+			appendMerge(&c, 2, x2.I1, x2.Chg1, x1.I2-x1.I1+x2.I1, x2.Chg1, x2.I2, x2.Chg2)
 			b++
 			continue
 		}
-		if level == xmergeMinimal || x1.p0 != x2.p0 || x1.pn != x2.pn || x1.tn != x2.tn ||
-			!sameRecords(xe1.side[x1.t0:x1.t0+x1.tn], xe2.side[x2.t0:x2.t0+x1.tn]) {
-			off := x1.p0 - x2.p0
-			ffo := off + x1.pn - x2.pn
-			i0, i1, i2 := x1.p0, x1.t0, x2.t0
+		if level == LevelMinimal || x1.I1 != x2.I1 || x1.Chg1 != x2.Chg1 || x1.Chg2 != x2.Chg2 ||
+			!sameRecords(xe1.side[x1.I2:x1.I2+x1.Chg2], xe2.side[x2.I2:x2.I2+x1.Chg2]) {
+			off := x1.I1 - x2.I1
+			ffo := off + x1.Chg1 - x2.Chg1
+			i0, i1, i2 := x1.I1, x1.I2, x2.I2
 			if off > 0 {
 				i0 -= off
 				i1 -= off
 			} else {
 				i2 += off
 			}
-			chg0 := x1.p0 + x1.pn - i0
-			chg1 := x1.t0 + x1.tn - i1
-			chg2 := x2.t0 + x2.tn - i2
+			chg0 := x1.I1 + x1.Chg1 - i0
+			chg1 := x1.I2 + x1.Chg2 - i1
+			chg2 := x2.I2 + x2.Chg2 - i2
 			if ffo < 0 {
 				chg0 -= ffo
 				chg1 -= ffo
@@ -148,8 +166,8 @@ func xdlDoMerge(ctx context.Context, xe1 *xmergeEnv, s1 []hunk, xe2 *xmergeEnv, 
 			}
 			appendMerge(&c, 0, i0, chg0, i1, chg1, i2, chg2)
 		}
-		e1 := x1.p0 + x1.pn
-		e2 := x2.p0 + x2.pn
+		e1 := x1.I1 + x1.Chg1
+		e2 := x2.I1 + x2.Chg1
 		if e1 >= e2 {
 			b++
 		}
@@ -162,30 +180,30 @@ func xdlDoMerge(ctx context.Context, xe1 *xmergeEnv, s1 []hunk, xe2 *xmergeEnv, 
 			changes = c
 		}
 		x1 := s1[a]
-		appendMerge(&c, 1, x1.p0, x1.pn, x1.t0, x1.tn, x1.p0+len(xe2.side)-len(xe2.base), x1.pn)
+		appendMerge(&c, 1, x1.I1, x1.Chg1, x1.I2, x1.Chg2, x1.I1+len(xe2.side)-len(xe2.base), x1.Chg1)
 	}
 	for ; b < len(s2); b++ {
 		if changes == nil {
 			changes = c
 		}
 		x2 := s2[b]
-		appendMerge(&c, 2, x2.p0, x2.pn, x2.p0+len(xe1.side)-len(xe1.base), x2.pn, x2.t0, x2.tn)
+		appendMerge(&c, 2, x2.I1, x2.Chg1, x2.I1+len(xe1.side)-len(xe1.base), x2.Chg1, x2.I2, x2.Chg2)
 	}
 	if changes == nil {
 		changes = c
 	}
-	if style == xmergeStyleZealousDiff3 {
+	if style == StyleZealousDiff3 {
 		refineZdiff3Conflicts(xe1, xe2, changes)
-	} else if level >= xmergeZealous {
-		if err := refineConflicts(ctx, xe1, xe2, changes, p.algo); err != nil {
+	} else if level >= LevelZealous {
+		if err := refineConflicts(ctx, xe1, xe2, changes, p.Algorithm); err != nil {
 			return nil, 0, err
 		}
-		simplifyNonConflicts(xe1, changes, level > xmergeZealous)
+		simplifyNonConflicts(xe1, changes, level > LevelZealous)
 	}
-	if p.favor != 0 {
+	if p.Favor != 0 {
 		for m := changes; m != nil; m = m.next {
 			if m.mode == 0 {
-				m.mode = p.favor
+				m.mode = int(p.Favor)
 			}
 		}
 	}
@@ -290,25 +308,25 @@ func marker(dst *bytes.Buffer, ch byte, size int, name string, needsCR bool) {
 
 // fillConflictHunk is fill_conflict_hunk: the lines before the conflict,
 // then the markers around each side (and the base for diff3 styles).
-func fillConflictHunk(dst *bytes.Buffer, xe1, xe2 *xmergeEnv, i, style int, m *xmergeNode, p xmergeParams) {
-	size := p.markerSize
+func fillConflictHunk(dst *bytes.Buffer, xe1, xe2 *xmergeEnv, i int, style ConflictStyle, m *xmergeNode, p MergeParams) {
+	size := p.MarkerSize
 	if size <= 0 {
 		size = 7
 	}
 	needsCR := isCRNeeded(xe1, xe2, m)
 	recsCopy(dst, xe1.side, i, m.i1-i, false, false)
-	marker(dst, '<', size, p.name1, needsCR)
+	marker(dst, '<', size, p.Name1, needsCR)
 	recsCopy(dst, xe1.side, m.i1, m.chg1, needsCR, true)
-	if style == xmergeStyleDiff3 || style == xmergeStyleZealousDiff3 {
-		marker(dst, '|', size, p.ancestor, needsCR)
+	if style == StyleDiff3 || style == StyleZealousDiff3 {
+		marker(dst, '|', size, p.Ancestor, needsCR)
 		recsCopy(dst, xe1.base, m.i0, m.chg0, needsCR, true)
 	}
 	marker(dst, '=', size, "", needsCR)
 	recsCopy(dst, xe2.side, m.i2, m.chg2, needsCR, true)
-	marker(dst, '>', size, p.name2, needsCR)
+	marker(dst, '>', size, p.Name2, needsCR)
 }
 
-func fillMergeBuffer(xe1, xe2 *xmergeEnv, m *xmergeNode, p xmergeParams, style int) []byte {
+func fillMergeBuffer(xe1, xe2 *xmergeEnv, m *xmergeNode, p MergeParams, style ConflictStyle) []byte {
 	var dst bytes.Buffer
 	i := 0
 	for ; m != nil; m = m.next {
@@ -363,7 +381,7 @@ func refineConflicts(ctx context.Context, xe1, xe2 *xmergeEnv, m *xmergeNode, al
 		i1, i2 := m.i1, m.i2
 		t1 := bytes.Join(xe1.side[m.i1:m.i1+m.chg1], nil)
 		t2 := bytes.Join(xe2.side[m.i2:m.i2+m.chg2], nil)
-		xscr, err := xdiffScript(ctx, t1, t2, algo, false, false)
+		xscr, err := Diff(ctx, t1, t2, Params{Algorithm: algo})
 		if err != nil {
 			return err
 		}
@@ -371,10 +389,10 @@ func refineConflicts(ctx context.Context, xe1, xe2 *xmergeEnv, m *xmergeNode, al
 			m.mode = 4
 			continue
 		}
-		m.i1, m.chg1 = xscr[0].p0+i1, xscr[0].pn
-		m.i2, m.chg2 = xscr[0].t0+i2, xscr[0].tn
+		m.i1, m.chg1 = xscr[0].I1+i1, xscr[0].Chg1
+		m.i2, m.chg2 = xscr[0].I2+i2, xscr[0].Chg2
 		for _, x := range xscr[1:] {
-			m2 := &xmergeNode{next: m.next, mode: 0, i1: x.p0 + i1, chg1: x.pn, i2: x.t0 + i2, chg2: x.tn}
+			m2 := &xmergeNode{next: m.next, mode: 0, i1: x.I1 + i1, chg1: x.Chg1, i2: x.I2 + i2, chg2: x.Chg2}
 			m.next = m2
 			m = m2
 		}

@@ -1,6 +1,6 @@
-package git
+package xdiff
 
-// A differential test of xdiffHunksAlgo against git diff --no-index -U0
+// A differential test of Diff against git diff --no-index -U0
 // for every diff.algorithm, with and without the indent heuristic.
 
 import (
@@ -24,7 +24,7 @@ var xdiffAlgos = []string{"myers", "minimal", "patience", "histogram"}
 // xdiffHeaders renders hunks as git -U0 prints their @@ ranges, one per
 // line ("-3,0 +4,2"): the start is the first changed line, or the line
 // before an empty range; the count is left out when it is 1.
-func xdiffHeaders(hs []hunk) string {
+func xdiffHeaders(hs []Change) string {
 	var sb strings.Builder
 	rng := func(start, n int) string {
 		if n == 0 {
@@ -36,7 +36,7 @@ func xdiffHeaders(hs []hunk) string {
 		return fmt.Sprintf("%d,%d", start+1, n)
 	}
 	for _, h := range hs {
-		fmt.Fprintf(&sb, "-%s +%s\n", rng(h.p0, h.pn), rng(h.t0, h.tn))
+		fmt.Fprintf(&sb, "-%s +%s\n", rng(h.I1, h.Chg1), rng(h.I2, h.Chg2))
 	}
 	return sb.String()
 }
@@ -94,7 +94,7 @@ func (g *gitDiffRunner) headers(a, b []byte, algo string, ih bool) (string, erro
 }
 
 func ourHeaders(a, b []byte, algo string, ih bool) string {
-	hs, err := xdiffHunksAlgo(context.Background(), a, b, algo, ih)
+	hs, err := Diff(context.Background(), a, b, Params{Algorithm: algo, IndentHeuristic: ih, TrimTail: true})
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -292,7 +292,7 @@ type xdiffCase struct {
 // shrinkXdiff removes chunks of records from either side while the pair
 // still fails, down to a pair where no single record can go.
 func shrinkXdiff(a, b []byte, fails func(a, b []byte) bool) ([]byte, []byte) {
-	sides := [2][][]byte{splitRecords(a), splitRecords(b)}
+	sides := [2][][]byte{Records(a), Records(b)}
 	join := func(rs [][]byte) []byte { return bytes.Join(rs, nil) }
 	for progress := true; progress; {
 		progress = false
@@ -315,13 +315,13 @@ func shrinkXdiff(a, b []byte, fails func(a, b []byte) bool) ([]byte, []byte) {
 	return join(sides[0]), join(sides[1])
 }
 
-// TestXdiffAlgoGenerated compares xdiffHunksAlgo with git diff
+// TestDiffGenerated compares xdiffHunksAlgo with git diff
 // --no-index -U0 --diff-algorithm=<algo> [--no-indent-heuristic] on
 // generated pairs (XDIFF_PAIRS of them, 600 by default, seed XDIFF_SEED).
 // Failing pairs are shrunk and printed as Go literals for
 // xdiffAlgoRegressions. (XDIFF_PAIRS=3000 XDIFF_SEED=1 also matched git
 // for all eight configurations when this was written.)
-func TestXdiffAlgoGenerated(t *testing.T) {
+func TestDiffGenerated(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
@@ -402,9 +402,9 @@ func TestXdiffAlgoGenerated(t *testing.T) {
 	}
 }
 
-// TestXdiffAlgoLarge compares a few files of thousands of lines with git
+// TestDiffLarge compares a few files of thousands of lines with git
 // for every algorithm (skipped with -short).
-func TestXdiffAlgoLarge(t *testing.T) {
+func TestDiffLarge(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
@@ -468,9 +468,9 @@ var xdiffAlgoRegressions = []struct {
 	{name: "minimal-moved-block", algo: "minimal", ih: true, a: "a\nb\nc\nd\ne\nf\n", b: "d\ne\nf\na\nb\nc\n", want: "-1,3 +0,0\n-6,0 +4,3\n"},
 }
 
-// TestXdiffAlgoRegressions checks the recorded cases, and that git still
+// TestDiffRegressions checks the recorded cases, and that git still
 // agrees with what was recorded when git is installed.
-func TestXdiffAlgoRegressions(t *testing.T) {
+func TestDiffRegressions(t *testing.T) {
 	_, noGit := exec.LookPath("git")
 	run := newGitDiffRunner(t)
 	for _, c := range xdiffAlgoRegressions {
@@ -491,33 +491,34 @@ func TestXdiffAlgoRegressions(t *testing.T) {
 	}
 }
 
-// TestXdiffAlgoMyersIsXdiffHunks: "myers", "default" and "" are xdiffHunks.
-func TestXdiffAlgoMyersIsXdiffHunks(t *testing.T) {
+// TestDiffMyersNames: "myers", "default", "" and any case are one
+// algorithm; an unknown name is an error.
+func TestDiffMyersNames(t *testing.T) {
 	g := &xdiffGen{r: rand.New(rand.NewSource(7))}
 	for range 50 {
 		a, b := g.pair()
-		want, _ := xdiffHunks(context.Background(), a, b, true)
-		for _, algo := range []string{"", "myers", "default", "Myers"} {
-			got, err := xdiffHunksAlgo(context.Background(), a, b, algo, true)
+		want, _ := Diff(context.Background(), a, b, Params{Algorithm: "myers", IndentHeuristic: true, TrimTail: true})
+		for _, algo := range []string{"", "default", "Myers"} {
+			got, err := Diff(context.Background(), a, b, Params{Algorithm: algo, IndentHeuristic: true, TrimTail: true})
 			if err != nil || xdiffHeaders(got) != xdiffHeaders(want) {
 				t.Fatalf("%q: %v %v, want %v", algo, got, err, want)
 			}
 		}
 	}
-	if _, err := xdiffHunksAlgo(context.Background(), nil, nil, "bogus", true); err == nil {
+	if _, err := Diff(context.Background(), nil, nil, Params{Algorithm: "bogus"}); err == nil {
 		t.Error("unknown algorithm accepted")
 	}
 }
 
-// TestXdiffAlgoCancel: a cancelled context stops every algorithm.
-func TestXdiffAlgoCancel(t *testing.T) {
+// TestDiffCancel: a cancelled context stops every algorithm.
+func TestDiffCancel(t *testing.T) {
 	g := &xdiffGen{r: rand.New(rand.NewSource(3))}
 	a := joinLines(g.lines(3000, 6, 0.3), true)
 	b := joinLines(g.lines(3000, 6, 0.3), true)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, algo := range xdiffAlgos {
-		if _, err := xdiffHunksAlgo(ctx, a, b, algo, true); !errors.Is(err, context.Canceled) {
+		if _, err := Diff(ctx, a, b, Params{Algorithm: algo, IndentHeuristic: true, TrimTail: true}); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: err = %v, want context.Canceled", algo, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/tgp-go/tgp/internal/diffcore"
 )
 
 // fakeWorkingTree is git's fake_working_tree_commit: the working tree
@@ -221,10 +222,6 @@ func (sb *scoreboard) diffDeleted(a, b *object.Tree, prefix string, out *[]renam
 	return nil
 }
 
-func isRegular(m filemode.FileMode) bool {
-	return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
-}
-
 // findRename is git's find_rename: diffcore-rename of the parent against
 // the commit with only o's path as a destination (exact matches, then a
 // unique basename at 75%, then the best of git's four candidates at 50%).
@@ -245,7 +242,7 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 		if s.hash != o.blob {
 			continue
 		}
-		if (!isRegular(s.mode) || !isRegular(o.mode)) && s.mode != o.mode {
+		if !diffcore.ModesPair(s.mode, o.mode) {
 			continue
 		}
 		score := 1
@@ -269,23 +266,17 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 	// estimate is estimate_similarity; the size cut comes first, from the
 	// object header, so sources of very different sizes are not read.
 	estimate := func(s renameSrc, minScore int) int {
-		if !isRegular(s.mode) || !isRegular(o.mode) {
+		if !diffcore.IsRegular(s.mode) || !diffcore.IsRegular(o.mode) {
 			return 0
 		}
-		if obj, err := sb.s.EncodedObject(plumbing.BlobObject, s.hash); err == nil {
-			maxSize, baseSize := int(obj.Size()), len(dst)
-			if baseSize > maxSize {
-				maxSize, baseSize = baseSize, maxSize
-			}
-			if maxSize*(maxScore-minScore) < (maxSize-baseSize)*maxScore {
-				return 0
-			}
+		if obj, err := sb.s.EncodedObject(plumbing.BlobObject, s.hash); err == nil && !diffcore.SizesAllow(int(obj.Size()), len(dst), minScore) {
+			return 0
 		}
 		b, err := readBlob(sb.s, s.hash)
 		if err != nil {
 			return 0
 		}
-		return estimateSimilarity(b, dst, minScore)
+		return diffcore.Estimate(b, dst, minScore)
 	}
 	// Basename matches: a source whose basename is unique among sources.
 	n, at := 0, -1
@@ -297,70 +288,21 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 	}
 	if n == 1 {
 		s := srcs[at]
-		minBase := minimumScore + (maxScore-minimumScore)/2
+		minBase := diffcore.DefaultScore + (diffcore.MaxScore-diffcore.DefaultScore)/2
 		if sc := estimate(s, minBase); sc >= minBase {
 			return pick(s), nil
 		}
 	}
-	// Inexact: git's record_if_better keeps four candidates.
-	type cand struct {
-		src, score int
-		name       bool
-		used       bool
-	}
-	slots := make([]cand, 4)
-	worse := func(a, b cand) bool { // a sorts after b
-		if !a.used {
-			return b.used
-		}
-		if !b.used {
-			return false
-		}
-		if a.score == b.score {
-			return !a.name && b.name
-		}
-		return a.score < b.score
-	}
+	// Inexact: the four best candidates (record_if_better).
+	var four diffcore.Best
 	for i, s := range srcs {
 		if err := sb.ctx.Err(); err != nil {
 			return nil, err
 		}
-		sc := estimate(s, minimumScore)
-		c := cand{src: i, score: sc, name: path.Base(s.path) == base, used: true}
-		w := 0
-		for k := 1; k < 4; k++ {
-			if worse(slots[k], slots[w]) {
-				w = k
-			}
-		}
-		if worse(slots[w], c) {
-			slots[w] = c
-		}
+		four.Record(diffcore.Candidate{Src: i, Score: estimate(s, diffcore.DefaultScore), SameName: path.Base(s.path) == base})
 	}
-	sort.SliceStable(slots, func(i, j int) bool { return worse(slots[j], slots[i]) })
-	if len(slots) > 0 && slots[0].used && slots[0].score >= minimumScore {
-		return pick(srcs[slots[0].src]), nil
+	if r := four.Ranked(); len(r) > 0 && r[0].Score >= diffcore.DefaultScore {
+		return pick(srcs[r[0].Src]), nil
 	}
 	return nil, nil
-}
-
-// estimateSimilarity is diffcore-rename's estimate_similarity for two
-// regular files with a minimum score for the size cut.
-func estimateSimilarity(src, dst []byte, minScore int) int {
-	maxSize, baseSize := len(src), len(dst)
-	if baseSize > maxSize {
-		maxSize, baseSize = baseSize, maxSize
-	}
-	if maxSize*(maxScore-minScore) < (maxSize-baseSize)*maxScore {
-		return 0
-	}
-	if len(dst) == 0 {
-		return 0
-	}
-	sh, dh := spanHash(src), spanHash(dst)
-	copied := 0
-	for h, sc := range sh {
-		copied += min(sc, dh[h])
-	}
-	return copied * maxScore / maxSize
 }

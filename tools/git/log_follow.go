@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -24,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/diffcore"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -51,8 +51,8 @@ type logFollow struct {
 	commits  *literalWalk
 	sizes    map[plumbing.Hash]int
 	binary   map[plumbing.Hash]bool
-	spans    map[spanKey]map[uint32]int
-	dstSpans map[uint32]int // the destination's, during a search
+	spans    map[spanKey]diffcore.Spans
+	dstSpans diffcore.Spans // the destination's, during a search
 }
 
 type spanKey struct {
@@ -87,7 +87,7 @@ func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec, magic 
 	return &logFollow{r: r, ps: ps, magic: magic, prefix: prefix, showRoot: s.showRoot, renameLimit: limit,
 		po: patchOpts{settings: s, drivers: s.conf}, shallow: shallowCommits(r), trees: map[plumbing.Hash][]treeEnt{},
 		commits: &literalWalk{r: r, commits: map[plumbing.Hash]*walkCommit{}},
-		sizes:   map[plumbing.Hash]int{}, binary: map[plumbing.Hash]bool{}, spans: map[spanKey]map[uint32]int{}}
+		sizes:   map[plumbing.Hash]int{}, binary: map[plumbing.Hash]bool{}, spans: map[spanKey]diffcore.Spans{}}
 }
 
 // followMagic is git's magic bits of a pathspec item that
@@ -433,7 +433,7 @@ func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (
 		if s.hash != dst.newHash {
 			continue
 		}
-		if (!isRegular(s.mode) || !isRegular(dst.newMode)) && s.mode != dst.newMode {
+		if !diffcore.ModesPair(s.mode, dst.newMode) {
 			continue
 		}
 		score := 0
@@ -471,7 +471,7 @@ func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (
 		}
 		skipUnmodified = true
 	}
-	if !isRegular(dst.newMode) {
+	if !diffcore.IsRegular(dst.newMode) {
 		return "", nil // estimate_similarity is 0 for every source
 	}
 	dstData, err := readBlob(f.r.Storer, dst.newHash)
@@ -481,51 +481,25 @@ func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (
 	if f.dstSpans, _ = f.spanOf(dst.newHash, dst.path); f.dstSpans == nil {
 		return "", nil
 	}
-	// record_if_better keeps the four best candidates (score, then a
-	// same basename), replacing the first worst slot.
-	type cand struct {
-		src, score int
-		name, ok   bool
-	}
-	worse := func(a, b cand) bool { // score_compare(a, b) > 0
-		if !a.ok {
-			return b.ok
-		}
-		if !b.ok {
-			return false
-		}
-		if a.score == b.score {
-			return !a.name && b.name
-		}
-		return a.score < b.score
-	}
-	var slots [4]cand
+	// The four best candidates (record_if_better).
+	var four diffcore.Best
 	for i, s := range srcs {
 		if skipUnmodified && !s.changed {
 			continue
 		}
-		c := cand{src: i, score: f.similarity(s, len(dstData)), name: path.Base(s.path) == base, ok: true}
-		w := 0
-		for k := 1; k < 4; k++ {
-			if worse(slots[k], slots[w]) {
-				w = k
-			}
-		}
-		if worse(slots[w], c) {
-			slots[w] = c
-		}
+		four.Record(diffcore.Candidate{Src: i, Score: f.similarity(s, len(dstData)), SameName: path.Base(s.path) == base})
 	}
-	sort.SliceStable(slots[:], func(i, j int) bool { return worse(slots[j], slots[i]) })
+	ranked := four.Ranked()
 	// find_renames: first a source renamed away, then (copies) any.
 	for pass := 0; pass < 2; pass++ {
-		for _, c := range slots {
-			if !c.ok || c.score < minimumScore {
+		for _, c := range ranked {
+			if c.Score < diffcore.DefaultScore {
 				break
 			}
-			if pass == 0 && srcs[c.src].used {
+			if pass == 0 && srcs[c.Src].used {
 				continue
 			}
-			return srcs[c.src].path, nil
+			return srcs[c.Src].path, nil
 		}
 	}
 	return "", nil
@@ -535,7 +509,7 @@ func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (
 // destination's data: regular files only, the size cut (from the
 // object's header) before the blob is read.
 func (f *logFollow) similarity(s followSrc, dstSize int) int {
-	if !isRegular(s.mode) || dstSize == 0 {
+	if !diffcore.IsRegular(s.mode) || dstSize == 0 {
 		return 0
 	}
 	size, ok := f.sizes[s.hash]
@@ -547,25 +521,19 @@ func (f *logFollow) similarity(s followSrc, dstSize int) int {
 		size = int(obj.Size())
 		f.sizes[s.hash] = size
 	}
-	maxSize, baseSize := max(size, dstSize), min(size, dstSize)
-	if maxSize*(maxScore-minimumScore) < (maxSize-baseSize)*maxScore {
+	if !diffcore.SizesAllow(size, dstSize, diffcore.DefaultScore) {
 		return 0
 	}
 	sh, ok := f.spanOf(s.hash, s.path)
 	if !ok {
 		return 0
 	}
-	dh := f.dstSpans
-	copied := 0
-	for h, sc := range sh {
-		copied += min(sc, dh[h])
-	}
-	return copied * maxScore / maxSize
+	return diffcore.Similarity(sh, size, f.dstSpans, dstSize)
 }
 
 // spanOf is a blob's chunk counts, as text or binary by the path's diff
 // attribute, else by content, remembered by blob.
-func (f *logFollow) spanOf(h plumbing.Hash, p string) (map[uint32]int, bool) {
+func (f *logFollow) spanOf(h plumbing.Hash, p string) (diffcore.Spans, bool) {
 	var data []byte
 	read := func() bool {
 		if data == nil {
@@ -596,7 +564,7 @@ func (f *logFollow) spanOf(h plumbing.Hash, p string) (map[uint32]int, bool) {
 	if !read() {
 		return nil, false
 	}
-	sp := spanHashText(data, text)
+	sp := diffcore.HashSpans(data, text)
 	if len(f.spans) >= 1<<12 {
 		clear(f.spans)
 	}
@@ -614,29 +582,4 @@ func (f *logFollow) attrText(p string) (text, decided bool) {
 	}
 	b, ok := f.po.driverBinary(p)
 	return !b, ok
-}
-
-// spanHashText is spanHash with the text-or-binary decision given
-// (diffcore-delta's hash_chars: a CR before LF is skipped in text).
-func spanHashText(data []byte, text bool) map[uint32]int {
-	out := map[uint32]int{}
-	var accum1, accum2 uint32
-	n := 0
-	for i := 0; i < len(data); i++ {
-		c := uint32(data[i])
-		if text && c == '\r' && i+1 < len(data) && data[i+1] == '\n' {
-			continue
-		}
-		old1 := accum1
-		accum1 = (accum1 << 7) ^ (accum2 >> 25)
-		accum2 = (accum2 << 7) ^ (old1 >> 25)
-		accum1 += c
-		n++
-		if n < 64 && c != '\n' {
-			continue
-		}
-		out[(accum1+accum2*0x61)%hashBase] += n
-		n, accum1, accum2 = 0, 0, 0
-	}
-	return out
 }

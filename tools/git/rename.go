@@ -5,32 +5,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/tgp-go/tgp/internal/xdiff"
+	"github.com/tgp-go/tgp/internal/diffcore"
 )
 
 // Rename detection as git does it by default (diffcore-rename): deleted
 // and added files are paired, exact matches first (same blob; for a
 // non-regular file also the same mode), then regular files by git's
-// similarity estimate (diffcore-delta: content cut into chunks at each
-// newline or every 64 bytes, CR of CRLF ignored in text, chunks hashed and
-// counted; the score is the bytes of the source found again in the
-// destination over the larger size). A pair needs 50%; the best pairs go
-// first, a source is used once.
-
-const (
-	maxScore     = 60000
-	minimumScore = 30000 // 50%, git's default -M
-	hashBase     = 107927
-	renameLimit  = 1000 // git's diff.renameLimit default
-)
-
-// spanHash counts git's content chunks: hash → bytes.
-func spanHash(data []byte) map[uint32]int { return spanHashText(data, !xdiff.IsBinary(data)) }
-
-// similarityScore is git's estimate_similarity (0..maxScore) at the
-// default rename threshold.
-func similarityScore(src, dst []byte) int { return estimateSimilarity(src, dst, minimumScore) }
+// similarity estimate (internal/diffcore). A pair needs 50%; the best
+// pairs go first, a source is used once.
 
 // basenameSame is git's tie-breaker: same file name in another directory.
 func basenameSame(a, b string) bool { return path.Base(a) == path.Base(b) }
@@ -75,14 +57,11 @@ func detectRenamesOrCopies(changes []*change, copies bool) []*change {
 	}
 	paired := map[*change]*change{} // add → source
 	scores := map[*change]int{}
-	regular := func(m filemode.FileMode) bool {
-		return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
-	}
 	for _, a := range adds {
 		var best *change
 		bestScore := -1
 		for _, d := range srcs {
-			if d.oldHash != a.newHash || (!(regular(d.oldMode) && regular(a.newMode)) && d.oldMode != a.newMode) {
+			if d.oldHash != a.newHash || !diffcore.ModesPair(d.oldMode, a.newMode) {
 				continue
 			}
 			if used[d] > 0 && !copies {
@@ -100,59 +79,48 @@ func detectRenamesOrCopies(changes []*change, copies bool) []*change {
 			}
 		}
 		if best != nil {
-			paired[a], scores[a] = best, maxScore
+			paired[a], scores[a] = best, diffcore.MaxScore
 			used[best]++
 		}
 	}
-	type cand struct {
-		a, d      *change
-		score     int
-		nameScore bool
-	}
-	var cands []cand
+	var cands []diffcore.Candidate
 	left := 0
 	for _, a := range adds {
 		if paired[a] == nil {
 			left++
 		}
 	}
-	if left > 0 && left*len(srcs) <= renameLimit*renameLimit {
-		for _, a := range adds {
-			if paired[a] != nil || !regular(a.newMode) {
+	if left > 0 && left*len(srcs) <= diffcore.RenameLimit*diffcore.RenameLimit {
+		for ai, a := range adds {
+			if paired[a] != nil || !diffcore.IsRegular(a.newMode) {
 				continue
 			}
-			// Up to four best sources per destination, as git keeps.
-			var best []cand
-			for _, d := range srcs {
-				if (used[d] > 0 && !copies) || !regular(d.oldMode) {
+			var best diffcore.Best
+			for si, d := range srcs {
+				if (used[d] > 0 && !copies) || !diffcore.IsRegular(d.oldMode) {
 					continue
 				}
-				c := cand{a: a, d: d, score: similarityScore(d.old(), a.new()), nameScore: basenameSame(d.path, a.path)}
-				if c.score < minimumScore {
+				score := diffcore.Estimate(d.old(), a.new(), diffcore.DefaultScore)
+				if score < diffcore.DefaultScore {
 					continue
 				}
-				best = append(best, c)
+				best.Record(diffcore.Candidate{Src: si, Dst: ai, Score: score, SameName: basenameSame(d.path, a.path)})
 			}
-			sort.SliceStable(best, func(i, j int) bool { return better(best[i].score, best[i].nameScore, best[j].score, best[j].nameScore) })
-			if len(best) > 4 {
-				best = best[:4]
-			}
-			cands = append(cands, best...)
+			cands = append(cands, best.Ranked()...)
 		}
-		sort.SliceStable(cands, func(i, j int) bool {
-			return better(cands[i].score, cands[i].nameScore, cands[j].score, cands[j].nameScore)
-		})
+		diffcore.Rank(cands)
 		passes := 1
 		if copies {
 			passes = 2
 		}
 		for pass := 0; pass < passes; pass++ {
 			for _, c := range cands {
-				if paired[c.a] != nil || (pass == 0 && used[c.d] > 0) {
+				a, d := adds[c.Dst], srcs[c.Src]
+				if paired[a] != nil || (pass == 0 && used[d] > 0) {
 					continue
 				}
-				paired[c.a], scores[c.a] = c.d, c.score
-				used[c.d]++
+				paired[a], scores[a] = d, c.Score
+				used[d]++
 			}
 		}
 	}
@@ -170,7 +138,7 @@ func detectRenamesOrCopies(changes []*change, copies bool) []*change {
 		if d := paired[c]; d != nil {
 			c.oldPath = d.path
 			c.oldMode, c.oldHash, c.oldData, c.oldLoaded = d.oldMode, d.oldHash, d.oldData, d.oldLoaded
-			c.score = scores[c] * 100 / maxScore
+			c.score = scores[c] * 100 / diffcore.MaxScore
 			left2[d]--
 			c.copied = left2[d] > 0
 		}
@@ -178,15 +146,6 @@ func detectRenamesOrCopies(changes []*change, copies bool) []*change {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out
-}
-
-// better orders rename candidates like git's score_compare: higher score
-// first, then a same-basename pair.
-func better(s1 int, n1 bool, s2 int, n2 bool) bool {
-	if s1 != s2 {
-		return s1 > s2
-	}
-	return n1 && !n2
 }
 
 // renameName is git's --stat name for a rename (diff.c pprint_rename):

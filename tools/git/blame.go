@@ -18,7 +18,6 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +30,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/reflog"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -354,41 +354,25 @@ func peelCommit(r *git.Repository, rev string, h plumbing.Hash, peel string) (pl
 	}
 }
 
-// reflogAt reads ref@{n} from the reflog (n counted from the newest);
-// count is the number of entries.
+// reflogAt reads ref@{n} from the reflog (n counted from the newest; the
+// log dwim_log finds); count is the number of entries.
 func reflogAt(r *git.Repository, ref string, n int) (plumbing.Hash, int, bool) {
 	dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
 	if !ok {
 		return plumbing.ZeroHash, 0, false
 	}
-	if ref == "" {
-		ref = "HEAD"
-	}
-	// The log dwim_log finds: the first of git's ref rules with a log.
-	var f billy.File
-	var err error
-	for _, rule := range []string{"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD"} {
-		if f, err = dot.Filesystem().Open("logs/" + strings.ReplaceAll(rule, "%s", ref)); err == nil {
-			break
-		}
-	}
-	if err != nil {
+	name, ok := reflog.Find(dot.Filesystem(), ref)
+	if !ok {
 		return plumbing.ZeroHash, 0, false
 	}
-	defer f.Close()
-	raw, err := io.ReadAll(f)
-	if err != nil || len(raw) == 0 {
+	es, err := reflog.Read(dot.Filesystem(), name)
+	if err != nil || len(es) == 0 {
 		return plumbing.ZeroHash, 0, false
 	}
-	ls := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-	if n >= len(ls) {
-		return plumbing.ZeroHash, len(ls), false
+	if n >= len(es) {
+		return plumbing.ZeroHash, len(es), false
 	}
-	fields := strings.Fields(ls[len(ls)-1-n])
-	if len(fields) < 2 {
-		return plumbing.ZeroHash, len(ls), false
-	}
-	return plumbing.NewHash(fields[1]), len(ls), true
+	return es[len(es)-1-n].New, len(es), true
 }
 
 // commit loads a commit into the scoreboard (parents from .git/shallow

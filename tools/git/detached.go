@@ -1,13 +1,13 @@
 package git
 
 import (
-	"io"
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/tgp-go/tgp/internal/reflog"
 )
 
 // detachedLine is the first line of git's long status on a detached HEAD:
@@ -70,34 +70,18 @@ func lastSwitch(r *git.Repository) (target string, noid plumbing.Hash, ok bool) 
 	if !isFS {
 		return "", plumbing.ZeroHash, false
 	}
-	f, err := fsr.Filesystem().Open("logs/HEAD")
+	es, err := reflog.Read(fsr.Filesystem(), plumbing.HEAD)
 	if err != nil {
 		return "", plumbing.ZeroHash, false
 	}
-	data, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return "", plumbing.ZeroHash, false
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		head, msg, found := strings.Cut(lines[i], "\t")
-		if !found {
-			continue
-		}
-		rest, isCheckout := strings.CutPrefix(msg, "checkout: moving from ")
+	for i := len(es) - 1; i >= 0; i-- {
+		rest, isCheckout := strings.CutPrefix(es[i].Message, "checkout: moving from ")
 		if !isCheckout {
 			continue
 		}
-		_, to, found := strings.Cut(rest, " to ")
-		if !found {
-			continue
+		if _, to, found := strings.Cut(rest, " to "); found {
+			return to, es[i].New, true
 		}
-		fields := strings.Fields(head)
-		if len(fields) < 2 {
-			continue
-		}
-		return to, plumbing.NewHash(fields[1]), true
 	}
 	return "", plumbing.ZeroHash, false
 }

@@ -1,7 +1,6 @@
 package git
 
 import (
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -10,8 +9,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/reflog"
 )
 
 // The tools move refs as git does and so keep their reflogs as git does
@@ -56,32 +54,27 @@ func (d Deps) reflogs(r *git.Repository) *reflogger {
 	return &reflogger{dot: fsr.Filesystem(), who: committer, mode: mode}
 }
 
-// log appends one entry to ref's log (gitbackend.AppendReflog).
+// log appends one entry to ref's log. A log that cannot be written does
+// not undo the move it records (git warns and keeps the ref too).
 func (l *reflogger) log(ref plumbing.ReferenceName, old, new plumbing.Hash, msg string) {
 	if l != nil {
-		_ = gitbackend.AppendReflog(l.dot, ref, old, new, l.who, msg, l.mode == "always")
+		e := reflog.Entry{Old: old, New: new, Who: reflog.Ident(l.who.Name, l.who.Email, l.who.When), Message: msg}
+		_ = reflog.Append(l.dot, ref, e, reflog.DefaultCreate(ref, l.mode))
 	}
 }
 
 // drop removes ref's log (a deleted branch).
 func (l *reflogger) drop(ref plumbing.ReferenceName) {
 	if l != nil {
-		_ = l.dot.Remove("logs/" + ref.String())
+		_ = reflog.Remove(l.dot, ref)
 	}
 }
 
 // move renames ref's log (a renamed branch).
 func (l *reflogger) move(from, to plumbing.ReferenceName) {
-	if l == nil {
-		return
+	if l != nil {
+		_ = reflog.Rename(l.dot, from, to)
 	}
-	if _, err := l.dot.Stat("logs/" + from.String()); err != nil {
-		return
-	}
-	if err := l.dot.MkdirAll(path.Dir("logs/"+to.String()), 0o755); err != nil {
-		return
-	}
-	_ = l.dot.Rename("logs/"+from.String(), "logs/"+to.String())
 }
 
 // headDesc is how a checkout names where HEAD was: the branch's short

@@ -1,12 +1,12 @@
 package git
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/gitattr"
+	"github.com/tgp-go/tgp/internal/reflog"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -94,13 +95,8 @@ type stasher struct {
 	eol *gitattr.EOL
 }
 
-const stashLog = "logs/refs/stash"
-
-type reflogEntry struct {
-	old, new plumbing.Hash
-	who      string
-	msg      string
-}
+// stashRef is the stash: its reflog is the list, stash@{0} the newest.
+const stashRef = plumbing.ReferenceName("refs/stash")
 
 func (s *stasher) wt() (*git.Worktree, error) { return worktreeOf(s.r) }
 
@@ -115,76 +111,52 @@ func (s *stasher) dotgit() (billy.Filesystem, error) {
 }
 
 // entries reads the stash reflog, newest first.
-func (s *stasher) entries() ([]reflogEntry, error) {
+func (s *stasher) entries() ([]reflog.Entry, error) {
 	dg, err := s.dotgit()
 	if err != nil {
 		return nil, err
 	}
-	f, err := dg.Open(stashLog)
+	es, err := reflog.Read(dg, stashRef)
 	if err != nil {
-		return nil, nil
+		return nil, err
 	}
-	defer f.Close()
-	var out []reflogEntry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		head, msg, _ := strings.Cut(line, "\t")
-		parts := strings.SplitN(head, " ", 3)
-		if len(parts) < 3 {
-			continue
-		}
-		out = append(out, reflogEntry{old: plumbing.NewHash(parts[0]), new: plumbing.NewHash(parts[1]), who: parts[2], msg: msg})
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out, sc.Err()
+	slices.Reverse(es)
+	return es, nil
 }
 
-func (s *stasher) writeEntries(es []reflogEntry) error {
+// writeEntries makes es (newest first) the stash list as git's reflog
+// delete --updateref --rewrite does: the log is replaced through its lock
+// file, then refs/stash points at the newest entry (no entries: both go).
+func (s *stasher) writeEntries(es []reflog.Entry) error {
 	dg, err := s.dotgit()
 	if err != nil {
 		return err
 	}
+	oldestFirst := slices.Clone(es)
+	slices.Reverse(oldestFirst)
+	if err := reflog.Write(dg, stashRef, oldestFirst); err != nil {
+		return err
+	}
 	if len(es) == 0 {
-		_ = dg.Remove(stashLog)
-		err := s.r.Storer.RemoveReference("refs/stash")
+		err := s.r.Storer.RemoveReference(stashRef)
 		if err != nil && err != plumbing.ErrReferenceNotFound {
 			return err
 		}
 		return nil
 	}
-	var b strings.Builder
-	for i := len(es) - 1; i >= 0; i-- {
-		e := es[i]
-		fmt.Fprintf(&b, "%s %s %s\t%s\n", e.old, e.new, e.who, e.msg)
-	}
-	_ = dg.MkdirAll("logs/refs", 0o755)
-	f, err := dg.Create(stashLog)
-	if err != nil {
-		return err
-	}
-	if _, err := io.WriteString(f, b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return s.r.Storer.SetReference(plumbing.NewHashReference("refs/stash", es[0].new))
+	return s.r.Storer.SetReference(plumbing.NewHashReference(stashRef, es[0].New))
 }
 
-func (s *stasher) entry(n int) (reflogEntry, []reflogEntry, error) {
+func (s *stasher) entry(n int) (reflog.Entry, []reflog.Entry, error) {
 	es, err := s.entries()
 	if err != nil {
-		return reflogEntry{}, nil, err
+		return reflog.Entry{}, nil, err
 	}
 	if n >= len(es) {
 		if len(es) == 0 {
-			return reflogEntry{}, nil, &tools.Error{Kind: tools.KindNotFound, Message: "No stash entries found."}
+			return reflog.Entry{}, nil, &tools.Error{Kind: tools.KindNotFound, Message: "No stash entries found."}
 		}
-		return reflogEntry{}, nil, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf("error: stash@{%d} is not a valid reference", n)}
+		return reflog.Entry{}, nil, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf("error: stash@{%d} is not a valid reference", n)}
 	}
 	return es[n], es, nil
 }
@@ -362,20 +334,24 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	if err != nil {
 		return "", err
 	}
-	es, err := s.entries()
+	dg, err := s.dotgit()
 	if err != nil {
 		return "", err
 	}
 	old := plumbing.ZeroHash
-	if len(es) > 0 {
-		old = es[0].new
+	if ref, err := s.r.Storer.Reference(stashRef); err == nil {
+		old = ref.Hash()
 	}
-	who := fmt.Sprintf("%s <%s> %d %s", committer.Name, committer.Email, committer.When.Unix(), committer.When.Format("-0700"))
-	es = append([]reflogEntry{{old: old, new: wCommit, who: who, msg: reflogMessage(msg)}}, es...)
 	if err := beforeChange(ctx); err != nil {
 		return "", err
 	}
-	if err := s.writeEntries(es); err != nil {
+	// git stash store: update_ref with a log forced (the stash always
+	// has one), the entry appended.
+	e := reflog.Entry{Old: old, New: wCommit, Who: reflog.Ident(committer.Name, committer.Email, committer.When), Message: msg}
+	if err := reflog.Append(dg, stashRef, e, true); err != nil {
+		return "", err
+	}
+	if err := s.r.Storer.SetReference(plumbing.NewHashReference(stashRef, wCommit)); err != nil {
 		return "", err
 	}
 	// cleanUntracked is the stash's git clean: the untracked files it
@@ -463,7 +439,7 @@ func (s *stasher) list() (string, error) {
 	}
 	var b strings.Builder
 	for i, e := range es {
-		fmt.Fprintf(&b, "stash@{%d}: %s\n", i, e.msg)
+		fmt.Fprintf(&b, "stash@{%d}: %s\n", i, e.Message)
 	}
 	return b.String(), nil
 }
@@ -473,7 +449,7 @@ func (s *stasher) show(n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	w, err := object.GetCommit(s.r.Storer, e.new)
+	w, err := object.GetCommit(s.r.Storer, e.New)
 	if err != nil {
 		return "", err
 	}
@@ -508,7 +484,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if err != nil {
 		return "", err
 	}
-	wc, err := object.GetCommit(s.r.Storer, e.new)
+	wc, err := object.GetCommit(s.r.Storer, e.New)
 	if err != nil {
 		return "", err
 	}
@@ -712,11 +688,11 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	}
 	out := msgs + st
 	if pop {
-		rest := append(append([]reflogEntry{}, es[:n]...), es[n+1:]...)
+		rest := slices.Delete(slices.Clone(es), n, n+1)
 		if err := s.writeEntries(rest); err != nil {
 			return "", err
 		}
-		out += fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.new)
+		out += fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.New)
 	}
 	return out, nil
 }
@@ -873,11 +849,11 @@ func (s *stasher) drop(n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rest := append(append([]reflogEntry{}, es[:n]...), es[n+1:]...)
+	rest := slices.Delete(slices.Clone(es), n, n+1)
 	if err := s.writeEntries(rest); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.new), nil
+	return fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.New), nil
 }
 
 func (s *stasher) clear() (string, error) {
@@ -909,12 +885,6 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, sp
 		empty = false
 	}
 	return empty
-}
-
-// reflogMessage is git's copy_reflog_msg: leading whitespace dropped, every
-// run of whitespace one space, trailing whitespace trimmed.
-func reflogMessage(msg string) string {
-	return strings.Join(strings.Fields(msg), " ")
 }
 
 // setExec gives a file the permissions git checks its mode out with (the

@@ -15,7 +15,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/tools"
-	gittools "github.com/tgp-go/tgp/tools/git"
+	"github.com/tgp-go/tgp/tools/gittools"
 	"github.com/tgp-go/tgp/vfs"
 )
 

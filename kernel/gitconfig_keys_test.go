@@ -12,7 +12,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/tools"
-	gittools "github.com/tgp-go/tgp/tools/git"
+	"github.com/tgp-go/tgp/tools/gittools"
 )
 
 // TestGitToolConfigKeysApply: tools.git.max_bytes and tools.git.timeout_ms

@@ -18,7 +18,8 @@ import (
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/toolbox"
 	"github.com/tgp-go/tgp/tools"
-	gittools "github.com/tgp-go/tgp/tools/git"
+	"github.com/tgp-go/tgp/tools/forgetools"
+	"github.com/tgp-go/tgp/tools/gittools"
 	"github.com/tgp-go/tgp/vfs"
 )
 
@@ -36,7 +37,7 @@ type Kernel struct {
 	closers []func(context.Context) error
 
 	runner *sandbox.Runner
-	sql    tools.SQLProvider
+	sql    forgetools.SQLProvider
 }
 
 type options struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sandbox/analysis"
 	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/tools/forgetools"
 )
 
 // newRunner builds the sandbox from the configuration.
@@ -49,7 +50,7 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 	k.runner = k.newRunner()
 	runner := k.runner
 	k.closers = append(k.closers, func(context.Context) error { return runner.Close() })
-	cfg := tools.ForgeConfig{
+	cfg := forgetools.Config{
 		Runner:      k.runner,
 		SandboxFS:   k.box.SandboxFS(),
 		Persist:     k.box,
@@ -59,5 +60,5 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 	if k.sql != nil {
 		cfg.SQL = k.sql
 	}
-	return tools.ForgeTools(k.fs, cfg)
+	return forgetools.New(k.fs, cfg)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tgp-go/tgp/shell"
 	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/tools/shelltools"
 )
 
 // ShellConfig is the shell: section: which commands the shell tools may
@@ -131,5 +132,5 @@ func (k *Kernel) shellTools() []*tools.Tool {
 		}
 		return nil
 	})
-	return tools.ShellTools(tools.ShellConfig{Open: open, Persist: k.box})
+	return shelltools.New(shelltools.Config{Open: open, Persist: k.box})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/tools/shelltools"
 )
 
 // diskKernel boots a kernel on a plain directory holding docs/d.md,
@@ -40,7 +41,7 @@ func diskKernel(t *testing.T, opts ...Option) (*Kernel, string) {
 
 // shellCall runs the shell tool; it returns the result object or the
 // tool error.
-func shellCall(t *testing.T, k *Kernel, command, workdir string) (tools.ShellResult, *tools.Error) {
+func shellCall(t *testing.T, k *Kernel, command, workdir string) (shelltools.ShellResult, *tools.Error) {
 	t.Helper()
 	raw, _ := json.Marshal(map[string]any{"command": command, "workdir": workdir})
 	res, err := k.Call(context.Background(), "shell", raw)
@@ -49,9 +50,9 @@ func shellCall(t *testing.T, k *Kernel, command, workdir string) (tools.ShellRes
 		if !errors.As(err, &te) {
 			t.Fatalf("shell %q: untyped error %v", command, err)
 		}
-		return tools.ShellResult{}, te
+		return shelltools.ShellResult{}, te
 	}
-	return res.Value.(tools.ShellResult), nil
+	return res.Value.(shelltools.ShellResult), nil
 }
 
 func wantReason(t *testing.T, key, command string, te *tools.Error, reason string) {
@@ -61,7 +62,7 @@ func wantReason(t *testing.T, key, command string, te *tools.Error, reason strin
 	}
 }
 
-func wantOK(t *testing.T, key, command string, res tools.ShellResult, te *tools.Error) {
+func wantOK(t *testing.T, key, command string, res shelltools.ShellResult, te *tools.Error) {
 	t.Helper()
 	if te != nil || res.ExitCode != 0 {
 		t.Fatalf("%s: %q by default: %+v %+v", key, command, te, res.Result)
@@ -258,7 +259,7 @@ func TestShellApprovalGuard(t *testing.T) {
 func TestShellSessionsDieWithTheKernel(t *testing.T) {
 	k, _ := diskKernel(t)
 	res := call(t, k, "exec_command", map[string]any{"cmd": "sleep 300", "yield_time_ms": 50})
-	sr := res.Value.(tools.SessionResult)
+	sr := res.Value.(shelltools.SessionResult)
 	if sr.Exited || sr.SessionID == 0 {
 		t.Fatalf("session: %+v", sr)
 	}
@@ -282,7 +283,7 @@ func TestShellToolResults(t *testing.T) {
 	}
 	raw, _ := json.Marshal(map[string]any{"command": "seq 1 500"})
 	r, err := k.Call(context.Background(), "shell", raw)
-	if err != nil || !r.Truncated || !strings.Contains(r.Value.(tools.ShellResult).Stdout, "[truncated]") {
+	if err != nil || !r.Truncated || !strings.Contains(r.Value.(shelltools.ShellResult).Stdout, "[truncated]") {
 		t.Fatalf("caps: %v %+v", err, r)
 	}
 	raw, _ = json.Marshal(map[string]any{"command": "echo started; sleep 30", "timeout_ms": 200})
@@ -304,14 +305,14 @@ func TestShellToolResults(t *testing.T) {
 // into it and closes it; what it wrote is reported and persisted.
 func TestSessionToolsFlow(t *testing.T) {
 	k, root := diskKernel(t)
-	sr := call(t, k, "exec_command", map[string]any{"cmd": "cat > notes/typed.txt", "yield_time_ms": 0}).Value.(tools.SessionResult)
+	sr := call(t, k, "exec_command", map[string]any{"cmd": "cat > notes/typed.txt", "yield_time_ms": 0}).Value.(shelltools.SessionResult)
 	if sr.Exited || sr.SessionID == 0 {
 		t.Fatalf("start: %+v", sr)
 	}
 	changed := sr.Changed
-	mid := call(t, k, "write_stdin", map[string]any{"session_id": sr.SessionID, "chars": "hello\n", "yield_time_ms": 0}).Value.(tools.SessionResult)
+	mid := call(t, k, "write_stdin", map[string]any{"session_id": sr.SessionID, "chars": "hello\n", "yield_time_ms": 0}).Value.(shelltools.SessionResult)
 	changed = append(changed, mid.Changed...)
-	out := call(t, k, "write_stdin", map[string]any{"session_id": sr.SessionID, "close": true, "yield_time_ms": 5000}).Value.(tools.SessionResult)
+	out := call(t, k, "write_stdin", map[string]any{"session_id": sr.SessionID, "close": true, "yield_time_ms": 5000}).Value.(shelltools.SessionResult)
 	changed = append(changed, out.Changed...)
 	if !out.Exited || out.ExitCode == nil || *out.ExitCode != 0 {
 		t.Fatalf("close: %+v", out)

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/tgp-go/tgp/sqldb"
-	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/tools/forgetools"
 )
 
 // WithDB gives the kernel the host's database for exec_sql (dialect
@@ -19,7 +19,7 @@ func WithDB(db *sql.DB, dialect string) Option {
 
 type sqlProvider struct{ db *sqldb.DB }
 
-func (p sqlProvider) Session(readOnly bool) tools.SQLSession { return p.db.Session(readOnly) }
+func (p sqlProvider) Session(readOnly bool) forgetools.SQLSession { return p.db.Session(readOnly) }
 
 // openSQL opens the configured database, if any.
 func (k *Kernel) openSQL(ctx context.Context) error {

@@ -9,7 +9,8 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/tools"
-	gittools "github.com/tgp-go/tgp/tools/git"
+	"github.com/tgp-go/tgp/tools/forgetools"
+	"github.com/tgp-go/tgp/tools/gittools"
 	"github.com/tgp-go/tgp/vfs"
 )
 
@@ -72,7 +73,7 @@ func buildRig(t *testing.T, cfg Config, memory bool, root ...string) *rig {
 		}
 	}
 	add(tools.FileTools(fsys, box, tools.FileToolsConfig{})...)
-	add(tools.ForgeTools(fsys, tools.ForgeConfig{Runner: runner, SandboxFS: box.SandboxFS(), Persist: box})...)
+	add(forgetools.New(fsys, forgetools.Config{Runner: runner, SandboxFS: box.SandboxFS(), Persist: box})...)
 	add(gittools.Tools(gittools.Deps{FS: fsys, Repo: box.Repo, Persister: box, Environ: []string{}})...)
 	add(tools.FindTool(box))
 	return &rig{box: box, set: set, fs: fsys}

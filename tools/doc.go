@@ -12,5 +12,9 @@
 // the output and turns any error or panic into a typed [*Error].
 //
 // The file tools (list_files, list_dir, read_file, write_file, patch_file,
-// apply_patch, grep_files, delete_file) also live here, on the jailed vfs.
+// apply_patch, grep_files, delete_file) and find_tools also live here, on
+// the jailed vfs. The families that need a runtime are packages of their
+// own (forgetools: the goja sandbox; shelltools: the shell; gittools: the
+// git tools), so that the framework and what imports it (the MCP server)
+// link neither goja, esbuild nor the shell.
 package tools

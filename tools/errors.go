@@ -10,7 +10,7 @@ import (
 )
 
 // Kind classifies a tool failure. The set is closed: hosts, the CLI and MCP
-// clients switch on it (DESIGN §2.1).
+// clients switch on it (the `tgp call` contract).
 type Kind string
 
 // The error kinds of the `tgp call` contract.

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tgp-go/tgp/gitpath"
+	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/registry"
 )
 
@@ -218,7 +218,7 @@ func (ft *fileTools) readFile() *Tool {
 				return Result{}, err
 			}
 			res := ReadFileResult{Path: p, Hash: BlobHash(data)}
-			if isBinary(data) {
+			if xdiff.IsBinary(data) {
 				res.Binary = true
 				res.Content = fmt.Sprintf("[binary file, %d bytes]", len(data))
 				return Result{Value: res}, nil
@@ -301,14 +301,6 @@ func cutRunes(s string, n int) string {
 		i++
 	}
 	return s
-}
-
-func isBinary(data []byte) bool {
-	n := len(data)
-	if n > 8000 {
-		n = 8000
-	}
-	return bytes.IndexByte(data[:n], 0) >= 0
 }
 
 // ---- write_file ----
@@ -534,7 +526,7 @@ func (ft *fileTools) grepFiles() *Tool {
 					return nil
 				}
 				data, err := ft.fs.ReadFile(rel)
-				if err != nil || isBinary(data) {
+				if err != nil || xdiff.IsBinary(data) {
 					return nil
 				}
 				for i, line := range splitLines(string(data)) {

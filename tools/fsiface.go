@@ -125,10 +125,16 @@ func isGitPath(rel string) bool {
 func quote(s string) string { return "\"" + s + "\"" }
 
 func (ft *fileTools) commit(ctx context.Context, tool string, paths []string, msg string) (*Persisted, error) {
-	if ft.persist == nil {
+	return Commit(ctx, ft.persist, tool, paths, msg)
+}
+
+// Commit persists the paths a tool changed through p; with no Persister
+// the change stays in the root and the result says so.
+func Commit(ctx context.Context, p Persister, tool string, paths []string, msg string) (*Persisted, error) {
+	if p == nil {
 		return &Persisted{Persisted: false, Note: "no persistence configured; the change is local only"}, nil
 	}
-	return ft.persist.Persist(ctx, Change{Tool: tool, Paths: paths, Message: msg})
+	return p.Persist(ctx, Change{Tool: tool, Paths: paths, Message: msg})
 }
 
 func defaultMessage(tool string, paths []string) string {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/tools/forgetools"
 	"github.com/tgp-go/tgp/vfs"
 )
 
@@ -13,7 +14,7 @@ import (
 // as a ["null", T] union (clients built string inputs for them), and an
 // explicit null for an optional argument means "not given".
 func TestSchemasHavePlainTypes(t *testing.T) {
-	all := append(tools.FileTools(vfs.NewMemory(), nil, tools.FileToolsConfig{}), tools.ForgeTools(vfs.NewMemory(), tools.ForgeConfig{})...)
+	all := append(tools.FileTools(vfs.NewMemory(), nil, tools.FileToolsConfig{}), forgetools.New(vfs.NewMemory(), forgetools.Config{})...)
 	for _, tl := range all {
 		b, _ := json.Marshal(tl.InputSchema)
 		if strings.Contains(string(b), `"null"`) {

@@ -435,3 +435,13 @@ func (t *Tool) Summary(args any) string {
 	}
 	return t.summary(args)
 }
+
+// FirstWords is s cut to its first n words ("..." after them), for an
+// approval summary or a commit message that quotes a command.
+func FirstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = append(f[:n], "...")
+	}
+	return strings.Join(f, " ")
+}

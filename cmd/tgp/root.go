@@ -75,7 +75,8 @@ func (a *app) openKernel(ctx context.Context, boot bool, extra ...kernel.Option)
 	return k, nil
 }
 
-// callOutput is the `tgp call` JSON contract (DESIGN §2.1).
+// callOutput is the `tgp call` JSON contract: {"ok","tool","result","truncated"}
+// on success, {"ok":false,"tool","error":{"kind","message"}} on failure.
 type callOutput struct {
 	OK        bool         `json:"ok"`
 	Tool      string       `json:"tool"`

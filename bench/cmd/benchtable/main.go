@@ -1,5 +1,5 @@
 // Command benchtable runs bench.BenchmarkTable (`go test -bench`) and
-// prints issue #15's table: every row as TGP's time, its reference's time
+// prints the performance table of the README: every row as TGP's time, its reference's time
 // measured in the same run, the ratio, the goal and TGP's allocations per
 // operation. `make bench` runs it from the module root.
 package main

@@ -1,0 +1,71 @@
+package diffcore
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// record_if_better replaces the first of the worst slots, so of equal
+// candidates the later ones stay when a better one arrives: not the
+// first four of a sorted list.
+func TestBestKeepsAsRecordIfBetter(t *testing.T) {
+	var b Best
+	for i, s := range []int{5, 3, 3, 3, 3, 4} {
+		b.Record(Candidate{Src: i, Score: s})
+	}
+	got := fmt.Sprint(b.Ranked())
+	want := fmt.Sprint([]Candidate{{Src: 0, Score: 5}, {Src: 5, Score: 4}, {Src: 2, Score: 3}, {Src: 3, Score: 3}})
+	if got != want {
+		t.Fatalf("kept %s, want %s", got, want)
+	}
+}
+
+func TestBestRanksSameNameFirstOnTies(t *testing.T) {
+	var b Best
+	b.Record(Candidate{Src: 0, Score: 7})
+	b.Record(Candidate{Src: 1, Score: 7, SameName: true})
+	b.Record(Candidate{Src: 2, Score: 9})
+	r := b.Ranked()
+	if len(r) != 3 || r[0].Src != 2 || r[1].Src != 1 || r[2].Src != 0 {
+		t.Fatalf("ranked %v", r)
+	}
+	var empty Best
+	if len(empty.Ranked()) != 0 {
+		t.Fatal("an empty Best ranks candidates")
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	text := strings.Repeat("a line of text\n", 40)
+	if got := Estimate([]byte(text), []byte(text), DefaultScore); got != MaxScore {
+		t.Errorf("identical: %d, want %d", got, MaxScore)
+	}
+	// A change of line endings keeps a text file's chunks.
+	crlf := strings.ReplaceAll(text, "\n", "\r\n")
+	if got := Estimate([]byte(text), []byte(crlf), DefaultScore); got*100/MaxScore < 60 {
+		t.Errorf("CRLF copy scores %d", got)
+	}
+	// Sizes too far apart are cut before any hashing.
+	if got := Estimate([]byte(text), []byte(text[:len(text)/3]), DefaultScore); got != 0 {
+		t.Errorf("a third of the file scores %d past the size cut", got)
+	}
+	if got := Estimate([]byte(text), nil, 0); got != 0 {
+		t.Errorf("empty destination scores %d", got)
+	}
+	half := text[:len(text)/2] + strings.Repeat("other content!\n", 20)
+	if got := Estimate([]byte(text), []byte(half), DefaultScore); got < MaxScore/2-MaxScore/20 || got > MaxScore/2+MaxScore/20 {
+		t.Errorf("half kept scores %d, want about %d", got, MaxScore/2)
+	}
+}
+
+func TestModesPair(t *testing.T) {
+	if !ModesPair(filemode.Regular, filemode.Executable) {
+		t.Error("regular and executable do not pair")
+	}
+	if ModesPair(filemode.Symlink, filemode.Regular) || !ModesPair(filemode.Symlink, filemode.Symlink) {
+		t.Error("a symlink pairs only with a symlink")
+	}
+}

@@ -1,0 +1,84 @@
+package diffcore
+
+import "sort"
+
+// CandidatesPerDst is NUM_CANDIDATE_PER_DST: how many sources a
+// destination keeps for the global ranking.
+const CandidatesPerDst = 4
+
+// Candidate is struct diff_score: a source scored against a destination
+// (both the caller's indexes).
+type Candidate struct {
+	Src, Dst int
+	Score    int
+	SameName bool // the same basename as the destination (basename_same)
+}
+
+// Compare is score_compare: negative when a ranks before b (a higher
+// score, then a same basename), 0 when they tie.
+func Compare(a, b Candidate) int {
+	if a.Score != b.Score {
+		if a.Score > b.Score {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.SameName == b.SameName:
+		return 0
+	case a.SameName:
+		return -1
+	}
+	return 1
+}
+
+// Best is one destination's CandidatesPerDst best sources, kept as
+// record_if_better keeps them: a candidate replaces the first of the
+// worst slots when it ranks strictly before it; an empty slot ranks after
+// every candidate.
+type Best struct {
+	slot [CandidatesPerDst]Candidate
+	used [CandidatesPerDst]bool
+}
+
+// worse reports whether slot i ranks after candidate c (score_compare > 0).
+func (b *Best) worse(i int, c Candidate, cset bool) bool {
+	if !b.used[i] {
+		return cset
+	}
+	if !cset {
+		return false
+	}
+	return Compare(b.slot[i], c) > 0
+}
+
+// Record is record_if_better.
+func (b *Best) Record(c Candidate) {
+	w := 0
+	for k := 1; k < CandidatesPerDst; k++ {
+		if b.worse(k, b.slot[w], b.used[w]) {
+			w = k
+		}
+	}
+	if b.worse(w, c, true) {
+		b.slot[w], b.used[w] = c, true
+	}
+}
+
+// Ranked is the kept candidates best first, ties in slot order (git sorts
+// its candidate array with a stable merge sort).
+func (b *Best) Ranked() []Candidate {
+	out := make([]Candidate, 0, CandidatesPerDst)
+	for i, c := range b.slot {
+		if b.used[i] {
+			out = append(out, c)
+		}
+	}
+	Rank(out)
+	return out
+}
+
+// Rank sorts candidates best first by score_compare, ties kept in order.
+func Rank(cs []Candidate) {
+	sort.SliceStable(cs, func(i, j int) bool { return Compare(cs[i], cs[j]) < 0 })
+}

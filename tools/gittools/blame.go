@@ -1,0 +1,708 @@
+package gittools
+
+// git_blame is git 2.39's blame (blame.c, builtin/blame.c) rebuilt on
+// go-git: a scoreboard of "origins" (a path in a commit) holding the lines
+// still to be explained, processed newest commit first; each origin hands
+// the lines it did not change to every parent in turn (the whole file when
+// the blob is identical, else through git's xdiff of the two blobs), looks
+// for a whole-file rename when the path is absent from a parent, and keeps
+// the rest. With no commit the working tree file is blamed through git's
+// fake "Not Committed Yet" commit whose parents are HEAD (and MERGE_HEAD),
+// diffed against the index with the file's entry replaced. The text is
+// git's default format: abbreviated names one longer than unique (boundary
+// commits '^' and one shorter), the original file name when any line came
+// from another path, authors padded to the widest among the lines shown.
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/reflog"
+	"github.com/tgp-go/tgp/internal/xdiff"
+	"github.com/tgp-go/tgp/tools"
+)
+
+type blameArgs struct {
+	Path       string `json:"path" minLength:"1" jsonschema:"File path to blame"`
+	StartLine  *int   `json:"start_line,omitempty" minimum:"1" jsonschema:"Start line number for range (1-indexed)"`
+	EndLine    *int   `json:"end_line,omitempty" minimum:"1" jsonschema:"End line number for range (1-indexed)"`
+	Commit     string `json:"commit,omitempty" jsonschema:"Blame at specific commit instead of HEAD"`
+	MaxBytes   int    `json:"max_bytes,omitempty" minimum:"1" maximum:"5000000" jsonschema:"Maximum output bytes before truncation (default: tools.git.max_bytes in the configuration, 1048576)"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
+	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func blameTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[blameArgs]{
+		Name:        "git_blame",
+		Description: "Show which commit last changed each line of a file (git blame), optionally for a line range or at a commit.",
+		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
+		Summary:     func(a blameArgs) string { return "Blame " + a.Path },
+		Validate: func(a blameArgs) error {
+			if a.StartLine != nil && a.EndLine != nil && *a.StartLine > *a.EndLine {
+				return tools.BadArg("start_line", "start_line must be <= end_line")
+			}
+			if err := checkArg("path", a.Path); err != nil {
+				return err
+			}
+			if a.Commit != "" {
+				return checkArg("commit_ref", a.Commit)
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a blameArgs) (tools.Result, error) {
+			prefix := d.relDir(a.WorkingDir)
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
+				return blame(ctx, r, prefix, a)
+			})
+		},
+	})
+}
+
+func fatalf(format string, args ...any) error {
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: "fatal: " + fmt.Sprintf(format, args...)}
+}
+
+// bcommit is a commit of the scoreboard (the zero hash: the working tree).
+type bcommit struct {
+	hash     plumbing.Hash
+	parents  []plumbing.Hash
+	date     int64 // committer time: the queue's order
+	author   string
+	email    string
+	ts       int64 // author time and git's raw zone (-0330 is -330)
+	tz       int
+	tree     *object.Tree
+	boundary bool
+	origins  []*borigin
+	fake     bool
+}
+
+// borigin is one path in one commit and the lines it still answers for.
+type borigin struct {
+	c        *bcommit
+	path     string
+	blob     plumbing.Hash
+	mode     filemode.FileMode
+	data     []byte
+	loaded   bool
+	suspects []bentry
+}
+
+// bentry is a run of n lines: lno in the final file, slno in the origin.
+type bentry struct {
+	lno, slno, n int
+	o            *borigin
+}
+
+type scoreboard struct {
+	ctx     context.Context
+	r       *git.Repository
+	s       storer.EncodedObjectStorer
+	commits map[plumbing.Hash]*bcommit
+	shallow map[plumbing.Hash]bool
+	queue   commitQueue
+	seq     int
+	guilty  []bentry
+	// index holds the paths of the index (for the fake commit), read
+	// lazily; fakePath's entry is replaced by the working tree's.
+	index     map[string]struct{}
+	fakePath  string
+	fakeEntry indexEntry
+	// abbrevs finds unique abbreviations (opened by output).
+	abbrevs *abbrevIndex
+	cfg     blameConfig
+}
+
+type indexEntry struct {
+	hash plumbing.Hash
+	mode filemode.FileMode
+}
+
+func blame(ctx context.Context, r *git.Repository, prefix string, a blameArgs) (string, error) {
+	p, err := blamePath(r, prefix, a.Path)
+	if err != nil {
+		return "", err
+	}
+	sb := &scoreboard{ctx: ctx, r: r, s: r.Storer, commits: map[plumbing.Hash]*bcommit{}, shallow: map[plumbing.Hash]bool{}, cfg: readBlameConfig(r)}
+	if sh, err := r.Storer.Shallow(); err == nil {
+		for _, h := range sh {
+			sb.shallow[h] = true
+		}
+	}
+	var final *borigin
+	if a.Commit == "" {
+		final, err = sb.fakeWorkingTree(p)
+	} else {
+		final, err = sb.finalAt(a.Commit, p)
+	}
+	if err != nil {
+		return "", err
+	}
+	data := final.data
+	nl := countLines(data)
+	from, to := 1, nl
+	if a.StartLine != nil || a.EndLine != nil {
+		bottom, top := 0, 0
+		if a.StartLine != nil {
+			bottom = *a.StartLine
+		}
+		if a.EndLine != nil {
+			top = *a.EndLine
+		}
+		if (nl == 0 && (top != 0 || bottom != 0)) || nl < bottom {
+			return "", fatalf("file %s has only %d line%s", p, nl, plural(nl))
+		}
+		if bottom < 1 {
+			bottom = 1
+		}
+		if top < 1 || nl < top {
+			top = nl
+		}
+		from, to = bottom, top
+	}
+	if nl == 0 {
+		return "", nil
+	}
+	final.suspects = []bentry{{lno: from - 1, slno: from - 1, n: to - from + 1}}
+	sb.push(final.c)
+	if err := sb.assign(); err != nil {
+		return "", err
+	}
+	return sb.output(p, data), nil
+}
+
+// blamePath is git's add_prefix: the path joined to the working
+// directory's prefix and normalized like normalize_path_copy (a trailing
+// "/", "." or ".." leaves a trailing slash); leaving the repository is an
+// error.
+func blamePath(r *git.Repository, prefix, p string) (string, error) {
+	outside := func() error {
+		top := ""
+		if r != nil {
+			if w, err := worktreeOf(r); err == nil {
+				top = w.Filesystem.Root()
+			}
+		}
+		return fatalf("'%s' is outside repository at '%s'", p, top)
+	}
+	if strings.HasPrefix(p, "/") {
+		return "", outside()
+	}
+	src := p
+	if prefix != "" {
+		src = prefix + "/" + p
+	}
+	src = strings.TrimLeft(src, "/")
+	var dst []byte
+	for {
+		if strings.HasPrefix(src, ".") {
+			switch {
+			case len(src) == 1:
+				return string(dst), nil
+			case src[1] == '/':
+				src = strings.TrimLeft(src[2:], "/")
+				continue
+			case src[1] == '.' && (len(src) == 2 || src[2] == '/'):
+				if len(src) == 2 {
+					src = ""
+				} else {
+					src = strings.TrimLeft(src[3:], "/")
+				}
+				// Up one: dst ends with '/'.
+				if len(dst) == 0 {
+					return "", outside()
+				}
+				dst = dst[:len(dst)-1]
+				for len(dst) > 0 && dst[len(dst)-1] != '/' {
+					dst = dst[:len(dst)-1]
+				}
+				if src == "" {
+					return string(dst), nil
+				}
+				continue
+			}
+		}
+		i := strings.IndexByte(src, '/')
+		if i < 0 {
+			return string(append(dst, src...)), nil
+		}
+		dst = append(dst, src[:i+1]...)
+		src = strings.TrimLeft(src[i+1:], "/")
+		if src == "" {
+			return string(dst), nil
+		}
+	}
+}
+
+// finalAt sets up the origin of path p at the revision rev.
+func (sb *scoreboard) finalAt(rev, p string) (*borigin, error) {
+	h, err := resolveBlameRev(sb.r, rev)
+	if err != nil {
+		return nil, err
+	}
+	c, err := sb.commit(h)
+	if err != nil {
+		return nil, badRevision(rev)
+	}
+	e := sb.entry(c, p)
+	if e == nil || e.mode == filemode.Submodule {
+		return nil, fatalf("no such path %s in %s", p, rev)
+	}
+	o := sb.origin(c, p, e.hash, e.mode)
+	if _, err := sb.load(o); err != nil {
+		return nil, fatalf("cannot read blob %s for path %s", e.hash, p)
+	}
+	return o, nil
+}
+
+// badRevision is setup_revisions' refusal of a revision after which
+// "--" follows.
+func badRevision(rev string) error { return fatalf("bad revision '%s'", rev) }
+
+// resolveBlameRev resolves a revision to a commit the way blame's
+// find_single_final does: a tag is peeled, a tree or blob is refused.
+func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
+	// "<ref>@{n}" with more after it: the reflog entry, then the rest.
+	if x := expandReflog(r, rev); x != rev && !strings.HasSuffix(rev, "}") {
+		h, err := r.ResolveRevision(plumbing.Revision(x))
+		if err != nil {
+			return plumbing.ZeroHash, badRevision(rev)
+		}
+		return peelCommit(r, rev, *h, "")
+	}
+	base, peel := rev, ""
+	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") {
+		base, peel = rev[:i], rev[i+2:len(rev)-1]
+	}
+	if i := strings.Index(base, "@{"); i >= 0 && strings.HasSuffix(base, "}") {
+		n, err := strconv.Atoi(base[i+2 : len(base)-1])
+		if err != nil || n != 0 {
+			h, count, ok := reflogAt(r, base[:i], n)
+			if err == nil && !ok && count > 0 {
+				name := base[:i]
+				if name == "" {
+					name = "HEAD"
+				}
+				entries := "entries"
+				if count == 1 {
+					entries = "entry"
+				}
+				return plumbing.ZeroHash, fatalf("log for '%s' only has %d %s", name, count, entries)
+			}
+			if err != nil || !ok {
+				return plumbing.ZeroHash, badRevision(rev)
+			}
+			return peelCommit(r, rev, h, peel)
+		}
+		base = base[:i]
+		if base == "" {
+			base = "HEAD"
+		}
+	}
+	h, err := r.ResolveRevision(plumbing.Revision(base))
+	if err != nil {
+		// go-git peels refs to commits; a tag of a tree or blob is
+		// found by its ref, to be refused as git does.
+		for _, name := range []string{base, "refs/" + base, "refs/tags/" + base, "refs/heads/" + base} {
+			if ref, err := r.Reference(plumbing.ReferenceName(name), true); err == nil {
+				return peelCommit(r, rev, ref.Hash(), peel)
+			}
+		}
+		return plumbing.ZeroHash, badRevision(rev)
+	}
+	return peelCommit(r, rev, *h, peel)
+}
+
+func peelCommit(r *git.Repository, rev string, h plumbing.Hash, peel string) (plumbing.Hash, error) {
+	for {
+		o, err := r.Storer.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return plumbing.ZeroHash, badRevision(rev)
+		}
+		switch o.Type() {
+		case plumbing.TagObject:
+			t, err := object.DecodeTag(r.Storer, o)
+			if err != nil {
+				return plumbing.ZeroHash, badRevision(rev)
+			}
+			h = t.Target
+			continue
+		case plumbing.CommitObject:
+			if peel == "tree" {
+				return plumbing.ZeroHash, fatalf("Non commit %s?", rev)
+			}
+			if peel != "" && peel != "commit" {
+				return plumbing.ZeroHash, badRevision(rev)
+			}
+			return h, nil
+		}
+		return plumbing.ZeroHash, fatalf("Non commit %s?", rev)
+	}
+}
+
+// reflogAt reads ref@{n} from the reflog (n counted from the newest; the
+// log dwim_log finds); count is the number of entries.
+func reflogAt(r *git.Repository, ref string, n int) (plumbing.Hash, int, bool) {
+	dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return plumbing.ZeroHash, 0, false
+	}
+	name, ok := reflog.Find(dot.Filesystem(), ref)
+	if !ok {
+		return plumbing.ZeroHash, 0, false
+	}
+	es, err := reflog.Read(dot.Filesystem(), name)
+	if err != nil || len(es) == 0 {
+		return plumbing.ZeroHash, 0, false
+	}
+	if n >= len(es) {
+		return plumbing.ZeroHash, len(es), false
+	}
+	return es[len(es)-1-n].New, len(es), true
+}
+
+// commit loads a commit into the scoreboard (parents from .git/shallow
+// cut as git's grafts do).
+func (sb *scoreboard) commit(h plumbing.Hash) (*bcommit, error) {
+	if c, ok := sb.commits[h]; ok {
+		return c, nil
+	}
+	co, err := object.GetCommit(sb.s, h)
+	if err != nil {
+		return nil, err
+	}
+	t, err := object.GetTree(sb.s, co.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	c := &bcommit{hash: h, date: co.Committer.When.Unix(), tree: t}
+	if !sb.shallow[h] {
+		c.parents = co.ParentHashes
+	}
+	sb.commits[h] = c
+	return c, nil
+}
+
+// entry is the non-tree entry at p in c (nil when absent or a tree).
+func (sb *scoreboard) entry(c *bcommit, p string) *indexEntry {
+	if c.fake {
+		// The fake commit's index holds the working tree's entry at
+		// the blamed path; no other path of it is ever looked up.
+		if p == sb.fakePath {
+			e := sb.fakeEntry
+			return &e
+		}
+		if _, ok := sb.indexNames()[p]; ok {
+			return &indexEntry{}
+		}
+		return nil
+	}
+	e := findEntry(sb.s, c.tree, p)
+	if e == nil || e.Mode == filemode.Dir {
+		return nil
+	}
+	return &indexEntry{hash: e.Hash, mode: e.Mode}
+}
+
+// origin is git's get_origin: one origin per commit and path.
+func (sb *scoreboard) origin(c *bcommit, p string, blob plumbing.Hash, mode filemode.FileMode) *borigin {
+	for _, o := range c.origins {
+		if o.path == p {
+			o.blob, o.mode = blob, mode
+			return o
+		}
+	}
+	o := &borigin{c: c, path: p, blob: blob, mode: mode}
+	c.origins = append(c.origins, o)
+	return o
+}
+
+func (sb *scoreboard) load(o *borigin) ([]byte, error) {
+	if o.loaded {
+		return o.data, nil
+	}
+	data, err := readBlob(sb.s, o.blob)
+	if err != nil {
+		return nil, err
+	}
+	o.data, o.loaded = data, true
+	return data, nil
+}
+
+// readBlob reads a blob's bytes (gitbackend's reader).
+func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
+	return gitbackend.ReadBlob(s, h)
+}
+
+// countLines is git's find_line_starts count: a last line without a
+// newline counts.
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// commitQueue is git's prio_queue ordered by compare_commits_by_commit_date:
+// newest first, then first queued.
+type commitQueue []queued
+
+type queued struct {
+	c   *bcommit
+	seq int
+}
+
+func (q commitQueue) Len() int { return len(q) }
+func (q commitQueue) Less(i, j int) bool {
+	if q[i].c.date != q[j].c.date {
+		return q[i].c.date > q[j].c.date
+	}
+	return q[i].seq < q[j].seq
+}
+func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *commitQueue) Push(x any)   { *q = append(*q, x.(queued)) }
+func (q *commitQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+func (sb *scoreboard) push(c *bcommit) {
+	sb.seq++
+	heap.Push(&sb.queue, queued{c: c, seq: sb.seq})
+}
+
+// queueBlames is git's queue_blames: hand entries to an origin and queue
+// its commit when nothing of it was pending.
+func (sb *scoreboard) queueBlames(o *borigin, es []bentry) {
+	if len(es) == 0 {
+		return
+	}
+	if len(o.suspects) > 0 {
+		o.suspects = append(o.suspects, es...)
+		return
+	}
+	pending := false
+	for _, x := range o.c.origins {
+		if len(x.suspects) > 0 {
+			pending = true
+			break
+		}
+	}
+	o.suspects = es
+	if !pending {
+		sb.push(o.c)
+	}
+}
+
+// assign is git's assign_blame.
+func (sb *scoreboard) assign() error {
+	for sb.queue.Len() > 0 {
+		c := heap.Pop(&sb.queue).(queued).c
+		for {
+			if err := sb.ctx.Err(); err != nil {
+				return err
+			}
+			var o *borigin
+			for _, x := range c.origins {
+				if len(x.suspects) > 0 {
+					o = x
+					break
+				}
+			}
+			if o == nil {
+				break
+			}
+			if err := sb.passBlame(o); err != nil {
+				return err
+			}
+			if len(c.parents) == 0 && !sb.cfg.showRoot {
+				c.boundary = true
+			}
+			for _, e := range o.suspects {
+				e.o = o
+				sb.guilty = append(sb.guilty, e)
+			}
+			o.suspects = nil
+			// Like git's drop_origin_blob: a long history keeps only
+			// the blobs still to be diffed (the working tree's cannot
+			// be read again).
+			if !c.fake {
+				o.data, o.loaded = nil, false
+			}
+		}
+	}
+	return nil
+}
+
+// parents are the scoreboard's parents of c; one that cannot be read is
+// skipped, as git's repo_parse_commit failure is.
+func (sb *scoreboard) parentsOf(c *bcommit) []*bcommit {
+	var out []*bcommit
+	for _, h := range c.parents {
+		if p, err := sb.commit(h); err == nil {
+			out = append(out, p)
+		} else {
+			out = append(out, nil)
+		}
+	}
+	return out
+}
+
+// passBlame is git's pass_blame without -M/-C.
+func (sb *scoreboard) passBlame(o *borigin) error {
+	parents := sb.parentsOf(o.c)
+	if len(parents) == 0 {
+		return nil
+	}
+	sg := make([]*borigin, len(parents))
+	for pass := 0; pass < 2; pass++ {
+		for i, p := range parents {
+			if sg[i] != nil || p == nil {
+				continue
+			}
+			var po *borigin
+			if pass == 0 {
+				po = sb.findOrigin(p, o)
+			} else {
+				var err error
+				if po, err = sb.findRename(p, o); err != nil {
+					return err
+				}
+			}
+			if po == nil {
+				continue
+			}
+			if po.blob == o.blob {
+				if !po.loaded && o.loaded {
+					po.data, po.loaded = o.data, true
+				}
+				es := o.suspects
+				o.suspects = nil
+				sb.queueBlames(po, es)
+				return nil
+			}
+			same := false
+			for j := 0; j < i; j++ {
+				if sg[j] != nil && sg[j].blob == po.blob {
+					same = true
+					break
+				}
+			}
+			if !same {
+				sg[i] = po
+			}
+		}
+	}
+	for _, po := range sg {
+		if po == nil {
+			continue
+		}
+		if err := sb.passToParent(o, po); err != nil {
+			return err
+		}
+		if len(o.suspects) == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+func sameType(a, b filemode.FileMode) bool {
+	kind := func(m filemode.FileMode) int {
+		switch m {
+		case filemode.Symlink:
+			return 1
+		case filemode.Submodule:
+			return 2
+		case filemode.Dir:
+			return 3
+		}
+		return 0
+	}
+	return kind(a) == kind(b)
+}
+
+// findOrigin is git's find_origin: the same path in the parent unless it
+// is absent there or changed type.
+func (sb *scoreboard) findOrigin(p *bcommit, o *borigin) *borigin {
+	pe := sb.entry(p, o.path)
+	if pe == nil {
+		return nil
+	}
+	if pe.hash == o.blob && pe.mode == o.mode {
+		return sb.origin(p, o.path, o.blob, o.mode)
+	}
+	if !sameType(pe.mode, o.mode) {
+		return nil
+	}
+	return sb.origin(p, o.path, pe.hash, pe.mode)
+}
+
+// passToParent is git's pass_blame_to_parent: lines outside the diff's
+// hunks go to the parent, the rest stay.
+func (sb *scoreboard) passToParent(o, po *borigin) error {
+	if len(o.suspects) == 0 {
+		return nil
+	}
+	pdata, err := sb.load(po)
+	if err != nil {
+		return nil // git dies; an unreadable parent blob explains nothing
+	}
+	odata, err := sb.load(o)
+	if err != nil {
+		return nil
+	}
+	hunks, err := xdiff.Diff(sb.ctx, pdata, odata, xdiff.Params{IndentHeuristic: sb.cfg.indentHeuristic, TrimTail: true})
+	if err != nil {
+		return err
+	}
+	sort.Slice(o.suspects, func(i, j int) bool { return o.suspects[i].slno < o.suspects[j].slno })
+	var keep, give []bentry
+	// unchanged runs: [tFrom, tTo) maps to tFrom+off in the parent.
+	type run struct{ from, to, off int }
+	runs := make([]run, 0, len(hunks)+1)
+	prevT, prevOff := 0, 0
+	for _, h := range hunks {
+		runs = append(runs, run{prevT, h.I2, h.I1 - h.I2})
+		prevT, prevOff = h.I2+h.Chg2, (h.I1+h.Chg1)-(h.I2+h.Chg2)
+	}
+	runs = append(runs, run{prevT, int(^uint(0) >> 1), prevOff})
+	for _, e := range o.suspects {
+		s, end := e.slno, e.slno+e.n
+		for _, rn := range runs {
+			if rn.to <= s || rn.from >= end {
+				continue
+			}
+			a, b := max(s, rn.from), min(end, rn.to)
+			if a > s {
+				keep = append(keep, bentry{lno: e.lno, slno: s, n: a - s})
+			}
+			give = append(give, bentry{lno: e.lno + (a - s), slno: a + rn.off, n: b - a})
+			e.lno += b - s
+			s = b
+		}
+		if s < end {
+			keep = append(keep, bentry{lno: e.lno, slno: s, n: end - s})
+		}
+	}
+	o.suspects = keep
+	sb.queueBlames(po, give)
+	return nil
+}

@@ -1,0 +1,503 @@
+package gittools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/tools"
+)
+
+type checkoutArgs struct {
+	Branch       string   `json:"branch,omitempty" jsonschema:"Switch to existing branch"`
+	CreateBranch string   `json:"create_branch,omitempty" jsonschema:"Create and switch to new branch (-b)"`
+	Commit       string   `json:"commit,omitempty" jsonschema:"Checkout specific commit (detached HEAD)"`
+	Paths        []string `json:"paths,omitempty" jsonschema:"Restore files from the index, or from commit when given"`
+	TimeoutMS    int      `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
+	WorkingDir   string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func checkoutTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[checkoutArgs]{
+		Name: "git_checkout",
+		Description: "Switch branches (branch, create_branch = -b, commit = detached HEAD) carrying compatible local changes over, " +
+			"or restore paths from the index (or from commit).",
+		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Risk: func(a checkoutArgs) tools.Risk {
+			if len(a.Paths) > 0 {
+				return tools.RiskHigh // discards worktree changes to those paths
+			}
+			return tools.RiskMedium
+		},
+		Summary: func(a checkoutArgs) string {
+			switch {
+			case len(a.Paths) > 0:
+				return fmt.Sprintf("Restore %d path(s)", len(a.Paths))
+			case a.CreateBranch != "":
+				return "Create and switch to branch " + a.CreateBranch
+			case a.Branch != "":
+				return "Switch to branch " + a.Branch
+			}
+			return "Checkout commit " + a.Commit
+		},
+		Validate: func(a checkoutArgs) error {
+			if a.Branch == "" && a.CreateBranch == "" && a.Commit == "" && len(a.Paths) == 0 {
+				return tools.BadArg("branch", "At least one of branch, create_branch, commit, or paths must be specified")
+			}
+			if a.Branch != "" && a.CreateBranch != "" {
+				return tools.BadArg("branch", "branch and create_branch are mutually exclusive")
+			}
+			for _, f := range []struct{ n, v string }{{"branch", a.Branch}, {"commit_ref", a.Commit}} {
+				if f.v != "" {
+					if err := checkArg(f.n, f.v); err != nil {
+						return err
+					}
+				}
+			}
+			if a.CreateBranch != "" {
+				if err := CheckRefFormat(a.CreateBranch); err != nil {
+					return tools.BadArg("create_branch", "%v", err)
+				}
+			}
+			for _, p := range a.Paths {
+				if err := checkArg("paths", p); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a checkoutArgs) (tools.Result, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
+				fromDesc, fromHash := headDesc(r)
+				out, err := checkout(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
+				if err == nil && len(a.Paths) == 0 {
+					logSwitch(r, d.reflogs(r), a, fromDesc, fromHash)
+				}
+				return out, err
+			})
+		},
+	})
+}
+
+func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a checkoutArgs) (string, error) {
+	w, err := worktreeOf(r)
+	if err != nil {
+		return "", err
+	}
+	if len(a.Paths) > 0 {
+		return checkoutPaths(ctx, r, s, w, wd, a)
+	}
+	head, _ := r.Head()
+	var target plumbing.Hash
+	switch {
+	case a.CreateBranch != "":
+		if _, err := r.Storer.Reference(plumbing.NewBranchReferenceName(a.CreateBranch)); err == nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: a branch named '%s' already exists", a.CreateBranch)}
+		}
+		from := a.Commit
+		if from == "" {
+			if head == nil {
+				return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "fatal: not a valid object name: 'HEAD'"}
+			}
+			target = head.Hash()
+		} else {
+			h, err := resolveRev(r, from)
+			if err != nil {
+				return "", unknownRevision(from)
+			}
+			target = *h
+		}
+	case a.Branch != "":
+		ref, err := r.Storer.Reference(plumbing.NewBranchReferenceName(a.Branch))
+		if err != nil {
+			return "", &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", a.Branch)}
+		}
+		target = ref.Hash()
+	default:
+		o, err := resolveObject(r, a.Commit)
+		if err != nil {
+			return "", unknownRevision(a.Commit)
+		}
+		if tag, ok := o.(*object.Tag); ok {
+			if o, err = tag.Object(); err != nil {
+				return "", unknownRevision(a.Commit)
+			}
+		}
+		c, ok := o.(*object.Commit)
+		if !ok {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: Cannot switch branch to a non-commit '%s'", a.Commit)}
+		}
+		target = c.Hash
+	}
+	// git merges the index into the new tree (unpack_trees), which an
+	// unmerged index refuses; only "-b <new>" from HEAD skips the merge.
+	if !(a.CreateBranch != "" && a.Commit == "") {
+		if um := indexUnmerged(r); len(um) > 0 {
+			return "", needsMerge("error: you need to resolve your current index first", um)
+		}
+	}
+	if err := switchTree(ctx, r, s, w, wd, head, target); err != nil {
+		return "", err
+	}
+	// A switch ends a merge in progress (remove_branch_state).
+	clearMergeState(r)
+	switch {
+	case a.CreateBranch != "":
+		name := plumbing.NewBranchReferenceName(a.CreateBranch)
+		if err := r.Storer.SetReference(plumbing.NewHashReference(name, target)); err != nil {
+			return "", err
+		}
+		if err := r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Switched to a new branch '%s'\n", a.CreateBranch), nil
+	case a.Branch != "":
+		cur, det := currentBranch(r)
+		if err := r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(a.Branch))); err != nil {
+			return "", err
+		}
+		if !det && cur == a.Branch {
+			return fmt.Sprintf("Already on '%s'\n", a.Branch), nil
+		}
+		return fmt.Sprintf("Switched to branch '%s'\n", a.Branch), nil
+	}
+	if err := r.Storer.SetReference(plumbing.NewHashReference(plumbing.HEAD, target)); err != nil {
+		return "", err
+	}
+	c, _ := object.GetCommit(r.Storer, target)
+	ab := newAbbrever(r)
+	defer ab.close()
+	return fmt.Sprintf("Note: switching to '%s'.\n\n"+
+		"You are in 'detached HEAD' state. You can look around, make experimental\n"+
+		"changes and commit them, and you can discard any commits you make in this\n"+
+		"state without impacting any branches by switching back to a branch.\n\n"+
+		"If you want to create a new branch to retain commits you create, you may\n"+
+		"do so (now or later) by using -c with the switch command. Example:\n\n"+
+		"  git switch -c <new-branch-name>\n\n"+
+		"Or undo this operation with:\n\n"+
+		"  git switch -\n\n"+
+		"Turn off this advice by setting config variable advice.detachedHead to false\n\n"+
+		"HEAD is now at %s %s\n", a.Commit, ab.short(target), subject(c.Message)), nil
+}
+
+// switchTree moves worktree and index from HEAD to target with git's
+// two-way merge (unpack-trees.c twoway_merge): per path, with the index
+// entry I, HEAD's entry H and the target's T, the entry is kept when H and
+// T agree or I already is T; it becomes T (or goes, if T lacks it) when I
+// is H and the worktree file matches I; anything else, a local change in
+// the way or an untracked file where T puts one, aborts with git's message
+// and nothing is changed.
+func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Worktree, wd string, head *plumbing.Reference, target plumbing.Hash) error {
+	var oldFiles map[string]side
+	if head != nil {
+		c, err := object.GetCommit(r.Storer, head.Hash())
+		if err != nil {
+			return err
+		}
+		t, err := c.Tree()
+		if err != nil {
+			return err
+		}
+		if oldFiles, err = treeFiles(r, t); err != nil {
+			return err
+		}
+	}
+	tc, err := object.GetCommit(r.Storer, target)
+	if err != nil {
+		return err
+	}
+	tt, err := tc.Tree()
+	if err != nil {
+		return err
+	}
+	newFiles, err := treeFiles(r, tt)
+	if err != nil {
+		return err
+	}
+	idx, err := indexFiles(r)
+	if err != nil {
+		return err
+	}
+	// Untracked files inside a directory that replaced a tracked file
+	// count too: git status hides them, but a switch would lose them.
+	// Files marked assume-unchanged or skip-worktree are looked at too:
+	// the switch's checks ignore both flags (verify_uptodate).
+	st, _, _, err := scanStatus(r, s, statusScan{untracked: true, underIndexFiles: true, ignored: true, lookAtFlagged: true})
+	if err != nil {
+		return err
+	}
+	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
+	uptodate := func(p string) bool {
+		s, listed := st[p]
+		if !listed || s.Worktree == git.Unmodified {
+			return true
+		}
+		if s.Worktree != git.Deleted {
+			return false
+		}
+		// Missing is up to date (git's verify_uptodate takes ENOENT); a
+		// directory in the file's place, even an empty one, is not (one
+		// holding untracked files is refused as losing them, below).
+		info, err := w.Filesystem.Lstat(p)
+		return err != nil || !info.IsDir() || idx[p].mode == filemode.Submodule || untrackedUnder(st, p)
+	}
+	paths := map[string]bool{}
+	for _, m := range []map[string]side{oldFiles, newFiles, idx} {
+		for p := range m {
+			paths[p] = true
+		}
+	}
+	files := map[string]gitbackend.TreeFile{}
+	var dirty, untracked, removed, lostDirDeleted, dfDeleted []string
+	for p := range paths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cur, hasCur := idx[p]
+		old, hasOld := oldFiles[p]
+		nw, hasNew := newFiles[p]
+		switch {
+		case hasCur:
+			switch {
+			case (!hasOld && !hasNew) || (!hasOld && same(cur, nw)) || (hasOld && hasNew && same(old, nw)) || (hasNew && same(cur, nw)):
+				// keep the index entry and the worktree as they are
+			case hasOld && !hasNew && same(cur, old):
+				switch {
+				case !uptodate(p):
+					dirty = append(dirty, p)
+				case untrackedUnder(st, p):
+					// The file became a directory of untracked files.
+					lostDirDeleted = append(lostDirDeleted, p)
+				default:
+					files[p] = gitbackend.TreeFile{Delete: true}
+				}
+			case hasOld && hasNew && same(cur, old):
+				if !uptodate(p) {
+					dirty = append(dirty, p)
+				} else {
+					files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
+				}
+			default:
+				dirty = append(dirty, p)
+			}
+		case hasOld && !hasNew:
+			// HEAD has it, the index and the target do not: git checks
+			// that nothing is in the way (deleted_entry's verify_absent),
+			// so an untracked file there is one the switch would lose.
+			if s, listed := st[p]; listed && s.Worktree == git.Untracked {
+				removed = append(removed, p)
+			} else if untrackedUnder(st, p) {
+				lostDirDeleted = append(lostDirDeleted, p)
+			}
+			dfDeleted = append(dfDeleted, p)
+		case hasNew:
+			if hasOld {
+				// The deletion of the path was staged.
+				if !same(old, nw) {
+					dirty = append(dirty, p)
+				}
+				continue
+			}
+			if s, listed := st[p]; listed && s.Worktree == git.Untracked {
+				untracked = append(untracked, p)
+				continue
+			}
+			files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
+		}
+	}
+	// A file the switch deletes whose path the index now holds as a
+	// directory: git's deleted_entry replaces the entries below it
+	// (verify_clean_subdirectory: each must be up to date), so they leave
+	// the index and the worktree with it.
+	for _, d := range dfDeleted {
+		for q := range idx {
+			if !strings.HasPrefix(q, d+"/") {
+				continue
+			}
+			if !uptodate(q) {
+				dirty = append(dirty, q)
+				continue
+			}
+			files[q] = gitbackend.TreeFile{Delete: true}
+		}
+	}
+	// A file the switch deletes or rewrites that is now a directory holding
+	// files: git refuses rather than lose them.
+	lostDirs := lostDirDeleted
+	for p, f := range files {
+		if f.Mode == filemode.Submodule {
+			continue
+		}
+		// Tracked files in it go with the switch (or were refused as local
+		// changes) and ignored ones are expendable, as in git's
+		// verify_clean_subdirectory: only untracked files are lost.
+		if info, err := w.Filesystem.Lstat(p); err == nil && info.IsDir() && untrackedUnder(st, p) {
+			lostDirs = append(lostDirs, p)
+		}
+	}
+	if msg := unpackErrors(dirty, lostDirs, untracked, removed); msg != "" {
+		return &tools.Error{Kind: tools.KindConflict, Message: msg}
+	}
+	// A file to be written where the working directory (or a directory
+	// above it) stands: git refuses to remove the directory it runs in.
+	if wd != "" {
+		for p, f := range files {
+			if !f.Delete && (p == wd || strings.HasPrefix(wd, p+"/")) {
+				return &tools.Error{Kind: tools.KindConflict, Message: "error: Refusing to remove the current working directory:\n" + wd}
+			}
+		}
+	}
+	if err := beforeChange(ctx); err != nil {
+		return err
+	}
+	return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, s).ToWorktree)
+}
+
+// untrackedUnder says whether dir holds an untracked file that is not
+// ignored (git's verify_clean_subdirectory: ignored files are expendable).
+func untrackedUnder(st git.Status, dir string) bool {
+	prefix := dir + "/"
+	for p, s := range st {
+		if s.Worktree == git.Untracked && strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// unpackErrors is git's refusal of a branch switch (unpack-trees.c
+// display_error_msgs): every kind of problem found, in git's order, each
+// with its sorted paths, then one "Aborting".
+func unpackErrors(dirty, lostDirs, untracked, removed []string) string {
+	return unpackMessage(
+		unpackProblem{dirty, "Your local changes to the following files would be overwritten by checkout:", "Please commit your changes or stash them before you switch branches."},
+		unpackProblem{lostDirs, "Updating the following directories would lose untracked files in them:", ""},
+		unpackProblem{untracked, "The following untracked working tree files would be overwritten by checkout:", "Please move or remove them before you switch branches."},
+		unpackProblem{removed, "The following untracked working tree files would be removed by checkout:", "Please move or remove them before you switch branches."})
+}
+
+// unpackProblem is one kind of path unpack-trees refuses to touch, with
+// git's lines before and after the paths.
+type unpackProblem struct {
+	paths      []string
+	head, tail string
+}
+
+// unpackMessage is display_error_msgs: each problem with paths, its paths
+// sorted, then "Aborting" ("" when no problem has paths).
+func unpackMessage(problems ...unpackProblem) string {
+	var b strings.Builder
+	for _, e := range problems {
+		if len(e.paths) == 0 {
+			continue
+		}
+		sort.Strings(e.paths)
+		b.WriteString("error: " + e.head + "\n")
+		for _, p := range e.paths {
+			b.WriteString("\t" + p + "\n")
+		}
+		b.WriteString(e.tail + "\n")
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return b.String() + "Aborting"
+}
+
+func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git.Worktree, wd string, a checkoutArgs) (string, error) {
+	if a.Commit == "" {
+		if err := restore(ctx, r, cfg, wd, restoreArgs{Paths: a.Paths, Worktree: true}); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
+	}
+	h, err := resolveRev(r, a.Commit)
+	if err != nil {
+		return "", unknownRevision(a.Commit)
+	}
+	c, err := object.GetCommit(r.Storer, *h)
+	if err != nil {
+		return "", unknownRevision(a.Commit)
+	}
+	ps, err := parsePathspec(wd, a.Paths)
+	if err != nil {
+		return "", err
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return "", err
+	}
+	all, err := treeFiles(r, tree)
+	if err != nil {
+		return "", err
+	}
+	// Overlay: matching paths of the commit go to index and worktree;
+	// nothing is deleted. Every item must match something in the commit.
+	// An entry outside the sparse checkout (skip-worktree) that the
+	// commit has as it is stays as it is, and no pathspec matches it
+	// (read_tree_some keeps such an entry; checkout_paths skips it).
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return "", err
+	}
+	for _, e := range idx.Entries {
+		if s, ok := all[e.Name]; ok && e.SkipWorktree && e.Stage == 0 && s.hash == e.Hash && s.mode == e.Mode {
+			delete(all, e.Name)
+		}
+	}
+	files := map[string]gitbackend.TreeFile{}
+	for p, s := range all {
+		if ps.match(p) {
+			files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
+		}
+	}
+	// git reads the commit's entries the whole pathspec selects
+	// (read_tree_some honours exclusions) and marks items on those
+	// only: a positive item must match one of them, and an exclusion
+	// counts as matched once anything was selected.
+	if raw, ok := unmatchedIn(ps, files); ok {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", raw)}
+	}
+	if err := beforeChange(ctx); err != nil {
+		return "", err
+	}
+	if err := gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree); err != nil {
+		return "", err
+	}
+	ab := newAbbrever(r)
+	defer ab.close()
+	return fmt.Sprintf("Updated %d path%s from %s\n", len(files), plural(len(files)), ab.short(c.Hash)), nil
+}
+
+// logSwitch writes the reflog entries of a branch switch: the new
+// branch's creation (-b), then HEAD's "checkout: moving from A to B",
+// B as the agent named it.
+func logSwitch(r *git.Repository, rl *reflogger, a checkoutArgs, fromDesc string, fromHash plumbing.Hash) {
+	head, err := r.Head()
+	if err != nil || rl == nil {
+		return
+	}
+	to := a.Branch
+	switch {
+	case a.CreateBranch != "":
+		start := a.Commit
+		if start == "" {
+			start = "HEAD"
+		}
+		rl.log(plumbing.NewBranchReferenceName(a.CreateBranch), plumbing.ZeroHash, head.Hash(), "branch: Created from "+start)
+		to = a.CreateBranch
+	case a.Branch == "":
+		to = a.Commit
+	}
+	if _, detached := currentBranch(r); detached && fromDesc == fromHash.String() && head.Hash() == fromHash {
+		return // a detached HEAD that did not move: git writes no entry
+	}
+	rl.log(plumbing.HEAD, fromHash, head.Hash(), "checkout: moving from "+fromDesc+" to "+to)
+}

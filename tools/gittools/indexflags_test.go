@@ -1,0 +1,172 @@
+package gittools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+// Regressions shrunk from the differential suite once its repositories
+// carried index entries with flags: added with intent to add (git add
+// -N), assume-unchanged and skip-worktree.
+
+// sameOutput runs a read-only tool and git on copies of base and compares
+// what they print (a refusal's message against git's stderr).
+func sameOutput(t *testing.T, base, tool string, args map[string]any, gitArgs ...string) {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	res, terr := open(t, copyTree(t, base)).set.Call(context.Background(), tool, raw)
+	out, gerr := gittest.GitErr(copyTree(t, base), gitArgs...)
+	if (terr != nil) != (gerr != nil) {
+		t.Fatalf("%s %s: tool error %v, git error %v", tool, raw, terr, gerr)
+	}
+	if terr == nil {
+		same(t, tool+" "+string(raw), res.Value.(string), out)
+	}
+}
+
+// An intent-to-add entry records nothing staged: status shows it new in
+// the worktree, diff shows it new against nothing, diff --cached and a
+// commit leave it out (a commit of it alone has nothing to commit), and
+// git add -u stages its content.
+func TestRegressIntentToAddAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.commitAll(t, "base")
+	f.write(t, "n.txt", "new\n")
+	f.write(t, "e.txt", "")
+	f.git(t, "add", "-N", "n.txt", "e.txt")
+	sameOutput(t, f.dir, "git_status", map[string]any{"porcelain": true, "branch": true}, "status", "--porcelain", "-b")
+	sameOutput(t, f.dir, "git_status", map[string]any{"porcelain": false, "branch": false}, "status")
+	sameOutput(t, f.dir, "git_diff", map[string]any{}, "diff")
+	sameOutput(t, f.dir, "git_diff", map[string]any{"stat": true}, "diff", "--stat")
+	sameOutput(t, f.dir, "git_diff", map[string]any{"cached": true}, "diff", "--cached")
+	sameOutput(t, f.dir, "git_diff", map[string]any{"from_ref": "HEAD"}, "diff", "HEAD")
+	twin(t, f.dir, "", "git_commit", map[string]any{"type": "fix", "message": "nothing"}, "commit", "-q", "-m", "fix: nothing")
+	twin(t, f.dir, "", "git_add", map[string]any{"update": true}, "add", "-u")
+	f.write(t, "a.txt", "changed\n")
+	f.git(t, "add", "a.txt")
+	twin(t, f.dir, "", "git_commit", map[string]any{"type": "fix", "message": "a only"}, "commit", "-q", "-m", "fix: a only")
+}
+
+// Entries marked assume-unchanged or skip-worktree are taken as matching
+// the worktree unlooked: status and diff show none of their changes, add
+// stages none of them (naming a skip-worktree path is refused with git's
+// sparse-checkout advice), restore and checkout from a commit do not reach
+// a skip-worktree entry the commit has as it is.
+func TestRegressFlaggedEntriesAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.write(t, "d/b.txt", "b\n")
+	f.write(t, "c.txt", "c\n")
+	f.commitAll(t, "base")
+	f.write(t, "c.txt", "c2\n")
+	f.commitAll(t, "c2")
+	f.git(t, "update-index", "--assume-unchanged", "a.txt")
+	f.git(t, "update-index", "--skip-worktree", "d/b.txt")
+	f.write(t, "a.txt", "changed\n")
+	f.write(t, "d/b.txt", "changed\n")
+	sameOutput(t, f.dir, "git_status", map[string]any{"porcelain": true, "branch": false}, "status", "--porcelain")
+	sameOutput(t, f.dir, "git_diff", map[string]any{}, "diff")
+	sameOutput(t, f.dir, "git_diff", map[string]any{"from_ref": "HEAD~1"}, "diff", "HEAD~1")
+	twin(t, f.dir, "", "git_add", map[string]any{"all": true}, "add", "-A")
+	twin(t, f.dir, "", "git_add", map[string]any{"paths": []string{"a.txt"}}, "add", "--", "a.txt")
+	twin(t, f.dir, "", "git_add", map[string]any{"paths": []string{"d/b.txt"}}, "add", "--", "d/b.txt")
+	twin(t, f.dir, "", "git_restore", map[string]any{"paths": []string{"."}}, "restore", "--", ".")
+	twin(t, f.dir, "", "git_restore", map[string]any{"paths": []string{"d/b.txt"}}, "restore", "--", "d/b.txt")
+	twin(t, f.dir, "", "git_checkout", map[string]any{"commit": "HEAD~1", "paths": []string{"d"}}, "checkout", "-q", "HEAD~1", "--", "d")
+	// The flags survive a tool's index write.
+	g := open(t, copyTree(t, f.dir))
+	g.call(t, "git_add", map[string]any{"paths": []string{"c.txt"}})
+	if got := gittest.Git(t, g.dir, "ls-files", "-v"); got != "h a.txt\nH c.txt\nS d/b.txt\n" {
+		t.Fatalf("ls-files -v after git_add:\n%s", got)
+	}
+}
+
+// Stash with flagged entries: an intent-to-add entry stops push before
+// anything is saved and stops apply; a skip-worktree entry the reset
+// would change, whose file is not the entry's, stops push after the
+// stash is saved; W holds a flagged entry as the index has it.
+func TestRegressStashWithFlaggedEntriesAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.write(t, "c.txt", "c\n")
+	f.commitAll(t, "base")
+	f.write(t, "u.txt", "untracked\n")
+	f.git(t, "stash", "push", "-q", "-u")
+	// An intent-to-add entry (even with an empty file, which matches it).
+	f.write(t, "n.txt", "")
+	f.git(t, "add", "-N", "n.txt")
+	f.write(t, "c.txt", "c2\n")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "push"}, "stash", "push", "-q")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "apply"}, "stash", "apply", "-q")
+	// Staged new, then skip-worktree and changed.
+	g := newRepo(t)
+	g.write(t, "a.txt", "a\n")
+	g.commitAll(t, "base")
+	g.write(t, "d/s.txt", "staged\n")
+	g.git(t, "add", "d/s.txt")
+	g.git(t, "update-index", "--skip-worktree", "d/s.txt")
+	g.write(t, "d/s.txt", "changed\n")
+	twin(t, g.dir, "", "git_stash", map[string]any{"action": "push"}, "stash", "push", "-q")
+	// Staged modification of a skip-worktree entry, the file changed
+	// again: the stash's W has the index's version, and restore from HEAD
+	// reaches the entry (HEAD's differs).
+	h := newRepo(t)
+	h.write(t, "a.txt", "a\n")
+	h.write(t, "b.txt", "b\n")
+	h.commitAll(t, "base")
+	h.write(t, "b.txt", "b2\n")
+	h.write(t, "a.txt", "a2\n")
+	h.git(t, "add", "b.txt")
+	h.git(t, "update-index", "--skip-worktree", "b.txt")
+	h.write(t, "b.txt", "b3\n")
+	twin(t, h.dir, "", "git_restore", map[string]any{"paths": []string{"*.txt"}, "staged": true, "worktree": true}, "restore", "--staged", "--worktree", "--", "*.txt")
+	sameOutput(t, h.dir, "git_status", map[string]any{"porcelain": true, "branch": false}, "status", "--porcelain")
+}
+
+// Restoring an intent-to-add path from the index writes its empty content
+// and keeps the entry's flag (checkout_entry leaves the entry as it is);
+// stash push -u stopped by a skip-worktree entry has already cleaned the
+// untracked files away (git's clean runs before its reset).
+func TestRegressFlagsKeptOrCleanedAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.commitAll(t, "base")
+	f.write(t, "docs/n.txt", "intended\n")
+	f.git(t, "add", "-N", "docs/n.txt")
+	twin(t, f.dir, "", "git_restore", map[string]any{"paths": []string{":/docs/n.txt"}}, "restore", "--", ":/docs/n.txt")
+
+	g := newRepo(t)
+	g.write(t, "a.txt", "a\n")
+	g.commitAll(t, "base")
+	g.git(t, "mv", "a.txt", "b.txt")
+	g.git(t, "update-index", "--skip-worktree", "b.txt")
+	g.write(t, "b.txt", "changed\n")
+	g.write(t, "u/untracked.txt", "u\n")
+	twin(t, g.dir, "", "git_stash", map[string]any{"action": "push", "include_untracked": true}, "stash", "push", "-q", "-u")
+}
+
+// A switch looks at an assume-unchanged file's stat data as git's
+// verify_uptodate does: its refresh skips such an entry, so a file whose
+// time changed (same content) is a local change the switch refuses to
+// overwrite (differential seeds 1464, 1479, where the copies of the
+// repository git ran in had new inodes: git compares those too, the
+// tools do not yet).
+func TestRegressSwitchLooksAtAssumeUnchangedStat(t *testing.T) {
+	f := newRepo(t)
+	f.git(t, "commit", "-q", "--allow-empty", "-m", "one")
+	f.write(t, "build/f.txt", "x\n")
+	f.commitAll(t, "two")
+	f.git(t, "update-index", "--assume-unchanged", "build/f.txt")
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(f.dir, "build/f.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	twin(t, f.dir, "", "git_checkout", map[string]any{"commit": "HEAD^"}, "checkout", "-q", "--detach", "HEAD^")
+}

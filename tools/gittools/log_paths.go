@@ -1,0 +1,73 @@
+package gittools
+
+// git_log's path argument as git's pathspec parser reads it before the
+// walk: the ":/" and ":(top)" magic (from the top of the repository
+// whatever the working directory), ":(literal)" (no wildcards), and a
+// path that leaves the repository, which git refuses naming the work
+// tree's real path.
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/tools"
+)
+
+// logPathspec parses one path argument given relative to wd.
+func (d Deps) logPathspec(wd, p string) (pathspec, error) {
+	m, item, err := parseMagic(p)
+	if err != nil {
+		return pathspec{}, &tools.Error{Kind: tools.KindBadArgs, Message: err.Error()}
+	}
+	base := wd
+	if m.top {
+		base = ""
+	}
+	if item == "" {
+		item = "."
+	}
+	if rel := path.Join(strings.Trim(path.Clean("/"+base), "/"), item); rel == ".." || strings.HasPrefix(rel, "../") {
+		root := d.FS.Root()
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			root = real
+		}
+		return pathspec{}, &tools.Error{Kind: tools.KindBadArgs,
+			Message: fmt.Sprintf("fatal: %s: '%s' is outside repository at '%s'", p, p, root)}
+	}
+	ps, err := parsePathspec(wd, []string{p})
+	if err != nil {
+		return ps, err
+	}
+	// git's normalize_path_copy keeps the '/' a last "." or ".." leaves
+	// ("d/." is "d/", and "." in directory d is "d/"): the item then
+	// names a directory only.
+	if last := path.Base("/" + item); !m.top && (last == "." || last == "..") {
+		for i := range ps.items {
+			if ps.items[i].pat != "" {
+				ps.items[i].dirOnly = true
+			}
+		}
+		for i := range ps.exclude {
+			if ps.exclude[i].pat != "" {
+				ps.exclude[i].dirOnly = true
+			}
+		}
+	}
+	return ps, nil
+}
+
+// authorHeader is the author line --author matches (after "author "),
+// with the name and email rewritten by the mailmap as git log does.
+func authorHeader(pc *prettyContext, c *object.Commit) string {
+	rc := loadRawCommit(pc, c)
+	id := splitIdent(rc.author)
+	if !id.ok {
+		return rc.author
+	}
+	name, email := pc.mailmap.mapUser(id.name, id.email)
+	return name + " <" + email + ">" + rc.author[strings.LastIndexByte(rc.author, '>')+1:]
+}

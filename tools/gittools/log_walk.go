@@ -1,0 +1,377 @@
+package gittools
+
+// A faster walk for git_log with literal paths: instead of decoding every
+// commit and tree along the way (go-git's Commit.Decode and Tree.Decode
+// allocate per header and per entry, most of git_log's time on a path),
+// a commit is read once for its tree, parents and committer time (fully
+// decoded only when it is shown), and the entry a literal path names is
+// looked up by scanning the raw tree objects, as git's tree-walk does,
+// each lookup remembered by tree: a subtree the walk has seen before is
+// not read again. Pathspecs with wildcards keep revWalk's full listing.
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
+)
+
+// literalWalk is revWalk's walk with a raw-tree fingerprint.
+type literalWalk struct {
+	r       *git.Repository
+	items   []specItem
+	parts   [][]string // each item's path components
+	shallow map[plumbing.Hash]bool
+	prints  map[plumbing.Hash]string
+	since   time.Time
+	// commits are the commits read, looks the entries found by name in
+	// a tree, buf the buffer objects are read into.
+	commits map[plumbing.Hash]*walkCommit
+	looks   map[lookKey]lookVal
+	buf     []byte
+}
+
+type lookKey struct {
+	tree plumbing.Hash
+	name string
+}
+
+type lookVal struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+	ok   bool
+}
+
+// walkCommit is what the walk needs of a commit.
+type walkCommit struct {
+	hash    plumbing.Hash
+	tree    plumbing.Hash
+	parents []plumbing.Hash
+	when    int64 // committer time, Unix seconds
+}
+
+// newLiteralWalk returns nil when some item has a wildcard.
+func newLiteralWalk(r *git.Repository, ps pathspec) *literalWalk {
+	if ps.empty() || !ps.plain() {
+		return nil
+	}
+	w := &literalWalk{r: r, items: ps.items, shallow: shallowCommits(r), prints: map[plumbing.Hash]string{},
+		commits: map[plumbing.Hash]*walkCommit{}, looks: map[lookKey]lookVal{}}
+	for _, it := range ps.items {
+		if it.glob {
+			return nil
+		}
+		var parts []string
+		if it.pat != "" {
+			parts = strings.Split(it.pat, "/")
+		}
+		w.parts = append(w.parts, parts)
+	}
+	return w
+}
+
+// raw reads an object's bytes into the walk's buffer (valid until the
+// next read).
+func (w *literalWalk) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+	b, err := gitbackend.ReadRaw(w.r.Storer, t, h, w.buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	w.buf = b
+	return b, nil
+}
+
+// lookup finds name in a raw tree: "<mode> <name>\0<20-byte hash>".
+func lookup(data []byte, name string) (filemode.FileMode, plumbing.Hash, bool) {
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			break
+		}
+		nul := bytes.IndexByte(data[sp+1:], 0)
+		if nul < 0 || sp+1+nul+21 > len(data) {
+			break
+		}
+		n := data[sp+1 : sp+1+nul]
+		if string(n) == name {
+			m, err := filemode.New(string(data[:sp]))
+			if err != nil {
+				return 0, plumbing.ZeroHash, false
+			}
+			var h plumbing.Hash
+			copy(h[:], data[sp+1+nul+1:sp+1+nul+21])
+			return m, h, true
+		}
+		data = data[sp+1+nul+21:]
+	}
+	return 0, plumbing.ZeroHash, false
+}
+
+// lookTree is lookup in tree h, remembered.
+func (w *literalWalk) lookTree(h plumbing.Hash, name string) lookVal {
+	k := lookKey{h, name}
+	if v, ok := w.looks[k]; ok {
+		return v
+	}
+	var v lookVal
+	if data, err := w.raw(plumbing.TreeObject, h); err == nil {
+		v.mode, v.hash, v.ok = lookup(data, name)
+	}
+	w.looks[k] = v
+	return v
+}
+
+// fingerprint is the (mode, hash) of each item's entry in tree: what
+// revWalk.collect lists for literal items.
+func (w *literalWalk) fingerprint(tree plumbing.Hash) string {
+	if fp, ok := w.prints[tree]; ok {
+		return fp
+	}
+	var b strings.Builder
+	for i, it := range w.items {
+		if it.pat == "" {
+			// The whole tree: nothing when it is empty, as a listing.
+			if data, err := w.raw(plumbing.TreeObject, tree); err == nil && len(data) > 0 {
+				fmt.Fprintf(&b, "%s\n", tree)
+			}
+			continue
+		}
+		v := lookVal{mode: filemode.Dir, hash: tree, ok: true}
+		for _, part := range w.parts[i] {
+			if v.mode != filemode.Dir {
+				v.ok = false
+				break
+			}
+			if v = w.lookTree(v.hash, part); !v.ok {
+				break
+			}
+		}
+		if v.ok && (!it.dirOnly || v.mode == filemode.Dir) {
+			// "<path> <mode> <hash>\n", as "%s %o %s\n" prints it.
+			b.WriteString(it.pat)
+			b.WriteByte(' ')
+			b.WriteString(strconv.FormatUint(uint64(v.mode), 8))
+			b.WriteByte(' ')
+			b.WriteString(v.hash.String())
+			b.WriteByte('\n')
+		}
+	}
+	w.prints[tree] = b.String()
+	return b.String()
+}
+
+// commit reads a commit once: tree, parents and committer time from its
+// raw headers (go-git's decoder when they do not read plainly).
+func (w *literalWalk) commit(h plumbing.Hash) (*walkCommit, error) {
+	if c, ok := w.commits[h]; ok {
+		return c, nil
+	}
+	data, err := w.raw(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := parseWalkCommit(data)
+	if !ok {
+		full, err := object.GetCommit(w.r.Storer, h)
+		if err != nil {
+			return nil, err
+		}
+		c = &walkCommit{tree: full.TreeHash, parents: full.ParentHashes, when: full.Committer.When.Unix()}
+	}
+	c.hash = h
+	w.commits[h] = c
+	return c, nil
+}
+
+// parseWalkCommit reads a commit laid out as git writes one: "tree",
+// any "parent" lines, "author", "committer" (its time read as go-git's
+// Signature.Decode reads it). ok is false for anything else, which
+// go-git's decoder then reads.
+func parseWalkCommit(data []byte) (*walkCommit, bool) {
+	c := &walkCommit{}
+	line := func() ([]byte, []byte, bool) {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return nil, nil, false
+		}
+		l := data[:nl]
+		data = data[nl+1:]
+		k, v, ok := bytes.Cut(l, []byte{' '})
+		return k, v, ok
+	}
+	k, v, ok := line()
+	if !ok || string(k) != "tree" {
+		return nil, false
+	}
+	if c.tree, ok = parseHex(v); !ok {
+		return nil, false
+	}
+	for {
+		if k, v, ok = line(); !ok {
+			return nil, false
+		}
+		if string(k) != "parent" {
+			break
+		}
+		h, ok := parseHex(v)
+		if !ok {
+			return nil, false
+		}
+		c.parents = append(c.parents, h)
+	}
+	if string(k) != "author" {
+		return nil, false
+	}
+	if k, v, ok = line(); !ok || string(k) != "committer" {
+		return nil, false
+	}
+	open, close := bytes.LastIndexByte(v, '<'), bytes.LastIndexByte(v, '>')
+	if open < 0 || close < open || close+2 >= len(v) {
+		return nil, false
+	}
+	t := v[close+2:]
+	if sp := bytes.IndexByte(t, ' '); sp >= 0 {
+		t = t[:sp]
+	}
+	when, err := strconv.ParseInt(string(t), 10, 64)
+	if err != nil {
+		return nil, false
+	}
+	c.when = when
+	return c, true
+}
+
+func parseHex(b []byte) (plumbing.Hash, bool) {
+	var h plumbing.Hash
+	if len(b) != 40 {
+		return h, false
+	}
+	for i := 0; i < 20; i++ {
+		hi, ok1 := unhex(b[2*i])
+		lo, ok2 := unhex(b[2*i+1])
+		if !ok1 || !ok2 {
+			return h, false
+		}
+		h[i] = hi<<4 | lo
+	}
+	return h, true
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+func (w *literalWalk) parents(c *walkCommit) []plumbing.Hash {
+	if w.shallow[c.hash] {
+		return nil
+	}
+	return c.parents
+}
+
+// simplify is revWalk.simplify.
+func (w *literalWalk) simplify(c *walkCommit) ([]plumbing.Hash, bool) {
+	parents := w.parents(c)
+	mine := w.fingerprint(c.tree)
+	if len(parents) == 0 {
+		return nil, mine != ""
+	}
+	for _, ph := range parents {
+		pc, err := w.commit(ph)
+		if err != nil {
+			continue
+		}
+		if w.fingerprint(pc.tree) == mine {
+			return []plumbing.Hash{ph}, false
+		}
+	}
+	return parents, true
+}
+
+// walkCommitQueue orders commits as walkQueue does: newest committer
+// time first, first in first out among equal times.
+type walkCommitQueue []walkCommitItem
+
+type walkCommitItem struct {
+	c   *walkCommit
+	seq int
+}
+
+func (q walkCommitQueue) Len() int { return len(q) }
+func (q walkCommitQueue) Less(i, j int) bool {
+	if q[i].c.when != q[j].c.when {
+		return q[i].c.when > q[j].c.when
+	}
+	return q[i].seq < q[j].seq
+}
+func (q walkCommitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *walkCommitQueue) Push(x any)   { *q = append(*q, x.(walkCommitItem)) }
+func (q *walkCommitQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
+
+// run is revWalk.run; visit gets the commits shown, fully decoded.
+func (w *literalWalk) run(ctx context.Context, start plumbing.Hash, visit func(*object.Commit) bool) error {
+	seen := map[plumbing.Hash]bool{start: true}
+	first, err := w.commit(start)
+	if err != nil {
+		return err
+	}
+	q := &walkCommitQueue{{c: first}}
+	seq := 1
+	for q.Len() > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c := heap.Pop(q).(walkCommitItem).c
+		if !w.since.IsZero() && time.Unix(c.when, 0).Before(w.since) {
+			continue
+		}
+		follow, show := w.simplify(c)
+		for _, ph := range follow {
+			if seen[ph] {
+				continue
+			}
+			seen[ph] = true
+			pc, err := w.commit(ph)
+			if err != nil {
+				if errors.Is(err, plumbing.ErrObjectNotFound) {
+					continue
+				}
+				return err
+			}
+			heap.Push(q, walkCommitItem{c: pc, seq: seq})
+			seq++
+		}
+		if !show {
+			continue
+		}
+		full, err := object.GetCommit(w.r.Storer, c.hash)
+		if err != nil {
+			return err
+		}
+		if !visit(full) {
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,745 @@
+package gittools
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/gitident"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// ---- git_add ----
+
+type addArgs struct {
+	Paths      []string `json:"paths,omitempty" jsonschema:"Files to stage (pathspecs; globs as git treats them)"`
+	All        bool     `json:"all,omitempty" default:"false" jsonschema:"Stage all changes (-A)"`
+	Update     bool     `json:"update,omitempty" default:"false" jsonschema:"Stage modified/deleted only (-u)"`
+	TimeoutMS  int      `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
+	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func addTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[addArgs]{
+		Name:        "git_add",
+		Description: "Stage files (git add): paths, all (-A, deletions included) or update (-u: modified and deleted tracked files).",
+		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Summary: func(a addArgs) string {
+			switch {
+			case a.All:
+				return "Stage all changes"
+			case a.Update:
+				return "Stage modified/deleted files"
+			}
+			return fmt.Sprintf("Stage %d file(s): %s", len(a.Paths), strings.Join(a.Paths, ", "))
+		},
+		Validate: func(a addArgs) error {
+			if len(a.Paths) == 0 && !a.All && !a.Update {
+				return tools.BadArg("paths", "At least one of paths, all, or update must be specified")
+			}
+			if a.All && a.Update {
+				return tools.BadArg("all", "all and update are mutually exclusive")
+			}
+			for _, p := range a.Paths {
+				if err := checkArg("paths", p); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a addArgs) (tools.Result, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
+				n, err := add(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
+				if err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("Staged %d file(s)", n), nil
+			})
+		},
+	})
+}
+
+func indexSnapshot(r *git.Repository) map[string]plumbing.Hash {
+	if idx, err := r.Storer.Index(); err == nil {
+		return entrySnapshot(idx.Entries)
+	}
+	return map[string]plumbing.Hash{}
+}
+
+func entrySnapshot(ents []*index.Entry) map[string]plumbing.Hash {
+	out := make(map[string]plumbing.Hash, len(ents))
+	for _, e := range ents {
+		out[e.Name] = e.Hash
+	}
+	return out
+}
+
+func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a addArgs) (int, error) {
+	w, err := worktreeOf(r)
+	if err != nil {
+		return 0, err
+	}
+	ps, err := parsePathspec(wd, a.Paths)
+	if err != nil {
+		return 0, err
+	}
+	st, idx, ignored, err := fastStatusIgnored(r, cfg, true, true)
+	if err != nil {
+		return 0, err
+	}
+	// The index as the status read it (a refresh there changes stat data
+	// only).
+	before := entrySnapshot(idx.Entries)
+	var targets []string
+	// An unmerged path is always staged when named: that resolves it.
+	for p := range unmergedStages(idx) {
+		if ps.match(p) {
+			delete(st, p)
+			targets = append(targets, p)
+		}
+	}
+	for p, s := range st {
+		untracked := s.Worktree == git.Untracked
+		changed := s.Worktree != git.Unmodified
+		if changed && ps.match(p) && (!a.Update || !untracked) {
+			targets = append(targets, p)
+		}
+	}
+	// git add checks every named path before it stages anything: one that
+	// matches nothing is fatal; one that names only ignored files is
+	// reported after the others are staged.
+	var ignoredItems, sparseItems []string
+	// Entries outside the sparse checkout (skip-worktree) are never
+	// staged; a pathspec that names only such entries is reported after
+	// the others are staged, whatever the mode.
+	sparse := map[string]bool{}
+	for _, e := range idx.Entries {
+		if e.SkipWorktree {
+			sparse[e.Name] = true
+		}
+	}
+	for i, it := range ps.items {
+		if len(sparse) == 0 {
+			break
+		}
+		if it.pat == "" {
+			continue
+		}
+		one := pathspec{items: ps.items[i : i+1]}
+		found, hitSparse := false, false
+		for p := range before {
+			m := one.match(p)
+			found = found || m && !sparse[p]
+			hitSparse = hitSparse || m && sparse[p]
+		}
+		for p, s := range st {
+			found = found || (s.Worktree != git.Unmodified && !sparse[p] && one.match(p))
+		}
+		if hitSparse && !found {
+			sparseItems = append(sparseItems, it.raw)
+		}
+	}
+	// With -A and -u too: git checks the pathspec whatever the mode (-u
+	// finds no untracked files, and no ignored ones).
+	{
+		for i, it := range ps.items {
+			if it.pat == "" || slices.Contains(sparseItems, it.raw) {
+				continue // "." at the top matches even an empty tree
+			}
+			one := pathspec{items: ps.items[i : i+1]}
+			found := false
+			for p := range before {
+				found = found || one.match(p)
+			}
+			for p, s := range st {
+				found = found || (s.Worktree != git.Unmodified && (!a.Update || s.Worktree != git.Untracked) && one.match(p))
+			}
+			if found {
+				continue
+			}
+			hitIgnored := false
+			for p := range ignored {
+				hitIgnored = hitIgnored || one.match(p)
+			}
+			if hitIgnored && !it.glob && !a.Update {
+				ignoredItems = append(ignoredItems, ps.items[i].raw)
+				continue
+			}
+			// git dies only when the item's path, as matched (":(top)."
+			// and ":/./d" uncleaned), is not there: an item naming an
+			// existing directory with nothing to add, or the top, is no
+			// error unless it has glob or icase magic.
+			if !it.pathGlb && !it.icase && existsFromTop(w.Filesystem, it.match) {
+				continue
+			}
+			return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.items[i].raw)}
+		}
+	}
+	// git collects an ignored path an exclude item names (or lies in)
+	// as one a pathspec item names: exclude_matches_pathspec does not
+	// look at the exclude magic.
+	if !a.Update {
+		for _, it := range ps.exclude {
+			if it.glob || it.pat == "" {
+				continue
+			}
+			for p := range ignored {
+				if d := strings.TrimSuffix(p, "/"); d == it.pat || strings.HasPrefix(it.pat, d+"/") {
+					ignoredItems = append(ignoredItems, it.raw)
+					break
+				}
+			}
+		}
+	}
+	sort.Strings(targets)
+	// git add stores what convert_to_git makes of each file, with the mode
+	// ce_mode_from_stat gives it (core.filemode=false keeps the entry's).
+	modes := map[string]filemode.FileMode{}
+	for _, e := range idx.Entries {
+		modes[e.Name] = e.Mode
+	}
+	eol := newEOLConverter(r, cfg)
+	clean := func(p string, data []byte, mode filemode.FileMode) ([]byte, filemode.FileMode) {
+		return eol.ToGit(p, data), cfg.worktreeMode(mode, modes[p])
+	}
+	// One index write for all paths (go-git's Add rewrites it per file).
+	if err := gitbackend.StageFiles(ctx, r.Storer, w.Filesystem, targets, clean); err != nil {
+		return 0, err
+	}
+	if len(sparseItems) > 0 {
+		return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: "The following paths and/or pathspecs matched paths that exist\n" +
+			"outside of your sparse-checkout definition, so will not be\nupdated in the index:\n" +
+			strings.Join(sparseItems, "\n") + "\nhint: If you intend to update such entries, try one of the following:\n" +
+			"hint: * Use the --sparse option.\nhint: * Disable or modify the sparsity rules.\n" +
+			"hint: Disable this message with \"git config advice.updateSparsePath false\""}
+	}
+	if len(ignoredItems) > 0 {
+		return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: "The following paths are ignored by one of your .gitignore files:\n" +
+			strings.Join(ignoredItems, "\n") + "\nhint: Use -f if you really want to add them.\n" +
+			"hint: Turn this message off by running\nhint: \"git config advice.addIgnoredFile false\""}
+	}
+	after := indexSnapshot(r)
+	n := 0
+	for p, h := range after {
+		if before[p] != h {
+			n++
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// existsFromTop is git's file_exists on a pathspec item's path from the
+// top of the worktree. Above the top (the jail's root) only ".." and
+// its repetitions are known to exist.
+func existsFromTop(fsys billy.Filesystem, p string) bool {
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return strings.Trim(strings.ReplaceAll(c, "..", ""), "/") == ""
+	}
+	_, err := fsys.Lstat(p)
+	return err == nil
+}
+
+// ---- git_commit ----
+
+type commitArgs struct {
+	Type       string `json:"type" pattern:"^[a-z]+$" jsonschema:"Commit type: feat, fix, docs, style, refactor, test, chore, etc."`
+	Scope      string `json:"scope,omitempty" pattern:"^[a-z0-9_-]+$" jsonschema:"Scope/area of change"`
+	Message    string `json:"message" minLength:"1" jsonschema:"Commit description"`
+	TimeoutMS  int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
+	WorkingDir string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func commitMessage(a commitArgs) string {
+	if a.Scope != "" {
+		return fmt.Sprintf("%s(%s): %s", a.Type, a.Scope, a.Message)
+	}
+	return fmt.Sprintf("%s: %s", a.Type, a.Message)
+}
+
+func commitTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[commitArgs]{
+		Name:        "git_commit",
+		Description: "Commit the staged changes with a conventional message `type(scope): message`, then push it like every change.",
+		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Summary:     func(a commitArgs) string { return "Commit: " + commitMessage(a) },
+		Validate: func(a commitArgs) error {
+			if strings.TrimSpace(a.Message) == "" {
+				return tools.BadArg("message", "message must not be empty")
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a commitArgs) (tools.Result, error) {
+			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
+				return commit(ctx, d, r, commitMessage(a))
+			})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			detached := false
+			if repo := d.Repo(); repo != nil {
+				_ = repo.Do(ctx, func(r *git.Repository) error { _, detached = currentBranch(r); return nil })
+			}
+			if detached {
+				// git commits on a detached HEAD; there is no branch to push.
+				out += "\nPersisted: no (HEAD is detached: check out a branch to push)"
+			} else if d.Persister != nil {
+				per, err := d.Persister.Persist(ctx, tools.Change{Tool: "git_commit", Message: commitMessage(a)})
+				if err != nil {
+					return tools.Result{}, err
+				}
+				if per.Persisted {
+					out += fmt.Sprintf("\nPersisted: pushed %s to the remote branch %s", short(plumbing.NewHash(per.Commit)), per.Branch)
+				} else if per.Note != "" {
+					out += "\nPersisted: no (" + per.Note + ")"
+				}
+			}
+			return tools.Result{Value: out}, nil
+		},
+	})
+}
+
+// ErrIdentity is the git tools' message when no identity is configured.
+
+func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string, error) {
+	baseTree, unborn, err := headTreeHash(r)
+	if err != nil {
+		return "", err
+	}
+	changes, unmerged, err := stagedChanges(r, baseTree)
+	if err != nil {
+		return "", err
+	}
+	if unmerged {
+		return "", errUnmergedCommit()
+	}
+	merges := mergeHeads(r)
+	if len(changes) == 0 && len(merges) == 0 {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "nothing to commit"}
+	}
+	author, committer, err := d.signatures(r, time.Now())
+	if err != nil {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error(), Err: err}
+	}
+	msg = cleanupMessage(msg)
+	if msg == "" {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "Aborting commit due to empty commit message."}
+	}
+	// Build only the trees on changed paths from HEAD's tree (go-git's
+	// Commit rebuilds every tree of the index).
+	files := map[string]gitbackend.TreeFile{}
+	for _, c := range changes {
+		if c.newMode == 0 {
+			files[c.path] = gitbackend.TreeFile{Delete: true}
+		} else {
+			files[c.path] = gitbackend.TreeFile{Mode: c.newMode, Hash: c.newHash}
+		}
+	}
+	var parents []plumbing.Hash
+	if !unborn {
+		head, _ := r.Head()
+		parents = []plumbing.Hash{head.Hash()}
+	}
+	// Concluding a merge: MERGE_HEAD's commits are the other parents.
+	parents = append(parents, merges...)
+	tree, err := gitbackend.WriteTree(r.Storer, baseTree, files)
+	if err != nil {
+		return "", err
+	}
+	obj := r.Storer.NewEncodedObject()
+	if err := (&object.Commit{Author: author, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}).Encode(obj); err != nil {
+		return "", err
+	}
+	h, err := r.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return "", err
+	}
+	headRef, err := r.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", err
+	}
+	target := plumbing.HEAD
+	if headRef.Type() == plumbing.SymbolicReference {
+		target = headRef.Target()
+	}
+	if err := beforeChange(ctx); err != nil {
+		return "", err
+	}
+	if err := r.Storer.SetReference(plumbing.NewHashReference(target, h)); err != nil {
+		return "", err
+	}
+	if len(merges) > 0 {
+		clearMergeState(r)
+	}
+	// commit, commit (initial) or commit (merge), as git logs them.
+	what := "commit"
+	switch {
+	case len(parents) == 0:
+		what = "commit (initial)"
+	case len(parents) > 1:
+		what = "commit (merge)"
+	}
+	var oldHead plumbing.Hash
+	if len(parents) > 0 {
+		oldHead = parents[0]
+	}
+	rl := d.reflogs(r)
+	// The reflog takes the message's first line.
+	line, _, _ := strings.Cut(msg, "\n")
+	rl.log(plumbing.HEAD, oldHead, h, what+": "+line)
+	if target != plumbing.HEAD {
+		rl.log(target, oldHead, h, what+": "+line)
+	}
+	branch, detached := currentBranch(r)
+	if detached {
+		branch = "detached HEAD"
+	}
+	root := ""
+	if unborn {
+		root = " (root-commit)"
+	}
+	var b strings.Builder
+	cfg := d.settings(r)
+	po := cfg.patch(diffTrees)
+	po.attr = loadAttributes(r, true)
+	ab := newAbbrever(r)
+	defer ab.close()
+	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.short(h), subject(msg))
+	prefetchBlobs(r, changes)
+	adds, dels := 0, 0
+	for _, c := range changes {
+		a, d, _ := counts(c, po)
+		adds += a
+		dels += d
+	}
+	fmt.Fprintf(&b, " %d file%s changed", len(changes), plural(len(changes)))
+	if adds > 0 || dels == 0 {
+		fmt.Fprintf(&b, ", %d insertion%s(+)", adds, plural(adds))
+	}
+	if dels > 0 {
+		fmt.Fprintf(&b, ", %d deletion%s(-)", dels, plural(dels))
+	}
+	b.WriteString("\n")
+	for _, c := range changes {
+		switch {
+		case c.oldMode == 0:
+			fmt.Fprintf(&b, " create mode %o %s\n", c.newMode, cfg.quote(c.path))
+		case c.newMode == 0:
+			fmt.Fprintf(&b, " delete mode %o %s\n", c.oldMode, cfg.quote(c.path))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// prefetchBlobs reads the blobs of changes that are loose objects on
+// disk (a git add's) on several goroutines, for the diffstat; the others
+// are read when it asks for them.
+func prefetchBlobs(r *git.Repository, changes []*change) {
+	var hashes []plumbing.Hash
+	var slots []*[]byte
+	for _, c := range changes {
+		if c.newMode != 0 && c.newMode != filemode.Submodule && c.newData == nil {
+			hashes, slots = append(hashes, c.newHash), append(slots, &c.newData)
+		}
+		if c.oldMode != 0 && c.oldMode != filemode.Submodule && c.oldData == nil {
+			hashes, slots = append(hashes, c.oldHash), append(slots, &c.oldData)
+		}
+	}
+	if len(hashes) < 16 {
+		return
+	}
+	data, found := gitbackend.ReadLooseBlobs(r.Storer, hashes)
+	for i, ok := range found {
+		if ok {
+			*slots[i] = data[i]
+		}
+	}
+}
+
+// headTreeHash is HEAD's tree (unborn: no commit yet, zero hash).
+func headTreeHash(r *git.Repository) (tree plumbing.Hash, unborn bool, err error) {
+	head, err := r.Head()
+	if err != nil {
+		return plumbing.ZeroHash, true, nil
+	}
+	c, err := r.CommitObject(head.Hash())
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return c.TreeHash, false, nil
+}
+
+// stagedChanges is what a commit records: the index's entries against
+// the tree, as diffSides(treeFiles, stagedIndexFiles) lists them, found
+// by gitbackend.DiffIndex (only the subtrees that differ are read);
+// unmerged is true when a path has conflict stages.
+func stagedChanges(r *git.Repository, tree plumbing.Hash) ([]*change, bool, error) {
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return nil, false, err
+	}
+	ents := idx.Entries
+	for _, e := range ents {
+		if e.Stage >= 1 && e.Stage <= 3 {
+			return nil, true, nil
+		}
+	}
+	sort.SliceStable(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
+	head, deleted, err := gitbackend.DiffIndex(r.Storer, tree, ents)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []*change
+	for i, e := range ents {
+		if i+1 < len(ents) && ents[i+1].Name == e.Name {
+			continue // as in a map of the entries, the last one of a name counts
+		}
+		h := head[i]
+		if e.IntentToAdd {
+			// Nothing staged (git add -N): HEAD's file, if any, goes.
+			if h.Mode != 0 {
+				out = append(out, &change{path: e.Name, oldMode: h.Mode, oldHash: h.Hash, oldLoaded: entryLoader(r, h.Mode, h.Hash)})
+			}
+			continue
+		}
+		if h.Mode != 0 && h.Hash == e.Hash && h.Mode == e.Mode {
+			continue
+		}
+		c := &change{path: e.Name, newMode: e.Mode, newHash: e.Hash, newLoad: entryLoader(r, e.Mode, e.Hash)}
+		if h.Mode != 0 {
+			c.oldMode, c.oldHash, c.oldLoaded = h.Mode, h.Hash, entryLoader(r, h.Mode, h.Hash)
+		}
+		out = append(out, c)
+	}
+	for _, h := range deleted {
+		out = append(out, &change{path: h.Path, oldMode: h.Mode, oldHash: h.Hash, oldLoaded: entryLoader(r, h.Mode, h.Hash)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, false, nil
+}
+
+// signatures resolves author and committer through the kernel's one
+// resolver (gitbackend.Signatures, package gitident): git.author, the
+// identity variables, the git config scopes, then the bot identity.
+func (d Deps) signatures(r *git.Repository, now time.Time) (author, committer object.Signature, err error) {
+	return gitbackend.Signatures(r, gitident.Person{Name: d.AuthorName, Email: d.AuthorEmail}, d.Environ, now)
+}
+
+// cleanupMessage is git commit's default cleanup for a message given with
+// -m ("whitespace"): trailing whitespace removed from every line, leading
+// and trailing blank lines dropped, runs of blank lines collapsed to one,
+// and a final newline.
+func cleanupMessage(msg string) string {
+	var out []string
+	blank := false
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimRight(l, " \t\r\v\f")
+		if l == "" {
+			blank = len(out) > 0
+			continue
+		}
+		if blank {
+			out = append(out, "")
+			blank = false
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// ---- git_restore ----
+
+type restoreArgs struct {
+	Paths      []string `json:"paths" jsonschema:"Files to restore"`
+	Staged     bool     `json:"staged,omitempty" default:"false" jsonschema:"Restore the index/staging area (--staged)"`
+	Worktree   bool     `json:"worktree,omitempty" default:"true" jsonschema:"Restore the working tree (--worktree)"`
+	TimeoutMS  int      `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
+	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func restoreTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[restoreArgs]{
+		Name:        "git_restore",
+		Description: "Restore files: the worktree from the index (default), the index from HEAD (staged), or both. Discards changes.",
+		Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
+		Summary: func(a restoreArgs) string {
+			switch {
+			case a.Staged && a.Worktree:
+				return fmt.Sprintf("Restore and unstage %d file(s)", len(a.Paths))
+			case a.Staged:
+				return fmt.Sprintf("Unstage %d file(s)", len(a.Paths))
+			}
+			return fmt.Sprintf("Restore %d file(s) to worktree", len(a.Paths))
+		},
+		Validate: func(a restoreArgs) error {
+			if len(a.Paths) == 0 {
+				return tools.BadArg("paths", "paths must contain at least one element")
+			}
+			if !a.Staged && !a.Worktree {
+				return tools.BadArg("worktree", "At least one of staged or worktree must be true")
+			}
+			for _, p := range a.Paths {
+				if err := checkArg("paths", p); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, a restoreArgs) (tools.Result, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
+				return "", restore(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
+			})
+		},
+	})
+}
+
+func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a restoreArgs) error {
+	w, err := worktreeOf(r)
+	if err != nil {
+		return err
+	}
+	ps, err := parsePathspec(wd, a.Paths)
+	if err != nil {
+		return err
+	}
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return err
+	}
+	ht, err := headTree(r)
+	if err != nil {
+		return err
+	}
+	head, err := treeFiles(r, ht)
+	if err != nil {
+		return err
+	}
+	inIndex := map[string]*index.Entry{}
+	// Entries outside the sparse checkout (skip-worktree) are out of a
+	// restore's reach: no pathspec matches them (checkout_paths). From
+	// HEAD, one HEAD has otherwise is replaced by HEAD's entry first
+	// (read_tree_some), which is matched like any.
+	sparse := map[string]bool{}
+	for _, e := range idx.Entries {
+		inIndex[e.Name] = e
+		if e.SkipWorktree {
+			if h, ok := head[e.Name]; a.Staged && ok && (h.hash != e.Hash || h.mode != e.Mode) {
+				continue
+			}
+			sparse[e.Name] = true
+		}
+	}
+	match := func(p string) bool { return !sparse[p] && ps.match(p) }
+	// Every pathspec item must match something the restore knows about.
+	for i, it := range ps.items {
+		one := pathspec{items: ps.items[i : i+1]}
+		found := false
+		for p := range inIndex {
+			found = found || !sparse[p] && one.match(p)
+		}
+		for p := range head {
+			found = found || (a.Staged && !sparse[p] && one.match(p))
+		}
+		if !found {
+			_ = it
+			return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", ps.items[i].raw)}
+		}
+	}
+	if err := beforeChange(ctx); err != nil {
+		return err
+	}
+	if a.Staged {
+		// From HEAD, an unmerged path HEAD has is resolved to it; one HEAD
+		// lacks keeps its stages, which git refuses (checkout_paths).
+		var stuck []string
+		for p := range unmergedStages(idx) {
+			if _, ok := head[p]; !ok && match(p) {
+				stuck = append(stuck, p)
+			}
+		}
+		if err := errPathsUnmerged(stuck); err != nil {
+			return err
+		}
+	}
+	switch {
+	case a.Staged && a.Worktree:
+		// Both from HEAD; paths HEAD lacks leave index and worktree.
+		files := map[string]gitbackend.TreeFile{}
+		for p, s := range head {
+			if match(p) {
+				files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
+			}
+		}
+		for p := range inIndex {
+			if _, ok := head[p]; !ok && match(p) {
+				files[p] = gitbackend.TreeFile{Delete: true}
+			}
+		}
+		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree)
+	case a.Staged:
+		// From HEAD, an unmerged path's stages give way to HEAD's entry.
+		idx.Entries = withoutStages(idx.Entries, match)
+		inIndex = map[string]*index.Entry{}
+		for _, e := range idx.Entries {
+			inIndex[e.Name] = e
+		}
+		for p, s := range head {
+			if !match(p) {
+				continue
+			}
+			e, ok := inIndex[p]
+			if !ok {
+				e = idx.Add(p)
+			}
+			if e.Hash != s.hash || e.Mode != s.mode {
+				e.Hash, e.Mode = s.hash, s.mode
+				e.ModifiedAt = time.Time{} // force a re-check of the worktree file
+			}
+		}
+		for p := range inIndex {
+			if _, ok := head[p]; !ok && match(p) {
+				_, _ = idx.Remove(p) // a new file: unstaged, kept in the worktree
+			}
+		}
+		return r.Storer.SetIndex(idx)
+	default:
+		// From the index, an unmerged path has nothing to restore: git
+		// refuses the whole command (checkout_paths).
+		var unmergedPaths []string
+		for p, mask := range unmergedStages(idx) {
+			if mask != 0 && match(p) {
+				unmergedPaths = append(unmergedPaths, p)
+			}
+		}
+		if err := errPathsUnmerged(unmergedPaths); err != nil {
+			return err
+		}
+		files := map[string]gitbackend.TreeFile{}
+		for p, e := range inIndex {
+			if match(p) && e.Stage == 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)
+				files[p] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
+			}
+		}
+		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree)
+	}
+}

@@ -1,0 +1,95 @@
+package gittools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+)
+
+// TestAddPathspecRandom compares git_add with git add for random
+// pathspecs (every magic form, from the top and from subdirectories,
+// uncleaned paths like ":(top)." and ":/./d", excludes, globs, names that
+// match nothing, empty directories, ignored files) on a repository with
+// modified, deleted, untracked and ignored files: the outcome (staged or
+// refused) and the index must be git's. TGP_ADDSPEC_SEEDS runs more.
+func TestAddPathspecRandom(t *testing.T) {
+	gittest.RequireGit(t)
+	n, _ := strconv.Atoi(os.Getenv("TGP_ADDSPEC_SEEDS"))
+	if n == 0 {
+		n = 60
+	}
+	s0, _ := strconv.Atoi(os.Getenv("TGP_ADDSPEC_SEED0"))
+	base := filepath.Join(t.TempDir(), "base")
+	gittest.Git(t, "", "init", "-q", "-b", "main", base)
+	f := &fixture{dir: base}
+	for _, p := range []string{"a.txt", "B.md", "d/b.txt", "d/e/c.go", "d/e/C.txt", "x/y.txt", "sp ace/z.txt"} {
+		f.write(t, p, "1\n")
+	}
+	f.write(t, ".gitignore", "*.log\nbuild/\n")
+	f.git(t, "add", "-A")
+	f.git(t, "commit", "-q", "-m", "base")
+	for _, p := range []string{"a.txt", "d/b.txt", "d/e/C.txt", "sp ace/z.txt"} {
+		f.write(t, p, "2\n")
+	}
+	_ = os.Remove(filepath.Join(base, "x/y.txt"))
+	f.write(t, "new.txt", "n\n")
+	f.write(t, "d/new.go", "n\n")
+	f.write(t, "d/e/debug.log", "ignored\n")
+	f.write(t, "build/out.txt", "ignored\n")
+	_ = os.MkdirAll(filepath.Join(base, "empty/dir"), 0o755)
+	paths := []string{"", ".", "./", "..", "a.txt", "d", "d/", "./d", "d/e", "d/../a.txt", "./d/e", "*.txt", "d/*", "**/c.go", "*.go", "e/*",
+		"nonexistent", "c.TXT", "E", "D/E", "debug.log", "d/e/debug.log", "build", "empty", "empty/dir", "x", "x/y.txt", "sp ace", "../a.txt", "b.txt", "new.txt"}
+	magics := []string{"", "", "", ":/", ":(top)", ":!", ":^", ":(exclude)", ":(icase)", ":(glob)", ":(literal)", ":(top,icase)", ":(top,glob)", ":/!", ":(exclude,top)", ":(top,literal)", ":(icase,exclude)"}
+	wds := []string{"", "", "d", "d/e", "x", "empty"}
+	diffs := 0
+	for seed := s0; seed < s0+n; seed++ {
+		r := rand.New(rand.NewSource(int64(seed)))
+		var spec []string
+		for k := 1 + r.Intn(2); k > 0; k-- {
+			spec = append(spec, magics[r.Intn(len(magics))]+paths[r.Intn(len(paths))])
+		}
+		wd := wds[r.Intn(len(wds))]
+		mode := r.Intn(5) // 0: -A, 1: -u, else paths only
+		gitDir, toolDir := copyTree(t, base), copyTree(t, base)
+		_ = os.MkdirAll(filepath.Join(gitDir, wd), 0o755)
+		_ = os.MkdirAll(filepath.Join(toolDir, wd), 0o755)
+		gargs := []string{"add"}
+		args := map[string]any{"paths": anySlice(spec)}
+		switch mode {
+		case 0:
+			gargs, args["all"] = append(gargs, "-A"), true
+		case 1:
+			gargs, args["update"] = append(gargs, "-u"), true
+		}
+		if wd != "" {
+			args["working_dir"] = wd
+		}
+		gargs = append(append(gargs, "--"), spec...)
+		_, gerr := gittest.GitErr(filepath.Join(gitDir, wd), gargs...)
+		g := open(t, toolDir)
+		raw, _ := json.Marshal(args)
+		_, terr := g.set.Call(context.Background(), "git_add", raw)
+		gi, _ := gittest.GitErr(gitDir, "ls-files", "-s")
+		ti, _ := gittest.GitErr(toolDir, "ls-files", "-s")
+		what := fmt.Sprintf("seed %d: git %s (in %q)", seed, strings.Join(gargs, " "), wd)
+		switch {
+		case (gerr == nil) != (terr == nil):
+			diffs++
+			t.Errorf("%s: git error %v, tool error %v", what, gerr, terr)
+		case gi != ti:
+			diffs++
+			t.Errorf("%s: index differs:\n--- git\n%s--- tool\n%s", what, gi, ti)
+		}
+	}
+	if diffs > 0 {
+		t.Errorf("%d of %d differ", diffs, n)
+	}
+}

@@ -1,0 +1,257 @@
+package gittools
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// revWalk is git rev-list's default walk (revision.c): commits newest
+// committer date first (first-in first-out among equal dates), parents
+// after children; with a pathspec, git's default history simplification:
+// a commit TREESAME to a parent on the pathspec is hidden, and a merge
+// TREESAME to one of its parents is followed down that parent only. A
+// shallow repository's boundary commits have no parents.
+type revWalk struct {
+	r       *git.Repository
+	ps      pathspec
+	shallow map[plumbing.Hash]bool
+	prints  map[plumbing.Hash]string // tree → pathspec fingerprint
+	since   time.Time
+}
+
+func newRevWalk(r *git.Repository, ps pathspec) *revWalk {
+	return &revWalk{r: r, ps: ps, shallow: shallowCommits(r), prints: map[plumbing.Hash]string{}}
+}
+
+// shallowCommits reads .git/shallow.
+func shallowCommits(r *git.Repository) map[plumbing.Hash]bool {
+	out := map[plumbing.Hash]bool{}
+	fs, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return out
+	}
+	f, err := fs.Filesystem().Open("shallow")
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return out
+	}
+	for _, l := range strings.Fields(string(data)) {
+		out[plumbing.NewHash(l)] = true
+	}
+	return out
+}
+
+type walkItem struct {
+	c   *object.Commit
+	seq int
+}
+
+type walkQueue []walkItem
+
+func (q walkQueue) Len() int { return len(q) }
+func (q walkQueue) Less(i, j int) bool {
+	ti, tj := q[i].c.Committer.When.Unix(), q[j].c.Committer.When.Unix()
+	if ti != tj {
+		return ti > tj
+	}
+	return q[i].seq < q[j].seq
+}
+func (q walkQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *walkQueue) Push(x any)   { *q = append(*q, x.(walkItem)) }
+func (q *walkQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
+
+// parents are a commit's parents as the walk sees them.
+func (w *revWalk) parents(c *object.Commit) []plumbing.Hash {
+	if w.shallow[c.Hash] {
+		return nil
+	}
+	return c.ParentHashes
+}
+
+// run calls visit for each commit git log would show, in git's order,
+// until visit returns false.
+func (w *revWalk) run(ctx context.Context, start plumbing.Hash, visit func(*object.Commit) bool) error {
+	seen := map[plumbing.Hash]bool{start: true}
+	first, err := object.GetCommit(w.r.Storer, start)
+	if err != nil {
+		return err
+	}
+	q := &walkQueue{{c: first}}
+	seq := 1
+	for q.Len() > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c := heap.Pop(q).(walkItem).c
+		if !w.since.IsZero() && c.Committer.When.Before(w.since) {
+			continue // older than --since: neither shown nor walked past
+		}
+		follow, show := w.simplify(c)
+		for _, ph := range follow {
+			if seen[ph] {
+				continue
+			}
+			seen[ph] = true
+			pc, err := object.GetCommit(w.r.Storer, ph)
+			if err != nil {
+				if errors.Is(err, plumbing.ErrObjectNotFound) {
+					continue // a missing parent ends the history there
+				}
+				return err
+			}
+			heap.Push(q, walkItem{c: pc, seq: seq})
+			seq++
+		}
+		if show && !visit(c) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// simplify returns the parents to walk and whether c is shown.
+func (w *revWalk) simplify(c *object.Commit) ([]plumbing.Hash, bool) {
+	parents := w.parents(c)
+	if w.ps.empty() {
+		return parents, true
+	}
+	mine := w.fingerprint(c.TreeHash)
+	if len(parents) == 0 {
+		return nil, mine != ""
+	}
+	for _, ph := range parents {
+		pc, err := object.GetCommit(w.r.Storer, ph)
+		if err != nil {
+			continue
+		}
+		if w.fingerprint(pc.TreeHash) == mine {
+			return []plumbing.Hash{ph}, false // TREESAME: follow this parent only
+		}
+	}
+	return parents, true
+}
+
+// fingerprint lists the entries of tree the pathspec selects (path, mode,
+// hash), memoised per tree.
+func (w *revWalk) fingerprint(tree plumbing.Hash) string {
+	if fp, ok := w.prints[tree]; ok {
+		return fp
+	}
+	var b strings.Builder
+	t, err := object.GetTree(w.r.Storer, tree)
+	if err == nil {
+		w.collect(t, "", &b)
+	}
+	w.prints[tree] = b.String()
+	return b.String()
+}
+
+func (w *revWalk) collect(t *object.Tree, prefix string, b *strings.Builder) {
+	for _, e := range t.Entries {
+		p := e.Name
+		if prefix != "" {
+			p = prefix + "/" + e.Name
+		}
+		if w.ps.plain() && w.ps.match(p) && !w.globOnly() {
+			// A literal item naming this entry (file or directory): its
+			// hash and mode say everything below it.
+			fmt.Fprintf(b, "%s %o %s\n", p, e.Mode, e.Hash)
+			continue
+		}
+		if e.Mode == filemode.Dir {
+			if !w.ps.matchesDir(p) {
+				continue
+			}
+			sub, err := object.GetTree(w.r.Storer, e.Hash)
+			if err == nil {
+				w.collect(sub, p, b)
+			}
+			continue
+		}
+		if w.ps.match(p) {
+			fmt.Fprintf(b, "%s %o %s\n", p, e.Mode, e.Hash)
+		}
+	}
+}
+
+// globOnly reports whether every pathspec item is a wildcard (then matches
+// are made on leaves, as git's tree diff does).
+func (w *revWalk) globOnly() bool {
+	for _, it := range w.ps.items {
+		if !it.glob {
+			return false
+		}
+	}
+	return true
+}
+
+// breToRE turns a POSIX basic regular expression (git's default for
+// --grep and --author, with GNU's \+ \? \| extensions) into Go syntax,
+// matching per line.
+func breToRE(bre string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString("(?m)")
+	for i := 0; i < len(bre); i++ {
+		c := bre[i]
+		switch {
+		case c == '\\' && i+1 < len(bre):
+			i++
+			switch n := bre[i]; n {
+			case '(', ')', '{', '}', '|', '+', '?':
+				b.WriteByte(n)
+			default:
+				if n >= 'a' && n <= 'z' || n >= 'A' && n <= 'Z' || n >= '0' && n <= '9' {
+					b.WriteString(`\` + string(n)) // \w, \s, \b keep GNU's meaning
+				} else {
+					b.WriteString(regexp.QuoteMeta(string(n)))
+				}
+			}
+		case strings.IndexByte("(){}|+?", c) >= 0:
+			b.WriteString(`\` + string(c))
+		case c == '*' && (i == 0 || bre[i-1] == '^' && i == 1):
+			b.WriteString(`\*`)
+		case c == '[':
+			// Copy a bracket expression verbatim.
+			j := i + 1
+			if j < len(bre) && bre[j] == '^' {
+				j++
+			}
+			if j < len(bre) && bre[j] == ']' {
+				j++
+			}
+			for j < len(bre) && bre[j] != ']' {
+				j++
+			}
+			if j >= len(bre) {
+				b.WriteString(`\[`)
+				continue
+			}
+			b.WriteString(bre[i : j+1])
+			i = j
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return regexp.Compile(b.String())
+}

@@ -1,0 +1,930 @@
+package gittools
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/gitattr"
+	"github.com/tgp-go/tgp/internal/reflog"
+	"github.com/tgp-go/tgp/internal/xdiff"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// Stashes are stored exactly as git stores them: refs/stash points at a
+// worktree commit W (parents HEAD, I[, U]); I holds the index, U the
+// untracked files; stash@{n} is read from the reflog .git/logs/refs/stash.
+// So the git CLI and these tools see the same stashes.
+
+type stashArgs struct {
+	Action           string `json:"action,omitempty" default:"\"push\"" enum:"push,pop,apply,drop,list,show,clear" jsonschema:"Stash action to perform"`
+	Message          string `json:"message,omitempty" jsonschema:"Stash message (for push only)"`
+	Index            int    `json:"index,omitempty" default:"0" minimum:"0" jsonschema:"Stash index for pop/apply/drop/show"`
+	IncludeUntracked bool   `json:"include_untracked,omitempty" default:"false" jsonschema:"Include untracked files (-u, for push only)"`
+	TimeoutMS        int    `json:"timeout_ms,omitempty" minimum:"100" jsonschema:"Timeout in milliseconds (default: tools.git.timeout_ms in the configuration, 30000)"`
+	WorkingDir       string `json:"working_dir,omitempty" jsonschema:"Working directory for git command"`
+}
+
+func stashTool(d Deps) *tools.Tool {
+	return tools.Define(tools.Spec[stashArgs]{
+		Name:        "git_stash",
+		Description: "Stash changes (push, with message and include_untracked) and list, show, apply, pop, drop or clear stashes, in git's own format.",
+		Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
+		Risk: func(a stashArgs) tools.Risk {
+			switch a.Action {
+			case "list", "show":
+				return tools.RiskLow
+			case "clear", "drop":
+				return tools.RiskHigh
+			}
+			return tools.RiskMedium
+		},
+		Summary: func(a stashArgs) string {
+			switch a.Action {
+			case "clear":
+				return "Clear all stashes (WARNING: stashed changes are lost)"
+			case "push":
+				return "Stash changes"
+			}
+			return fmt.Sprintf("Stash %s stash@{%d}", a.Action, a.Index)
+		},
+		Run: func(ctx context.Context, a stashArgs) (tools.Result, error) {
+			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
+				cfg := d.settings(r)
+				s := &stasher{r: r, d: d, cfg: cfg, eol: newEOLConverter(r, cfg)}
+				switch a.Action {
+				case "push":
+					return s.push(ctx, a, d.relDir(a.WorkingDir))
+				case "list":
+					return s.list()
+				case "show":
+					return s.show(a.Index)
+				case "apply":
+					return s.apply(ctx, a.Index, false, d.relDir(a.WorkingDir))
+				case "pop":
+					return s.apply(ctx, a.Index, true, d.relDir(a.WorkingDir))
+				case "drop":
+					return s.drop(a.Index)
+				case "clear":
+					return s.clear()
+				}
+				return "", tools.BadArg("action", "unknown action %q", a.Action)
+			})
+		},
+	})
+}
+
+type stasher struct {
+	r   *git.Repository
+	d   Deps
+	cfg *settings
+	eol *gitattr.EOL
+}
+
+// stashRef is the stash: its reflog is the list, stash@{0} the newest.
+const stashRef = plumbing.ReferenceName("refs/stash")
+
+func (s *stasher) wt() (*git.Worktree, error) { return worktreeOf(s.r) }
+
+// dotgit is the repository's .git directory (go-git's worktree filesystem
+// refuses .git paths).
+func (s *stasher) dotgit() (billy.Filesystem, error) {
+	fs, ok := s.r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return nil, fmt.Errorf("stash needs a filesystem-backed repository")
+	}
+	return fs.Filesystem(), nil
+}
+
+// entries reads the stash reflog, newest first.
+func (s *stasher) entries() ([]reflog.Entry, error) {
+	dg, err := s.dotgit()
+	if err != nil {
+		return nil, err
+	}
+	es, err := reflog.Read(dg, stashRef)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(es)
+	return es, nil
+}
+
+// writeEntries makes es (newest first) the stash list as git's reflog
+// delete --updateref --rewrite does: the log is replaced through its lock
+// file, then refs/stash points at the newest entry (no entries: both go).
+func (s *stasher) writeEntries(es []reflog.Entry) error {
+	dg, err := s.dotgit()
+	if err != nil {
+		return err
+	}
+	oldestFirst := slices.Clone(es)
+	slices.Reverse(oldestFirst)
+	if err := reflog.Write(dg, stashRef, oldestFirst); err != nil {
+		return err
+	}
+	if len(es) == 0 {
+		err := s.r.Storer.RemoveReference(stashRef)
+		if err != nil && err != plumbing.ErrReferenceNotFound {
+			return err
+		}
+		return nil
+	}
+	return s.r.Storer.SetReference(plumbing.NewHashReference(stashRef, es[0].New))
+}
+
+func (s *stasher) entry(n int) (reflog.Entry, []reflog.Entry, error) {
+	es, err := s.entries()
+	if err != nil {
+		return reflog.Entry{}, nil, err
+	}
+	if n >= len(es) {
+		if len(es) == 0 {
+			return reflog.Entry{}, nil, &tools.Error{Kind: tools.KindNotFound, Message: "No stash entries found."}
+		}
+		return reflog.Entry{}, nil, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf("error: stash@{%d} is not a valid reference", n)}
+	}
+	return es[n], es, nil
+}
+
+func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, error) {
+	head, err := s.r.Head()
+	if err != nil {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "You do not have the initial commit yet"}
+	}
+	hc, err := object.GetCommit(s.r.Storer, head.Hash())
+	if err != nil {
+		return "", err
+	}
+	w, err := s.wt()
+	if err != nil {
+		return "", err
+	}
+	if um := indexUnmerged(s.r); len(um) > 0 {
+		return "", needsMerge("", um)
+	}
+	st, err := fastStatus(s.r, s.cfg, true)
+	if err != nil {
+		return "", err
+	}
+	var tracked, untracked []string
+	for p, fs := range st {
+		if fs.Staging == git.Untracked && fs.Worktree == git.Untracked {
+			untracked = append(untracked, p)
+		} else if fs.Staging != git.Unmodified || fs.Worktree != git.Unmodified {
+			tracked = append(tracked, p)
+		}
+	}
+	sort.Strings(tracked)
+	sort.Strings(untracked)
+	// An entry added with intent to add is a change to stash push (its
+	// diff of the index shows it), and the stash's reset of a scratch
+	// index to the index's tree, which lacks it, stops at the first one
+	// before anything is saved: such an entry is never up to date
+	// (ie_match_stat).
+	idxNow, err := s.r.Storer.Index()
+	if err != nil {
+		return "", err
+	}
+	for _, e := range idxNow.Entries {
+		if e.IntentToAdd {
+			return "", errNotUptodate(e.Name)
+		}
+	}
+	if len(tracked) == 0 && (!a.IncludeUntracked || len(untracked) == 0) {
+		return "No local changes to save\n", nil
+	}
+	sig, committer, err := s.d.signatures(s.r, time.Now())
+	if err != nil {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error(), Err: err}
+	}
+	branch, det := currentBranch(s.r)
+	if det {
+		branch = "(no branch)"
+	}
+	ab := newAbbrever(s.r)
+	ref := fmt.Sprintf("%s: %s %s", branch, ab.short(hc.Hash), subject(hc.Message))
+	ab.close()
+	// I: the index as a tree.
+	idx := idxNow
+	files := map[string]gitbackend.TreeFile{}
+	for _, e := range idx.Entries {
+		files[e.Name] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
+	}
+	iTree, err := gitbackend.WriteTree(s.r.Storer, plumbing.ZeroHash, files)
+	if err != nil {
+		return "", err
+	}
+	iCommit, err := s.commit(iTree, []plumbing.Hash{hc.Hash}, "index on "+ref+"\n", sig)
+	if err != nil {
+		return "", err
+	}
+	// W: HEAD's tree with the worktree state of tracked paths.
+	wfiles := map[string]gitbackend.TreeFile{}
+	// An entry git takes as matching its file unlooked (skip-worktree,
+	// assume-unchanged) is in W as the index has it.
+	flagged := gitbackend.AssumeUnchangedIn(s.r.Storer)
+	for _, e := range idxNow.Entries {
+		if e.SkipWorktree {
+			if flagged == nil {
+				flagged = map[string]bool{}
+			}
+			flagged[e.Name] = true
+		}
+	}
+	for _, p := range tracked {
+		if ie, inIndex := files[p]; inIndex && flagged[p] {
+			wfiles[p] = ie
+			continue
+		}
+		if _, inIndex := files[p]; !inIndex {
+			if _, _, ok := fileAtCommit(s.r.Storer, hc, p); !ok {
+				continue // staged-then-deleted, or not tracked at all
+			}
+		}
+		data, mode, err := readWorktree(w.Filesystem, p)
+		if info, lerr := w.Filesystem.Lstat(p); err != nil && lerr == nil && info.IsDir() {
+			// A file replaced by a directory: W keeps the index's version,
+			// and a path the index no longer has (rm --cached) is not in W
+			// either (git builds W from the index; update-index --remove
+			// drops a path that is not a file).
+			if ie, inIndex := files[p]; inIndex {
+				wfiles[p] = ie
+			} else {
+				wfiles[p] = gitbackend.TreeFile{Delete: true}
+			}
+			continue
+		}
+		if err != nil {
+			// A file added to the index and then deleted from the worktree
+			// keeps its staged version in W: git's diff-index (HEAD against
+			// the worktree) does not report a new file that is missing.
+			if ie, inIndex := files[p]; inIndex {
+				if _, _, inHead := fileAtCommit(s.r.Storer, hc, p); !inHead {
+					wfiles[p] = ie
+					continue
+				}
+			}
+			wfiles[p] = gitbackend.TreeFile{Delete: true}
+			continue
+		}
+		data = s.eol.ToGit(p, data)
+		// W is the index updated from the worktree (update-index --add):
+		// without core.filemode a path the index lacks is 100644.
+		idxMode := filemode.Empty
+		if ie, inIndex := files[p]; inIndex {
+			idxMode = ie.Mode
+		}
+		mode = s.cfg.worktreeMode(mode, idxMode)
+		h, err := gitbackend.StoreBlob(s.r.Storer, data)
+		if err != nil {
+			return "", err
+		}
+		wfiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
+	}
+	wTree, err := gitbackend.WriteTree(s.r.Storer, hc.TreeHash, wfiles)
+	if err != nil {
+		return "", err
+	}
+	parents := []plumbing.Hash{hc.Hash, iCommit}
+	if a.IncludeUntracked && len(untracked) > 0 {
+		ufiles := map[string]gitbackend.TreeFile{}
+		for _, p := range untracked {
+			data, mode, err := readWorktree(w.Filesystem, p)
+			if err != nil {
+				continue
+			}
+			data = s.eol.ToGit(p, data)
+			mode = s.cfg.worktreeMode(mode, 0)
+			h, err := gitbackend.StoreBlob(s.r.Storer, data)
+			if err != nil {
+				return "", err
+			}
+			ufiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
+		}
+		uTree, err := gitbackend.WriteTree(s.r.Storer, plumbing.ZeroHash, ufiles)
+		if err != nil {
+			return "", err
+		}
+		uCommit, err := s.commit(uTree, nil, "untracked files on "+ref+"\n", sig)
+		if err != nil {
+			return "", err
+		}
+		parents = append(parents, uCommit)
+	}
+	msg := "WIP on " + ref
+	if a.Message != "" {
+		msg = "On " + branch + ": " + a.Message
+	}
+	wCommit, err := s.commit(wTree, parents, msg+"\n", sig)
+	if err != nil {
+		return "", err
+	}
+	dg, err := s.dotgit()
+	if err != nil {
+		return "", err
+	}
+	old := plumbing.ZeroHash
+	if ref, err := s.r.Storer.Reference(stashRef); err == nil {
+		old = ref.Hash()
+	}
+	if err := beforeChange(ctx); err != nil {
+		return "", err
+	}
+	// git stash store: update_ref with a log forced (the stash always
+	// has one), the entry appended.
+	e := reflog.Entry{Old: old, New: wCommit, Who: reflog.Ident(committer.Name, committer.Email, committer.When), Message: msg}
+	if err := reflog.Append(dg, stashRef, e, true); err != nil {
+		return "", err
+	}
+	if err := s.r.Storer.SetReference(plumbing.NewHashReference(stashRef, wCommit)); err != nil {
+		return "", err
+	}
+	// cleanUntracked is the stash's git clean: the untracked files it
+	// saved go (with -u).
+	cleanUntracked := func() {
+		if !a.IncludeUntracked {
+			return
+		}
+		for _, p := range untracked {
+			_ = w.Filesystem.Remove(p)
+		}
+		// git stash -u ends with git clean -d: directories left empty, and
+		// those that were empty already, go too.
+		keep := map[string]bool{}
+		if idx, err := s.r.Storer.Index(); err == nil {
+			for _, e := range idx.Entries {
+				if e.Mode == filemode.Submodule {
+					keep[e.Name] = true // a submodule's directory is tracked
+				}
+			}
+		}
+		// The reset may have taken the directory the call runs in; the
+		// clean spares it (git clean keeps the startup cwd).
+		spare := ""
+		if info, err := w.Filesystem.Lstat(wd); wd != "" && err == nil && info.IsDir() {
+			spare = wd
+		}
+		removeEmptyDirs(w.Filesystem, "", keep, spare)
+	}
+	// The final reset --hard checks a skip-worktree entry it changes (the
+	// index's differs from HEAD's), whatever the flag: one whose file is
+	// not the entry's stops it, the stash saved.
+	if ht, err := hc.Tree(); err == nil {
+		for _, e := range idxNow.Entries {
+			if !e.SkipWorktree {
+				continue
+			}
+			if he := findEntry(s.r.Storer, ht, e.Name); he != nil && he.Hash == e.Hash && he.Mode == e.Mode {
+				continue
+			}
+			if data, mode, err := readWorktree(w.Filesystem, e.Name); err == nil &&
+				(blobHash(s.eol.ToGit(e.Name, data)) != e.Hash || s.cfg.worktreeMode(mode, e.Mode) != e.Mode) {
+				cleanUntracked() // git's clean ran before the reset stopped
+				return "", errNotUptodate(e.Name)
+			}
+		}
+	}
+	// Reset the stashed paths to HEAD and remove stashed untracked files.
+	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.ToWorktree); err != nil {
+		return "", err
+	}
+	// The internal "reset --hard" ends a merge in progress, and runs
+	// in a child git whose removals do not spare the directory stash was
+	// started in.
+	clearMergeState(s.r)
+	mayRemoveCwd(ctx)
+	if _, detached := currentBranch(s.r); !detached {
+		// The reset logs HEAD's move to itself (a detached HEAD's is not
+		// logged).
+		s.d.reflogs(s.r).log(plumbing.HEAD, hc.Hash, hc.Hash, "reset: moving to HEAD")
+	}
+	cleanUntracked()
+	return "Saved working directory and index state " + msg + "\n", nil
+}
+
+// errNotUptodate is stash push stopped by an index entry its reset may
+// not overwrite.
+func errNotUptodate(p string) error {
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: "error: Entry '" + p + "' not uptodate. Cannot merge.\nCannot save the current worktree state"}
+}
+
+func (s *stasher) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, sig object.Signature) (plumbing.Hash, error) {
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
+	obj := s.r.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.r.Storer.SetEncodedObject(obj)
+}
+
+func (s *stasher) list() (string, error) {
+	es, err := s.entries()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i, e := range es {
+		fmt.Fprintf(&b, "stash@{%d}: %s\n", i, e.Message)
+	}
+	return b.String(), nil
+}
+
+func (s *stasher) show(n int) (string, error) {
+	e, _, err := s.entry(n)
+	if err != nil {
+		return "", err
+	}
+	w, err := object.GetCommit(s.r.Storer, e.New)
+	if err != nil {
+		return "", err
+	}
+	base, err := w.Parent(0)
+	if err != nil {
+		return "", err
+	}
+	bt, _ := base.Tree()
+	wt, _ := w.Tree()
+	from, _ := treeFiles(s.r, bt)
+	to, _ := treeFiles(s.r, wt)
+	var b strings.Builder
+	writeStat(&b, diffSides(from, to, nil), s.cfg.patch(diffTrees))
+	return b.String(), nil
+}
+
+// apply merges stash n into the index's tree as git 2.39 does
+// (do_apply_stash with merge-ort): a clean merge is written to the
+// worktree with only new files staged; a merge with conflicts leaves
+// conflict markers in the worktree, the cleanly merged paths staged and
+// the conflicted ones as stages 1-3 in the index, prints the merge's
+// messages and git status, and fails (exit 1) keeping the stash. A path
+// the merge changes must be unchanged in the worktree, or the stash is
+// not applied at all. The stash's untracked files are restored in every
+// case.
+func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string, error) {
+	e, es, err := s.entry(n)
+	if err != nil {
+		return "", err
+	}
+	w, err := s.wt()
+	if err != nil {
+		return "", err
+	}
+	wc, err := object.GetCommit(s.r.Storer, e.New)
+	if err != nil {
+		return "", err
+	}
+	base, err := wc.Parent(0)
+	if err != nil {
+		return "", err
+	}
+	bt, _ := base.Tree()
+	wt, _ := wc.Tree()
+	from, _ := treeFiles(s.r, bt)
+	to, _ := treeFiles(s.r, wt)
+	ours, conflictStages, err := stagedIndexFiles(s.r)
+	if err != nil {
+		return "", err
+	}
+	if len(conflictStages) > 0 {
+		return "", &tools.Error{Kind: tools.KindConflict, Message: "error: cannot apply a stash in the middle of a merge"}
+	}
+	// The index's tree lacks the entries added with intent to add (git
+	// add -N; cache-tree skips them), so the merge's checkout removes
+	// them: below, one whose file has content is a local change.
+	ita := map[string]side{}
+	for p, o := range ours {
+		if o.ita {
+			ita[p] = o
+			delete(ours, p)
+		}
+	}
+	kept := ""
+	if pop {
+		kept = "The stash entry is kept in case you need it again.\n"
+	}
+	style := xdiff.StyleMerge
+	switch strings.ToLower(s.cfg.orDefault().conf.String("merge.conflictStyle", "merge")) {
+	case "diff3":
+		style = xdiff.StyleDiff3
+	case "zdiff3":
+		style = xdiff.StyleZealousDiff3
+	}
+	conf := s.cfg.orDefault().conf
+	mres, err := ortMergeTrees(ctx, from, ours, to, ortOptions{
+		ancestor: "Stash base", branch1: "Updated upstream", branch2: "Stashed changes", style: style,
+		attrs:      loadAttributes(s.r, false),
+		userDriver: func(name string) bool { return conf.String("merge."+name+".driver", "") != "" },
+	})
+	if err != nil {
+		return "", err
+	}
+	if bt != nil && wt != nil && bt.Hash == wt.Hash {
+		// merge_ort_nonrecursive: nothing to merge (a stash of untracked
+		// files only).
+		mres = &ortMerge{entries: map[string]*ortEntry{}, msgs: map[string][]string{"": {"Already up to date."}}, clean: true}
+	}
+	if mres.unsupported != "" {
+		return "", &tools.Error{Kind: tools.KindConflict, Message: "git_stash does not rebuild this merge (" + mres.unsupported +
+			"); nothing was changed and the stash is kept. Apply it with the git CLI.",
+			Details: map[string]any{"unsupported": mres.unsupported}}
+	}
+	// The paths whose result is not the index's version: the merge's
+	// checkout writes them, so each must be unchanged in the worktree
+	// (or missing), and one the index lacks must not be there at all.
+	var writes []mergeWrite
+	var dirty, untrackedInWay []string
+	for p, en := range mres.entries {
+		o, inO := ours[p]
+		if sameVersion(o, inO, en.result, en.resultOK) {
+			continue
+		}
+		if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
+			if !inO {
+				untrackedInWay = append(untrackedInWay, p)
+				continue
+			}
+			cur = s.eol.ToGit(p, cur)
+			if blobHash(cur) != o.hash || s.cfg.worktreeMode(mode, o.mode) != o.mode {
+				dirty = append(dirty, p)
+				continue
+			}
+		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && en.resultOK {
+			dirty = append(dirty, p)
+			continue
+		}
+		writes = append(writes, mergeWrite{path: p, res: en.result, del: !en.resultOK})
+	}
+	for p := range ita {
+		if _, ok := mres.entries[p]; ok {
+			continue
+		}
+		// An intent-to-add entry is never up to date (ie_match_stat).
+		dirty = append(dirty, p)
+	}
+	var untracked []*object.File
+	var inTheWay []string
+	if wc.NumParents() > 2 {
+		if uc, err := wc.Parent(2); err == nil {
+			ut, err := uc.Tree()
+			if err != nil {
+				return "", err
+			}
+			// Every name git stored (tree.Files would stop at the first
+			// one go-git's path check refuses, and the stash would be
+			// dropped without it).
+			wk := object.NewTreeWalker(ut, true, nil)
+			wk.SkipPathValidation()
+			for {
+				name, e, err := wk.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					wk.Close()
+					return "", err
+				}
+				if e.Mode == filemode.Dir {
+					continue
+				}
+				blob, err := object.GetBlob(s.r.Storer, e.Hash)
+				if err != nil {
+					wk.Close()
+					return "", err
+				}
+				if _, err := w.Filesystem.Lstat(name); err == nil {
+					inTheWay = append(inTheWay, name)
+				}
+				untracked = append(untracked, object.NewFile(name, e.Mode, blob))
+			}
+			wk.Close()
+		}
+	}
+	if err := beforeChange(ctx); err != nil {
+		return "", err
+	}
+	// git 2.39 merges first (refusing as a whole when a path it changes
+	// is dirty), then restores the untracked files whatever the merge
+	// did, with the attributes the worktree has by then; an untracked file
+	// already there fails that restore but not the others.
+	refused := len(dirty)+len(untrackedInWay) > 0
+	var conflicted []string
+	if !refused {
+		if conflicted, err = s.writeMerge(w, mres, ours, writes); err != nil {
+			return "", err
+		}
+	}
+	if len(untracked) > 0 {
+		eol := newEOLConverter(s.r, s.cfg)
+		way := map[string]bool{}
+		for _, p := range inTheWay {
+			way[p] = true
+		}
+		for _, f := range untracked {
+			if way[f.Name] {
+				continue
+			}
+			content, err := f.Contents()
+			if err != nil {
+				return "", err
+			}
+			if f.Mode == filemode.Symlink {
+				if err := writeSymlink(w, f.Name, content); err != nil {
+					return "", err
+				}
+				continue
+			}
+			if err := writeFile(w, f.Name, eol.ToWorktree(f.Name, []byte(content))); err != nil {
+				return "", err
+			}
+			setExec(w, f.Name, f.Mode)
+		}
+	}
+	st, err := status(s.r, s.cfg, wd, statusArgs{Porcelain: false, Untracked: true})
+	if err != nil {
+		return "", err
+	}
+	var restoreErr string
+	if len(inTheWay) > 0 {
+		sort.Strings(inTheWay)
+		var b strings.Builder
+		for _, p := range inTheWay {
+			b.WriteString(p + " already exists, no checkout\n")
+		}
+		b.WriteString("error: could not restore untracked files from stash\n")
+		restoreErr = b.String()
+	}
+	if refused {
+		msg := unpackMessage(
+			unpackProblem{dirty, "Your local changes to the following files would be overwritten by merge:", "Please commit your changes or stash them before you merge."},
+			unpackProblem{untrackedInWay, "The following untracked working tree files would be overwritten by merge:", "Please move or remove them before you merge."}) + "\n"
+		all := append(append([]string{}, dirty...), untrackedInWay...)
+		sort.Strings(all)
+		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(msg+restoreErr+kept, "\n"),
+			Details: map[string]any{"paths": all}}
+	}
+	msgs := mres.output()
+	if !mres.clean {
+		// git prints the merge's messages and git status, and exits 1.
+		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(msgs+restoreErr+st+kept, "\n"),
+			Details: map[string]any{"paths": conflicted}}
+	}
+	if restoreErr != "" {
+		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(msgs+restoreErr+kept, "\n"), Details: map[string]any{"paths": inTheWay}}
+	}
+	out := msgs + st
+	if pop {
+		rest := slices.Delete(slices.Clone(es), n, n+1)
+		if err := s.writeEntries(rest); err != nil {
+			return "", err
+		}
+		out += fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.New)
+	}
+	return out, nil
+}
+
+// mergeWrite is a path the merge changes: its result, or a deletion.
+type mergeWrite struct {
+	path string
+	res  side
+	del  bool
+}
+
+// writeMerge writes a merge's result: the changed paths to the worktree
+// (as checked out), then the index. A clean merge leaves the index as it
+// was but for paths it did not have (unstage_changes_unless_new); with
+// conflicts, every changed path is staged at its result and each
+// conflicted path holds its stages instead (record_conflicted_index_entries).
+// It returns the conflicted paths.
+func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]side, writes []mergeWrite) ([]string, error) {
+	sort.Slice(writes, func(i, j int) bool { return writes[i].path < writes[j].path })
+	eol := newEOLConverter(s.r, s.cfg) // read as the merge writes .gitattributes
+	for _, wr := range writes {
+		if wr.del {
+			if w.Filesystem.Remove(wr.path) == nil {
+				// unlink_entry: the directories left empty go too.
+				for d := path.Dir(wr.path); d != "." && d != "/"; d = path.Dir(d) {
+					if w.Filesystem.Remove(d) != nil {
+						break
+					}
+				}
+			}
+			continue
+		}
+		data, err := wr.res.load()
+		if err != nil {
+			return nil, err
+		}
+		if wr.res.mode == filemode.Symlink {
+			if err := writeSymlink(w, wr.path, string(data)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, err := gitbackend.StoreBlob(s.r.Storer, data); err != nil {
+			return nil, err
+		}
+		if info, err := w.Filesystem.Lstat(wr.path); err == nil && info.Mode()&os.ModeSymlink != 0 {
+			_ = w.Filesystem.Remove(wr.path)
+		}
+		if err := writeFile(w, wr.path, eol.ToWorktree(wr.path, data)); err != nil {
+			return nil, err
+		}
+		setExec(w, wr.path, wr.res.mode)
+	}
+	idx, err := s.r.Storer.Index()
+	if err != nil {
+		return nil, err
+	}
+	byPath := map[string]*index.Entry{}
+	for _, e := range idx.Entries {
+		byPath[e.Name] = e
+	}
+	entry := func(p string, v side) *index.Entry {
+		e := &index.Entry{Name: p, Mode: v.mode, Hash: v.hash}
+		if info, err := w.Filesystem.Lstat(p); err == nil && !info.IsDir() {
+			e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
+			e.Size = uint32(info.Size())
+		}
+		return e
+	}
+	var conflicted []string
+	var extra []*index.Entry
+	for _, wr := range writes {
+		_, inO := ours[wr.path]
+		if mres.clean && inO {
+			continue // unstaged again
+		}
+		if wr.del {
+			delete(byPath, wr.path)
+			continue
+		}
+		byPath[wr.path] = entry(wr.path, wr.res)
+	}
+	for p, en := range mres.entries {
+		if !en.conflicts {
+			continue
+		}
+		conflicted = append(conflicted, p)
+		delete(byPath, p)
+		for i := 0; i < 3; i++ {
+			if en.has[i] && s.r.Storer.HasEncodedObject(en.st[i].hash) != nil {
+				// A merged version (a rename's, before its add/add).
+				data, err := en.st[i].load()
+				if err != nil {
+					return nil, err
+				}
+				if _, err := gitbackend.StoreBlob(s.r.Storer, data); err != nil {
+					return nil, err
+				}
+			}
+			if en.has[i] {
+				extra = append(extra, &index.Entry{Name: p, Mode: en.st[i].mode, Hash: en.st[i].hash, Stage: index.Stage(i + 1)})
+			}
+		}
+	}
+	entries := make([]*index.Entry, 0, len(byPath)+len(extra))
+	for _, e := range byPath {
+		entries = append(entries, e)
+	}
+	entries = append(entries, extra...)
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].Name != entries[j].Name {
+			return entries[i].Name < entries[j].Name
+		}
+		return entries[i].Stage < entries[j].Stage
+	})
+	idx.Entries = entries
+	idx.Cache = nil
+	if err := s.r.Storer.SetIndex(idx); err != nil {
+		return nil, err
+	}
+	sort.Strings(conflicted)
+	return conflicted, nil
+}
+
+// writeSymlink makes p a symbolic link to target (in place of whatever
+// file was there).
+func writeSymlink(w *git.Worktree, p, target string) error {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		_ = w.Filesystem.MkdirAll(p[:i], 0o755)
+	}
+	if info, err := w.Filesystem.Lstat(p); err == nil && !info.IsDir() {
+		_ = w.Filesystem.Remove(p)
+	}
+	return w.Filesystem.Symlink(target, p)
+}
+
+func writeFile(w *git.Worktree, p string, data []byte) error {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		_ = w.Filesystem.MkdirAll(p[:i], 0o755)
+	}
+	f, err := w.Filesystem.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (s *stasher) drop(n int) (string, error) {
+	e, es, err := s.entry(n)
+	if err != nil {
+		return "", err
+	}
+	rest := slices.Delete(slices.Clone(es), n, n+1)
+	if err := s.writeEntries(rest); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.New), nil
+}
+
+func (s *stasher) clear() (string, error) {
+	return "", s.writeEntries(nil)
+}
+
+// removeEmptyDirs removes every directory below dir that holds no file,
+// deepest first (never .git nor a directory in keep, and not spare, though
+// it is emptied); it reports whether dir itself is now empty.
+func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, spare string) bool {
+	list := dir
+	if list == "" {
+		list = "."
+	}
+	es, err := fsys.ReadDir(list)
+	if err != nil {
+		return false
+	}
+	empty := true
+	for _, e := range es {
+		p := path.Join(dir, e.Name())
+		if dir == "" && e.Name() == ".git" {
+			empty = false
+			continue
+		}
+		if e.IsDir() && !keep[p] && removeEmptyDirs(fsys, p, keep, spare) && p != spare && fsys.Remove(p) == nil {
+			continue
+		}
+		empty = false
+	}
+	return empty
+}
+
+// setExec gives a file the permissions git checks its mode out with (the
+// executable bit whatever core.filemode says).
+func setExec(w *git.Worktree, p string, mode filemode.FileMode) {
+	ch, ok := w.Filesystem.(billy.Change)
+	if !ok {
+		return
+	}
+	switch mode {
+	case filemode.Executable:
+		_ = ch.Chmod(p, 0o755)
+	case filemode.Regular:
+		_ = ch.Chmod(p, 0o644)
+	}
+}
+
+// renamedBetween pairs the paths tree a lost with those b gained, as
+// rename detection does: source path → new path.
+func renamedBetween(a, b map[string]side) map[string]string {
+	var changes []*change
+	for p, x := range a {
+		if _, ok := b[p]; !ok {
+			changes = append(changes, &change{path: p, oldMode: x.mode, oldHash: x.hash, oldLoaded: x.load})
+		}
+	}
+	for p, x := range b {
+		if _, ok := a[p]; !ok {
+			changes = append(changes, &change{path: p, newMode: x.mode, newHash: x.hash, newLoad: x.load})
+		}
+	}
+	out := map[string]string{}
+	if len(changes) < 2 {
+		return out
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
+	for _, c := range detectRenames(changes) {
+		if c.oldPath != "" {
+			out[c.oldPath] = c.path
+		}
+	}
+	return out
+}

@@ -65,7 +65,10 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		}
 	}
 	if q == nil {
-		n, err := r.leadPush(dctx, branch, tip, []*batchItem{own}, nil)
+		n, plan, final, err := r.leadPush(dctx, branch, tip, []*batchItem{own}, nil)
+		if err == nil {
+			err = r.finishBatch(ctx, branch, plan, final)
+		}
 		if err != nil {
 			return n, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, false, err)
 		}
@@ -117,12 +120,11 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 			}
 		}
 	}
-	n, err := r.leadPush(dctx, branch, tip, items, func() []*batchItem {
+	n, plan, final, err := r.leadPush(dctx, branch, tip, items, func() []*batchItem {
 		m := more()
 		items = append(items, m...)
 		return m
 	})
-	final := r.trackingTip(branch)
 	batched := 0
 	for _, it := range items {
 		if !it.commit.IsZero() {
@@ -159,8 +161,13 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		}
 		q.writeTip(nt)
 	}
+	// The others have their results; this root is brought to the pushed
+	// tip after the machine's turn is passed on.
 	q.unlock()
 	q.finish(own.ticket.ID)
+	if err == nil {
+		err = r.finishBatch(ctx, branch, plan, final)
+	}
 	if err != nil {
 		return n, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, false, err)
 	}
@@ -210,7 +217,7 @@ func (r *Repo) pendingErr(ctx context.Context, branch string, base, head plumbin
 // this root last saw it (a push that finds it moved fails before sending
 // anything). more, when not nil, is asked before each new attempt for
 // items that queued meanwhile.
-func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, items []*batchItem, more func() []*batchItem) (int, error) {
+func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, items []*batchItem, more func() []*batchItem) (int, *replayPlan, plumbing.Hash, error) {
 	own := items[0]
 	fetched := !tip.IsZero()
 	if tip.IsZero() {
@@ -222,7 +229,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 	}
 	headTree, err := r.treeOf(own.head)
 	if err != nil {
-		return 0, err
+		return 0, nil, plumbing.ZeroHash, err
 	}
 	// Where the root's worktree and the hook are: moved only by a hook
 	// that reads the worktree, and by the end of the push.
@@ -251,7 +258,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 			if err != nil {
 				lastErr = err
 				if errors.Is(err, ErrAuth) {
-					return attempt, r.wrapRemoteErr("fetch", err)
+					return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("fetch", err)
 				}
 				if ctx.Err() != nil {
 					break
@@ -262,27 +269,28 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 		}
 		plan, chain, err := r.planBatch(ctx, tip, prev, items, sources)
 		if err != nil {
-			return attempt, err
+			return attempt, nil, plumbing.ZeroHash, err
 		}
 		if chain == tip {
-			return attempt, r.finishBatch(ctx, branch, plan, tip)
+			return attempt, plan, tip, nil
 		}
-		// go-git's push reads the objects from the store.
+		// go-git's push reads the objects from the store (and the other
+		// roots of this machine copy them from there).
 		if err := r.writeOverlay(); err != nil {
-			return attempt, err
+			return attempt, nil, plumbing.ZeroHash, err
 		}
 		pushStart := time.Now()
 		err = r.remote.Push(ctx, branch, tip, chain)
 		r.lastPush = time.Since(pushStart)
 		if err == nil {
-			return attempt, r.finishBatch(ctx, branch, plan, chain)
+			return attempt, plan, chain, nil
 		}
 		// The replay is abandoned: the worktree and the hook are where it
 		// left them.
 		prev = plan
 		lastErr = err
 		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
-			return attempt, r.wrapRemoteErr("push", err)
+			return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("push", err)
 		}
 		if ctx.Err() != nil {
 			break
@@ -293,7 +301,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 	} else if ctx.Err() != nil {
 		lastErr = fmt.Errorf("%w (last attempt: %v)", ctx.Err(), lastErr)
 	}
-	return attempt, fmt.Errorf("gave up after %d attempt(s): %w", attempt, lastErr)
+	return attempt, nil, plumbing.ZeroHash, fmt.Errorf("gave up after %d attempt(s): %w", attempt, lastErr)
 }
 
 // backoffDelay is the pause before attempt+1. After a push that another

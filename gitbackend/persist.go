@@ -498,27 +498,6 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	return 1, final, nil
 }
 
-// replay recreates the local commits base..head on top of tip and moves
-// the branch, worktree and index there. On a real conflict the original
-// head goes to a tgp/conflict/<id> branch (pushed) and the root is reset to
-// tip.
-func (r *Repo) replay(ctx context.Context, branch string, base, head, tip plumbing.Hash) (plumbing.Hash, error) {
-	// The tracking ref moves to tip once tip's objects are stored (they
-	// may still be in the overlay, fetched): at the end, or in conflict.
-	if r.ov == nil {
-		r.ov = r.newOverlay()
-		defer func() { r.ov = nil }()
-	}
-	plan, err := r.planReplay(ctx, branch, base, head, tip, nil)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := r.finishReplay(ctx, branch, plan, tip); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return plan.head, nil
-}
-
 // replayPlan is a replay made in memory (planReplay): commits recreated
 // on tip, their objects in the overlay.
 type replayPlan struct {

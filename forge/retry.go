@@ -32,14 +32,13 @@ func (r Retry) String() string {
 
 // policy is the one retry policy of every host.
 type policy struct {
-	host     string
-	retries  int           // attempts after the first
-	maxWait  time.Duration // longest wait honoured
-	base     time.Duration // first backoff when the host names no wait
-	sleep    func(context.Context, time.Duration) error
-	report   func(Retry)
-	now      func() time.Time
-	noJitter bool
+	host    string
+	retries int           // attempts after the first
+	maxWait time.Duration // longest wait honoured
+	base    time.Duration // first backoff when the host names no wait
+	sleep   func(context.Context, time.Duration) error
+	report  func(Retry)
+	now     func() time.Time
 	// special, when set, judges the answers a host signals in its own
 	// way (GitHub's secondary rate limit in a 403's body); known=false
 	// leaves the answer to the common rules.
@@ -201,7 +200,7 @@ func (p *policy) backoff(attempt int) time.Duration {
 	if d > p.maxWait {
 		d = p.maxWait
 	}
-	if p.noJitter || d <= 1 {
+	if d <= 1 {
 		return d
 	}
 	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))

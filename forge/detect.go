@@ -41,6 +41,9 @@ func Host(s string) string {
 		if j := strings.LastIndex(h, "@"); j >= 0 {
 			h = h[j+1:]
 		}
+		if len(h) == 1 {
+			return "" // a Windows drive letter (C:\tools.git), not a host
+		}
 		return strings.ToLower(h)
 	}
 	return ""

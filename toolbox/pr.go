@@ -26,6 +26,7 @@ type prState struct {
 	resumed  string            // the recorded session this box continues
 	tools    map[string]bool   // tools changed on the session's branch(es)
 	prs      map[string]*forge.PR
+	verified bool // the forge took the token (forge.Verifier): asked once per box
 }
 
 // forge is the configured pull-request host, or why there is none.
@@ -192,12 +193,63 @@ func (b *Box) SessionPR(ctx context.Context) (*forge.PR, string, error) {
 	return pr, branch, err
 }
 
+// provider is the pull-request host's kind: the configuration's, else
+// the forge's own.
+func (b *Box) provider(f forge.Forge) string {
+	if b.cfg.PR.Provider != "" {
+		return b.cfg.PR.Provider
+	}
+	if d, ok := f.(forge.Describer); ok {
+		return d.Provider()
+	}
+	return ""
+}
+
+// PRTerm is the host's word for a pull request ("merge request" on
+// GitLab).
+func (b *Box) PRTerm() string {
+	f, _ := b.forge()
+	return forge.Term(b.provider(f))
+}
+
 // prCredentials fails before anything is pushed when the pull-request host
-// needs a token and none is set, naming the variable to set.
-func (b *Box) prCredentials() error {
+// cannot be used: no token set (naming the variable to set), a forge the
+// configuration could not make, or a token the host refuses. A host that
+// does not answer is no reason to hold the branch back: it is pushed, and
+// opening the pull request is retried by the next change.
+func (b *Box) prCredentials(ctx context.Context) error {
 	if env := b.cfg.PR.MissingTokenEnv; env != "" {
+		p, host := b.cfg.PR.Provider, forge.HostName(b.cfg.PR.Provider)
+		if p == "" {
+			p, host = "(unnamed)", "host"
+		}
 		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf(
-			"write_strategy pr with provider github needs a GitHub token: set the environment variable %s (named by git.token_env); nothing was pushed", env)}
+			"write_strategy pr with provider %s needs a %s token: set the environment variable %s (named by git.token_env); nothing was pushed", p, host, env)}
+	}
+	f, err := b.forge()
+	if err != nil {
+		return tools.Wrap(tools.KindExecutionFailed, err, "the pull-request host is misconfigured; nothing was pushed")
+	}
+	v, ok := f.(forge.Verifier)
+	b.prMu.Lock()
+	done := b.pr.verified
+	b.prMu.Unlock()
+	if !ok || done {
+		return nil
+	}
+	err = v.Verify(ctx)
+	if errors.Is(err, forge.ErrAuth) {
+		env := b.cfg.PR.TokenEnv
+		if env == "" {
+			env = "git.token_env"
+		}
+		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf(
+			"the token in %s was refused: %v; nothing was pushed", env, err)}
+	}
+	if err == nil {
+		b.prMu.Lock()
+		b.pr.verified = true
+		b.prMu.Unlock()
 	}
 	return nil
 }
@@ -205,7 +257,7 @@ func (b *Box) prCredentials() error {
 // persistPR commits the change on the PR branch, pushes it and opens or
 // updates the pull request.
 func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Change, paths []string) (*tools.Persisted, error) {
-	if err := b.prCredentials(); err != nil {
+	if err := b.prCredentials(ctx); err != nil {
 		return nil, err
 	}
 	branch := b.prBranch(paths)
@@ -238,9 +290,10 @@ func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Cha
 	case errors.As(err, &nf):
 		out.Note = "branch " + branch + " pushed; " + nf.Error()
 	case err != nil:
-		return nil, tools.Wrap(tools.KindExecutionFailed, err, "branch %s was pushed, but opening the pull request failed", branch)
+		return nil, tools.Wrap(tools.KindExecutionFailed, err, "branch %s was pushed, but opening the %s failed (the next change retries it)", branch, forge.Term(b.provider(f)))
 	default:
 		out.PRURL = pr.URL
+		out.Note = prNote(pr, b.provider(f))
 		b.prMu.Lock()
 		b.pr.prs[branch] = pr
 		if branch == b.pr.session {
@@ -249,6 +302,29 @@ func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Cha
 		b.prMu.Unlock()
 	}
 	return out, nil
+}
+
+// prNote says what became of the pull request in the host's own words
+// ("opened merge request !1"), and which of the host's rate limits and
+// errors were waited out on the way.
+func prNote(pr *forge.PR, provider string) string {
+	if pr.Provider == "" {
+		pr.Provider = provider
+	}
+	verb := "updated"
+	if pr.Created {
+		verb = "opened"
+	}
+	note := verb + " " + pr.Name()
+	if len(pr.Retries) > 0 {
+		var rs []string
+		for _, r := range pr.Retries {
+			rs = append(rs, r.String())
+		}
+		note += fmt.Sprintf("; %s answered %d request(s) with a rate limit or an error, each retried: %s",
+			forge.HostName(pr.Provider), len(pr.Retries), strings.Join(rs, "; "))
+	}
+	return note
 }
 
 // prToolChanges lists the session's tools with descriptions and their

@@ -61,7 +61,7 @@ func githubLimits(p *policy) func(*http.Response, error) (outcome, bool, bool) {
 	return func(resp *http.Response, err error) (outcome, bool, bool) {
 		var abuse *github.AbuseRateLimitError
 		if errors.As(err, &abuse) {
-			o := outcome{status: resp.StatusCode, limited: true, wait: time.Minute}
+			o := outcome{status: resp.StatusCode, limited: true, told: true, wait: time.Minute}
 			if abuse.RetryAfter != nil {
 				o.wait = *abuse.RetryAfter
 			}
@@ -69,7 +69,7 @@ func githubLimits(p *policy) func(*http.Response, error) (outcome, bool, bool) {
 		}
 		var rl *github.RateLimitError
 		if errors.As(err, &rl) {
-			o := outcome{status: resp.StatusCode, limited: true, wait: rl.Rate.Reset.Time.Sub(p.now()) + time.Second}
+			o := outcome{status: resp.StatusCode, limited: true, told: true, wait: rl.Rate.Reset.Time.Sub(p.now()) + time.Second}
 			if o.wait < time.Second {
 				o.wait = time.Second
 			}

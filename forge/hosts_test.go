@@ -15,7 +15,7 @@ import (
 	"github.com/tgp-go/tgp/forge/giteatest"
 	"github.com/tgp-go/tgp/forge/githubtest"
 	"github.com/tgp-go/tgp/forge/gitlabtest"
-	"github.com/tgp-go/tgp/forge/internal/hosttest"
+	"github.com/tgp-go/tgp/forge/hosttest"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 

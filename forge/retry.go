@@ -51,8 +51,9 @@ type outcome struct {
 	header http.Header
 	// limited: the host rate limited the call (wait as it says).
 	limited bool
-	// wait is what the host asked for (0: back off).
+	// wait is what the host asked for, when told (else: back off).
 	wait time.Duration
+	told bool
 }
 
 type collectorKey struct{}
@@ -96,7 +97,7 @@ func (p *policy) do(ctx context.Context, op string, call func() (*http.Response,
 		}
 		final := classify(resp, err)
 		wait := o.wait
-		if wait <= 0 {
+		if !o.told {
 			wait = p.backoff(attempt)
 		}
 		if attempt >= p.retries {
@@ -159,38 +160,33 @@ func (p *policy) judge(resp *http.Response, err error) (outcome, bool) {
 	default:
 		return o, false
 	}
-	o.wait = p.hostWait(resp.Header)
+	o.wait, o.told = p.hostWait(resp.Header)
 	return o, true
 }
 
 // hostWait reads Retry-After (seconds or an HTTP date), else the reset
-// time GitHub (X-RateLimit-Reset) and GitLab (RateLimit-Reset) send.
-func (p *policy) hostWait(h http.Header) time.Duration {
+// time GitHub (X-RateLimit-Reset) and GitLab (RateLimit-Reset) send;
+// told is false when the host named no wait.
+func (p *policy) hostWait(h http.Header) (wait time.Duration, told bool) {
 	if s := strings.TrimSpace(h.Get("Retry-After")); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
-			return time.Duration(n) * time.Second
+			return time.Duration(n) * time.Second, true
 		}
 		if t, err := http.ParseTime(s); err == nil {
-			if d := t.Sub(p.now()); d > 0 {
-				return d
-			}
-			return time.Second
+			return max(t.Sub(p.now()), 0), true
 		}
 	}
 	for _, k := range []string{"X-RateLimit-Reset", "RateLimit-Reset"} {
 		if s := h.Get(k); s != "" {
 			if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
 				if n > 1e9 { // an epoch time, not a number of seconds
-					if d := time.Unix(n, 0).Sub(p.now()); d > 0 {
-						return d + time.Second
-					}
-					return time.Second
+					return max(time.Unix(n, 0).Sub(p.now()), 0) + time.Second, true
 				}
-				return time.Duration(n) * time.Second
+				return time.Duration(n) * time.Second, true
 			}
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // backoff doubles from base, with full jitter in [d/2, d] so that many

@@ -12,6 +12,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
@@ -283,7 +287,7 @@ func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Cha
 	}
 	pr, err := f.OpenOrUpdatePR(ctx, forge.PRRequest{
 		Title: "forge: " + strings.TrimPrefix(branch, "tgp/"), Head: branch, Base: b.branch,
-		Body: forge.Body(fmt.Sprintf("Changes forged by a TGP agent session on `%s`.", branch), b.prToolChanges()),
+		Body: forge.Body(fmt.Sprintf("Changes forged by a TGP agent session on `%s`.", branch), b.prToolChanges(ctx, repo, res.Commit)),
 	})
 	var nf *forge.NoForgeError
 	switch {
@@ -327,20 +331,33 @@ func prNote(pr *forge.PR, provider string) string {
 	return note
 }
 
-// prToolChanges lists the session's tools with descriptions and their
-// check_tool results, for the PR body.
-func (b *Box) prToolChanges() []forge.ToolChange {
-	b.prMu.Lock()
-	paths := make([]string, 0, len(b.pr.tools))
-	for p := range b.pr.tools {
+// prToolChanges lists the tools the pull request changes, with their
+// descriptions and check_tool results, for its description: read from the
+// branch's tip against where it left the base branch, so that the tools
+// every process and root of the session wrote are listed, not only this
+// box's. If the branch cannot be read, this box's own tools are.
+func (b *Box) prToolChanges(ctx context.Context, repo *gitbackend.Repo, head string) []forge.ToolChange {
+	srcs, err := b.branchTools(ctx, repo, head)
+	if err != nil {
+		srcs = map[string][]byte{}
+		b.prMu.Lock()
+		for p := range b.pr.tools {
+			srcs[p] = nil
+			if src, err := b.fs.ReadFile(p); err == nil {
+				srcs[p] = src
+			}
+		}
+		b.prMu.Unlock()
+	}
+	paths := make([]string, 0, len(srcs))
+	for p := range srcs {
 		paths = append(paths, p)
 	}
-	b.prMu.Unlock()
 	sort.Strings(paths)
 	var out []forge.ToolChange
 	for _, p := range paths {
-		src, err := b.fs.ReadFile(p)
-		if err != nil {
+		src := srcs[p]
+		if src == nil {
 			out = append(out, forge.ToolChange{Path: p, Description: "(deleted)", Valid: true})
 			continue
 		}
@@ -355,4 +372,63 @@ func (b *Box) prToolChanges() []forge.ToolChange {
 		out = append(out, tc)
 	}
 	return out
+}
+
+// branchTools maps each tool the commit head changes against its merge
+// base with the base branch (as last fetched) to its source on head (nil:
+// deleted).
+func (b *Box) branchTools(ctx context.Context, repo *gitbackend.Repo, head string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := repo.Do(ctx, func(g *git.Repository) error {
+		tip, err := g.CommitObject(plumbing.NewHash(head))
+		if err != nil {
+			return err
+		}
+		ref, err := g.Reference(plumbing.NewRemoteReferenceName("origin", b.branch), true)
+		if err != nil {
+			return err
+		}
+		baseTip, err := g.CommitObject(ref.Hash())
+		if err != nil {
+			return err
+		}
+		bases, err := tip.MergeBase(baseTip)
+		if err != nil || len(bases) == 0 {
+			return fmt.Errorf("no merge base of %s and %s: %v", head, b.branch, err)
+		}
+		from, err := bases[0].Tree()
+		if err != nil {
+			return err
+		}
+		to, err := tip.Tree()
+		if err != nil {
+			return err
+		}
+		changes, err := object.DiffTreeWithOptions(ctx, from, to, &object.DiffTreeOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			for _, p := range []string{c.From.Name, c.To.Name} {
+				if p == "" || !registry.IsTool(p) {
+					continue
+				}
+				f, err := to.File(p)
+				if errors.Is(err, object.ErrFileNotFound) {
+					out[p] = nil
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				src, err := f.Contents()
+				if err != nil {
+					return err
+				}
+				out[p] = []byte(src)
+			}
+		}
+		return nil
+	})
+	return out, err
 }

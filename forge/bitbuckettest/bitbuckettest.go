@@ -29,7 +29,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tgp-go/tgp/forge/internal/hosttest"
+	"github.com/tgp-go/tgp/forge/hosttest"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 

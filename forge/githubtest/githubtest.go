@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tgp-go/tgp/forge/internal/hosttest"
+	"github.com/tgp-go/tgp/forge/hosttest"
 )
 
 // PR is a stored pull request.

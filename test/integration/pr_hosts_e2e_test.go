@@ -179,6 +179,9 @@ func TestPRSessionOnEveryHost(t *testing.T) {
 			if n := strings.TrimSpace(gittest.Git(t, h.dir, "rev-list", "--count", "main..tgp/session-s1")); n != "2" {
 				t.Fatalf("session branch has %s commits, want 2", n)
 			}
+			if meta := gittest.Git(t, h.dir, "show", "tgp/session-s1:meta.json"); !strings.Contains(meta, `"tools/a.ts"`) || !strings.Contains(meta, `"tools/b.ts"`) {
+				t.Fatalf("the branch's meta.json:\n%s", meta)
+			}
 
 			// The host's list is behind (another agent just opened it):
 			// the create meets the duplicate and the open one is kept.

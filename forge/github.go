@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,62 +14,23 @@ import (
 
 // GitHub is the Forge for github.com and GitHub Enterprise.
 type GitHub struct {
-	client     *github.Client
-	owner      string
-	repo       string
-	maxRetries int
-	maxWait    time.Duration
-	sleep      func(context.Context, time.Duration) error
+	client *github.Client
+	owner  string
+	repo   string
+	retry  *policy
 }
 
-// Option configures NewGitHub.
-type Option func(*ghOptions)
-
-type ghOptions struct {
-	baseURL    string
-	apiURL     string
-	httpClient *http.Client
-	maxRetries int
-	maxWait    time.Duration
-}
-
-// WithBaseURL targets GitHub Enterprise: https://ghe.example.com or its
-// API root https://ghe.example.com/api/v3/ (go-github adds api/v3/).
-func WithBaseURL(u string) Option { return func(o *ghOptions) { o.baseURL = u } }
-
-// WithAPIURL sets the exact REST API root (for proxies and tests).
-func WithAPIURL(u string) Option { return func(o *ghOptions) { o.apiURL = u } }
-
-// WithHTTPClient sets the HTTP client.
-func WithHTTPClient(c *http.Client) Option { return func(o *ghOptions) { o.httpClient = c } }
-
-// WithRetries bounds retries on rate limits (default 3) and the longest
-// wait honoured (default 2 minutes).
-func WithRetries(n int, maxWait time.Duration) Option {
-	return func(o *ghOptions) { o.maxRetries, o.maxWait = n, maxWait }
-}
-
-// ErrAuth: GitHub refused the token.
-var ErrAuth = errors.New("GitHub authentication failed")
-
-// APIError is a GitHub API error with GitHub's own message.
-type APIError struct {
-	Status  int
-	Message string
-}
-
-func (e *APIError) Error() string { return fmt.Sprintf("GitHub API %d: %s", e.Status, e.Message) }
-
-// NewGitHub builds the GitHub forge for owner/repo with a token.
+// NewGitHub builds the GitHub forge for owner/repo with a token (sent as
+// "Authorization: Bearer", as go-github does).
 func NewGitHub(owner, repo, token string, opts ...Option) (*GitHub, error) {
-	o := ghOptions{maxRetries: 3, maxWait: 2 * time.Minute}
+	o := defaultOptions()
 	for _, f := range opts {
 		f(&o)
 	}
 	if owner == "" || repo == "" {
 		return nil, fmt.Errorf("forge: owner and repository are required")
 	}
-	c := github.NewClient(o.httpClient)
+	c := github.NewClient(o.client())
 	if token != "" {
 		c = c.WithAuthToken(token)
 	}
@@ -87,60 +47,55 @@ func NewGitHub(owner, repo, token string, opts ...Option) (*GitHub, error) {
 		}
 		c.BaseURL = u
 	}
-	return &GitHub{client: c, owner: owner, repo: repo, maxRetries: o.maxRetries, maxWait: o.maxWait, sleep: sleepCtx}, nil
+	p := o.policy(ProviderGitHub)
+	p.special = githubLimits(p)
+	return &GitHub{client: c, owner: owner, repo: repo, retry: p}, nil
 }
 
-// retry runs call, waiting out rate limits as the server asks.
-func (g *GitHub) retry(ctx context.Context, call func() (*github.Response, error)) error {
-	for attempt := 0; ; attempt++ {
-		resp, err := call()
-		if err == nil {
-			return nil
-		}
-		wait, limited := retryAfter(resp, err)
-		if !limited || attempt >= g.maxRetries {
-			return mapErr(resp, err)
-		}
-		if wait > g.maxWait {
-			return fmt.Errorf("GitHub rate limit: retry in %s exceeds the %s limit: %w", wait, g.maxWait, mapErr(resp, err))
-		}
-		if err := g.sleep(ctx, wait); err != nil {
-			return err
-		}
-	}
-}
+// Provider implements Describer.
+func (g *GitHub) Provider() string { return ProviderGitHub }
 
-// retryAfter reads how long the server wants us to wait.
-func retryAfter(resp *github.Response, err error) (time.Duration, bool) {
-	var abuse *github.AbuseRateLimitError
-	if errors.As(err, &abuse) {
-		if abuse.RetryAfter != nil {
-			return *abuse.RetryAfter, true
-		}
-		return time.Minute, true
-	}
-	var rl *github.RateLimitError
-	if errors.As(err, &rl) {
-		return time.Until(rl.Rate.Reset.Time) + time.Second, true
-	}
-	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
-		if s := resp.Header.Get("Retry-After"); s != "" {
-			if n, perr := strconv.Atoi(s); perr == nil {
-				return time.Duration(n) * time.Second, true
+// githubLimits reads go-github's rate-limit errors: the secondary limit is
+// a 403 whose body says so, with or without Retry-After.
+func githubLimits(p *policy) func(*http.Response, error) (outcome, bool, bool) {
+	return func(resp *http.Response, err error) (outcome, bool, bool) {
+		var abuse *github.AbuseRateLimitError
+		if errors.As(err, &abuse) {
+			o := outcome{status: resp.StatusCode, limited: true, told: true, wait: time.Minute}
+			if abuse.RetryAfter != nil {
+				o.wait = *abuse.RetryAfter
 			}
+			return o, true, true
 		}
-		return time.Minute, true
+		var rl *github.RateLimitError
+		if errors.As(err, &rl) {
+			o := outcome{status: resp.StatusCode, limited: true, told: true, wait: rl.Rate.Reset.Time.Sub(p.now()) + time.Second}
+			if o.wait < time.Second {
+				o.wait = time.Second
+			}
+			return o, true, true
+		}
+		return outcome{}, false, false
 	}
-	return 0, false
 }
 
-func mapErr(resp *github.Response, err error) error {
-	if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("%w: %s", ErrAuth, ghMessage(err))
+func (g *GitHub) do(ctx context.Context, op string, call func() (*github.Response, error)) error {
+	return g.retry.do(ctx, op, func() (*http.Response, error) {
+		resp, err := call()
+		if resp == nil {
+			return nil, err
+		}
+		return resp.Response, err
+	}, githubErr)
+}
+
+func githubErr(resp *http.Response, err error) error {
+	if resp != nil && (resp.StatusCode == http.StatusUnauthorized) {
+		return &AuthError{Host: "GitHub", Status: resp.StatusCode, Message: ghMessage(err)}
 	}
 	var er *github.ErrorResponse
 	if errors.As(err, &er) {
-		return &APIError{Status: er.Response.StatusCode, Message: ghMessage(err)}
+		return &APIError{Host: "GitHub", Status: er.Response.StatusCode, Message: ghMessage(err)}
 	}
 	return err
 }
@@ -162,26 +117,68 @@ func ghMessage(err error) string {
 	return msg
 }
 
+func ghState(p *github.PullRequest) string {
+	if p.GetMerged() || p.MergedAt != nil {
+		return "merged"
+	}
+	return p.GetState()
+}
+
 func toPR(p *github.PullRequest, created bool) *PR {
-	return &PR{Number: p.GetNumber(), URL: p.GetHTMLURL(), Head: p.GetHead().GetRef(), Base: p.GetBase().GetRef(), State: p.GetState(), Created: created}
+	return &PR{Number: p.GetNumber(), URL: p.GetHTMLURL(), Head: p.GetHead().GetRef(), Base: p.GetBase().GetRef(),
+		State: ghState(p), Created: created, Provider: ProviderGitHub, Term: Term(ProviderGitHub)}
+}
+
+// Verify implements Verifier: the repository, read with the token.
+func (g *GitHub) Verify(ctx context.Context) error {
+	var repo *github.Repository
+	err := g.do(ctx, "read repository", func() (*github.Response, error) {
+		r, resp, err := g.client.Repositories.Get(ctx, g.owner, g.repo)
+		repo = r
+		return resp, err
+	})
+	if err != nil {
+		var api *APIError
+		if errors.As(err, &api) && (api.Status == http.StatusForbidden || api.Status == http.StatusNotFound) {
+			// GitHub answers 404 for a private repository the token
+			// cannot see.
+			return &AuthError{Host: "GitHub", Status: api.Status, Message: fmt.Sprintf("%s (repository %s/%s)", api.Message, g.owner, g.repo)}
+		}
+		return err
+	}
+	if p := repo.GetPermissions(); p != nil && !p["push"] {
+		return &AuthError{Host: "GitHub", Status: http.StatusForbidden, Message: fmt.Sprintf("the token's account cannot push to %s/%s", g.owner, g.repo)}
+	}
+	return nil
 }
 
 // FindPR implements Forge.
 func (g *GitHub) FindPR(ctx context.Context, head string) (*PR, error) {
-	var found *PR
-	err := g.retry(ctx, func() (*github.Response, error) {
-		prs, resp, err := g.client.PullRequests.List(ctx, g.owner, g.repo, &github.PullRequestListOptions{Head: g.owner + ":" + head, State: "open"})
-		if err == nil {
-			for _, p := range prs {
-				if p.GetHead().GetRef() == head {
-					found = toPR(p, false)
-					break
-				}
+	opt := &github.PullRequestListOptions{Head: g.owner + ":" + head, State: "open", ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		var prs []*github.PullRequest
+		var next int
+		err := g.do(ctx, "list pull requests", func() (*github.Response, error) {
+			p, resp, err := g.client.PullRequests.List(ctx, g.owner, g.repo, opt)
+			prs = p
+			if resp != nil {
+				next = resp.NextPage
+			}
+			return resp, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range prs {
+			if p.GetHead().GetRef() == head {
+				return toPR(p, false), nil
 			}
 		}
-		return resp, err
-	})
-	return found, err
+		if next == 0 {
+			return nil, nil
+		}
+		opt.Page = next
+	}
 }
 
 // OpenOrUpdatePR implements Forge: it is idempotent per head branch.
@@ -189,6 +186,15 @@ func (g *GitHub) OpenOrUpdatePR(ctx context.Context, req PRRequest) (*PR, error)
 	if req.Title == "" || req.Head == "" || req.Base == "" {
 		return nil, fmt.Errorf("forge: title, head and base are required")
 	}
+	ctx, col := withCollector(ctx)
+	pr, err := g.openOrUpdate(ctx, req)
+	if pr != nil {
+		pr.Retries = col.retries()
+	}
+	return pr, err
+}
+
+func (g *GitHub) openOrUpdate(ctx context.Context, req PRRequest) (*PR, error) {
 	existing, err := g.FindPR(ctx, req.Head)
 	if err != nil {
 		return nil, err
@@ -197,7 +203,7 @@ func (g *GitHub) OpenOrUpdatePR(ctx context.Context, req PRRequest) (*PR, error)
 		return g.update(ctx, existing, req)
 	}
 	var out *PR
-	err = g.retry(ctx, func() (*github.Response, error) {
+	err = g.do(ctx, "create pull request", func() (*github.Response, error) {
 		p, resp, err := g.client.PullRequests.Create(ctx, g.owner, g.repo, &github.NewPullRequest{
 			Title: github.String(req.Title), Head: github.String(req.Head), Base: github.String(req.Base),
 			Body: github.String(req.Body), Draft: github.Bool(req.Draft)})
@@ -207,7 +213,8 @@ func (g *GitHub) OpenOrUpdatePR(ctx context.Context, req PRRequest) (*PR, error)
 		return resp, err
 	})
 	if err != nil && strings.Contains(err.Error(), "already exists") {
-		// Another process opened it between our look-up and create.
+		// Another process opened it between our look-up and create (or
+		// a create retried after a 5xx had gone through).
 		if existing, ferr := g.FindPR(ctx, req.Head); ferr == nil && existing != nil {
 			return g.update(ctx, existing, req)
 		}
@@ -216,7 +223,7 @@ func (g *GitHub) OpenOrUpdatePR(ctx context.Context, req PRRequest) (*PR, error)
 }
 
 func (g *GitHub) update(ctx context.Context, pr *PR, req PRRequest) (*PR, error) {
-	err := g.retry(ctx, func() (*github.Response, error) {
+	err := g.do(ctx, "update pull request", func() (*github.Response, error) {
 		_, resp, err := g.client.PullRequests.Edit(ctx, g.owner, g.repo, pr.Number, &github.PullRequest{Title: github.String(req.Title), Body: github.String(req.Body)})
 		return resp, err
 	})
@@ -225,19 +232,8 @@ func (g *GitHub) update(ctx context.Context, pr *PR, req PRRequest) (*PR, error)
 
 // Comment implements Forge.
 func (g *GitHub) Comment(ctx context.Context, number int, body string) error {
-	return g.retry(ctx, func() (*github.Response, error) {
+	return g.do(ctx, "comment", func() (*github.Response, error) {
 		_, resp, err := g.client.Issues.CreateComment(ctx, g.owner, g.repo, number, &github.IssueComment{Body: github.String(body)})
 		return resp, err
 	})
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -85,7 +85,7 @@ func (r *Repo) listRemote(ctx context.Context) (remoteHeads, error) {
 		return rh, nil
 	}
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{r.cfg.Remote}})
-	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: basicAuth(r.cfg.Token)})
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: r.cfg.auth()})
 	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 		return rh, nil
 	}
@@ -557,7 +557,7 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 		if err != nil {
 			return plumbing.ZeroHash, notes, fmt.Errorf("init staging repository %s: %w", stage, err)
 		}
-		rem = &netRemote{url: r.cfg.Remote, repo: repo, auth: basicAuth(r.cfg.Token), progress: r.progress}
+		rem = &netRemote{url: r.cfg.Remote, repo: repo, auth: r.cfg.auth(), progress: r.progress}
 	}
 	tip, err := rem.Fetch(ctx, branch, r.cfg.Depth)
 	if err != nil {

@@ -50,7 +50,7 @@ func (r *Repo) fetchAllRefs(ctx context.Context) error {
 	rem := git.NewRemote(r.store, &config.RemoteConfig{Name: "origin", URLs: []string{r.cfg.Remote}})
 	err := rem.FetchContext(ctx, &git.FetchOptions{
 		RefSpecs: []config.RefSpec{"+refs/heads/*:refs/remotes/origin/*"},
-		Tags:     git.AllTags, Auth: basicAuth(r.cfg.Token), Force: true,
+		Tags:     git.AllTags, Auth: r.cfg.auth(), Force: true,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return classifyNetErr(err)

@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/gofrs/flock"
@@ -50,6 +52,10 @@ type Config struct {
 	// Token is the HTTP(S) password (basic auth); the kernel reads it from
 	// the environment.
 	Token string
+	// TokenUser is the basic-auth user name sent with Token; empty sends
+	// x-access-token (GitHub's). Hosts that read it: Bitbucket wants
+	// x-token-auth with an access token, GitLab documents oauth2.
+	TokenUser string
 	// Author signs commits; empty falls back to the environment and then
 	// the repository's user.name / user.email.
 	Author Identity
@@ -64,6 +70,15 @@ type Config struct {
 	// GIT_COMMITTER_*, HOME and the GIT_CONFIG_* variables; nil:
 	// os.Environ()).
 	Environ []string
+}
+
+// auth is the basic auth sent to an HTTP(S) remote: Token as the
+// password, TokenUser (or x-access-token) as the user.
+func (c Config) auth() transport.AuthMethod {
+	if c.TokenUser == "" || c.Token == "" {
+		return basicAuth(c.Token)
+	}
+	return &githttp.BasicAuth{Username: c.TokenUser, Password: c.Token}
 }
 
 // Hook regenerates derived files after a replay put other agents' changes
@@ -277,7 +292,7 @@ func (r *Repo) setRemote() error {
 		}
 		r.remote = lr
 	} else {
-		r.remote = &netRemote{url: r.cfg.Remote, repo: r.repo, auth: basicAuth(r.cfg.Token), progress: r.progress}
+		r.remote = &netRemote{url: r.cfg.Remote, repo: r.repo, auth: r.cfg.auth(), progress: r.progress}
 	}
 	return nil
 }

@@ -201,7 +201,7 @@ func Defaults() map[string]any {
 		"root_dir":                   ".tgp",
 		"git.remote":                 "",
 		"git.branch":                 "", // empty: follow the remote's HEAD like git clone
-		"git.provider":               "local",
+		"git.provider":               "auto",
 		"git.repo":                   "",
 		"git.depth":                  0,
 		"git.write_strategy":         "direct",
@@ -472,7 +472,7 @@ func (c *Config) Validate() error {
 		return nil
 	}
 	checks := []error{
-		oneOf("git.provider", c.Git.Provider, "github", "local", "generic"),
+		oneOf("git.provider", c.Git.Provider, providerChoices...),
 		oneOf("git.write_strategy", c.Git.WriteStrategy, "direct", "pr"),
 		oneOf("git.pr.per", c.Git.PR.Per, "session", "tool"),
 		oneOf("approval.policy", c.Approval.Policy, "never", "on_risk", "always"),
@@ -512,8 +512,14 @@ func (c *Config) Validate() error {
 	if c.Sandbox.Timeout <= 0 {
 		return &ConfigError{Key: "sandbox.timeout", Problem: "must be a positive duration such as 5s"}
 	}
-	if c.Git.WriteStrategy == "pr" && c.Git.Provider == "github" && c.Git.Repo == "" && c.Git.Remote == "" {
-		return &ConfigError{Key: "git.repo", Problem: "required for write_strategy pr with provider github (owner/name)"}
+	if c.Git.WriteStrategy == "pr" {
+		p, err := c.Git.ResolvedProvider()
+		if err != nil {
+			return err
+		}
+		if hasForge(p) && c.Git.Repo == "" && c.Git.Remote == "" {
+			return &ConfigError{Key: "git.repo", Problem: fmt.Sprintf("required for write_strategy pr with provider %s (owner/name, or group/sub/project on GitLab)", p)}
+		}
 	}
 	if err := c.Shell.validate(); err != nil {
 		return err

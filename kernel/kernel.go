@@ -202,6 +202,14 @@ func (k *Kernel) Boot(ctx context.Context) error {
 		return nil
 	}
 	if err := k.box.Open(ctx); err != nil {
+		if errors.Is(err, gitbackend.ErrAuth) {
+			// Say where the token comes from: the one fix there is.
+			env := k.cfg.Git.TokenEnv
+			if Secret(k.environ(), env) == "" {
+				return fmt.Errorf("boot: %w (no token: set the environment variable %s, named by git.token_env)", err, env)
+			}
+			return fmt.Errorf("boot: %w (the remote refused the token in %s, named by git.token_env)", err, env)
+		}
 		return fmt.Errorf("boot: %w", err)
 	}
 	if k.cfg.Git.Branch == "" {

@@ -14,9 +14,11 @@ git:
   remote: ""
   # The remote branch to mirror. Empty: the remote's default branch (its HEAD), like git clone.
   branch: ""
-  # github | local | generic (local and generic have no pull-request API).
-  provider: local
-  # owner/name on GitHub (for write_strategy: pr); derived from the remote when empty.
+  # auto | github | gitlab | bitbucket | gitea | forgejo | local | generic (local and generic have no
+  # pull-request API). auto: from the remote's host (github.com, gitlab.com, bitbucket.org, gitea.com,
+  # codeberg.org), else from api_url's shape; with write_strategy pr an unknown host is an error.
+  provider: auto
+  # owner/name (group/sub/project on GitLab) for write_strategy: pr; derived from the remote when empty.
   repo: ""
   # Shallow clone depth; 0 clones the full history.
   depth: 0
@@ -27,7 +29,8 @@ git:
   author:
     name: ""
     email: ""
-  # Environment variable holding the token for HTTPS remotes and the GitHub API.
+  # Environment variable holding the token for HTTPS remotes and the host's API (GitHub, GitLab,
+  # Bitbucket access token, Gitea/Forgejo).
   token_env: TGP_GIT_TOKEN
   retry:
     # How long a write may keep trying to push when other agents push first (each attempt replays the
@@ -46,7 +49,9 @@ git:
   pr:
     # session: one branch and PR per kernel session; tool: one per changed tool.
     per: session
-  # GitHub Enterprise API base URL (e.g. https://github.example.com/api/v3/); empty for github.com.
+  # A self-hosted host's API root: https://ghe.example.com/api/v3 (GitHub Enterprise),
+  # https://gitlab.example.com/api/v4 (GitLab), https://gitea.example.com/api/v1 (Gitea, Forgejo).
+  # Empty: the hosted service's, or https://<the remote's host>/api/... when provider is set.
   api_url: ""
   # How stale a long-lived kernel (tgp serve, an embedding backend) may see the remote: before a call
   # that reads the toolbox, a check older than this asks the remote for its tip and pulls what others

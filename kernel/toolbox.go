@@ -24,29 +24,35 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 			remote = filepath.Join(k.opts.baseDir, remote)
 		}
 	}
+	provider, _ := g.ResolvedProvider() // an unresolvable one failed Validate
 	tc := toolbox.Config{
 		Git: gitbackend.Config{
 			Remote: remote, Branch: g.Branch, Depth: g.Depth,
-			Token:    Secret(k.opts.environ, g.TokenEnv),
-			Author:   gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
-			Retry:    gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay},
-			LockDir:  g.MachineLockDir(k.environ()),
-			Progress: k.opts.progress,
-			Environ:  k.environ(),
+			Token:     Secret(k.opts.environ, g.TokenEnv),
+			TokenUser: tokenUser(provider),
+			Author:    gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
+			Retry:     gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay},
+			LockDir:   g.MachineLockDir(k.environ()),
+			Progress:  k.opts.progress,
+			Environ:   k.environ(),
 		},
 		Strategy: g.WriteStrategy,
 		PR: toolbox.PRConfig{
-			Per:     g.PR.Per,
-			Session: k.opts.session,
-			Resume:  k.opts.resumeSession,
+			Per:      g.PR.Per,
+			Session:  k.opts.session,
+			Resume:   k.opts.resumeSession,
+			TokenEnv: g.TokenEnv,
 		},
 		BlockUpwardTraversal: k.cfg.FS.BlockUpwardTraversal,
 		Check:                k.checkConfig(),
 		OnRefresh:            k.opts.refreshHooks,
 	}
-	tc.PR.Forge, tc.PR.ForgeErr = k.buildForge()
-	if k.opts.forge == nil && g.Provider == "github" && Secret(k.environ(), g.TokenEnv) == "" {
-		tc.PR.MissingTokenEnv = g.TokenEnv
+	tc.PR.Forge, tc.PR.ForgeErr = k.buildForge(provider)
+	if k.opts.forge == nil && hasForge(provider) {
+		tc.PR.Provider = provider
+		if Secret(k.environ(), g.TokenEnv) == "" {
+			tc.PR.MissingTokenEnv = g.TokenEnv
+		}
 	}
 	every, off, err := g.RefreshEvery()
 	tc.RefreshEvery, tc.RefreshOff = every, off || err != nil
@@ -68,32 +74,51 @@ func WithSession(name string) Option { return func(o *options) { o.session = nam
 // of opening one each. `tgp session end` (EndSession) starts a new one.
 func WithResumeSession() Option { return func(o *options) { o.resumeSession = true } }
 
-// buildForge makes the forge the configuration names.
-func (k *Kernel) buildForge() (forge.Forge, error) {
+// buildForge makes the forge of the (resolved) provider: the repository
+// path from git.repo or the remote URL (subgroups kept for GitLab), the
+// API root from git.api_url or, for a self-hosted instance, the remote's
+// host. Each retry the host forces is reported through WithProgress.
+func (k *Kernel) buildForge(provider string) (forge.Forge, error) {
 	if k.opts.forge != nil {
 		return k.opts.forge, nil
 	}
 	g := k.cfg.Git
-	if g.Provider != "github" {
-		return forge.None{Reason: fmt.Sprintf("provider %q has no pull-request API; the branch was pushed, open the PR on your host", g.Provider)}, nil
+	if !hasForge(provider) {
+		return forge.None{Reason: fmt.Sprintf("provider %q has no pull-request API; the branch was pushed, open the PR on your host", provider)}, nil
 	}
 	repo := g.Repo
 	if repo == "" {
 		repo = g.Remote
 	}
-	owner, name, err := forge.ParseRepo(repo)
+	path, err := forge.RepoPath(repo)
 	if err != nil {
-		return nil, &ConfigError{Key: "git.repo", Problem: err.Error() + " (want owner/name)"}
+		return nil, &ConfigError{Key: "git.repo", Problem: err.Error() + " (want owner/name, or group/sub/project on GitLab)"}
 	}
 	var opts []forge.Option
-	if g.APIURL != "" {
-		opts = append(opts, forge.WithAPIURL(g.APIURL))
+	api := g.APIURL
+	if api == "" {
+		api = forge.APIURLFor(provider, g.Remote)
+	}
+	if api != "" {
+		opts = append(opts, forge.WithAPIURL(api))
 	}
 	if k.opts.httpClient != nil {
 		opts = append(opts, forge.WithHTTPClient(k.opts.httpClient))
 	}
-	return forge.NewGitHub(owner, name, Secret(k.environ(), g.TokenEnv), opts...)
+	if progress := k.opts.progress; progress != nil {
+		host := forge.HostName(provider)
+		opts = append(opts, forge.WithRetryReport(func(r forge.Retry) { progress(host + ": " + r.String()) }))
+	}
+	f, err := forge.New(provider, path, Secret(k.environ(), g.TokenEnv), opts...)
+	if err != nil {
+		return nil, &ConfigError{Key: "git.api_url", Problem: err.Error()}
+	}
+	return f, nil
 }
+
+// PRTerm is the pull-request host's word for a pull request ("merge
+// request" on GitLab).
+func (k *Kernel) PRTerm() string { return k.box.PRTerm() }
 
 // EndSession forgets the root's recorded PR session: the next change
 // starts a new branch and pull request. It returns the branch ended.

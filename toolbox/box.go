@@ -60,6 +60,11 @@ type PRConfig struct {
 	// MissingTokenEnv, when set, names the empty variable the forge needs
 	// a token from: a change then fails before anything is pushed.
 	MissingTokenEnv string
+	// Provider is the host's kind (github, gitlab, bitbucket, gitea,
+	// forgejo; empty: the forge's own, or none) and TokenEnv the variable
+	// its token came from, for the messages a refused token gives.
+	Provider string
+	TokenEnv string
 	// Session names the session: boxes given the same name add their
 	// commits to one branch (tgp/session-<name>) and pull request.
 	Session string

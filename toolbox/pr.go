@@ -12,6 +12,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
@@ -26,6 +30,7 @@ type prState struct {
 	resumed  string            // the recorded session this box continues
 	tools    map[string]bool   // tools changed on the session's branch(es)
 	prs      map[string]*forge.PR
+	verified bool // the forge took the token (forge.Verifier): asked once per box
 }
 
 // forge is the configured pull-request host, or why there is none.
@@ -192,12 +197,63 @@ func (b *Box) SessionPR(ctx context.Context) (*forge.PR, string, error) {
 	return pr, branch, err
 }
 
+// provider is the pull-request host's kind: the configuration's, else
+// the forge's own.
+func (b *Box) provider(f forge.Forge) string {
+	if b.cfg.PR.Provider != "" {
+		return b.cfg.PR.Provider
+	}
+	if d, ok := f.(forge.Describer); ok {
+		return d.Provider()
+	}
+	return ""
+}
+
+// PRTerm is the host's word for a pull request ("merge request" on
+// GitLab).
+func (b *Box) PRTerm() string {
+	f, _ := b.forge()
+	return forge.Term(b.provider(f))
+}
+
 // prCredentials fails before anything is pushed when the pull-request host
-// needs a token and none is set, naming the variable to set.
-func (b *Box) prCredentials() error {
+// cannot be used: no token set (naming the variable to set), a forge the
+// configuration could not make, or a token the host refuses. A host that
+// does not answer is no reason to hold the branch back: it is pushed, and
+// opening the pull request is retried by the next change.
+func (b *Box) prCredentials(ctx context.Context) error {
 	if env := b.cfg.PR.MissingTokenEnv; env != "" {
+		p, host := b.cfg.PR.Provider, forge.HostName(b.cfg.PR.Provider)
+		if p == "" {
+			p, host = "(unnamed)", "host"
+		}
 		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf(
-			"write_strategy pr with provider github needs a GitHub token: set the environment variable %s (named by git.token_env); nothing was pushed", env)}
+			"write_strategy pr with provider %s needs a %s token: set the environment variable %s (named by git.token_env); nothing was pushed", p, host, env)}
+	}
+	f, err := b.forge()
+	if err != nil {
+		return tools.Wrap(tools.KindExecutionFailed, err, "the pull-request host is misconfigured; nothing was pushed")
+	}
+	v, ok := f.(forge.Verifier)
+	b.prMu.Lock()
+	done := b.pr.verified
+	b.prMu.Unlock()
+	if !ok || done {
+		return nil
+	}
+	err = v.Verify(ctx)
+	if errors.Is(err, forge.ErrAuth) {
+		env := b.cfg.PR.TokenEnv
+		if env == "" {
+			env = "git.token_env"
+		}
+		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf(
+			"the token in %s was refused: %v; nothing was pushed", env, err)}
+	}
+	if err == nil {
+		b.prMu.Lock()
+		b.pr.verified = true
+		b.prMu.Unlock()
 	}
 	return nil
 }
@@ -205,7 +261,7 @@ func (b *Box) prCredentials() error {
 // persistPR commits the change on the PR branch, pushes it and opens or
 // updates the pull request.
 func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Change, paths []string) (*tools.Persisted, error) {
-	if err := b.prCredentials(); err != nil {
+	if err := b.prCredentials(ctx); err != nil {
 		return nil, err
 	}
 	branch := b.prBranch(paths)
@@ -231,16 +287,17 @@ func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Cha
 	}
 	pr, err := f.OpenOrUpdatePR(ctx, forge.PRRequest{
 		Title: "forge: " + strings.TrimPrefix(branch, "tgp/"), Head: branch, Base: b.branch,
-		Body: forge.Body(fmt.Sprintf("Changes forged by a TGP agent session on `%s`.", branch), b.prToolChanges()),
+		Body: forge.Body(fmt.Sprintf("Changes forged by a TGP agent session on `%s`.", branch), b.prToolChanges(ctx, repo, res.Commit)),
 	})
 	var nf *forge.NoForgeError
 	switch {
 	case errors.As(err, &nf):
 		out.Note = "branch " + branch + " pushed; " + nf.Error()
 	case err != nil:
-		return nil, tools.Wrap(tools.KindExecutionFailed, err, "branch %s was pushed, but opening the pull request failed", branch)
+		return nil, tools.Wrap(tools.KindExecutionFailed, err, "branch %s was pushed, but opening the %s failed (the next change retries it)", branch, forge.Term(b.provider(f)))
 	default:
 		out.PRURL = pr.URL
+		out.Note = prNote(pr, b.provider(f))
 		b.prMu.Lock()
 		b.pr.prs[branch] = pr
 		if branch == b.pr.session {
@@ -251,20 +308,56 @@ func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Cha
 	return out, nil
 }
 
-// prToolChanges lists the session's tools with descriptions and their
-// check_tool results, for the PR body.
-func (b *Box) prToolChanges() []forge.ToolChange {
-	b.prMu.Lock()
-	paths := make([]string, 0, len(b.pr.tools))
-	for p := range b.pr.tools {
+// prNote says what became of the pull request in the host's own words
+// ("opened merge request !1"), and which of the host's rate limits and
+// errors were waited out on the way.
+func prNote(pr *forge.PR, provider string) string {
+	if pr.Provider == "" {
+		pr.Provider = provider
+	}
+	verb := "updated"
+	if pr.Created {
+		verb = "opened"
+	}
+	note := verb + " " + pr.Name()
+	if len(pr.Retries) > 0 {
+		var rs []string
+		for _, r := range pr.Retries {
+			rs = append(rs, r.String())
+		}
+		note += fmt.Sprintf("; %s answered %d request(s) with a rate limit or an error, each retried: %s",
+			forge.HostName(pr.Provider), len(pr.Retries), strings.Join(rs, "; "))
+	}
+	return note
+}
+
+// prToolChanges lists the tools the pull request changes, with their
+// descriptions and check_tool results, for its description: read from the
+// branch's tip against where it left the base branch, so that the tools
+// every process and root of the session wrote are listed, not only this
+// box's. If the branch cannot be read, this box's own tools are.
+func (b *Box) prToolChanges(ctx context.Context, repo *gitbackend.Repo, head string) []forge.ToolChange {
+	srcs, err := b.branchTools(ctx, repo, head)
+	if err != nil {
+		srcs = map[string][]byte{}
+		b.prMu.Lock()
+		for p := range b.pr.tools {
+			srcs[p] = nil
+			if src, err := b.fs.ReadFile(p); err == nil {
+				srcs[p] = src
+			}
+		}
+		b.prMu.Unlock()
+	}
+	paths := make([]string, 0, len(srcs))
+	for p := range srcs {
 		paths = append(paths, p)
 	}
-	b.prMu.Unlock()
 	sort.Strings(paths)
 	var out []forge.ToolChange
 	for _, p := range paths {
-		src, err := b.fs.ReadFile(p)
-		if err != nil {
+		src := srcs[p]
+		if src == nil {
 			out = append(out, forge.ToolChange{Path: p, Description: "(deleted)", Valid: true})
 			continue
 		}
@@ -279,4 +372,63 @@ func (b *Box) prToolChanges() []forge.ToolChange {
 		out = append(out, tc)
 	}
 	return out
+}
+
+// branchTools maps each tool the commit head changes against its merge
+// base with the base branch (as last fetched) to its source on head (nil:
+// deleted).
+func (b *Box) branchTools(ctx context.Context, repo *gitbackend.Repo, head string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := repo.Do(ctx, func(g *git.Repository) error {
+		tip, err := g.CommitObject(plumbing.NewHash(head))
+		if err != nil {
+			return err
+		}
+		ref, err := g.Reference(plumbing.NewRemoteReferenceName("origin", b.branch), true)
+		if err != nil {
+			return err
+		}
+		baseTip, err := g.CommitObject(ref.Hash())
+		if err != nil {
+			return err
+		}
+		bases, err := tip.MergeBase(baseTip)
+		if err != nil || len(bases) == 0 {
+			return fmt.Errorf("no merge base of %s and %s: %v", head, b.branch, err)
+		}
+		from, err := bases[0].Tree()
+		if err != nil {
+			return err
+		}
+		to, err := tip.Tree()
+		if err != nil {
+			return err
+		}
+		changes, err := object.DiffTreeWithOptions(ctx, from, to, &object.DiffTreeOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			for _, p := range []string{c.From.Name, c.To.Name} {
+				if p == "" || !registry.IsTool(p) {
+					continue
+				}
+				f, err := to.File(p)
+				if errors.Is(err, object.ErrFileNotFound) {
+					out[p] = nil
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				src, err := f.Contents()
+				if err != nil {
+					return err
+				}
+				out[p] = []byte(src)
+			}
+		}
+		return nil
+	})
+	return out, err
 }

@@ -142,19 +142,19 @@ func TestPRModeLocalProviderAndPushFailure(t *testing.T) {
 }
 
 // TestPRModeReportsTheForgeError: a configuration that could not make a
-// pull-request host fails the change after the branch was pushed, and
-// SessionPR, with that error; a git_commit (no paths) stays local.
+// pull-request host fails the change before anything is pushed, with that
+// error; a git_commit (no paths) stays local.
 func TestPRModeReportsTheForgeError(t *testing.T) {
 	e := newPREnv(t)
 	cfg := e.config(t, "github")
 	cfg.PR.Forge, cfg.PR.ForgeErr = nil, errBadRepo
 	k := newRig(t, cfg, false)
 	_, err := k.try("write_file", map[string]string{"path": "tools/x.ts", "content": "/** X. */\nexport default () => 1;\n"})
-	if err == nil || !strings.Contains(err.Error(), errBadRepo.Error()) {
+	if err == nil || !strings.Contains(err.Error(), errBadRepo.Error()) || !strings.Contains(err.Error(), "nothing was pushed") {
 		t.Fatalf("want the forge's configuration error, got %v", err)
 	}
-	if _, _, err := k.box.SessionPR(context.Background()); err != errBadRepo {
-		t.Fatalf("SessionPR: %v", err)
+	if refs := gittest.Git(t, e.remoteDir, "for-each-ref", "refs/heads/tgp"); refs != "" || e.http.ReceivePacks.Load() != 0 {
+		t.Fatalf("pushed despite the error: %s", refs)
 	}
 	per, err := k.box.Persist(context.Background(), tools.Change{Tool: "git_commit", Message: "m"})
 	if err != nil || per.Persisted || !strings.Contains(per.Note, "stay local") {

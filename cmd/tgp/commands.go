@@ -318,8 +318,10 @@ func newExecCmd(a *app) *cobra.Command {
 
 func newPRCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:     "pr",
-		Short:   "Show the open pull request of this root's PR-mode session",
+		Use:   "pr",
+		Short: "Show the open pull request (merge request on GitLab) of this root's PR-mode session",
+		Long: "Prints the open pull request of the session's branch as JSON (number, url, head, base, state,\n" +
+			"provider and term: the host's own word, \"merge request\" on GitLab).",
 		Example: "  tgp pr",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -338,7 +340,7 @@ func newPRCmd(a *app) *cobra.Command {
 				return nil
 			}
 			if pr == nil {
-				fmt.Fprintf(a.stdout, "branch %s has no open pull request\n", branch)
+				fmt.Fprintf(a.stdout, "branch %s has no open %s\n", branch, k.PRTerm())
 				return nil
 			}
 			return writeJSON(a.stdout, pr)

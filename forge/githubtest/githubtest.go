@@ -1,9 +1,10 @@
 // Package githubtest is a stand-in for the GitHub REST endpoints the PR flow
-// uses (list, create and edit pull requests, comment on an issue), for tests
-// only: GitHub cannot be reached from here. It checks every request as
-// GitHub would — the token, the JSON fields, that the head branch exists in
-// a real git remote, duplicates — and answers with GitHub-shaped JSON and
-// GitHub's error bodies. Rate limits and auth failures can be scripted.
+// uses (read the repository, list, create and edit pull requests, comment
+// on an issue), for tests only: GitHub cannot be reached from here. It
+// checks every request as GitHub would — the token, the JSON fields, that
+// the head branch exists in a real git remote, duplicates — and answers
+// with GitHub-shaped JSON and GitHub's error bodies. Rate limits, 5xx and
+// auth failures can be scripted; merging writes a real merge commit.
 package githubtest
 
 import (
@@ -11,12 +12,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tgp-go/tgp/forge/hosttest"
 )
 
 // PR is a stored pull request.
@@ -27,6 +28,7 @@ type PR struct {
 	Base   string
 	Body   string
 	State  string
+	Merged bool
 }
 
 // Server is the fake GitHub API.
@@ -43,6 +45,9 @@ type Server struct {
 	prs      []*PR
 	comments map[int][]string
 	failures []failure
+	faults   hosttest.Faults
+	stale    int
+	readOnly map[string]bool
 	Requests []string
 }
 
@@ -73,6 +78,45 @@ func (s *Server) ClosePR(n int) {
 			p.State = "closed"
 		}
 	}
+}
+
+// Merge merges pull request n as GitHub's merge button does: a merge
+// commit on the base branch, the pull request closed and merged.
+func (s *Server) Merge(n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.prs {
+		if p.Number == n && p.State == "open" {
+			if _, err := (&hosttest.Repo{Dir: s.RemoteDir}).Merge(p.Head, p.Base, fmt.Sprintf("Merge pull request #%d from %s/%s", n, s.Owner, p.Head)); err != nil {
+				return err
+			}
+			p.State, p.Merged = "closed", true
+			return nil
+		}
+	}
+	return fmt.Errorf("merge #%d: no open pull request", n)
+}
+
+// Fail scripts the answer to the next request not yet faulted (after
+// FailNext's).
+func (s *Server) Fail(f hosttest.Fault) { s.faults.Push(f) }
+
+// StaleListOnce makes the next list answer as if no pull request existed.
+func (s *Server) StaleListOnce() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stale++
+}
+
+// AddReadOnlyToken accepts another token whose account can read but not
+// push (the repository's permissions say push: false).
+func (s *Server) AddReadOnlyToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.readOnly == nil {
+		s.readOnly = map[string]bool{}
+	}
+	s.readOnly[token] = true
 }
 
 // BaseURL is what a client should use as its API base.
@@ -127,9 +171,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.failures = s.failures[1:]
 		fail = &f
 	}
-	s.mu.Unlock()
+	readOnly := false
 	auth := r.Header.Get("Authorization")
-	if auth != "Bearer "+s.Token && auth != "token "+s.Token {
+	for tok := range s.readOnly {
+		if auth == "Bearer "+tok || auth == "token "+tok {
+			readOnly = true
+		}
+	}
+	s.mu.Unlock()
+	if auth != "Bearer "+s.Token && auth != "token "+s.Token && !readOnly {
 		ghError(w, http.StatusUnauthorized, "Bad credentials")
 		return
 	}
@@ -147,9 +197,40 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		ghError(w, fail.status, http.StatusText(fail.status))
 		return
 	}
+	fault := s.faults.Pop()
+	if fault != nil && !fault.AfterCommit {
+		fault.Write(w, map[string]string{"message": http.StatusText(fault.Status)})
+		return
+	}
+	rw := w
+	if fault != nil {
+		rw = discard{w.Header()}
+	}
+	s.route(rw, r, readOnly)
+	if fault != nil {
+		fault.Write(w, map[string]string{"message": http.StatusText(fault.Status)})
+	}
+}
+
+type discard struct{ h http.Header }
+
+func (d discard) Header() http.Header         { return d.h.Clone() }
+func (d discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d discard) WriteHeader(int)             {}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request, readOnly bool) {
+	if r.URL.Path == s.Prefix+"/repos/"+s.Owner+"/"+s.Repo && r.Method == http.MethodGet {
+		writeJSON(w, http.StatusOK, map[string]any{"full_name": s.Owner + "/" + s.Repo, "default_branch": "main", "private": true,
+			"permissions": map[string]bool{"admin": false, "maintain": false, "push": !readOnly, "triage": true, "pull": true}})
+		return
+	}
 	prefix := s.Prefix + "/repos/" + s.Owner + "/" + s.Repo + "/"
 	if !strings.HasPrefix(r.URL.Path, prefix) {
 		ghError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	if readOnly && r.Method != http.MethodGet {
+		ghError(w, http.StatusForbidden, "Resource not accessible by personal access token")
 		return
 	}
 	rest := strings.Split(strings.TrimPrefix(r.URL.Path, prefix), "/")
@@ -169,7 +250,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) prJSON(p *PR) map[string]any {
 	return map[string]any{
-		"number": p.Number, "state": p.State, "title": p.Title, "body": p.Body,
+		"number": p.Number, "state": p.State, "title": p.Title, "body": p.Body, "merged": p.Merged,
 		"html_url": fmt.Sprintf("https://github.example/%s/%s/pull/%d", s.Owner, s.Repo, p.Number),
 		"url":      fmt.Sprintf("%s%s/repos/%s/%s/pulls/%d", s.Server.URL, s.Prefix, s.Owner, s.Repo, p.Number),
 		"head":     map[string]any{"ref": p.Head, "label": s.Owner + ":" + p.Head, "sha": s.branchSHA(p.Head)},
@@ -180,17 +261,7 @@ func (s *Server) prJSON(p *PR) map[string]any {
 
 // branchSHA reads refs/heads/<b> from the real remote (loose or packed).
 func (s *Server) branchSHA(branch string) string {
-	if b, err := os.ReadFile(filepath.Join(s.RemoteDir, "refs", "heads", filepath.FromSlash(branch))); err == nil {
-		return strings.TrimSpace(string(b))
-	}
-	if b, err := os.ReadFile(filepath.Join(s.RemoteDir, "packed-refs")); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if h, name, ok := strings.Cut(line, " "); ok && name == "refs/heads/"+branch {
-				return h
-			}
-		}
-	}
-	return ""
+	return (&hosttest.Repo{Dir: s.RemoteDir}).BranchSHA(branch)
 }
 
 func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
@@ -199,6 +270,11 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []map[string]any{}
+	if s.stale > 0 {
+		s.stale--
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
 	for _, p := range s.prs {
 		if head != "" && head != s.Owner+":"+p.Head {
 			continue

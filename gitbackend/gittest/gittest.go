@@ -118,11 +118,23 @@ type HTTPServer struct {
 	// ReceivePacks counts receive-pack POSTs that reached git.
 	ReceivePacks atomic.Int32
 	pass         string
+	authorize    func(user, password string, push bool) bool
+}
+
+// HTTPOption configures NewHTTPServer.
+type HTTPOption func(*HTTPServer)
+
+// WithAuthorize replaces the password check: authorize sees the basic-auth
+// user and password of every request and whether it pushes (a code
+// host's rules: the user name it requires, tokens with or without write
+// access). A request it refuses gets 401, as a host's git endpoint answers.
+func WithAuthorize(authorize func(user, password string, push bool) bool) HTTPOption {
+	return func(s *HTTPServer) { s.authorize = authorize }
 }
 
 // NewHTTPServer serves root (a directory of bare repositories); with a
 // password, basic auth is required (any user name).
-func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
+func NewHTTPServer(t testing.TB, root, password string, opts ...HTTPOption) *HTTPServer {
 	t.Helper()
 	RequireGit(t)
 	backend := "/usr/lib/git-core/git-http-backend"
@@ -130,9 +142,20 @@ func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
 		backend = filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
 	}
 	s := &HTTPServer{Root: root, pass: password}
+	for _, o := range opts {
+		o(s)
+	}
 	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}, Stderr: io.Discard}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.pass != "" {
+		if s.authorize != nil {
+			u, p, _ := r.BasicAuth()
+			push := strings.HasSuffix(r.URL.Path, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack"
+			if !s.authorize(u, p, push) {
+				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+		} else if s.pass != "" {
 			_, p, ok := r.BasicAuth()
 			if !ok || p != s.pass {
 				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)

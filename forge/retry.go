@@ -1,0 +1,224 @@
+package forge
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Retry is one wait for the host: a rate limit or a server error answered
+// to Op, after which the request was sent again.
+type Retry struct {
+	Op     string        `json:"op"`
+	Status int           `json:"status"` // 0: no answer (connection failed)
+	Wait   time.Duration `json:"-"`
+	WaitMS int64         `json:"wait_ms"`
+	Reason string        `json:"reason"`
+}
+
+func (r Retry) String() string {
+	if r.Status == 0 {
+		return fmt.Sprintf("%s: %s, retried after %s", r.Op, r.Reason, r.Wait)
+	}
+	return fmt.Sprintf("%s: HTTP %d (%s), retried after %s", r.Op, r.Status, r.Reason, r.Wait)
+}
+
+// policy is the one retry policy of every host.
+type policy struct {
+	host    string
+	retries int           // attempts after the first
+	maxWait time.Duration // longest wait honoured
+	base    time.Duration // first backoff when the host names no wait
+	sleep   func(context.Context, time.Duration) error
+	report  func(Retry)
+	now     func() time.Time
+	// special, when set, judges the answers a host signals in its own
+	// way (GitHub's secondary rate limit in a 403's body); known=false
+	// leaves the answer to the common rules.
+	special func(*http.Response, error) (o outcome, retry, known bool)
+}
+
+// outcome is what one attempt's answer says about retrying.
+type outcome struct {
+	status int
+	header http.Header
+	// limited: the host rate limited the call (wait as it says).
+	limited bool
+	// wait is what the host asked for, when told (else: back off).
+	wait time.Duration
+	told bool
+}
+
+type collectorKey struct{}
+
+// collector gathers the retries of one public call (OpenOrUpdatePR and the
+// look-ups inside it) for PR.Retries.
+type collector struct {
+	mu   sync.Mutex
+	list []Retry
+}
+
+func withCollector(ctx context.Context) (context.Context, *collector) {
+	if c, ok := ctx.Value(collectorKey{}).(*collector); ok {
+		return ctx, c
+	}
+	c := &collector{}
+	return context.WithValue(ctx, collectorKey{}, c), c
+}
+
+func (c *collector) retries() []Retry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Retry(nil), c.list...)
+}
+
+// do runs call until it succeeds, fails for good, or runs out of
+// attempts. call returns the HTTP answer (nil when none came) and the
+// client's error; classify maps a final error to AuthError / APIError.
+func (p *policy) do(ctx context.Context, op string, call func() (*http.Response, error), classify func(*http.Response, error) error) error {
+	for attempt := 0; ; attempt++ {
+		resp, err := call()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		o, retryable := p.judge(resp, err)
+		if !retryable {
+			return classify(resp, err)
+		}
+		final := classify(resp, err)
+		wait := o.wait
+		if !o.told {
+			wait = p.backoff(attempt)
+		}
+		if attempt >= p.retries {
+			return &RetryError{Op: op, Attempts: attempt + 1, Reason: reason(o), Err: final}
+		}
+		if wait > p.maxWait {
+			return &RetryError{Op: op, Attempts: attempt + 1,
+				Reason: fmt.Sprintf("%s; the host asks to wait %s, more than the %s allowed", reason(o), wait.Round(time.Second), p.maxWait), Err: final}
+		}
+		r := Retry{Op: op, Status: o.status, Wait: wait, WaitMS: wait.Milliseconds(), Reason: reason(o)}
+		if c, ok := ctx.Value(collectorKey{}).(*collector); ok {
+			c.mu.Lock()
+			c.list = append(c.list, r)
+			c.mu.Unlock()
+		}
+		if p.report != nil {
+			p.report(r)
+		}
+		if err := p.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+func reason(o outcome) string {
+	switch {
+	case o.status == 0:
+		return "no answer"
+	case o.limited:
+		return "rate limited"
+	default:
+		return "server error"
+	}
+}
+
+// judge says whether an answer is worth another attempt and how long the
+// host asked us to wait.
+func (p *policy) judge(resp *http.Response, err error) (outcome, bool) {
+	if resp == nil {
+		// No answer: a refused or reset connection. Creating twice is
+		// safe (a duplicate open finds the first), so every call may
+		// be sent again.
+		var ne interface{ Timeout() bool }
+		return outcome{}, (errors.As(err, &ne) && ne.Timeout()) || isConnErr(err)
+	}
+	if p.special != nil {
+		if o, retry, known := p.special(resp, err); known {
+			return o, retry
+		}
+	}
+	o := outcome{status: resp.StatusCode, header: resp.Header}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		o.limited = true
+	case resp.StatusCode == http.StatusForbidden && (resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != ""):
+		// GitHub's primary (remaining 0) and secondary (Retry-After)
+		// limits answer 403.
+		o.limited = true
+	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
+	default:
+		return o, false
+	}
+	o.wait, o.told = p.hostWait(resp.Header)
+	return o, true
+}
+
+// hostWait reads Retry-After (seconds or an HTTP date), else the reset
+// time GitHub (X-RateLimit-Reset) and GitLab (RateLimit-Reset) send;
+// told is false when the host named no wait.
+func (p *policy) hostWait(h http.Header) (wait time.Duration, told bool) {
+	if s := strings.TrimSpace(h.Get("Retry-After")); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+			return time.Duration(n) * time.Second, true
+		}
+		if t, err := http.ParseTime(s); err == nil {
+			return max(t.Sub(p.now()), 0), true
+		}
+	}
+	for _, k := range []string{"X-RateLimit-Reset", "RateLimit-Reset"} {
+		if s := h.Get(k); s != "" {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+				if n > 1e9 { // an epoch time, not a number of seconds
+					return max(time.Unix(n, 0).Sub(p.now()), 0) + time.Second, true
+				}
+				return time.Duration(n) * time.Second, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// backoff doubles from base, with full jitter in [d/2, d] so that many
+// agents behind one failing host do not come back at once.
+func (p *policy) backoff(attempt int) time.Duration {
+	d := p.base << min(attempt, 16)
+	if d > p.maxWait {
+		d = p.maxWait
+	}
+	if d <= 1 {
+		return d
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))
+	if err != nil {
+		return d
+	}
+	return d/2 + time.Duration(n.Int64())
+}
+
+func isConnErr(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "connection reset") ||
+		strings.Contains(msg, "EOF")
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -280,7 +280,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 			return attempt, nil, plumbing.ZeroHash, err
 		}
 		pushStart := time.Now()
-		err = r.remote.Push(ctx, branch, tip, chain)
+		err = r.pushChain(ctx, branch, tip, chain)
 		r.lastPush = time.Since(pushStart)
 		if err == nil {
 			return attempt, plan, chain, nil

@@ -112,7 +112,7 @@ func (k *Kernel) shellTools() []*tools.Tool {
 			shell.WithApprover(func(ctx context.Context, commands []string) (bool, error) {
 				args, _ := json.Marshal(map[string]any{"commands": commands})
 				d, err := k.set.Ask(ctx, tools.ApprovalRequest{Tool: "shell", Risk: tools.RiskHigh,
-					Summary: "run dangerous command(s): " + strings.Join(commands, "; "), Args: args})
+					Summary: "run dangerous command(s): " + strings.Join(commands, "; "), Args: args, MidCall: shell.MidRun(ctx)})
 				if errors.Is(err, tools.ErrNoApprover) {
 					return false, shell.ErrNoApprover
 				}

@@ -465,8 +465,16 @@ func (x *run) approveNow(ctx context.Context, argv []string) error {
 	if ok {
 		return nil
 	}
-	return x.ask(ctx, []string{key}, []string{key})
+	return x.ask(context.WithValue(ctx, midRunKey{}, true), []string{key}, []string{key})
 }
+
+type midRunKey struct{}
+
+// MidRun reports whether an Approver is asked while the command line is
+// already running (a dangerous command found only at run time): the line
+// may have changed files before, so a host that can only ask by running
+// the whole call again must refuse instead.
+func MidRun(ctx context.Context) bool { v, _ := ctx.Value(midRunKey{}).(bool); return v }
 
 func (x *run) ask(ctx context.Context, lines, names []string) error {
 	if x.preApproved {

@@ -83,6 +83,11 @@ type ApprovalRequest struct {
 	// Session is the session asking (an MCP session's id; empty for a
 	// kernel's own calls).
 	Session string `json:"session,omitempty"`
+	// MidCall is set when the call has already done something before
+	// asking (a dangerous command found while its command line runs): an
+	// approver that can only ask by running the call again from the start
+	// (MCP's multi-round-trip requests) must refuse instead.
+	MidCall bool `json:"mid_call,omitempty"`
 }
 
 // Offers reports whether d is one of r's choices.

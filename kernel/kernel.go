@@ -59,6 +59,7 @@ type options struct {
 	forge          forge.Forge
 	session        string
 	resumeSession  bool
+	rootGrants     bool
 }
 
 // Option configures New.

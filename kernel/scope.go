@@ -30,20 +30,26 @@ type scopeState struct {
 func (k *Kernel) takeGrant(session string) (shell.Grant, bool) {
 	k.scope.mu.Lock()
 	defer k.scope.mu.Unlock()
-	g, ok := k.scope.grants[session]
-	delete(k.scope.grants, session)
+	grants := k.loadGrants()
+	g, ok := grants[session]
+	if ok {
+		delete(grants, session)
+		if err := k.saveGrants(grants); err != nil {
+			// A grant that cannot be spent is not used: it would hold for
+			// the call after this one too.
+			return shell.Grant{}, false
+		}
+	}
 	return g, ok
 }
 
 // addGrant adds to what session's next call may do (several expansions
 // asked in a row add up).
-func (k *Kernel) addGrant(session string, add shell.Grant) {
+func (k *Kernel) addGrant(session string, add shell.Grant) error {
 	k.scope.mu.Lock()
 	defer k.scope.mu.Unlock()
-	if k.scope.grants == nil {
-		k.scope.grants = map[string]shell.Grant{}
-	}
-	g := k.scope.grants[session]
+	grants := k.loadGrants()
+	g := grants[session]
 	for name, c := range add.Commands {
 		if g.Commands == nil {
 			g.Commands = map[string]shell.Category{}
@@ -53,8 +59,63 @@ func (k *Kernel) addGrant(session string, add shell.Grant) {
 	g.Once = append(g.Once, add.Once...)
 	g.Read = append(g.Read, add.Read...)
 	g.Write = append(g.Write, add.Write...)
-	k.scope.grants[session] = g
+	grants[session] = g
+	return k.saveGrants(grants)
 }
+
+// grantsFile is where WithRootGrants keeps the grants: in the root's .git,
+// which agents cannot write, so that the next `tgp call` on the root (a
+// new process) finds what was allowed once for it.
+func (k *Kernel) grantsFile() string {
+	if !k.opts.rootGrants || k.fs.InMemory() || k.fs.Root() == "" {
+		return ""
+	}
+	dir := filepath.Join(k.fs.Root(), ".git")
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return ""
+	}
+	return filepath.Join(dir, "tgp-allow-once.json")
+}
+
+// loadGrants reads the grants (k.scope.mu held).
+func (k *Kernel) loadGrants() map[string]shell.Grant {
+	if f := k.grantsFile(); f != "" {
+		grants := map[string]shell.Grant{}
+		if b, err := os.ReadFile(f); err == nil {
+			_ = json.Unmarshal(b, &grants) // unreadable: nothing was allowed
+		}
+		return grants
+	}
+	if k.scope.grants == nil {
+		k.scope.grants = map[string]shell.Grant{}
+	}
+	return k.scope.grants
+}
+
+// saveGrants writes the grants back (k.scope.mu held).
+func (k *Kernel) saveGrants(grants map[string]shell.Grant) error {
+	f := k.grantsFile()
+	if f == "" {
+		k.scope.grants = grants
+		return nil
+	}
+	if len(grants) == 0 {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.Marshal(grants)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(f, b)
+}
+
+// WithRootGrants keeps what a host allowed once in the root's .git
+// instead of in memory, so that the next process on the root (the next
+// `tgp call`) is the "next call" it holds for.
+func WithRootGrants() Option { return func(o *options) { o.rootGrants = true } }
 
 // scopeConfigFile is the configuration file add_to_scope may edit, or
 // why there is none: the kernel's file must exist and lie outside the
@@ -176,7 +237,7 @@ func (k *Kernel) expandScope(ctx context.Context, a tools.ScopeArgs) (tools.Scop
 		te := &tools.Error{Kind: tools.KindApprovalRequired, Err: err,
 			Details: map[string]any{"reason": "needs_approval", "key": req.Key, "choices": choices}}
 		if errors.Is(err, tools.ErrNoApprover) {
-			te.Message = "needs_approval: nobody can be asked to expand the scope here (the host gave no approver and the client does not support MCP elicitation); ask the user to edit " + req.Key + " in the configuration"
+			te.Message = "needs_approval: nobody can be asked to expand the scope here (" + err.Error() + "); ask the user to add " + item + " to " + req.Key + " in the configuration"
 		} else {
 			te.Message = "needs_approval: the scope expansion could not be approved: " + err.Error()
 		}
@@ -185,7 +246,9 @@ func (k *Kernel) expandScope(ctx context.Context, a tools.ScopeArgs) (tools.Scop
 	out.Decision = string(d)
 	switch d {
 	case tools.DecisionAllowOnce:
-		k.addGrant(tools.SessionFrom(ctx), grant)
+		if err := k.addGrant(tools.SessionFrom(ctx), grant); err != nil {
+			return out, tools.Wrap(tools.KindExecutionFailed, err, "record what was allowed once")
+		}
 		out.Message = fmt.Sprintf("allowed once: %s may be used in your next call only (any call after that one is back to the configured scope)", item)
 	case tools.DecisionAddToScope:
 		if err := k.addToScope(req.ConfigFile, req.Key, item); err != nil {

@@ -60,6 +60,8 @@ type options struct {
 	session        string
 	resumeSession  bool
 	rootGrants     bool
+	hostFuncs      []sandbox.HostFunc
+	errs           []error
 }
 
 // Option configures New.
@@ -118,6 +120,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if err := errors.Join(o.errs...); err != nil {
+		return nil, err
 	}
 	cfg, err := LoadConfig(LoadOptions{File: o.configFile, Required: o.configRequired, Environ: o.environ, Overrides: o.overrides})
 	if err != nil {

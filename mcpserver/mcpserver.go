@@ -151,6 +151,9 @@ func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 				StructuredContent: map[string]any{"error": te}}, nil
 		}
 		structured := map[string]any{"result": res.Value, "truncated": res.Truncated}
+		if res.TruncatedReason != "" {
+			structured["truncated_reason"] = res.TruncatedReason
+		}
 		if res.Stale != "" {
 			structured["stale"] = res.Stale
 		}

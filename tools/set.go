@@ -293,6 +293,9 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	if str, ok := res.Value.(string); ok && s.maxOutput > 0 {
 		if cut, truncated := Truncate(str, s.maxOutput); truncated {
 			res.Value, res.Truncated = cut, true
+			if res.TruncatedReason == "" {
+				res.TruncatedReason = fmt.Sprintf("output over %d bytes", s.maxOutput)
+			}
 		}
 	}
 	return res, nil

@@ -171,6 +171,9 @@ func (a *app) handleAction(cmd *cobra.Command, in io.Reader) (actionRequest, act
 	}
 	if res.Truncated {
 		out.Result.Metadata = map[string]any{"truncated": true}
+		if res.TruncatedReason != "" {
+			out.Result.Metadata["truncated_reason"] = res.TruncatedReason
+		}
 	}
 	return req, out
 }

@@ -78,11 +78,13 @@ func (a *app) openKernel(ctx context.Context, boot bool, extra ...kernel.Option)
 // callOutput is the `tgp call` JSON contract: {"ok","tool","result","truncated"}
 // on success, {"ok":false,"tool","error":{"kind","message"}} on failure.
 type callOutput struct {
-	OK        bool         `json:"ok"`
-	Tool      string       `json:"tool"`
-	Result    any          `json:"result,omitempty"`
-	Truncated *bool        `json:"truncated,omitempty"`
-	Error     *tools.Error `json:"error,omitempty"`
+	OK        bool   `json:"ok"`
+	Tool      string `json:"tool"`
+	Result    any    `json:"result,omitempty"`
+	Truncated *bool  `json:"truncated,omitempty"`
+	// TruncatedReason says why the result was cut (a timeout, a cap).
+	TruncatedReason string       `json:"truncated_reason,omitempty"`
+	Error           *tools.Error `json:"error,omitempty"`
 }
 
 func newCallCmd(a *app) *cobra.Command {
@@ -137,7 +139,7 @@ func newCallCmd(a *app) *cobra.Command {
 				return writeCallError(a.stdout, name, tools.Classify(callErr, nil))
 			}
 			tr := res.Truncated
-			return writeJSON(a.stdout, callOutput{OK: true, Tool: name, Result: res.Value, Truncated: &tr})
+			return writeJSON(a.stdout, callOutput{OK: true, Tool: name, Result: res.Value, Truncated: &tr, TruncatedReason: res.TruncatedReason})
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "", "join the named pull-request session (write_strategy pr)")

@@ -3,7 +3,9 @@
 // with its JSON Schema and annotations (readOnlyHint, destructiveHint,
 // idempotentHint), results as text plus structured content, tool failures as
 // isError results the model can read and correct, and the kernel's system
-// prompt as an MCP prompt.
+// prompt as an MCP prompt. A call that needs the user's approval (a scope
+// expansion, approval.policy, a dangerous shell command) asks the client's
+// user through elicitation when the client can be asked (elicit.go).
 package mcpserver
 
 import (

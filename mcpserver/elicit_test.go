@@ -142,3 +142,34 @@ func TestElicitationRoundsCarrySignedState(t *testing.T) {
 		t.Fatal("a forged state was taken")
 	}
 }
+
+// A question asked after the call started changing things cannot be put
+// to a client that can only be asked by running the call again
+// (2026-07-28); inline elicitation (2025-06-18) asks it.
+func TestMidCallQuestion(t *testing.T) {
+	set := tools.NewSet()
+	if err := set.Add(tools.Define(tools.Spec[echoArgs]{Name: "mid", Description: "asks mid-call",
+		Run: func(ctx context.Context, a echoArgs) (tools.Result, error) {
+			d, err := set.Ask(ctx, tools.ApprovalRequest{Tool: "mid", Summary: "rm x", MidCall: true})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Value: string(d)}, nil
+		}})); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(set.List(), set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow_once"}}, nil
+	}}
+	for version, want := range map[string]string{"2025-06-18": "allow_once", "2026-07-28": "running the call again"} {
+		cs := connectWith(t, s, handler, version)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mid", Arguments: map[string]any{"text": "x"}})
+		if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, want) {
+			t.Fatalf("%s: %v %+v", version, err, res)
+		}
+	}
+}

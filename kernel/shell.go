@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -114,7 +115,12 @@ func (k *Kernel) shellTools() []*tools.Tool {
 				d, err := k.set.Ask(ctx, tools.ApprovalRequest{Tool: "shell", Risk: tools.RiskHigh,
 					Summary: "run dangerous command(s): " + strings.Join(commands, "; "), Args: args, MidCall: shell.MidRun(ctx)})
 				if errors.Is(err, tools.ErrNoApprover) {
-					return false, shell.ErrNoApprover
+					if errors.Unwrap(err) == nil {
+						return false, shell.ErrNoApprover
+					}
+					// Wrapped: the approver says why it cannot ask
+					// (tgp call with no terminal).
+					return false, fmt.Errorf("%w: %v", shell.ErrNoApprover, err)
 				}
 				return d == tools.DecisionAllowOnce, err
 			}),

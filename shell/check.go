@@ -489,7 +489,11 @@ func (x *run) ask(ctx context.Context, lines, names []string) error {
 	}
 	ok, err := x.r.approve(ctx, lines)
 	if errors.Is(err, ErrNoApprover) {
-		return &ApprovalError{Commands: lines, Message: msg + " (no approver is configured; shell.categories.dangerous commands run only when the host approves them)"}
+		why := "no approver is configured"
+		if err != ErrNoApprover {
+			why = strings.TrimPrefix(err.Error(), ErrNoApprover.Error()+": ")
+		}
+		return &ApprovalError{Commands: lines, Message: msg + " (" + why + "; shell.categories.dangerous commands run only when the host approves them)"}
 	}
 	if err != nil {
 		return &ApprovalError{Commands: lines, Message: msg + ": " + err.Error(), Err: err}

@@ -65,6 +65,10 @@ func TestCallApproveScopeExpansion(t *testing.T) {
 	if !strings.Contains(string(data), ", uname, id]") || !strings.Contains(string(data), "# Need paths.read (or paths.write)") {
 		t.Fatalf("config:\n%s", data)
 	}
+	// A dangerous command with nobody to ask says how to answer.
+	if code, r := call("call", "shell", `{"command":"rm x"}`); code != 1 || r.Error.Kind != "approval_required" || !strings.Contains(r.Error.Message, "--approve allow_once|deny") {
+		t.Fatalf("rm with no terminal: %d %+v", code, r.Error)
+	}
 	// A dangerous command is never added for good.
 	if code, r := call("call", "request_scope_expansion", `{"command":"rm","reason":"x"}`, "--approve", "add_to_scope"); code != 1 || r.Error.Kind != "approval_required" || !strings.Contains(r.Error.Message, "allow_once|deny") {
 		t.Fatalf("rm add_to_scope: %d %+v", code, r.Error)

@@ -322,7 +322,7 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 		}
 	})
 	t.Run("approval.policy", func(t *testing.T) {
-		deny := WithApprover(func(ctx context.Context, req tools.ApprovalRequest) (bool, error) { return false, nil })
+		deny := WithApprover(tools.YesNo(func(ctx context.Context, req tools.ApprovalRequest) (bool, error) { return false, nil }))
 		write := json.RawMessage(`{"path":"tools/x.ts","content":"/** X. */\nexport default () => 1;\n"}`)
 		if _, err := bootWith(t, deny).Call(context.Background(), "write_file", write); err != nil {
 			t.Fatalf("never: %v", err)

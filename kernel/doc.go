@@ -29,6 +29,16 @@
 // Before a call that reads the toolbox, a long-lived kernel asks the
 // toolbox to check the remote (git.refresh_interval, Box.MaybeRefresh).
 //
+// request_scope_expansion (scope.go):
+//
+//	Kernel.Call → tools.Set.Call → request_scope_expansion → Kernel.expandScope
+//	  → tools.Set.Ask (the host's Approver, or the call's: MCP elicitation)
+//	  allow_once: a shell.Grant the session's next Kernel.Call carries
+//	  add_to_scope: the configuration file's list (configlist.go), then the shell
+//
+// Host functions (WithSandboxFunc) are sandbox.HostFuncs the runner
+// installs as tgp.<name>; Scaffold declares them in tools/tgp-env.d.ts.
+//
 // Imports go one way: cmd/tgp → kernel → (toolbox, tools, sandbox, sqldb,
 // shell, forge, vfs); toolbox → (gitbackend, registry, forge, tools for its
 // types); nothing below imports the kernel.

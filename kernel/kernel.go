@@ -16,6 +16,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/shell"
 	"github.com/tgp-go/tgp/toolbox"
 	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/tools/forgetools"
@@ -38,6 +39,7 @@ type Kernel struct {
 
 	runner *sandbox.Runner
 	sql    forgetools.SQLProvider
+	scope  scopeState
 }
 
 type options struct {
@@ -57,6 +59,9 @@ type options struct {
 	forge          forge.Forge
 	session        string
 	resumeSession  bool
+	rootGrants     bool
+	hostFuncs      []sandbox.HostFunc
+	errs           []error
 }
 
 // Option configures New.
@@ -116,6 +121,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if err := errors.Join(o.errs...); err != nil {
+		return nil, err
+	}
 	cfg, err := LoadConfig(LoadOptions{File: o.configFile, Required: o.configRequired, Environ: o.environ, Overrides: o.overrides})
 	if err != nil {
 		return nil, err
@@ -166,6 +174,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	if err := k.set.Add(k.shellTools()...); err != nil {
 		return nil, err
 	}
+	if err := k.set.Add(tools.ScopeTool(k.expandScope)); err != nil {
+		return nil, err
+	}
 	if err := k.set.Add(tools.FindTool(k.box)); err != nil {
 		return nil, err
 	}
@@ -186,8 +197,13 @@ func classify(err error) tools.Kind {
 	return ""
 }
 
-// Config returns the effective configuration.
-func (k *Kernel) Config() Config { return *k.cfg }
+// Config returns the effective configuration (shell: as widened by
+// add_to_scope decisions since New).
+func (k *Kernel) Config() Config {
+	k.scope.mu.Lock()
+	defer k.scope.mu.Unlock()
+	return *k.cfg
+}
 
 // FS returns the kernel's jailed filesystem.
 func (k *Kernel) FS() *vfs.FS { return k.fs }
@@ -269,6 +285,13 @@ func (k *Kernel) Set() *tools.Set { return k.set }
 
 // Call runs one tool. The error is always a *tools.Error.
 func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
+	// What the host allowed once holds for the session's next call only,
+	// whatever that call is; asking for more expansions first adds up.
+	if name != tools.ScopeToolName {
+		if g, ok := k.takeGrant(tools.SessionFrom(ctx)); ok {
+			ctx = shell.WithGrant(ctx, g)
+		}
+	}
 	stale := ""
 	if readsToolbox[name] {
 		stale = k.box.MaybeRefresh(ctx)

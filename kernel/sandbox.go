@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/tgp-go/tgp/sandbox"
@@ -29,6 +30,7 @@ func (k *Kernel) newRunner() *sandbox.Runner {
 	if k.opts.httpClient != nil {
 		opts = append(opts, sandbox.WithHTTPClient(k.opts.httpClient))
 	}
+	opts = append(opts, sandbox.WithHostFuncs(k.opts.hostFuncs...))
 	if sc.Isolation == sandbox.IsolationProcess {
 		opts = append(opts, sandbox.WithIsolation(sandbox.IsolationProcess), sandbox.WithWorkers(sc.Workers))
 		if len(sc.WorkerCommand) > 0 {
@@ -36,6 +38,34 @@ func (k *Kernel) newRunner() *sandbox.Runner {
 		}
 	}
 	return sandbox.New(opts...)
+}
+
+// WithSandboxFunc makes fn callable from the tools the kernel runs, as
+// tgp.<name>(arg) (the TypeScript original's sandboxAPI): the argument
+// crosses as JSON decoded into A (unknown fields and wrong types are the
+// tool's exception, naming the field), the result R as JSON, in both
+// sandbox isolation modes (in process isolation fn still runs here, in
+// the kernel: the worker calls it over its pipe). An error fn returns
+// reaches the tool as an exception with its message; a panic too. The
+// function is declared in tools/tgp-env.d.ts with types made from A and
+// R (Scaffold, tgp init). A name that is not an identifier, or one of the
+// sandbox's own (read_file, fetch, exec_sql...), or given twice, makes New
+// fail.
+func WithSandboxFunc[A, R any](name string, fn func(ctx context.Context, arg A) (R, error)) Option {
+	f, err := sandbox.NewHostFunc(name, fn)
+	return func(o *options) {
+		if err != nil {
+			o.errs = append(o.errs, fmt.Errorf("kernel.WithSandboxFunc: %w", err))
+			return
+		}
+		for _, have := range o.hostFuncs {
+			if have.Name == name {
+				o.errs = append(o.errs, fmt.Errorf("kernel.WithSandboxFunc: %q given twice", name))
+				return
+			}
+		}
+		o.hostFuncs = append(o.hostFuncs, f)
+	}
 }
 
 func (k *Kernel) checkConfig() analysis.Config {

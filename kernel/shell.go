@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -107,19 +108,30 @@ func (k *Kernel) shellTools() []*tools.Tool {
 		opts := []shell.Option{
 			shell.WithSecretEnv(k.cfg.Git.TokenEnv, k.cfg.SQL.DSNEnv, k.cfg.Serve.TokenEnv),
 			shell.WithEnv(env...),
-		}
-		if k.opts.approver != nil {
-			approver := k.opts.approver
-			opts = append(opts, shell.WithApprover(func(ctx context.Context, commands []string) (bool, error) {
+			// Asked through the tool set: the host's approver, or the one
+			// the call carries (an MCP client's elicitation).
+			shell.WithApprover(func(ctx context.Context, commands []string) (bool, error) {
 				args, _ := json.Marshal(map[string]any{"commands": commands})
-				return approver(ctx, tools.ApprovalRequest{Tool: "shell", Risk: tools.RiskHigh,
-					Summary: "run dangerous command(s): " + strings.Join(commands, "; "), Args: args})
-			}))
+				d, err := k.set.Ask(ctx, tools.ApprovalRequest{Tool: "shell", Risk: tools.RiskHigh,
+					Summary: "run dangerous command(s): " + strings.Join(commands, "; "), Args: args, MidCall: shell.MidRun(ctx)})
+				if errors.Is(err, tools.ErrNoApprover) {
+					if errors.Unwrap(err) == nil {
+						return false, shell.ErrNoApprover
+					}
+					// Wrapped: the approver says why it cannot ask
+					// (tgp call with no terminal).
+					return false, fmt.Errorf("%w: %v", shell.ErrNoApprover, err)
+				}
+				return d == tools.DecisionAllowOnce, err
+			}),
 		}
+		k.scope.mu.Lock()
+		defer k.scope.mu.Unlock()
 		r, err := shell.New(k.fs.Root(), k.cfg.Shell.scopes(), opts...)
 		if err != nil {
 			return nil, nil, err
 		}
+		k.scope.runner = r
 		runner, sessions = r, shell.NewSessions(r)
 		return runner, sessions, nil
 	}

@@ -205,11 +205,11 @@ func TestShellChangesArePersisted(t *testing.T) {
 // shell tools, and dangerous commands run only when the host approves.
 func TestShellApprovalGuard(t *testing.T) {
 	var asked []string
-	yes := WithApprover(func(ctx context.Context, req tools.ApprovalRequest) (bool, error) {
+	yes := WithApprover(tools.YesNo(func(ctx context.Context, req tools.ApprovalRequest) (bool, error) {
 		asked = append(asked, req.Summary)
 		return true, nil
-	})
-	no := WithApprover(func(ctx context.Context, req tools.ApprovalRequest) (bool, error) { return false, nil })
+	}))
+	no := WithApprover(tools.YesNo(func(ctx context.Context, req tools.ApprovalRequest) (bool, error) { return false, nil }))
 	k, root := diskKernel(t, yes)
 	if _, te := shellCall(t, k, "rm notes/n.txt", "."); te != nil {
 		t.Fatalf("approved rm: %v", te)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/toolbox"
 )
 
@@ -46,6 +47,7 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 		BlockUpwardTraversal: k.cfg.FS.BlockUpwardTraversal,
 		Check:                k.checkConfig(),
 		OnRefresh:            k.opts.refreshHooks,
+		SandboxDecls:         sandbox.Declarations(k.opts.hostFuncs),
 	}
 	tc.PR.Forge, tc.PR.ForgeErr = k.buildForge(provider)
 	if k.opts.forge == nil && hasForge(provider) {

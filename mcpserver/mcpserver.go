@@ -3,12 +3,15 @@
 // with its JSON Schema and annotations (readOnlyHint, destructiveHint,
 // idempotentHint), results as text plus structured content, tool failures as
 // isError results the model can read and correct, and the kernel's system
-// prompt as an MCP prompt.
+// prompt as an MCP prompt. A call that needs the user's approval (a scope
+// expansion, approval.policy, a dangerous shell command) asks the client's
+// user through elicitation when the client can be asked (elicit.go).
 package mcpserver
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -60,8 +63,12 @@ func New(list []*tools.Tool, c Caller, o Options) (*mcp.Server, error) {
 		}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, nil)
+	srv := &server{stateKey: make([]byte, 32)}
+	if _, err := rand.Read(srv.stateKey); err != nil {
+		return nil, fmt.Errorf("mcpserver: state key: %w", err)
+	}
 	for _, t := range Select(list, o) {
-		s.AddTool(Definition(t), handler(t.Name, c))
+		s.AddTool(Definition(t), srv.handler(t.Name, c))
 	}
 	if o.SystemPrompt != "" {
 		prompt := o.SystemPrompt
@@ -117,20 +124,38 @@ func Definition(t *tools.Tool) *mcp.Tool {
 	}
 }
 
-func handler(name string, c Caller) mcp.ToolHandler {
+// server is what the handlers share: the key that signs the state a
+// client echoes between the rounds of a call that asked its user.
+type server struct {
+	stateKey []byte
+}
+
+func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
+		ctx, a, err := s.callContext(ctx, req)
+		if err != nil {
+			return nil, err
+		}
 		res, err := c.Call(ctx, name, args)
 		if err != nil {
+			if ir := s.inputRequired(a); ir != nil {
+				// The call stopped to ask its user (and changed nothing):
+				// the client asks and calls again with the answer.
+				return ir, nil
+			}
 			te := tools.Classify(err, nil)
 			body, _ := json.Marshal(map[string]any{"ok": false, "tool": name, "error": te})
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
 				StructuredContent: map[string]any{"error": te}}, nil
 		}
 		structured := map[string]any{"result": res.Value, "truncated": res.Truncated}
+		if res.TruncatedReason != "" {
+			structured["truncated_reason"] = res.TruncatedReason
+		}
 		if res.Stale != "" {
 			structured["stale"] = res.Stale
 		}

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -46,6 +48,7 @@ func (ex *execution) toExecError(err error) *ExecError {
 				break
 			}
 		}
+		ex.explainMissingMember(e)
 		return e
 	}
 	var rj rejection
@@ -87,4 +90,32 @@ func (ex *execution) fromValue(v goja.Value) *ExecError {
 		e.Kind = KindStackOverflow
 	}
 	return e
+}
+
+var noMember = regexp.MustCompile(`^TypeError: Object has no member '([A-Za-z_][A-Za-z0-9_]*)'$`)
+
+// explainMissingMember names the refusal when a tool called a tgp member
+// that is neither the sandbox's nor a host function the kernel registered
+// (goja only says the object has no such member).
+func (ex *execution) explainMissingMember(e *ExecError) {
+	m := noMember.FindStringSubmatch(e.Message)
+	if m == nil {
+		return
+	}
+	src := ex.req.Source
+	if e.Path != ex.req.Path || src == nil {
+		if ex.req.FS == nil {
+			return
+		}
+		b, err := ex.req.FS.ReadFile(e.Path)
+		if err != nil {
+			return
+		}
+		src = b
+	}
+	if !regexp.MustCompile(`\btgp\s*\.\s*` + m[1] + `\b`).Match(src) {
+		return
+	}
+	e.Message = fmt.Sprintf("TypeError: tgp.%s is not a function of this sandbox: the host registered no such host function (host functions: %s)",
+		m[1], orNone(ex.r.hostFuncNames()))
 }

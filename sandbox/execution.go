@@ -424,12 +424,44 @@ func (ex *execution) install() error {
 		}
 		return vm.ToValue(res)
 	})
+	for _, name := range ex.r.hostFuncNames() {
+		_ = tgp.Set(name, func(call goja.FunctionCall) goja.Value { return ex.callHost(name, call.Argument(0)) })
+	}
 	if err := vm.Set("tgp", tgp); err != nil {
 		return err
 	}
 	_ = vm.Set("setTimeout", func(call goja.FunctionCall) goja.Value { return ex.setTimeout(call) })
 	_ = vm.Set("clearTimeout", func(id int64) { ex.clearTimeout(id) })
 	return nil
+}
+
+// callHost calls the host function name with arg as JSON and returns its
+// JSON result as a JS value; the host's error is thrown as an Error with
+// its message.
+func (ex *execution) callHost(name string, arg goja.Value) goja.Value {
+	vm := ex.vm
+	raw := "null"
+	if arg != nil && !goja.IsUndefined(arg) {
+		stringify, _ := goja.AssertFunction(vm.Get("JSON").(*goja.Object).Get("stringify"))
+		s, err := stringify(goja.Undefined(), arg)
+		if err != nil {
+			panic(vm.NewTypeError(fmt.Sprintf("tgp.%s: the argument is not JSON: %v", name, err)))
+		}
+		if !goja.IsUndefined(s) {
+			raw = s.String()
+		}
+	}
+	out, err := ex.r.callHost(ex.ctx, name, json.RawMessage(raw))
+	if err != nil {
+		panic(vm.NewGoError(fmt.Errorf("tgp.%s: %w", name, err)))
+	}
+	ex.charge(float64(len(out)) * 4) // the parsed value is several times the text
+	parse, _ := goja.AssertFunction(vm.Get("JSON").(*goja.Object).Get("parse"))
+	v, err := parse(goja.Undefined(), vm.ToValue(string(out)))
+	if err != nil {
+		panic(vm.NewTypeError(fmt.Sprintf("tgp.%s: the host's result is not JSON: %v", name, err)))
+	}
+	return v
 }
 
 // throwFSError turns a jail refusal into a SecurityViolation and other

@@ -136,7 +136,8 @@ func newPool(r *Runner) *pool {
 	return &pool{argv: argv, env: env, httpClient: r.httpClient, slots: make(chan struct{}, n),
 		cfg: workerConfig{MemLimit: r.memLimit, AddrLimit: addr, TimeoutMS: r.timeout.Milliseconds(),
 			Imports: imports, FetchURLs: r.fetchURLs, WriteDirs: r.writeDirs, Seed: r.seed,
-			MaxLogBytes: r.maxLogBytes, MaxStack: r.maxStack, MaxFetch: r.maxFetch, ModulesDir: r.modulesDir}}
+			MaxLogBytes: r.maxLogBytes, MaxStack: r.maxStack, MaxFetch: r.maxFetch, ModulesDir: r.modulesDir,
+			HostFuncs: r.hostFuncNames()}}
 }
 
 func (p *pool) close() {
@@ -345,7 +346,8 @@ func (p *pool) exec(ctx context.Context, r *Runner, req Request, src []byte, tim
 	for attempt := 0; ; attempt++ {
 		fresh := w.runs == 0
 		w.runs++
-		callCtx, cancelCalls := context.WithCancel(ctx)
+		// The calls a run makes end with its time, as they do in process.
+		callCtx, cancelCalls := context.WithTimeout(ctx, timeout)
 		var calls sync.WaitGroup
 		out, reuse, heard := p.converse(ctx, callCtx, w, w.runs, r, req, src, timeout, &calls)
 		cancelCalls()
@@ -564,6 +566,13 @@ func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request,
 		for k := range resp.Header {
 			rep.Headers[k] = resp.Header.Get(k)
 		}
+	case "host_func":
+		// Only the kernel's own functions, whatever name the worker asks.
+		res, err := r.callHost(ctx, f.Func, f.Arg)
+		if err != nil {
+			return fail(err)
+		}
+		rep.Result = res
 	default:
 		return fail(fmt.Errorf("sandbox worker: unknown call %q", f.Op))
 	}

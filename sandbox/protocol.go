@@ -44,7 +44,9 @@ type frame struct {
 	Outcome *Outcome      `json:"outcome,omitempty"`
 
 	// call (worker → parent) and reply (parent → worker)
-	Op      string            `json:"op,omitempty"` // read_file, list_files, write_file, exec_sql, fetch
+	Op      string            `json:"op,omitempty"`   // read_file, list_files, write_file, exec_sql, fetch, host_func
+	Func    string            `json:"func,omitempty"` // host_func: the function's name
+	Arg     json.RawMessage   `json:"arg,omitempty"`  // host_func: its argument
 	Path    string            `json:"path,omitempty"`
 	Data    []byte            `json:"data,omitempty"`
 	Query   string            `json:"query,omitempty"`
@@ -87,6 +89,9 @@ type workerConfig struct {
 	MaxStack    int      `json:"max_stack"`
 	MaxFetch    int64    `json:"max_fetch"`
 	ModulesDir  string   `json:"modules_dir,omitempty"`
+	// HostFuncs are the host functions tools may call: the worker
+	// defines them, the parent runs them.
+	HostFuncs []string `json:"host_funcs,omitempty"`
 }
 
 // workerExec is one run.

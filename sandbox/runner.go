@@ -47,6 +47,9 @@ type Runner struct {
 	bundles     sync.Map // package bundle key → *Compiled
 	lockdown    *goja.Program
 
+	hostFuncs map[string]HostFunc
+	hostErr   error
+
 	isolation    string
 	workerArgv   []string
 	workerEnv    []string
@@ -201,6 +204,9 @@ func (r *Runner) Exec(ctx context.Context, req Request) (*Outcome, error) {
 		out.Success = e == nil
 		out.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		return out, nil
+	}
+	if r.hostErr != nil {
+		return nil, r.hostErr
 	}
 	src := req.Source
 	if src == nil {

@@ -59,6 +59,16 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	if cfg.Seed != nil {
 		opts = append(opts, WithRandSeed(*cfg.Seed))
 	}
+	// The host functions run in the parent: each is a call over the pipe.
+	for _, name := range cfg.HostFuncs {
+		opts = append(opts, WithHostFuncs(HostFunc{Name: name, Call: func(ctx context.Context, arg json.RawMessage) (json.RawMessage, error) {
+			rep, err := ws.call(ctx, &frame{Op: "host_func", Func: name, Arg: arg})
+			if err != nil {
+				return nil, err
+			}
+			return rep.Result, nil
+		}}))
+	}
 	r := New(opts...)
 	r.memLimit = cfg.MemLimit
 	r.maxFetch = cfg.MaxFetch

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -44,13 +45,13 @@ func (x *run) validate(ctx context.Context, dir string, argv []string, depth int
 	}
 	relDir, ok := x.r.rel(realDir)
 	if !ok {
-		return "", plan{}, &Violation{Reason: ReasonDirNotInScope, Command: name, Directory: dir, RequiredScope: ScopeRead, AllowedPatterns: x.r.scopes.Allowed(ScopeRead),
+		return "", plan{}, &Violation{Reason: ReasonDirNotInScope, Command: name, Directory: dir, RequiredScope: ScopeRead, AllowedPatterns: x.sc.Allowed(ScopeRead),
 			Message: fmt.Sprintf("%s would run in %s, outside the root; stay inside the root", name, dir)}
 	}
 	base := path.Base(name)
 	if shells[base] && (!strings.Contains(name, "/") || underSystem(name)) {
-		if x.r.scopes.deny[name] || x.r.scopes.deny[base] {
-			_, err := x.r.scopes.Categorize(name)
+		if x.sc.deny[name] || x.sc.deny[base] {
+			_, err := x.sc.Categorize(name)
 			return "", plan{}, err
 		}
 		if !top {
@@ -60,7 +61,7 @@ func (x *run) validate(ctx context.Context, dir string, argv []string, depth int
 		p, err := x.shellPlan(ctx, realDir, argv)
 		return ReadOnly, p, err
 	}
-	cat, err := x.r.scopes.Categorize(name)
+	cat, err := x.sc.Categorize(name)
 	if err != nil {
 		return "", plan{}, err
 	}
@@ -83,7 +84,7 @@ func (x *run) validate(ctx context.Context, dir string, argv []string, depth int
 	if len(writes) > 0 {
 		cat = maxCat(cat, SafeWrite)
 	}
-	if err := x.r.scopes.CheckDir(name, relDir, cat); err != nil {
+	if err := x.sc.CheckDir(name, relDir, cat); err != nil {
 		return "", plan{}, err
 	}
 	if err := x.checkArgs(realDir, name, base, argv, cat, writes, reads, len(inner) > 0); err != nil {
@@ -181,9 +182,9 @@ loop:
 		rel, ok := x.r.rel(real)
 		if !ok {
 			return plan{}, &Violation{Reason: ReasonPathNotScope, Command: argv[0], Path: file, RequiredScope: ScopeRead,
-				AllowedPatterns: x.r.scopes.Allowed(ScopeRead), Message: fmt.Sprintf("script %s is outside the root", file)}
+				AllowedPatterns: x.sc.Allowed(ScopeRead), Message: fmt.Sprintf("script %s is outside the root", file)}
 		}
-		if err := x.r.scopes.CheckPath(argv[0], rel, ScopeRead); err != nil {
+		if err := x.sc.CheckPath(argv[0], rel, ScopeRead); err != nil {
 			return plan{}, err
 		}
 		b, err := os.ReadFile(real)
@@ -394,14 +395,14 @@ func (x *run) checkArgs(dir, name, base string, argv []string, cat Category, wri
 				x.warn("%s names %s, outside the root (system files are readable); prefer paths relative to the working directory", name, a)
 				continue
 			}
-			return &Violation{Reason: ReasonPathNotScope, Command: name, Path: a, RequiredScope: sc, AllowedPatterns: x.r.scopes.Allowed(sc),
+			return &Violation{Reason: ReasonPathNotScope, Command: name, Path: a, RequiredScope: sc, AllowedPatterns: x.sc.Allowed(sc),
 				Message: fmt.Sprintf("%s: path %s is outside the root (%s); use paths inside the root, relative to the working directory", name, a, real)}
 		}
-		if err := x.r.scopes.CheckPath(name, rel, sc); err != nil {
+		if err := x.sc.CheckPath(name, rel, sc); err != nil {
 			return err
 		}
 		if sc == ScopeWrite && holdsGit(real) {
-			return &Violation{Reason: ReasonPathNotScope, Command: name, Path: a, RequiredScope: sc, AllowedPatterns: x.r.scopes.Allowed(sc),
+			return &Violation{Reason: ReasonPathNotScope, Command: name, Path: a, RequiredScope: sc, AllowedPatterns: x.sc.Allowed(sc),
 				Message: fmt.Sprintf("%s: %s holds .git, which is always denied; name the files or directories inside it instead", name, a)}
 		}
 	}
@@ -435,7 +436,7 @@ func (x *run) lookPath(dir, name string) (string, error) {
 		real := resolve(dir, name)
 		if _, ok := x.r.rel(real); !ok && !underSystem(real) {
 			return "", &Violation{Reason: ReasonPathNotScope, Command: name, Path: name, RequiredScope: ScopeRead,
-				AllowedPatterns: x.r.scopes.Allowed(ScopeRead), Message: fmt.Sprintf("program %s is outside the root and the system directories", name)}
+				AllowedPatterns: x.sc.Allowed(ScopeRead), Message: fmt.Sprintf("program %s is outside the root and the system directories", name)}
 		}
 		if info, err := os.Stat(real); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 			return "", nil
@@ -464,11 +465,22 @@ func (x *run) approveNow(ctx context.Context, argv []string) error {
 	if ok {
 		return nil
 	}
-	return x.ask(ctx, []string{key}, []string{key})
+	return x.ask(context.WithValue(ctx, midRunKey{}, true), []string{key}, []string{key})
 }
+
+type midRunKey struct{}
+
+// MidRun reports whether an Approver is asked while the command line is
+// already running (a dangerous command found only at run time): the line
+// may have changed files before, so a host that can only ask by running
+// the whole call again must refuse instead.
+func MidRun(ctx context.Context) bool { v, _ := ctx.Value(midRunKey{}).(bool); return v }
 
 func (x *run) ask(ctx context.Context, lines, names []string) error {
 	if x.preApproved {
+		return nil
+	}
+	if x.useOnce(names) {
 		return nil
 	}
 	msg := fmt.Sprintf("dangerous command(s) need approval: %s", strings.Join(lines, "; "))
@@ -476,6 +488,13 @@ func (x *run) ask(ctx context.Context, lines, names []string) error {
 		return &ApprovalError{Commands: lines, Message: msg + " (no approver is configured; shell.categories.dangerous commands run only when the host approves them)"}
 	}
 	ok, err := x.r.approve(ctx, lines)
+	if errors.Is(err, ErrNoApprover) {
+		why := "no approver is configured"
+		if err != ErrNoApprover {
+			why = strings.TrimPrefix(err.Error(), ErrNoApprover.Error()+": ")
+		}
+		return &ApprovalError{Commands: lines, Message: msg + " (" + why + "; shell.categories.dangerous commands run only when the host approves them)"}
+	}
 	if err != nil {
 		return &ApprovalError{Commands: lines, Message: msg + ": " + err.Error(), Err: err}
 	}
@@ -488,6 +507,42 @@ func (x *run) ask(ctx context.Context, lines, names []string) error {
 	}
 	x.mu.Unlock()
 	return nil
+}
+
+// useOnce approves the dangerous commands of lines (names: the dangerous
+// argv of each, wrappers stripped) when a Grant's "once" covers every one
+// of them, and spends those uses: a
+// command the host allowed once runs once, and the next use is asked
+// about as usual.
+func (x *run) useOnce(names []string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.once) == 0 {
+		return false
+	}
+	need := map[string]int{}
+	for _, n := range names {
+		need[onceName(n)]++
+	}
+	for name, n := range need {
+		if x.once[name] < n {
+			return false
+		}
+	}
+	for name, n := range need {
+		x.once[name] -= n
+	}
+	for _, n := range names {
+		x.approved[n] = true
+	}
+	return true
+}
+
+// onceName is the command a dangerous argv runs: its first word, as the
+// category lists name it.
+func onceName(line string) string {
+	name, _, _ := strings.Cut(line, " ")
+	return name
 }
 
 // ---- static pass ----
@@ -555,10 +610,10 @@ func (x *run) staticCheck(argv []string, depth int) ([]string, error) {
 	}
 	name := argv[0]
 	base := path.Base(name)
-	if shells[base] && !x.r.scopes.deny[name] && !x.r.scopes.deny[base] {
+	if shells[base] && !x.sc.deny[name] && !x.sc.deny[base] {
 		return nil, nil // checked when it runs (the script may be dynamic)
 	}
-	cat, err := x.r.scopes.Categorize(name)
+	cat, err := x.sc.Categorize(name)
 	if err != nil {
 		return nil, err
 	}

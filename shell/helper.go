@@ -71,8 +71,8 @@ func (x *run) spec() landlockSpec {
 		if snap == nil {
 			snap = &snapshot{files: map[string]fileState{}, dirs: []string{""}}
 		}
-		x.read = x.r.grantTree(snap, func(rel string) bool { return x.r.scopes.Covers(rel, ScopeRead) })
-		x.write = x.r.grantTree(snap, func(rel string) bool { return x.r.scopes.Covers(rel, ScopeWrite) })
+		x.read = x.r.grantTree(snap, func(rel string) bool { return x.sc.Covers(rel, ScopeRead) })
+		x.write = x.r.grantTree(snap, func(rel string) bool { return x.sc.Covers(rel, ScopeWrite) })
 	}
 	read, write := x.read, x.write
 	x.mu.Unlock()
@@ -99,7 +99,7 @@ func (x *run) spec() landlockSpec {
 			ents, _ := os.ReadDir(filepath.Join(x.r.root, filepath.FromSlash(d)))
 			for _, e := range ents {
 				rel := path.Join(d, e.Name())
-				if !g.t.known[rel] && x.r.scopes.Covers(rel, g.cov) {
+				if !g.t.known[rel] && x.sc.Covers(rel, g.cov) {
 					*g.dest = append(*g.dest, x.r.abs([]string{rel})...)
 				}
 			}

@@ -289,7 +289,7 @@ func TestLandlockHoldsWithoutTheChecks(t *testing.T) {
 	if e.r.Isolation().LandlockABI < 1 {
 		t.Fatal("landlock mode without an ABI")
 	}
-	x := e.r.newRun(context.Background(), nil)
+	x := e.r.newRun(context.Background(), e.r.Scopes(), nil)
 	defer x.close()
 	spec := x.spec()
 	for _, p := range spec.RO {

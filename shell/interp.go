@@ -293,10 +293,10 @@ func (x *run) open(ctx context.Context, p string, flag int, perm os.FileMode) (i
 	real := resolve(hc.Dir, p)
 	rel, ok := x.r.rel(real)
 	if !ok {
-		return nil, x.stop(&Violation{Reason: ReasonPathNotScope, Command: "redirection", Path: abs, RequiredScope: sc, AllowedPatterns: x.r.scopes.Allowed(sc),
+		return nil, x.stop(&Violation{Reason: ReasonPathNotScope, Command: "redirection", Path: abs, RequiredScope: sc, AllowedPatterns: x.sc.Allowed(sc),
 			Message: fmt.Sprintf("redirection to %s leaves the root; redirect to a path inside the root", p)})
 	}
-	if err := x.r.scopes.CheckPath("redirection", rel, sc); err != nil {
+	if err := x.sc.CheckPath("redirection", rel, sc); err != nil {
 		return nil, x.stop(err)
 	}
 	if flag&os.O_CREATE != 0 && rel != "" {
@@ -313,9 +313,9 @@ func (x *run) open(ctx context.Context, p string, flag int, perm os.FileMode) (i
 	if err != nil {
 		return nil, err
 	}
-	if r2, ok := x.r.rel(realOpened); !ok || x.r.scopes.CheckPath("redirection", r2, sc) != nil {
+	if r2, ok := x.r.rel(realOpened); !ok || x.sc.CheckPath("redirection", r2, sc) != nil {
 		_ = f.Close()
-		return nil, x.stop(&Violation{Reason: ReasonPathNotScope, Command: "redirection", Path: display(r2), RequiredScope: sc, AllowedPatterns: x.r.scopes.Allowed(sc),
+		return nil, x.stop(&Violation{Reason: ReasonPathNotScope, Command: "redirection", Path: display(r2), RequiredScope: sc, AllowedPatterns: x.sc.Allowed(sc),
 			Message: fmt.Sprintf("redirection %s resolved to %s, outside the %s scope", p, realOpened, sc)})
 	}
 	return f, nil
@@ -349,7 +349,7 @@ func openFallback(root, rel string, flag int, perm os.FileMode) (*os.File, strin
 func (x *run) readDir(ctx context.Context, p string) ([]fs.DirEntry, error) {
 	real := resolve(interp.HandlerCtx(ctx).Dir, p)
 	rel, ok := x.r.rel(real)
-	if !ok || !x.r.scopes.Covers(rel, ScopeRead) {
+	if !ok || !x.sc.Covers(rel, ScopeRead) {
 		return nil, &fs.PathError{Op: "readdir", Path: p, Err: fs.ErrPermission}
 	}
 	return os.ReadDir(real)
@@ -366,7 +366,7 @@ func (x *run) stat(ctx context.Context, name string, follow bool) (fs.FileInfo, 
 	if follow {
 		real = resolve(filepath.Clean(abs), ".")
 	}
-	if rel, ok := x.r.rel(real); !(ok && !x.r.scopes.Denied(rel)) && !underSystem(real) {
+	if rel, ok := x.r.rel(real); !(ok && !x.sc.Denied(rel)) && !underSystem(real) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
 	}
 	if follow {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -26,14 +27,19 @@ const TrustedPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 const ExecSubcommand = "__shellexec"
 
 // Approver is asked before a dangerous command runs; commands are the
-// command lines (argv joined) that need approval.
+// command lines (argv joined) that need approval. ErrNoApprover (wrapped
+// or not) says there was no one to ask.
 type Approver func(ctx context.Context, commands []string) (bool, error)
+
+// ErrNoApprover is what an Approver returns when it has no one to ask:
+// the command is refused as it is without an Approver.
+var ErrNoApprover = errors.New("shell: no approver")
 
 // Runner runs command lines in one root under one scope. It is safe for
 // concurrent use.
 type Runner struct {
 	root      string // absolute, symlinks resolved
-	scopes    *Scopes
+	scopes    atomic.Pointer[Scopes]
 	helper    []string
 	secrets   map[string]bool
 	approve   Approver
@@ -118,8 +124,9 @@ func New(root string, cfg Config, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{root: real, scopes: sc, secrets: map[string]bool{}, landlock: true, budget: 10000,
+	r := &Runner{root: real, secrets: map[string]bool{}, landlock: true, budget: 10000,
 		maxBytes: DefaultMaxBytes, maxLines: DefaultMaxLines, killGrace: 250 * time.Millisecond, warm: 2}
+	r.scopes.Store(sc)
 	for _, o := range opts {
 		o(r)
 	}
@@ -157,7 +164,18 @@ func (r *Runner) Close() error {
 func (r *Runner) Root() string { return r.root }
 
 // Scopes returns the validated scopes.
-func (r *Runner) Scopes() *Scopes { return r.scopes }
+func (r *Runner) Scopes() *Scopes { return r.scopes.Load() }
+
+// SetConfig replaces the scopes for the command lines started from now on
+// (a host's "add to scope"); lines already running keep theirs.
+func (r *Runner) SetConfig(cfg Config) error {
+	sc, err := NewScopes(cfg)
+	if err != nil {
+		return err
+	}
+	r.scopes.Store(sc)
+	return nil
+}
 
 // Isolation says how external programs are confined.
 type Isolation struct {
@@ -253,7 +271,11 @@ var ErrBudget = errors.New("shell: command budget exceeded")
 // and Result.Refused (outside it) whatever happened.
 func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	start := time.Now()
-	dir, err := r.workdir(req.Workdir)
+	sc, err := r.scopesFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := r.workdir(sc, req.Workdir)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +283,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, &SyntaxError{Err: err}
 	}
-	x := r.newRun(ctx, nil)
+	x := r.newRun(ctx, sc, nil)
 	defer x.close()
 	if err := x.precheck(file, dir); err != nil {
 		return nil, err
@@ -293,7 +315,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	res.Truncated = stdout.truncated() || stderr.truncated()
 	after, serr := r.snapshot()
 	if serr == nil {
-		res.Changed, res.Refused = r.diff(before, after)
+		res.Changed, res.Refused = r.diff(sc, before, after)
 	}
 	res.Warnings = x.takeWarnings()
 	res.Duration = time.Since(start).Milliseconds()
@@ -318,7 +340,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 // workdir resolves an agent's working directory: relative to the root,
 // symlinks resolved, inside the root, an existing directory (seed 004's
 // explicit, relative and symlinked directories).
-func (r *Runner) workdir(wd string) (string, error) {
+func (r *Runner) workdir(sc *Scopes, wd string) (string, error) {
 	if wd == "" {
 		wd = "."
 	}
@@ -335,11 +357,11 @@ func (r *Runner) workdir(wd string) (string, error) {
 	}
 	rel, ok := r.rel(real)
 	if !ok {
-		return "", &Violation{Reason: ReasonDirNotInScope, Directory: wd, RequiredScope: ScopeRead, AllowedPatterns: r.scopes.Allowed(ScopeRead),
+		return "", &Violation{Reason: ReasonDirNotInScope, Directory: wd, RequiredScope: ScopeRead, AllowedPatterns: sc.Allowed(ScopeRead),
 			Message: fmt.Sprintf("workdir %s resolves to %s, outside the root; use a directory inside the root", wd, real)}
 	}
-	if r.scopes.Denied(rel) {
-		return "", &Violation{Reason: ReasonDirNotInScope, Directory: display(rel), RequiredScope: ScopeRead, AllowedPatterns: r.scopes.Allowed(ScopeRead),
+	if sc.Denied(rel) {
+		return "", &Violation{Reason: ReasonDirNotInScope, Directory: display(rel), RequiredScope: ScopeRead, AllowedPatterns: sc.Allowed(ScopeRead),
 			Message: fmt.Sprintf("workdir %s is denied (shell.paths.deny or .git)", display(rel))}
 	}
 	info, err := os.Stat(real)
@@ -444,14 +466,14 @@ func (r *Runner) snapshot() (*snapshot, error) {
 
 // diff lists changed paths (added, modified, deleted): those the write
 // scope covers, and the others.
-func (r *Runner) diff(before, after *snapshot) (changed, refused []string) {
+func (r *Runner) diff(sc *Scopes, before, after *snapshot) (changed, refused []string) {
 	seen := map[string]bool{}
 	add := func(p string) {
 		if seen[p] {
 			return
 		}
 		seen[p] = true
-		if r.scopes.Covers(p, ScopeWrite) {
+		if sc.Covers(p, ScopeWrite) {
 			changed = append(changed, p)
 		} else {
 			refused = append(refused, p)
@@ -479,6 +501,7 @@ func (r *Runner) diff(before, after *snapshot) (changed, refused []string) {
 
 type run struct {
 	r      *Runner
+	sc     *Scopes // the runner's scopes when the line started, widened by its Grant
 	ctx    context.Context
 	cancel context.CancelFunc
 	tmp    string
@@ -496,17 +519,25 @@ type run struct {
 	mu       sync.Mutex
 	fail     error
 	approved map[string]bool
+	once     map[string]int // dangerous commands a Grant lets run, and how many times more
 	pgids    map[int]bool
 	warnings []string
 	calls    int64
 }
 
-func (r *Runner) newRun(ctx context.Context, tty *os.File) *run {
+func (r *Runner) newRun(ctx context.Context, sc *Scopes, tty *os.File) *run {
 	c, cancel := context.WithCancel(ctx)
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	tmp := filepath.Join(os.TempDir(), "tgp-shell-"+hex.EncodeToString(b[:]))
-	return &run{r: r, ctx: c, cancel: cancel, tmp: tmp, tty: tty, approved: map[string]bool{}, pgids: map[int]bool{}, preApproved: isPreapproved(ctx)}
+	once := map[string]int{}
+	if g, ok := grantOf(ctx); ok {
+		for _, name := range g.Once {
+			once[name]++
+		}
+	}
+	return &run{r: r, sc: sc, ctx: c, cancel: cancel, tmp: tmp, tty: tty, approved: map[string]bool{}, once: once,
+		pgids: map[int]bool{}, preApproved: isPreapproved(ctx)}
 }
 
 // ensureTmp makes the run's private temporary directory (HOME and TMPDIR

@@ -93,7 +93,11 @@ type Poll struct {
 // Start runs cmd in workdir on a new PTY and returns its first output
 // after yield (or sooner if it exits).
 func (s *Sessions) Start(ctx context.Context, cmd, workdir string, yield time.Duration, maxBytes int) (*Poll, error) {
-	dir, err := s.r.workdir(workdir)
+	sc, err := s.r.scopesFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := s.r.workdir(sc, workdir)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +123,7 @@ func (s *Sessions) Start(ctx context.Context, cmd, workdir string, yield time.Du
 		return nil, fmt.Errorf("shell: open pty: %w", err)
 	}
 	_ = pty.Setsize(master, &pty.Winsize{Rows: 40, Cols: 120})
-	x := s.r.newRun(context.WithoutCancel(ctx), tty)
+	x := s.r.newRun(context.WithoutCancel(ctx), sc, tty)
 	if err := x.precheck(file, dir); err != nil {
 		x.close()
 		_ = master.Close()
@@ -346,7 +350,7 @@ func (s *Sessions) poll(ss *Session, yield time.Duration, maxBytes int) *Poll {
 	p.Output = out.String()
 	if now, err := s.r.snapshot(); err == nil {
 		ss.mu.Lock()
-		p.Changed, p.Refused = s.r.diff(ss.snap, now)
+		p.Changed, p.Refused = s.r.diff(ss.x.sc, ss.snap, now)
 		ss.snap = now
 		ss.mu.Unlock()
 	} else {

@@ -46,6 +46,9 @@ type Config struct {
 	// OnRefresh receive every refresh that moved the root or was blocked
 	// by local edits.
 	OnRefresh []func(RefreshEvent)
+	// SandboxDecls are TypeScript members Scaffold adds to the tgp object
+	// in tools/tgp-env.d.ts: the host functions (sandbox.Declarations).
+	SandboxDecls string
 }
 
 // PRConfig configures the pull-request strategy.

@@ -1,11 +1,13 @@
 package toolbox
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,23 +40,67 @@ func (b *Box) Scaffold() ([]string, error) {
 		return nil, err
 	}
 	// Editor support (.d.ts files are not tools).
-	for dst, src := range map[string]string{"tools/tgp-env.d.ts": "scaffold/tgp-env.d.ts", "tsconfig.json": "scaffold/tsconfig.json"} {
-		if _, err := b.fs.Stat(dst); errors.Is(err, fs.ErrNotExist) {
-			data, err := scaffoldFiles.ReadFile(src)
-			if err != nil {
-				return nil, err
-			}
-			if err := b.fs.WriteFile(dst, data, 0o644); err != nil {
-				return nil, err
-			}
-			created = append(created, dst)
-		} else if err != nil {
+	env, err := b.EnvTypes()
+	if err != nil {
+		return nil, err
+	}
+	tsconfig, err := scaffoldFiles.ReadFile("scaffold/tsconfig.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		dst  string
+		data []byte
+	}{{envTypesPath, env}, {"tsconfig.json", tsconfig}} {
+		have, err := b.fs.ReadFile(f.dst)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		case f.dst == envTypesPath && !bytes.Equal(have, f.data) && bytes.HasPrefix(have, envTypesHeader(f.data)):
+			// Ours, from before the host's functions changed: written
+			// again. A file someone wrote by hand is left alone.
+		default:
+			continue
+		}
+		if err := b.fs.WriteFile(f.dst, f.data, 0o644); err != nil {
 			return nil, err
 		}
+		created = append(created, f.dst)
 	}
 	sort.Strings(created)
 	b.excludeLocally("/tsconfig.json", "/tools/tgp-env.d.ts")
 	return created, nil
+}
+
+const envTypesPath = "tools/tgp-env.d.ts"
+
+// EnvTypes is tools/tgp-env.d.ts: the sandbox's globals and @tgp/std,
+// with the host's functions (Config.SandboxDecls) among tgp's members.
+func (b *Box) EnvTypes() ([]byte, error) {
+	data, err := scaffoldFiles.ReadFile("scaffold/tgp-env.d.ts")
+	if err != nil {
+		return nil, err
+	}
+	if b.cfg.SandboxDecls == "" {
+		return data, nil
+	}
+	const open = "declare const tgp: {"
+	i := bytes.Index(data, []byte(open))
+	j := bytes.Index(data[i:], []byte("\n};"))
+	if i < 0 || j < 0 {
+		return nil, errors.New("toolbox: scaffold/tgp-env.d.ts has no tgp declaration")
+	}
+	at := i + j + 1
+	return slices.Concat(data[:at], []byte(b.cfg.SandboxDecls), data[at:]), nil
+}
+
+// envTypesHeader is the generated file's first line.
+func envTypesHeader(data []byte) []byte {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return data[:i+1]
+	}
+	return data
 }
 
 // excludeLocally lists editor files in .git/info/exclude: they serve this

@@ -64,3 +64,33 @@ func TestScaffoldFilesStayOutOfGitStatus(t *testing.T) {
 		t.Fatalf("git status shows them:\n%s", out)
 	}
 }
+
+// The host's functions join tgp's members in tgp-env.d.ts; a file written
+// before they changed is written again, one written by hand is not.
+func TestScaffoldDeclaresHostFunctions(t *testing.T) {
+	root := t.TempDir()
+	if _, err := buildRig(t, testConfig(""), false, root).box.Scaffold(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig("")
+	cfg.SandboxDecls = "  orders(arg: { customer: string }): number[] | null;\n"
+	box := buildRig(t, cfg, false, root).box
+	created, err := box.Scaffold()
+	if err != nil || strings.Join(created, ",") != "tools/tgp-env.d.ts" {
+		t.Fatalf("rescaffold: %v %v", created, err)
+	}
+	p := filepath.Join(root, "tools", "tgp-env.d.ts")
+	dts, _ := os.ReadFile(p)
+	if !strings.Contains(string(dts), "log(...values: unknown[]): void;\n  orders(arg: { customer: string }): number[] | null;\n};") {
+		t.Fatalf("declarations:\n%s", dts)
+	}
+	if again, _ := box.Scaffold(); len(again) != 0 {
+		t.Fatalf("a third scaffold wrote %v", again)
+	}
+	if err := os.WriteFile(p, []byte("// mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := box.Scaffold(); len(again) != 0 {
+		t.Fatalf("a hand-written file was replaced: %v", again)
+	}
+}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -25,16 +26,118 @@ const (
 	PolicyAlways Policy = "always"
 )
 
+// Decision is a host's answer to an approval request.
+type Decision string
+
+// Decisions. A call's approval offers allow_once and deny; a scope
+// expansion (request_scope_expansion) also offers add_to_scope when the
+// configuration file can take it.
+const (
+	// DecisionDeny refuses.
+	DecisionDeny Decision = "deny"
+	// DecisionAllowOnce allows this call; for a scope expansion, the
+	// session's next call.
+	DecisionAllowOnce Decision = "allow_once"
+	// DecisionAddToScope writes the expansion into the configuration file:
+	// it holds from then on.
+	DecisionAddToScope Decision = "add_to_scope"
+)
+
+// ScopeRequest is an agent's request to widen the shell's scope
+// (request_scope_expansion): a command, or a path pattern.
+type ScopeRequest struct {
+	// Command is a command name; Category is the list add_to_scope would
+	// put it in (shell.categories.<category>).
+	Command  string `json:"command,omitempty"`
+	Category string `json:"category,omitempty"`
+	// Pattern is a glob relative to the root; Scope is read or write
+	// (shell.paths.<scope>).
+	Pattern string `json:"pattern,omitempty"`
+	Scope   string `json:"scope,omitempty"`
+	// Reason is the agent's explanation.
+	Reason string `json:"reason"`
+	// Key is the configuration key add_to_scope edits, ConfigFile the file
+	// (empty when add_to_scope is not offered).
+	Key        string `json:"key"`
+	ConfigFile string `json:"config_file,omitempty"`
+	// Dangerous marks a command of shell.categories.dangerous: it stays
+	// dangerous, so allow_once runs it once and add_to_scope is not
+	// offered.
+	Dangerous bool `json:"dangerous,omitempty"`
+	// Note says why a choice is missing (no configuration file, a file
+	// inside the agents' root).
+	Note string `json:"note,omitempty"`
+}
+
 // ApprovalRequest is what an Approver is asked.
 type ApprovalRequest struct {
 	Tool    string          `json:"tool"`
 	Summary string          `json:"summary"`
 	Risk    Risk            `json:"risk"`
 	Args    json.RawMessage `json:"args"`
+	// Choices are the decisions the host may answer; any other answer is
+	// taken as an error (and the call refused).
+	Choices []Decision `json:"choices"`
+	// Scope is set when an agent asks to widen the shell's scope.
+	Scope *ScopeRequest `json:"scope,omitempty"`
+	// Session is the session asking (an MCP session's id; empty for a
+	// kernel's own calls).
+	Session string `json:"session,omitempty"`
+	// MidCall is set when the call has already done something before
+	// asking (a dangerous command found while its command line runs): an
+	// approver that can only ask by running the call again from the start
+	// (MCP's multi-round-trip requests) must refuse instead.
+	MidCall bool `json:"mid_call,omitempty"`
 }
 
-// Approver is supplied by the host; it returns true to allow the call.
-type Approver func(ctx context.Context, req ApprovalRequest) (bool, error)
+// Offers reports whether d is one of r's choices.
+func (r ApprovalRequest) Offers(d Decision) bool {
+	for _, c := range r.Choices {
+		if c == d {
+			return true
+		}
+	}
+	return false
+}
+
+// Approver is supplied by the host: it answers one of the request's
+// Choices. An error refuses the call and is reported with it.
+type Approver func(ctx context.Context, req ApprovalRequest) (Decision, error)
+
+// YesNo adapts a yes/no approver: true is allow_once, false deny.
+func YesNo(f func(ctx context.Context, req ApprovalRequest) (bool, error)) Approver {
+	return func(ctx context.Context, req ApprovalRequest) (Decision, error) {
+		ok, err := f(ctx, req)
+		if err != nil || !ok {
+			return DecisionDeny, err
+		}
+		return DecisionAllowOnce, nil
+	}
+}
+
+// ErrNoApprover is returned by Set.Ask when neither the host nor the
+// call's context gives an approver.
+var ErrNoApprover = errors.New("no approver: the host gave none (kernel.WithApprover) and the client cannot be asked")
+
+type ctxApproverKey struct{}
+
+// ContextWithApprover gives the calls made with ctx an approver (an MCP
+// server asks its client through elicitation). The host's own approver,
+// when it gave one, is asked instead.
+func ContextWithApprover(ctx context.Context, a Approver) context.Context {
+	return context.WithValue(ctx, ctxApproverKey{}, a)
+}
+
+type sessionKey struct{}
+
+// ContextWithSession names the session a call belongs to: what an agent
+// is allowed once holds for that session's next call only.
+func ContextWithSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, id)
+}
+
+// SessionFrom is the session ContextWithSession named ("" for none).
+func SessionFrom(ctx context.Context) string { s, _ := ctx.Value(sessionKey{}).(string); return s }
 
 // EventType names a point in a call's life.
 type EventType string
@@ -45,6 +148,9 @@ const (
 	EventEnd       EventType = "end"
 	EventError     EventType = "error"
 	EventTruncated EventType = "truncated"
+	// EventApproval is a decision on an approval request (Decision, Summary,
+	// Scope; Err when the approver failed or was missing).
+	EventApproval EventType = "approval"
 )
 
 // Event is reported to the host's hook for logging and metrics. Arguments
@@ -56,6 +162,11 @@ type Event struct {
 	Duration time.Duration
 	Kind     Kind
 	Err      error
+	// Approval events: what was asked, of which session, and the answer.
+	Decision Decision
+	Summary  string
+	Session  string
+	Scope    *ScopeRequest
 }
 
 // TruncationMarker is appended where output was cut.
@@ -182,6 +293,9 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	if str, ok := res.Value.(string); ok && s.maxOutput > 0 {
 		if cut, truncated := Truncate(str, s.maxOutput); truncated {
 			res.Value, res.Truncated = cut, true
+			if res.TruncatedReason == "" {
+				res.TruncatedReason = fmt.Sprintf("output over %d bytes", s.maxOutput)
+			}
 		}
 	}
 	return res, nil
@@ -211,19 +325,63 @@ func (s *Set) approve(ctx context.Context, t *Tool, args any, raw json.RawMessag
 	refused := &Error{Kind: KindApprovalRequired,
 		Message: fmt.Sprintf("%s needs approval (risk %s): %s", t.Name, risk, summary),
 		Details: map[string]any{"summary": summary, "risk": string(risk)}}
-	if s.approver == nil {
-		return ctx, refused
-	}
-	ok, err := s.approver(ctx, ApprovalRequest{Tool: t.Name, Summary: summary, Risk: risk, Args: raw})
+	d, err := s.Ask(ctx, ApprovalRequest{Tool: t.Name, Summary: summary, Risk: risk, Args: raw,
+		Choices: []Decision{DecisionAllowOnce, DecisionDeny}})
 	if err != nil {
-		refused.Message += ": " + err.Error()
-		refused.Err = err
+		if !errors.Is(err, ErrNoApprover) {
+			refused.Message += ": " + err.Error()
+			refused.Err = err
+		}
 		return ctx, refused
 	}
-	if !ok {
+	if d != DecisionAllowOnce {
 		return ctx, refused
 	}
 	return context.WithValue(ctx, approvedKey{}, true), nil
+}
+
+// Ask puts req to the host's approver, else to the one the call's context
+// carries (ContextWithApprover), and reports the decision as an
+// EventApproval. Without either it returns ErrNoApprover; an answer that
+// is not one of req.Choices is an error. Choices default to allow_once
+// and deny.
+func (s *Set) Ask(ctx context.Context, req ApprovalRequest) (d Decision, err error) {
+	if len(req.Choices) == 0 {
+		req.Choices = []Decision{DecisionAllowOnce, DecisionDeny}
+	}
+	if req.Session == "" {
+		req.Session = SessionFrom(ctx)
+	}
+	start := time.Now()
+	defer func() {
+		if err != nil {
+			d = DecisionDeny
+		}
+		s.emit(Event{Type: EventApproval, Tool: req.Tool, Time: time.Now(), Duration: time.Since(start), Err: err,
+			Decision: d, Summary: req.Summary, Session: req.Session, Scope: req.Scope})
+	}()
+	a := s.approver
+	if a == nil {
+		a, _ = ctx.Value(ctxApproverKey{}).(Approver)
+	}
+	if a == nil {
+		return DecisionDeny, ErrNoApprover
+	}
+	d, err = func() (d Decision, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("the approver panicked: %v", r)
+			}
+		}()
+		return a(ctx, req)
+	}()
+	if err != nil {
+		return DecisionDeny, err
+	}
+	if !req.Offers(d) {
+		return DecisionDeny, fmt.Errorf("the approver answered %q, which is not one of %v", d, req.Choices)
+	}
+	return d, nil
 }
 
 func (s *Set) emit(e Event) {

@@ -37,6 +37,9 @@ type Annotations struct {
 type Result struct {
 	Value     any  `json:"result"`
 	Truncated bool `json:"truncated"`
+	// TruncatedReason, when set, says why Value is cut (a git tool that
+	// ran past its deadline returns what it printed until then).
+	TruncatedReason string `json:"truncated_reason,omitempty"`
 	// Stale, when set, says the answer came from local state that may be
 	// behind the remote, and why (the kernel's refresh could not run).
 	Stale string `json:"stale,omitempty"`

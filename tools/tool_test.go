@@ -141,10 +141,10 @@ func TestApprovalPolicy(t *testing.T) {
 		opts := []SetOption{WithPolicy(c.policy)}
 		if c.approve != nil {
 			v := *c.approve
-			opts = append(opts, WithApprover(func(ctx context.Context, r ApprovalRequest) (bool, error) {
+			opts = append(opts, WithApprover(YesNo(func(ctx context.Context, r ApprovalRequest) (bool, error) {
 				asked = append(asked, r)
 				return v, nil
-			}))
+			})))
 		}
 		set := NewSet(opts...)
 		_ = set.Add(risky)

@@ -10,11 +10,14 @@ import (
 	"testing"
 
 	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/shell"
 )
 
 // TestMain makes the test binary the tgp binary when TGP_CMD_TEST_MAIN is
 // set, so tests can start it as a sandbox worker.
 func TestMain(m *testing.M) {
+	// The shell tools start this binary as their Landlock helper.
+	shell.ServeExecIfRequested()
 	if os.Getenv("TGP_CMD_TEST_MAIN") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 	}

@@ -78,15 +78,17 @@ func (a *app) openKernel(ctx context.Context, boot bool, extra ...kernel.Option)
 // callOutput is the `tgp call` JSON contract: {"ok","tool","result","truncated"}
 // on success, {"ok":false,"tool","error":{"kind","message"}} on failure.
 type callOutput struct {
-	OK        bool         `json:"ok"`
-	Tool      string       `json:"tool"`
-	Result    any          `json:"result,omitempty"`
-	Truncated *bool        `json:"truncated,omitempty"`
-	Error     *tools.Error `json:"error,omitempty"`
+	OK        bool   `json:"ok"`
+	Tool      string `json:"tool"`
+	Result    any    `json:"result,omitempty"`
+	Truncated *bool  `json:"truncated,omitempty"`
+	// TruncatedReason says why the result was cut (a timeout, a cap).
+	TruncatedReason string       `json:"truncated_reason,omitempty"`
+	Error           *tools.Error `json:"error,omitempty"`
 }
 
 func newCallCmd(a *app) *cobra.Command {
-	var session string
+	var session, approve string
 	cmd := &cobra.Command{
 		Use:   "call TOOL [JSON-ARGS]",
 		Short: "Run one agent tool and print one JSON object",
@@ -96,7 +98,9 @@ func newCallCmd(a *app) *cobra.Command {
 			"approval_required, execution_failed, internal. JSON-ARGS defaults to {}; '-' reads stdin.\n" +
 			"With git.write_strategy pr, consecutive calls on a root continue one session (one branch, one\n" +
 			"pull request) until its PR is merged or closed, or `tgp session end`; --session NAME joins a\n" +
-			"named session (branch tgp/session-NAME) from any root.",
+			"named session (branch tgp/session-NAME) from any root.\n" +
+			"A call that needs approval asks on the terminal (with no terminal it is refused unless --approve\n" +
+			"names the decision). What request_scope_expansion allows once holds for the next tgp call on the root.",
 		Example: "  tgp call list_dir '{}'\n  tgp call write_file '{\"path\":\"tools/a.ts\",\"content\":\"export default () => 1\"}'\n  echo '{}' | tgp call git_status -",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -117,7 +121,13 @@ func newCallCmd(a *app) *cobra.Command {
 			if session != "" {
 				sessionOpt = kernel.WithSession(session)
 			}
-			k, err := a.openKernel(ctx, true, sessionOpt)
+			switch tools.Decision(approve) {
+			case "", tools.DecisionAllowOnce, tools.DecisionAddToScope, tools.DecisionDeny:
+			default:
+				return usageError("--approve must be allow_once, add_to_scope or deny, not %q", approve)
+			}
+			k, err := a.openKernel(ctx, true, sessionOpt, kernel.WithApprover(a.approver(approve, len(args) == 2 && args[1] == "-")),
+				kernel.WithRootGrants())
 			if err != nil {
 				return writeCallError(a.stdout, name, tools.Classify(err, nil))
 			}
@@ -129,10 +139,12 @@ func newCallCmd(a *app) *cobra.Command {
 				return writeCallError(a.stdout, name, tools.Classify(callErr, nil))
 			}
 			tr := res.Truncated
-			return writeJSON(a.stdout, callOutput{OK: true, Tool: name, Result: res.Value, Truncated: &tr})
+			return writeJSON(a.stdout, callOutput{OK: true, Tool: name, Result: res.Value, Truncated: &tr, TruncatedReason: res.TruncatedReason})
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "", "join the named pull-request session (write_strategy pr)")
+	cmd.Flags().StringVar(&approve, "approve", "", "answer approval requests (request_scope_expansion, approval.policy, dangerous commands) "+
+		"with this decision: allow_once, add_to_scope or deny; without it they are asked on the terminal, or refused when there is none")
 	return cmd
 }
 

@@ -122,7 +122,8 @@ func (d Deps) run(ctx context.Context, workingDir string, timeoutMS int, fn func
 		if out != "" {
 			// A timeout returns what was produced
 			// before the deadline, marked.
-			return "", &partialTimeout{out: d.clean(out), err: te}
+			return "", &partialTimeout{out: d.clean(out), err: te,
+				reason: fmt.Sprintf("timeout: the command ran past its %dms deadline (timeout_ms); the output stops where it was then", timeoutMS)}
 		}
 		return "", te
 	}
@@ -154,8 +155,9 @@ func (d Deps) clean(s string) string {
 
 // partialTimeout is a timeout after some output was produced.
 type partialTimeout struct {
-	out string
-	err *tools.Error
+	out    string
+	err    *tools.Error
+	reason string
 }
 
 func (p *partialTimeout) Error() string { return p.err.Error() }
@@ -189,6 +191,7 @@ func (d Deps) text(ctx context.Context, workingDir string, timeoutMS, maxBytes i
 			res = result(pt.out, maxBytes)
 			res.Value = res.Value.(string) + TimeoutMarker
 		}
+		res.TruncatedReason = pt.reason
 		return res, nil
 	}
 	if err != nil {
@@ -203,7 +206,11 @@ func (d Deps) text(ctx context.Context, workingDir string, timeoutMS, maxBytes i
 // result truncates text at maxBytes with the tools' truncation marker.
 func result(s string, maxBytes int) tools.Result {
 	cut, truncated := tools.Truncate(s, maxBytes)
-	return tools.Result{Value: cut, Truncated: truncated}
+	res := tools.Result{Value: cut, Truncated: truncated}
+	if truncated {
+		res.TruncatedReason = fmt.Sprintf("output over max_bytes (%d)", maxBytes)
+	}
+	return res
 }
 
 // checkArg refuses a ref or name that git would take as an option, and a

@@ -56,7 +56,7 @@ func TestT_GIT_COMMON_02_EDGE_22_Approval(t *testing.T) {
 		{tools.PolicyAlways, "git_add", `{"paths":["notes.txt"]}`},
 		{tools.PolicyOnRisk, "git_checkout", `{"paths":["src/app.ts"]}`},
 	} {
-		set := tools.NewSet(tools.WithPolicy(c.policy), tools.WithApprover(func(context.Context, tools.ApprovalRequest) (bool, error) { return false, nil }))
+		set := tools.NewSet(tools.WithPolicy(c.policy), tools.WithApprover(tools.YesNo(func(context.Context, tools.ApprovalRequest) (bool, error) { return false, nil })))
 		fsys := mustOS(t, f.dir)
 		repo, err := gitbackend.Open(context.Background(), fsys.Billy(), gitbackend.Config{})
 		if err != nil {

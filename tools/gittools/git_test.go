@@ -657,10 +657,10 @@ func TestStashConflictKeepsEntry_T_GIT_STASH_04(t *testing.T) {
 func TestApprovalOnRiskForHighRiskCalls(t *testing.T) {
 	f := stashRepo(t)
 	var asked []string
-	set := tools.NewSet(tools.WithPolicy(tools.PolicyOnRisk), tools.WithApprover(func(ctx context.Context, r tools.ApprovalRequest) (bool, error) {
+	set := tools.NewSet(tools.WithPolicy(tools.PolicyOnRisk), tools.WithApprover(tools.YesNo(func(ctx context.Context, r tools.ApprovalRequest) (bool, error) {
 		asked = append(asked, r.Summary)
 		return r.Tool == "git_stash", nil // approve the stash clear, refuse the rest
-	}))
+	})))
 	fsys, _ := vfs.NewOS(f.dir)
 	repo, _ := gitbackend.Open(context.Background(), fsys.Billy(), gitbackend.Config{})
 	_ = set.Add(Tools(Deps{FS: fsys, Repo: func() *gitbackend.Repo { return repo }, AuthorName: "T", AuthorEmail: "t@example.com"})...)

@@ -109,7 +109,7 @@ func newInitCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&remote, "remote", "", "git remote holding the shared toolbox")
-	cmd.Flags().StringVar(&branch, "branch", "", "branch of the remote (default main)")
+	cmd.Flags().StringVar(&branch, "branch", "", "branch of the remote (default: the branch the remote's HEAD names, as git clone does; for a new empty repository, the one it was created with, often master)")
 	return cmd
 }
 

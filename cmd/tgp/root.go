@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -35,7 +36,10 @@ func newRootCmd(a *app) *cobra.Command {
 		Example:       "  tgp call read_file '{\"path\":\"tools/hello.ts\"}'\n  tgp tools --json",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version as well as `tgp version`: both are what people type.
+		Version: version(),
 	}
+	cmd.SetVersionTemplate("tgp {{.Version}}\n")
 	cmd.PersistentFlags().StringVar(&a.root, "root", "", "root directory (overrides root_dir)")
 	cmd.PersistentFlags().StringVar(&a.config, "config", "", "configuration file (default ./tgp.config.yaml if present)")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -111,6 +115,18 @@ func newCallCmd(a *app) *cobra.Command {
 					return &exitError{code: 1, err: err}
 				}
 				raw = string(b)
+			}
+			// Arguments that are not JSON are the invocation's fault (exit
+			// 2, as every usage error), found before anything boots; stdout
+			// still carries the one JSON object a caller parses.
+			if !json.Valid([]byte(raw)) {
+				var v any
+				msg := "JSON-ARGS is not JSON"
+				if err := json.Unmarshal([]byte(raw), &v); err != nil {
+					msg += ": " + err.Error()
+				}
+				_ = writeJSON(a.stdout, callOutput{OK: false, Tool: name, Error: &tools.Error{Kind: tools.KindBadArgs, Message: msg + ` (quote the object for the shell: '{"path":"a.txt"}')`}})
+				return &exitError{code: 2, err: errors.New(msg)}
 			}
 			ctx := cmd.Context()
 			sessionOpt := kernel.WithResumeSession()

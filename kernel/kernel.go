@@ -124,10 +124,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	if o.memory {
 		k.fs = vfs.NewMemory()
 	} else {
-		root := cfg.RootDir
-		if !filepath.IsAbs(root) && o.baseDir != "" {
-			root = filepath.Join(o.baseDir, root)
-		}
+		root := o.rootPath(cfg)
 		if k.fs, err = vfs.NewOS(root); err != nil {
 			return nil, fmt.Errorf("kernel: root %s: %w", root, err)
 		}
@@ -173,6 +170,35 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	// before the sandbox, the shell and the database close.
 	k.closers = append(k.closers, k.box.Close)
 	return k, nil
+}
+
+// rootPath is the root directory a configuration names: root_dir,
+// relative to WithBaseDir when it is relative.
+func (o *options) rootPath(cfg *Config) string {
+	root := cfg.RootDir
+	if !filepath.IsAbs(root) && o.baseDir != "" {
+		root = filepath.Join(o.baseDir, root)
+	}
+	return root
+}
+
+// ResolveRoot is the absolute root directory New would use with these
+// options ("" for WithMemoryFS), found without creating anything: a
+// command line can tell "no project here" from a project whose root is
+// yet to be cloned before New makes the directory.
+func ResolveRoot(opts ...Option) (string, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.memory {
+		return "", nil
+	}
+	cfg, err := LoadConfig(LoadOptions{File: o.configFile, Required: o.configRequired, Environ: o.environ, Overrides: o.overrides})
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(o.rootPath(cfg))
 }
 
 // classify maps errors of the lower packages to tool error kinds.

@@ -63,6 +63,9 @@ func statusCommand(a *app, use, short string) *cobra.Command {
 }
 
 func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
+	if err := a.requireProject(); err != nil {
+		return err
+	}
 	k, err := kernel.New(ctx, append(a.kernelOptions(), a.progress())...)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%w\nhint: `tgp init` writes a commented tgp.config.yaml", err)}

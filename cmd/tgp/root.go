@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 
@@ -25,6 +26,9 @@ type app struct {
 
 	root   string
 	config string
+	// initing is set by `tgp init`, the one command that may create a
+	// project.
+	initing bool
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -65,8 +69,47 @@ func (a *app) kernelOptions() []kernel.Option {
 	return opts
 }
 
+// requireProject refuses to run a command where no project is: without
+// it a command run in the wrong directory left a .tgp/ behind, and a typo
+// in --root made a directory and cloned into it. A project is a
+// configuration file (./tgp.config.yaml or --config), a remote given in
+// the environment (TGP_GIT_REMOTE, as a host configured only by its
+// environment sets it), or a root that exists: a fresh clone of a project
+// has tgp.config.yaml and not the root (git-ignored), which boot clones.
+// A --root given on the command line must exist. `tgp init` makes a
+// project.
+func (a *app) requireProject() error {
+	if a.initing {
+		return nil
+	}
+	if a.root != "" {
+		if _, err := os.Stat(a.root); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("not a tgp project: the root %s does not exist\nhint: check --root; `tgp init --root %s` creates a project there", a.root, a.root)}
+		}
+		return nil
+	}
+	if a.config != "" || kernel.Secret(a.environ, "TGP_GIT_REMOTE") != "" {
+		return nil
+	}
+	if _, err := os.Stat("tgp.config.yaml"); err == nil {
+		return nil
+	}
+	root, err := kernel.ResolveRoot(a.kernelOptions()...)
+	if err != nil {
+		return nil // kernel.New reports the configuration error
+	}
+	if _, err := os.Stat(root); err == nil {
+		return nil
+	}
+	wd, _ := os.Getwd()
+	return &exitError{code: 1, err: fmt.Errorf("not a tgp project: no tgp.config.yaml in %s and no root %s\nhint: run `tgp init` here (with --remote URL to share tools through git), or pass --config FILE of an existing project", wd, root)}
+}
+
 // openKernel builds and boots a kernel for one command.
 func (a *app) openKernel(ctx context.Context, boot bool, extra ...kernel.Option) (*kernel.Kernel, error) {
+	if err := a.requireProject(); err != nil {
+		return nil, err
+	}
 	k, err := kernel.New(ctx, append(a.kernelOptions(), extra...)...)
 	if err != nil {
 		return nil, &exitError{code: 1, err: fmt.Errorf("%w\nhint: check tgp.config.yaml and TGP_* variables; `tgp init` writes a commented default", err)}

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/gitident"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/toolbox"
@@ -285,6 +287,24 @@ func redactURL(u string) string {
 		}
 	}
 	return u
+}
+
+// CommitIdentity is who the kernel's commits name now (the author; git's
+// resolution order, see gitbackend.Repo.Signatures), and whether it is
+// the bot identity because nothing is configured: a host can say so once
+// instead of letting commits appear as tgp-bot[bot] unannounced. ok is
+// false before Boot and on a root that is no repository.
+func (k *Kernel) CommitIdentity() (name, email string, bot, ok bool) {
+	r := k.box.Repo()
+	if r == nil {
+		return "", "", false, false
+	}
+	a, c, err := r.Signatures(time.Now())
+	if err != nil {
+		return "", "", false, false
+	}
+	bot = a.Name == gitident.Bot.Name || a.Email == gitident.Bot.Email || c.Name == gitident.Bot.Name || c.Email == gitident.Bot.Email
+	return a.Name, a.Email, bot, true
 }
 
 // Tools lists every tool, sorted by name.

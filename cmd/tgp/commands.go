@@ -75,6 +75,7 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 		if err := k.Boot(ctx); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("%w\nhint: check git.remote and the token variable named by git.token_env", err)}
 		}
+		a.identityNotice(k)
 	}
 	st, err := k.Status(ctx)
 	if err != nil {

@@ -99,6 +99,7 @@ func newInitCmd(a *app) *cobra.Command {
 				_ = k.Shutdown(cmd.Context())
 				return &exitError{code: 1, err: err}
 			}
+			a.identityNotice(k)
 			for _, c := range created {
 				changed = append(changed, "created "+strings.TrimSuffix(filepath.ToSlash(k.Config().RootDir), "/")+"/"+c)
 			}

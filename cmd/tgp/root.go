@@ -105,6 +105,16 @@ func (a *app) requireProject() error {
 	return &exitError{code: 1, err: fmt.Errorf("not a tgp project: no tgp.config.yaml in %s and no root %s\nhint: run `tgp init` here (with --remote URL to share tools through git), or pass --config FILE of an existing project", wd, root)}
 }
 
+// identityNotice says, on stderr, when commits will name the bot because
+// no identity is configured anywhere (a minimal MCP host's environment):
+// once, where a person is watching (init, boot, status, serve).
+func (a *app) identityNotice(k *kernel.Kernel) {
+	if name, email, bot, ok := k.CommitIdentity(); ok && bot {
+		fmt.Fprintf(a.stderr, "tgp: note: commits will be made as %s <%s>: no identity is configured "+
+			"(set git.author.name and git.author.email, GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, or git config --global user.name/user.email)\n", name, email)
+	}
+}
+
 // openKernel builds and boots a kernel for one command.
 func (a *app) openKernel(ctx context.Context, boot bool, extra ...kernel.Option) (*kernel.Kernel, error) {
 	if err := a.requireProject(); err != nil {

@@ -86,6 +86,7 @@ func newServeCmd(a *app) *cobra.Command {
 			if err := k.Boot(ctx); err != nil {
 				return &exitError{code: 1, err: err}
 			}
+			a.identityNotice(k)
 			s, err := mcpserver.New(k.Tools(), k, mcpserver.Options{
 				Name: "tgp", Version: version(), ReadOnly: readOnly,
 				Include: splitList(include), Exclude: splitList(exclude), SystemPrompt: k.SystemPrompt(),

@@ -274,7 +274,7 @@ func (p *pool) start() (*worker, error) {
 	notWorker := func(why string) error {
 		w.kill()
 		msg := fmt.Sprintf("sandbox: %s is not a sandbox worker: %s (sandbox.isolation: process runs `tgp %s`; "+
-			"a program that embeds the kernel calls sandbox.ServeWorkerIfRequested first in main, or sets sandbox.worker_command to a tgp binary)",
+			"sandbox.worker_command must name a program that serves it as sandbox.ServeWorkerIfRequested does: a tgp binary, or any program linking package sandbox)",
 			strings.Join(p.argv, " "), why, WorkerSubcommand)
 		if line := firstLine(w.stderr.String()); line != "" {
 			msg += ": " + line

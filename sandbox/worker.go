@@ -305,11 +305,12 @@ func (t bridgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// ServeWorkerIfRequested lets a program that embeds the kernel be its own
-// sandbox worker under sandbox.isolation: process: call it first in main.
-// When the process was started as a worker (its first argument is
-// WorkerSubcommand) it serves the protocol and exits; otherwise it returns
-// at once. The tgp binary does the same through its hidden subcommand.
+// ServeWorkerIfRequested makes a program that embeds the kernel its own
+// sandbox worker under sandbox.isolation: process. When the process was
+// started as a worker (its first argument is WorkerSubcommand) it serves
+// the protocol and exits; otherwise it returns at once. The package's init
+// calls it, before any main runs: a program need not (calling it is
+// harmless).
 func ServeWorkerIfRequested() {
 	if len(os.Args) < 2 || os.Args[1] != WorkerSubcommand {
 		return

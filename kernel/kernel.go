@@ -162,8 +162,12 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 			return nil, err
 		}
 	}
-	if err := k.set.Add(k.shellTools()...); err != nil {
-		return nil, err
+	// The shell tools run programs on real files: a memory root lists
+	// none of them rather than three tools that always fail.
+	if !o.memory {
+		if err := k.set.Add(k.shellTools()...); err != nil {
+			return nil, err
+		}
 	}
 	if err := k.set.Add(tools.FindTool(k.box)); err != nil {
 		return nil, err
@@ -319,12 +323,19 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (t
 	if readsToolbox[name] {
 		stale = k.box.MaybeRefresh(ctx)
 	}
+	if k.opts.memory && diskOnly[name] {
+		return tools.Result{}, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf(
+			"%s is not available: this kernel's root is in memory (kernel.WithMemoryFS) and commands need real files; give the kernel a root_dir on disk", name)}
+	}
 	res, err := k.set.Call(ctx, name, args)
 	if err == nil && stale != "" {
 		res.Stale = stale
 	}
 	return res, err
 }
+
+// diskOnly are the tools a memory root does not have.
+var diskOnly = map[string]bool{"shell": true, "exec_command": true, "write_stdin": true}
 
 // Shutdown flushes and closes everything; a change that could not be
 // pushed is reported, never dropped silently.

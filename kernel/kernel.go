@@ -317,7 +317,11 @@ func (k *Kernel) Tools() []*tools.Tool { return k.set.List() }
 // Set is the kernel's tool set (for adapters such as the MCP server).
 func (k *Kernel) Set() *tools.Set { return k.set }
 
-// Call runs one tool. The error is always a *tools.Error.
+// Call runs one tool. The error, when the call itself fails (bad
+// arguments, a path outside the jail, an unknown tool, a conflict), is
+// always a *tools.Error. A tool that runs and fails is a result: for
+// exec_tool, res.Outcome() has Success false and res.Outcome().Err() the
+// failure (ExecTool returns it as the error).
 func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
 	stale := ""
 	if readsToolbox[name] {
@@ -332,6 +336,24 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (t
 		res.Stale = stale
 	}
 	return res, err
+}
+
+// ExecTool runs an agent tool (exec_tool) and returns its outcome typed.
+// err is a *tools.Error when the call fails, or the run's
+// *sandbox.ExecError when the tool ran and failed (thrown, timed out,
+// over its memory limit); the outcome (logs, duration) is returned in
+// both cases when there is one.
+func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*sandbox.Outcome, error) {
+	raw, err := json.Marshal(map[string]any{"path": path, "args": args})
+	if err != nil {
+		return nil, &tools.Error{Kind: tools.KindBadArgs, Field: "args", Message: "args do not marshal to JSON: " + err.Error(), Err: err}
+	}
+	res, err := k.Call(ctx, "exec_tool", raw)
+	if err != nil {
+		return nil, err
+	}
+	out := res.Outcome()
+	return out, out.Err()
 }
 
 // diskOnly are the tools a memory root does not have.

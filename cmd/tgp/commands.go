@@ -14,7 +14,6 @@ import (
 
 	"github.com/tgp-go/tgp/kernel"
 	"github.com/tgp-go/tgp/registry"
-	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sandbox/analysis"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -243,7 +242,7 @@ func newCheckCmd(a *app) *cobra.Command {
 				if err != nil {
 					return &exitError{code: 1, err: fmt.Errorf("%s: %w", p, err)}
 				}
-				rep := res.Value.(analysis.Report)
+				rep, _ := res.Report()
 				results[p] = rep
 				if !rep.Valid {
 					invalid++
@@ -306,7 +305,7 @@ func newExecCmd(a *app) *cobra.Command {
 				_ = writeCallError(a.stdout, "exec_tool", tools.Classify(err, nil))
 				return &exitError{code: 1}
 			}
-			out := res.Value.(*sandbox.Outcome)
+			out := res.Outcome()
 			if err := writeJSON(a.stdout, out); err != nil {
 				return err
 			}

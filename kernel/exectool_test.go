@@ -1,0 +1,46 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// exec_tool's result is typed: Result.Outcome for Call, and ExecTool,
+// whose error is the run's failure when the tool ran and failed (Call's is
+// nil then, as its doc says) and a *tools.Error when the call failed.
+func TestExecToolTypedResults(t *testing.T) {
+	k := bootWith(t)
+	ctx := context.Background()
+	call(t, k, "write_file", map[string]string{"path": "tools/add.ts", "content": "/** Adds. */\nexport default (a: {x: number; y: number}) => a.x + a.y;\n"})
+	call(t, k, "write_file", map[string]string{"path": "tools/boom.ts", "content": "/** Throws. */\nexport default () => { throw new Error('boom'); };\n"})
+
+	out, err := k.ExecTool(ctx, "tools/add.ts", map[string]any{"x": 1, "y": 2})
+	if err != nil || !out.Success || out.Result != float64(3) && out.Result != int64(3) {
+		t.Fatalf("add: %+v %v", out, err)
+	}
+	out, err = k.ExecTool(ctx, "tools/boom.ts", nil)
+	var ee *sandbox.ExecError
+	if !errors.As(err, &ee) || ee.Kind != sandbox.KindRuntime || out == nil || out.Success {
+		t.Fatalf("boom: %+v %v", out, err)
+	}
+	res, err := k.Call(ctx, "exec_tool", json.RawMessage(`{"path":"tools/boom.ts"}`))
+	if err != nil || res.Outcome() == nil || res.Outcome().Success || !errors.As(res.Outcome().Err(), &ee) {
+		t.Fatalf("Call: %+v %v", res, err)
+	}
+	if _, err := k.ExecTool(ctx, "../etc/passwd", nil); !errors.As(err, new(*tools.Error)) {
+		t.Fatalf("a call failure is a *tools.Error: %v", err)
+	}
+	res, err = k.Call(ctx, "read_file", json.RawMessage(`{"path":"tools/add.ts"}`))
+	if err != nil || res.Outcome() != nil {
+		t.Fatalf("read_file's result has an Outcome: %+v %v", res, err)
+	}
+	res, err = k.Call(ctx, "check_tool", json.RawMessage(`{"path":"tools/add.ts"}`))
+	if rep, ok := res.Report(); err != nil || !ok || !rep.Valid {
+		t.Fatalf("check_tool report: %+v %v", res, err)
+	}
+}

@@ -44,3 +44,35 @@ func TestExecToolTypedResults(t *testing.T) {
 		t.Fatalf("check_tool report: %+v %v", res, err)
 	}
 }
+
+// exec_tool checks args against the tool's declared parameter type: {"x":
+// "1"} to (a: {x: number, y: number}) is bad_args naming args.x, where it
+// returned "12" before.
+func TestExecToolChecksArgsAgainstTheTSType(t *testing.T) {
+	k := bootWith(t)
+	ctx := context.Background()
+	call(t, k, "write_file", map[string]string{"path": "tools/add.ts", "content": "/** Adds. */\nexport default (a: {x: number; y: number}) => a.x + a.y;\n"})
+	call(t, k, "write_file", map[string]string{"path": "tools/opt.ts", "content": "/** Echoes. */\nexport default (a: {v: string | null; w?: number}) => a.v;\n"})
+	for _, c := range []struct{ path, args, field string }{
+		{"tools/add.ts", `{"x":"1","y":2}`, "args.x"},
+		{"tools/add.ts", `{"x":1}`, "args.y"},
+		{"tools/add.ts", `{"x":1,"y":2,"z":3}`, "args.z"},
+		{"tools/add.ts", `null`, "args"},
+		{"tools/add.ts", `{"x":1,"y":2}`, ""},
+		{"tools/opt.ts", `{"v":null}`, ""},
+		{"tools/opt.ts", `{"v":"a","w":null}`, ""},
+	} {
+		res, err := k.Call(ctx, "exec_tool", json.RawMessage(`{"path":"`+c.path+`","args":`+c.args+`}`))
+		var te *tools.Error
+		switch {
+		case c.field == "" && (err != nil || !res.Outcome().Success):
+			t.Errorf("%s %s: %v %+v", c.path, c.args, err, res.Outcome())
+		case c.field != "" && (!errors.As(err, &te) || te.Kind != tools.KindBadArgs || te.Field != c.field):
+			t.Errorf("%s %s: %v, want bad_args on %s", c.path, c.args, err, c.field)
+		}
+	}
+	res, err := k.Call(ctx, "check_tool", json.RawMessage(`{"path":"tools/add.ts"}`))
+	if rep, _ := res.Report(); err != nil || rep.ArgsSchema["type"] != "object" {
+		t.Fatalf("check_tool's args_schema: %+v %v", rep, err)
+	}
+}

@@ -116,6 +116,20 @@ func execTool(ft *forge, cfg Config) *tools.Tool {
 			if err != nil {
 				return tools.Result{}, err
 			}
+			// args are checked against the parameter type the tool
+			// declares (the schema check_tool reports): a wrong type is
+			// bad_args naming the field, not a run that coerces "1" + 2.
+			if src, rerr := ft.fs.ReadFile(p); rerr == nil {
+				if ps, ok := analysis.ParamsOf(string(src)); ok {
+					var args any
+					if a.Args != nil {
+						args = map[string]any(a.Args)
+					}
+					if aerr := ps.Check(args, a.Args != nil); aerr != nil {
+						return Result{}, BadArg(aerr.Field, "%s (the tool's parameter type; check_tool shows it as args_schema)", aerr.Error())
+					}
+				}
+			}
 			// The call's own view of the FS records what the tool writes, so
 			// that this call, and no other, persists it.
 			rec := &writeRecorder{FS: cfg.SandboxFS}

@@ -7,7 +7,6 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -144,9 +143,7 @@ func hostileChild(t *testing.T, name, mode string) {
 		r.pool.live.Wait()
 		workerRSS = r.pool.peakRSS.Load()
 	}
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	raw, _ := json.Marshal(map[string]any{"Kind": kind, "Message": msg, "RSS": ru.Maxrss, "WorkerRSS": workerRSS})
+	raw, _ := json.Marshal(map[string]any{"Kind": kind, "Message": msg, "RSS": maxRSS(), "WorkerRSS": workerRSS})
 	fmt.Printf("HOSTILE %s\n", raw)
 }
 

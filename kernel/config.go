@@ -135,10 +135,13 @@ type SandboxConfig struct {
 	AllowedImports   []string      `koanf:"allowed_imports"`
 	AllowedFetchURLs []string      `koanf:"allowed_fetch_urls"`
 	Check            CheckConfig   `koanf:"check"`
-	// Isolation is "inproc" (tools run on goja in the kernel's process,
-	// the fastest) or "process" (a pool of warm worker processes, each
-	// under an OS address-space limit, killed and replaced on timeout or
-	// limit; the bridge stays in the kernel).
+	// Isolation is "process" (the default: a pool of warm worker
+	// processes, each under an OS address-space limit that holds for any
+	// allocation, killed and replaced on timeout or limit; the bridge
+	// stays in the kernel) or "inproc" (tools run on goja in the kernel's
+	// process, faster, with a memory limit that trusts the tool: VM-level
+	// string concatenation can overshoot it before the watchdog stops the
+	// run).
 	Isolation string `koanf:"isolation"`
 	// Workers is how many worker processes may run at once (process
 	// isolation).
@@ -222,7 +225,7 @@ func Defaults() map[string]any {
 		"sandbox.allowed_imports":    []any{"@tgp/std", "zod", "date-fns"},
 		"sandbox.allowed_fetch_urls": []any{},
 		"sandbox.check.rules":        map[string]any{},
-		"sandbox.isolation":          "inproc",
+		"sandbox.isolation":          "process",
 		"sandbox.workers":            4,
 		"sandbox.worker_command":     []any{},
 		"sandbox.modules_dir":        "",

@@ -40,6 +40,11 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 			return fmt.Errorf("sandbox worker: address-space limit: %w", err)
 		}
 	}
+	if cfg.DataLimit > 0 {
+		if err := limitData(cfg.DataLimit); err != nil {
+			return fmt.Errorf("sandbox worker: data limit: %w", err)
+		}
+	}
 	if cfg.MemLimit > 0 {
 		// The GC works harder as the heap nears the budget, so garbage
 		// does not push a run into the hard limit.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/tools/forgetools"
 )
 
 // exec_tool's result is typed: Result.Outcome for Call, and ExecTool,
@@ -29,18 +30,18 @@ func TestExecToolTypedResults(t *testing.T) {
 		t.Fatalf("boom: %+v %v", out, err)
 	}
 	res, err := k.Call(ctx, "exec_tool", json.RawMessage(`{"path":"tools/boom.ts"}`))
-	if err != nil || res.Outcome() == nil || res.Outcome().Success || !errors.As(res.Outcome().Err(), &ee) {
+	if err != nil || forgetools.OutcomeOf(res) == nil || forgetools.OutcomeOf(res).Success || !errors.As(forgetools.OutcomeOf(res).Err(), &ee) {
 		t.Fatalf("Call: %+v %v", res, err)
 	}
 	if _, err := k.ExecTool(ctx, "../etc/passwd", nil); !errors.As(err, new(*tools.Error)) {
 		t.Fatalf("a call failure is a *tools.Error: %v", err)
 	}
 	res, err = k.Call(ctx, "read_file", json.RawMessage(`{"path":"tools/add.ts"}`))
-	if err != nil || res.Outcome() != nil {
+	if err != nil || forgetools.OutcomeOf(res) != nil {
 		t.Fatalf("read_file's result has an Outcome: %+v %v", res, err)
 	}
 	res, err = k.Call(ctx, "check_tool", json.RawMessage(`{"path":"tools/add.ts"}`))
-	if rep, ok := res.Report(); err != nil || !ok || !rep.Valid {
+	if rep, ok := forgetools.ReportOf(res); err != nil || !ok || !rep.Valid {
 		t.Fatalf("check_tool report: %+v %v", res, err)
 	}
 }
@@ -65,14 +66,14 @@ func TestExecToolChecksArgsAgainstTheTSType(t *testing.T) {
 		res, err := k.Call(ctx, "exec_tool", json.RawMessage(`{"path":"`+c.path+`","args":`+c.args+`}`))
 		var te *tools.Error
 		switch {
-		case c.field == "" && (err != nil || !res.Outcome().Success):
-			t.Errorf("%s %s: %v %+v", c.path, c.args, err, res.Outcome())
+		case c.field == "" && (err != nil || !forgetools.OutcomeOf(res).Success):
+			t.Errorf("%s %s: %v %+v", c.path, c.args, err, forgetools.OutcomeOf(res))
 		case c.field != "" && (!errors.As(err, &te) || te.Kind != tools.KindBadArgs || te.Field != c.field):
 			t.Errorf("%s %s: %v, want bad_args on %s", c.path, c.args, err, c.field)
 		}
 	}
 	res, err := k.Call(ctx, "check_tool", json.RawMessage(`{"path":"tools/add.ts"}`))
-	if rep, _ := res.Report(); err != nil || rep.ArgsSchema["type"] != "object" {
+	if rep, _ := forgetools.ReportOf(res); err != nil || rep.ArgsSchema["type"] != "object" {
 		t.Fatalf("check_tool's args_schema: %+v %v", rep, err)
 	}
 }

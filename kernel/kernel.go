@@ -320,7 +320,7 @@ func (k *Kernel) Set() *tools.Set { return k.set }
 // Call runs one tool. The error, when the call itself fails (bad
 // arguments, a path outside the jail, an unknown tool, a conflict), is
 // always a *tools.Error. A tool that runs and fails is a result: for
-// exec_tool, res.Outcome() has Success false and res.Outcome().Err() the
+// exec_tool, forgetools.OutcomeOf(res) has Success false and its Err() the
 // failure (ExecTool returns it as the error).
 func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
 	stale := ""
@@ -352,7 +352,7 @@ func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*sandbox.
 	if err != nil {
 		return nil, err
 	}
-	out := res.Outcome()
+	out := forgetools.OutcomeOf(res)
 	return out, out.Err()
 }
 

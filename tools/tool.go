@@ -12,9 +12,6 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-
-	"github.com/tgp-go/tgp/sandbox"
-	"github.com/tgp-go/tgp/sandbox/analysis"
 )
 
 // Risk is how much damage a call can do; the approval policy reads it.
@@ -38,30 +35,15 @@ type Annotations struct {
 // Result is what a tool returns. Value is JSON-serialisable: a string for the
 // git tools (the text git prints), a documented object for the others.
 //
-// Value is what the tool returns, as it is marshalled to JSON; the typed
-// accessors below give the documented types of the tools whose value is a
-// struct (Outcome for exec_tool, Report for check_tool).
+// Value is what the tool returns, as it is marshalled to JSON;
+// forgetools.OutcomeOf and forgetools.ReportOf give exec_tool's and
+// check_tool's values typed.
 type Result struct {
 	Value     any  `json:"result"`
 	Truncated bool `json:"truncated"`
 	// Stale, when set, says the answer came from local state that may be
 	// behind the remote, and why (the kernel's refresh could not run).
 	Stale string `json:"stale,omitempty"`
-}
-
-// Outcome is exec_tool's value: the run's outcome, nil for another tool.
-// A tool that ran and failed (it threw, timed out, passed its memory
-// limit) is not a call error: Call returns err == nil and an Outcome with
-// Success false; Outcome.Err gives that failure as an error.
-func (r Result) Outcome() *sandbox.Outcome {
-	o, _ := r.Value.(*sandbox.Outcome)
-	return o
-}
-
-// Report is check_tool's value; ok is false for another tool.
-func (r Result) Report() (rep analysis.Report, ok bool) {
-	rep, ok = r.Value.(analysis.Report)
-	return rep, ok
 }
 
 // Spec declares a tool whose arguments decode into A.

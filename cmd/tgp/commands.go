@@ -16,6 +16,7 @@ import (
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox/analysis"
 	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/tools/forgetools"
 )
 
 // progress prints clone/fetch progress: rewritten in place on a terminal,
@@ -242,7 +243,7 @@ func newCheckCmd(a *app) *cobra.Command {
 				if err != nil {
 					return &exitError{code: 1, err: fmt.Errorf("%s: %w", p, err)}
 				}
-				rep, _ := res.Report()
+				rep, _ := forgetools.ReportOf(res)
 				results[p] = rep
 				if !rep.Valid {
 					invalid++
@@ -305,7 +306,7 @@ func newExecCmd(a *app) *cobra.Command {
 				_ = writeCallError(a.stdout, "exec_tool", tools.Classify(err, nil))
 				return &exitError{code: 1}
 			}
-			out := res.Outcome()
+			out := forgetools.OutcomeOf(res)
 			if err := writeJSON(a.stdout, out); err != nil {
 				return err
 			}

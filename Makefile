@@ -4,12 +4,17 @@ BIN       ?= bin/tgp
 FUZZTIME  ?= 60s
 PKGS      := ./...
 
-.PHONY: all build test deps vet bench bench-all bench-fleet fuzz fuzz-git lint demo clean vendor-js
+.PHONY: all build install test deps vet bench bench-all bench-fleet fuzz fuzz-git lint demo clean vendor-js
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/tgp
+
+# install puts tgp in $(go env GOPATH)/bin, as `go install
+# github.com/tgp-go/tgp/cmd/tgp@latest` does, from this working tree.
+install:
+	$(GO) install ./cmd/tgp
 
 # deps installs what the tests need on a fresh machine (git CLI as the test
 # oracle, PostgreSQL binaries for the throw-away test cluster).

@@ -23,9 +23,9 @@ var ErrNotInstalled = errors.New("PostgreSQL server binaries not found under /us
 
 // Cluster is a running throw-away server.
 type Cluster struct {
-	DSN  string
-	dir  string
-	bin  string
+	DSN string
+	dir string
+	bin string
 	// uid and gid run the server's commands as the postgres user (set
 	// when this process is root; see runAs).
 	uid, gid int

@@ -135,10 +135,13 @@ type SandboxConfig struct {
 	AllowedImports   []string      `koanf:"allowed_imports"`
 	AllowedFetchURLs []string      `koanf:"allowed_fetch_urls"`
 	Check            CheckConfig   `koanf:"check"`
-	// Isolation is "inproc" (tools run on goja in the kernel's process,
-	// the fastest) or "process" (a pool of warm worker processes, each
-	// under an OS address-space limit, killed and replaced on timeout or
-	// limit; the bridge stays in the kernel).
+	// Isolation is "process" (the default: a pool of warm worker
+	// processes, each under an OS address-space limit that holds for any
+	// allocation, killed and replaced on timeout or limit; the bridge
+	// stays in the kernel) or "inproc" (tools run on goja in the kernel's
+	// process, faster, with a memory limit that trusts the tool: VM-level
+	// string concatenation can overshoot it before the watchdog stops the
+	// run).
 	Isolation string `koanf:"isolation"`
 	// Workers is how many worker processes may run at once (process
 	// isolation).
@@ -222,7 +225,7 @@ func Defaults() map[string]any {
 		"sandbox.allowed_imports":    []any{"@tgp/std", "zod", "date-fns"},
 		"sandbox.allowed_fetch_urls": []any{},
 		"sandbox.check.rules":        map[string]any{},
-		"sandbox.isolation":          "inproc",
+		"sandbox.isolation":          "process",
 		"sandbox.workers":            4,
 		"sandbox.worker_command":     []any{},
 		"sandbox.modules_dir":        "",
@@ -242,12 +245,15 @@ func Defaults() map[string]any {
 
 // ConfigError reports a configuration key with a bad value.
 type ConfigError struct {
-	Key     string
-	Source  string // file path, "environment" or "options"
+	Key     string // "" for a file that does not parse
+	Source  string // file path (with :line), "environment NAME" or "options"
 	Problem string
 }
 
 func (e *ConfigError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("config file %s: %s", e.Source, e.Problem)
+	}
 	if e.Source != "" {
 		return fmt.Sprintf("config %s (%s): %s", e.Key, e.Source, e.Problem)
 	}
@@ -279,14 +285,21 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 		return nil, fmt.Errorf("config defaults: %w", err)
 	}
 	known := knownKeys()
+	src := &layers{file: lo.File, fileKeys: map[string]bool{}, envVars: map[string]string{}, overrides: lo.Overrides}
 	if lo.File != "" {
 		if _, err := os.Stat(lo.File); err == nil || lo.Required {
 			fk := koanf.New(".")
 			if err := fk.Load(file.Provider(lo.File), yaml.Parser()); err != nil {
+				if data, rerr := os.ReadFile(lo.File); rerr == nil && strings.Contains(err.Error(), "yaml: ") {
+					return nil, yamlError(lo.File, data, err)
+				}
 				return nil, fmt.Errorf("config file %s: %w", lo.File, err)
 			}
 			if err := checkKeys(fk, known, lo.File); err != nil {
 				return nil, err
+			}
+			for _, key := range fk.Keys() {
+				src.fileKeys[key] = true
 			}
 			if err := k.Merge(fk); err != nil {
 				return nil, err
@@ -297,8 +310,16 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	secrets := map[string]bool{k.String("git.token_env"): true, k.String("sql.dsn_env"): true, k.String("serve.token_env"): true}
-	for _, key := range []string{"git.token_env", "sql.dsn_env", "serve.token_env"} {
+	// The variables the *_env keys name hold secrets, not configuration,
+	// whichever layer names them (the file, a TGP_*_ENV variable, an
+	// option).
+	secrets := map[string]bool{}
+	for key := range known {
+		if !strings.HasSuffix(key, "_env") {
+			continue
+		}
+		secrets[k.String(key)] = true
+		secrets[Secret(environ, envName(key))] = true
 		if v, ok := lo.Overrides[key].(string); ok {
 			secrets[v] = true
 		}
@@ -306,6 +327,9 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 	envMap, err := envLayer(environ, known, secrets)
 	if err != nil {
 		return nil, err
+	}
+	for key := range envMap {
+		src.envVars[key] = envName(key)
 	}
 	if err := k.Load(confmap.Provider(envMap, "."), nil); err != nil {
 		return nil, err
@@ -334,10 +358,11 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 		TagName:          "koanf",
 	}})
 	if err != nil {
-		return nil, decodeConfigError(err)
+		key := decodeKey(err)
+		return nil, &ConfigError{Key: key, Source: src.source(key), Problem: typeProblem(key, k.Get(key))}
 	}
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, src.attribute(err)
 	}
 	return &c, nil
 }
@@ -360,7 +385,7 @@ func checkKeys(k *koanf.Koanf, known map[string]bool, source string) error {
 			continue
 		}
 		// A parent given a scalar (git: 3) shows up as a known prefix.
-		return &ConfigError{Key: key, Source: source, Problem: "unknown key; known keys: " + strings.Join(sortedKeys(known), ", ")}
+		return unknownKeyError(key, source, known)
 	}
 	return nil
 }
@@ -380,7 +405,7 @@ func sortedKeys(m map[string]bool) []string {
 func envLayer(environ []string, known, secrets map[string]bool) (map[string]any, error) {
 	byEnv := map[string]string{}
 	for k := range known {
-		byEnv["TGP_"+strings.ToUpper(strings.NewReplacer(".", "_").Replace(k))] = k
+		byEnv[envName(k)] = k
 	}
 	sections := map[string]bool{}
 	for k := range known {
@@ -396,12 +421,12 @@ func envLayer(environ []string, known, secrets map[string]bool) (map[string]any,
 		if !ok {
 			// A secret named by token_env/dsn_env, or a variable outside our
 			// sections, is not configuration; a typo inside a section is.
-			if secrets[name] {
+			if secrets[name] || secretLike(name) {
 				continue
 			}
 			for prefix := range sections {
 				if strings.HasPrefix(name, prefix) {
-					return nil, &ConfigError{Key: name, Source: "environment", Problem: "unknown TGP_ variable; known: " + strings.Join(sortedEnvNames(byEnv), ", ")}
+					return nil, unknownEnvError(name, byEnv)
 				}
 			}
 			continue
@@ -435,17 +460,10 @@ func sortedEnvNames(m map[string]string) []string {
 	return out
 }
 
-func decodeConfigError(err error) error {
-	msg := err.Error()
-	// mapstructure reports "'git.depth' cannot parse 'x' as int" or
-	// "expected type 'int', got unconvertible type ...": pull the key out.
-	key := ""
-	if i := strings.Index(msg, "'"); i >= 0 {
-		if j := strings.Index(msg[i+1:], "'"); j >= 0 {
-			key = msg[i+1 : i+1+j]
-		}
-	}
-	return &ConfigError{Key: key, Problem: "wrong type: " + msg}
+// envName is a key's environment variable: git.retry.max_attempts is
+// TGP_GIT_RETRY_MAX_ATTEMPTS.
+func envName(key string) string {
+	return "TGP_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
 // Validate checks ranges and enumerations; the error names the key and what

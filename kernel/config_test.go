@@ -55,7 +55,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		hint       string
 	}{
 		{"unknown file key", "git:\n  remot: x\n", nil, nil, "git.remot", "unknown key"},
-		{"wrong type", "git:\n  depth: lots\n", nil, nil, "git.depth", "wrong type"},
+		{"wrong type", "git:\n  depth: lots\n", nil, nil, "git.depth", `"lots" is not a whole number`},
 		{"bad enum", "approval:\n  policy: sometimes\n", nil, nil, "approval.policy", "never, on_risk, always"},
 		{"out of range", "sandbox:\n  memory_mb: 0\n", nil, nil, "sandbox.memory_mb", ">= 1"},
 		{"bad isolation", "sandbox:\n  isolation: vm\n", nil, nil, "sandbox.isolation", "inproc, process"},

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/gitident"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/shell"
@@ -132,10 +134,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	if o.memory {
 		k.fs = vfs.NewMemory()
 	} else {
-		root := cfg.RootDir
-		if !filepath.IsAbs(root) && o.baseDir != "" {
-			root = filepath.Join(o.baseDir, root)
-		}
+		root := o.rootPath(cfg)
 		if k.fs, err = vfs.NewOS(root); err != nil {
 			return nil, fmt.Errorf("kernel: root %s: %w", root, err)
 		}
@@ -171,8 +170,12 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 			return nil, err
 		}
 	}
-	if err := k.set.Add(k.shellTools()...); err != nil {
-		return nil, err
+	// The shell tools run programs on real files: a memory root lists
+	// none of them rather than three tools that always fail.
+	if !o.memory {
+		if err := k.set.Add(k.shellTools()...); err != nil {
+			return nil, err
+		}
 	}
 	if err := k.set.Add(tools.ScopeTool(k.expandScope)); err != nil {
 		return nil, err
@@ -184,6 +187,35 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	// before the sandbox, the shell and the database close.
 	k.closers = append(k.closers, k.box.Close)
 	return k, nil
+}
+
+// rootPath is the root directory a configuration names: root_dir,
+// relative to WithBaseDir when it is relative.
+func (o *options) rootPath(cfg *Config) string {
+	root := cfg.RootDir
+	if !filepath.IsAbs(root) && o.baseDir != "" {
+		root = filepath.Join(o.baseDir, root)
+	}
+	return root
+}
+
+// ResolveRoot is the absolute root directory New would use with these
+// options ("" for WithMemoryFS), found without creating anything: a
+// command line can tell "no project here" from a project whose root is
+// yet to be cloned before New makes the directory.
+func ResolveRoot(opts ...Option) (string, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.memory {
+		return "", nil
+	}
+	cfg, err := LoadConfig(LoadOptions{File: o.configFile, Required: o.configRequired, Environ: o.environ, Overrides: o.overrides})
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(o.rootPath(cfg))
 }
 
 // classify maps errors of the lower packages to tool error kinds.
@@ -277,13 +309,35 @@ func redactURL(u string) string {
 	return u
 }
 
+// CommitIdentity is who the kernel's commits name now (the author; git's
+// resolution order, see gitbackend.Repo.Signatures), and whether it is
+// the bot identity because nothing is configured: a host can say so once
+// instead of letting commits appear as tgp-bot[bot] unannounced. ok is
+// false before Boot and on a root that is no repository.
+func (k *Kernel) CommitIdentity() (name, email string, bot, ok bool) {
+	r := k.box.Repo()
+	if r == nil {
+		return "", "", false, false
+	}
+	a, c, err := r.Signatures(time.Now())
+	if err != nil {
+		return "", "", false, false
+	}
+	bot = a.Name == gitident.Bot.Name || a.Email == gitident.Bot.Email || c.Name == gitident.Bot.Name || c.Email == gitident.Bot.Email
+	return a.Name, a.Email, bot, true
+}
+
 // Tools lists every tool, sorted by name.
 func (k *Kernel) Tools() []*tools.Tool { return k.set.List() }
 
 // Set is the kernel's tool set (for adapters such as the MCP server).
 func (k *Kernel) Set() *tools.Set { return k.set }
 
-// Call runs one tool. The error is always a *tools.Error.
+// Call runs one tool. The error, when the call itself fails (bad
+// arguments, a path outside the jail, an unknown tool, a conflict), is
+// always a *tools.Error. A tool that runs and fails is a result: for
+// exec_tool, forgetools.OutcomeOf(res) has Success false and its Err() the
+// failure (ExecTool returns it as the error).
 func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
 	// What the host allowed once holds for the session's next call only,
 	// whatever that call is; asking for more expansions first adds up.
@@ -296,12 +350,37 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (t
 	if readsToolbox[name] {
 		stale = k.box.MaybeRefresh(ctx)
 	}
+	if k.opts.memory && diskOnly[name] {
+		return tools.Result{}, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf(
+			"%s is not available: this kernel's root is in memory (kernel.WithMemoryFS) and commands need real files; give the kernel a root_dir on disk", name)}
+	}
 	res, err := k.set.Call(ctx, name, args)
 	if err == nil && stale != "" {
 		res.Stale = stale
 	}
 	return res, err
 }
+
+// ExecTool runs an agent tool (exec_tool) and returns its outcome typed.
+// err is a *tools.Error when the call fails, or the run's
+// *sandbox.ExecError when the tool ran and failed (thrown, timed out,
+// over its memory limit); the outcome (logs, duration) is returned in
+// both cases when there is one.
+func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*sandbox.Outcome, error) {
+	raw, err := json.Marshal(map[string]any{"path": path, "args": args})
+	if err != nil {
+		return nil, &tools.Error{Kind: tools.KindBadArgs, Field: "args", Message: "args do not marshal to JSON: " + err.Error(), Err: err}
+	}
+	res, err := k.Call(ctx, "exec_tool", raw)
+	if err != nil {
+		return nil, err
+	}
+	out := forgetools.OutcomeOf(res)
+	return out, out.Err()
+}
+
+// diskOnly are the tools a memory root does not have.
+var diskOnly = map[string]bool{"shell": true, "exec_command": true, "write_stdin": true}
 
 // Shutdown flushes and closes everything; a change that could not be
 // pushed is reported, never dropped silently.

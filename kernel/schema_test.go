@@ -17,7 +17,8 @@ var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json")
 // file, so a schema change shows up in review. Regenerate with
 // `go test ./kernel -run Snapshot -update`.
 func TestToolSchemasSnapshot(t *testing.T) {
-	k, err := New(context.Background(), WithEnviron([]string{}), WithMemoryFS(), WithSetting("sql.driver", "sqlite"))
+	// A disk root: every tool, the shell tools included.
+	k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(t.TempDir()), WithSetting("sql.driver", "sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,14 +155,35 @@ func TestShellConfigErrorsNameTheKey(t *testing.T) {
 	}
 }
 
+// A memory root lists only tools that can work: not the shell tools,
+// which need real files; calling one says why.
 func TestShellNeedsADiskRoot(t *testing.T) {
 	k := bootWith(t) // memory root
-	for tool, args := range map[string]string{"shell": `{"command":"ls"}`, "exec_command": `{"cmd":"ls"}`} {
+	for _, tl := range k.Tools() {
+		if diskOnly[tl.Name] {
+			t.Errorf("a memory root lists %s", tl.Name)
+		}
+	}
+	for tool, args := range map[string]string{"shell": `{"command":"ls"}`, "exec_command": `{"cmd":"ls"}`, "write_stdin": `{"session_id":1}`} {
 		_, err := k.Call(context.Background(), tool, json.RawMessage(args))
 		var te *tools.Error
-		if !errors.As(err, &te) || te.Kind != tools.KindExecutionFailed || !strings.Contains(te.Message, "disk root") {
+		if !errors.As(err, &te) || te.Kind != tools.KindNotFound || !strings.Contains(te.Message, "disk") {
 			t.Fatalf("%s on a memory root: %v", tool, err)
 		}
+	}
+	disk, err := New(context.Background(), WithEnviron([]string{}), WithRoot(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Shutdown(context.Background())
+	listed := 0
+	for _, tl := range disk.Tools() {
+		if diskOnly[tl.Name] {
+			listed++
+		}
+	}
+	if listed != len(diskOnly) {
+		t.Fatalf("a disk root lists %d of the %d shell tools", listed, len(diskOnly))
 	}
 }
 

@@ -77,10 +77,14 @@ sandbox:
   check:
     # Rule id -> off | warning | error, e.g. no-magic-numbers: warning
     rules: {}
-  # inproc: tools run in the kernel's process (fastest). process: a pool of
-  # warm worker processes, each under an OS memory limit, killed and
+  # process (default): a pool of warm worker processes, each under an OS
+  # memory limit (RLIMIT_AS) that holds whatever the tool does, killed and
   # replaced on timeout or limit; files, SQL and fetch stay in the kernel.
-  isolation: inproc
+  # inproc: tools run in the kernel's process (about 1.5x faster warm), the
+  # memory limit charged before large native allocations and watched
+  # otherwise: it trusts the tool's memory behaviour (a string doubled in a
+  # loop can overshoot it before the watchdog stops the run).
+  isolation: process
   # Worker processes that may run at once (isolation: process).
   workers: 4
   # Command that starts a worker; empty: this tgp binary ("tgp __worker").

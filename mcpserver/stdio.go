@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 // answers every request already received before it reports end of input:
 // a client that pipes "initialize" and "tools/list" and closes its end gets
 // both answers (the SDK's own stdio transport ends the session at EOF with
-// requests still in flight). drain bounds the wait after EOF.
+// requests still in flight). drain bounds the wait after EOF. A line that
+// is not JSON is answered with JSON-RPC's parse error (-32700, id null) and
+// skipped, as JSON-RPC 2.0 asks: one stray line (a log line, a typo in a
+// hand-typed session) does not end the session.
 func StdioTransport(in io.Reader, out io.Writer, drain time.Duration) mcp.Transport {
 	t := &drainTransport{in: bufio.NewReader(in), out: out, drain: drain}
 	t.cond = sync.NewCond(&t.mu)
@@ -29,8 +33,9 @@ type drainTransport struct {
 
 	mu        sync.Mutex
 	cond      *sync.Cond
-	requests  int // requests (with an id) passed to the server
-	responses int // responses (with an id) the server wrote
+	writeMu   sync.Mutex // one line at a time on out (the server's and parse errors)
+	requests  int        // requests (with an id) passed to the server
+	responses int        // responses (with an id) the server wrote
 	partial   []byte
 	pending   []byte // the rest of a line not yet handed to the reader
 }
@@ -45,8 +50,17 @@ func hasID(f frame) bool { return len(f.ID) > 0 && string(f.ID) != "null" }
 // Read hands the server whole lines, counting the requests among them; at
 // end of input it waits until each has been answered (or drain passes).
 func (t *drainTransport) Read(p []byte) (int, error) {
-	if len(t.pending) == 0 {
+	for len(t.pending) == 0 {
 		line, err := t.in.ReadBytes('\n')
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && !json.Valid(trimmed) {
+			if werr := t.parseError(trimmed); werr != nil {
+				return 0, werr
+			}
+			if err == nil {
+				continue
+			}
+			line = nil
+		}
 		if len(line) > 0 {
 			var f frame
 			if json.Unmarshal(bytes.TrimSpace(line), &f) == nil && hasID(f) && f.Method != "" {
@@ -63,6 +77,21 @@ func (t *drainTransport) Read(p []byte) (int, error) {
 	n := copy(p, t.pending)
 	t.pending = t.pending[n:]
 	return n, nil
+}
+
+// parseError answers a line that is not JSON (JSON-RPC 2.0 §5.1: code
+// -32700, id null), quoting its start so the sender can find it.
+func (t *drainTransport) parseError(line []byte) error {
+	quoted := line
+	if len(quoted) > 80 {
+		quoted = quoted[:80]
+	}
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32700, "message": "Parse error: the line is not JSON: " + strings.ToValidUTF8(string(quoted), "\uFFFD")}})
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	_, err := t.out.Write(append(msg, '\n'))
+	return err
 }
 
 func (t *drainTransport) waitAnswered() {
@@ -87,7 +116,9 @@ type drainWriter drainTransport
 
 func (w *drainWriter) Write(p []byte) (int, error) {
 	t := (*drainTransport)(w)
+	t.writeMu.Lock()
 	n, err := t.out.Write(p)
+	t.writeMu.Unlock()
 	t.mu.Lock()
 	t.partial = append(t.partial, p[:n]...)
 	for {

@@ -7,7 +7,6 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -37,7 +36,10 @@ const hostileLimitMB = 64
 // memory_limit with every process's peak RSS under the limit plus a fixed
 // allowance for the Go runtime, esbuild and goja (measured: about 60 MB
 // with an empty tool). In process mode the host is the kernel's process,
-// which must not grow at all, and the worker is bounded the same way.
+// which must not grow at all, and the worker is bounded the same way, for
+// every pattern: RLIMIT_AS does not depend on a watchdog being scheduled.
+// In inproc mode string doubling, which only the watchdog sees, is
+// required to end in memory_limit with no bound on its peak.
 func TestHostileAllocationsEndInMemoryLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a process per pattern")
@@ -86,12 +88,16 @@ func TestHostileAllocationsEndInMemoryLimit(t *testing.T) {
 					t.Fatalf("want %s, got %s: %s", KindMemoryLimit, res.Kind, res.Message)
 				}
 				bound := int64(hostileLimitMB + allowanceMB)
-				if name == "string doubling" {
+				if name == "string doubling" && mode == IsolationInProc {
 					// s = s + s is a VM operation, not a call the lockdown
-					// can charge: the watchdog sees it after the fact, so
-					// one concatenation (up to twice the limit) overshoots.
-					// In process mode RLIMIT_AS is the hard cap.
-					bound += 2 * hostileLimitMB
+					// can charge: only the watchdog sees it, after the fact,
+					// and on a loaded machine it may be scheduled several
+					// doublings late (1,049 MB was measured). That is why
+					// process isolation, whose RLIMIT_AS holds for every
+					// allocation, is the kernel's default and inproc is
+					// documented as trusting the tool: here only the outcome
+					// is required, no peak.
+					return
 				}
 				if res.RSS>>10 > bound {
 					t.Fatalf("host peak RSS %d MB, above the %d MB bound", res.RSS>>10, bound)
@@ -99,6 +105,12 @@ func TestHostileAllocationsEndInMemoryLimit(t *testing.T) {
 				if mode == IsolationProcess {
 					if res.WorkerRSS == 0 {
 						t.Fatal("no worker peak RSS measured")
+					}
+					// The worker's hard cap is RLIMIT_DATA at the budget
+					// plus workerDataHeadroom (TestDataLimitHoldsWithoutTheWatchdog):
+					// that bound holds whenever its watchdog runs.
+					if dataLimited { // the children are built without -race
+						bound = max(bound, int64(hostileLimitMB+workerDataHeadroom>>20))
 					}
 					if res.WorkerRSS>>10 > bound {
 						t.Fatalf("worker peak RSS %d MB, above the %d MB bound", res.WorkerRSS>>10, bound)
@@ -144,9 +156,7 @@ func hostileChild(t *testing.T, name, mode string) {
 		r.pool.live.Wait()
 		workerRSS = r.pool.peakRSS.Load()
 	}
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	raw, _ := json.Marshal(map[string]any{"Kind": kind, "Message": msg, "RSS": ru.Maxrss, "WorkerRSS": workerRSS})
+	raw, _ := json.Marshal(map[string]any{"Kind": kind, "Message": msg, "RSS": maxRSS(), "WorkerRSS": workerRSS})
 	fmt.Printf("HOSTILE %s\n", raw)
 }
 

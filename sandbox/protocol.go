@@ -80,6 +80,7 @@ func denied(format string, args ...any) error {
 type workerConfig struct {
 	MemLimit    uint64   `json:"mem_limit"`
 	AddrLimit   uint64   `json:"addr_limit"`
+	DataLimit   uint64   `json:"data_limit,omitempty"`
 	TimeoutMS   int64    `json:"timeout_ms"`
 	Imports     []string `json:"imports"`
 	FetchURLs   []string `json:"fetch_urls"`

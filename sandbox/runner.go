@@ -191,6 +191,18 @@ type ExecError struct {
 
 func (e *ExecError) Error() string { return e.Kind + ": " + e.Message }
 
+// Err is the run's failure as an error (an *ExecError), nil when it
+// succeeded: `if err := out.Err(); err != nil` reads as any Go call.
+func (o *Outcome) Err() error {
+	if o == nil || o.Success {
+		return nil
+	}
+	if o.Error == nil {
+		return &ExecError{Kind: KindRuntime, Message: "the tool failed"}
+	}
+	return o.Error
+}
+
 // interruption values handed to Runtime.Interrupt.
 type interruption struct{ kind, msg string }
 

@@ -40,6 +40,11 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 			return fmt.Errorf("sandbox worker: address-space limit: %w", err)
 		}
 	}
+	if cfg.DataLimit > 0 {
+		if err := limitData(cfg.DataLimit); err != nil {
+			return fmt.Errorf("sandbox worker: data limit: %w", err)
+		}
+	}
 	if cfg.MemLimit > 0 {
 		// The GC works harder as the heap nears the budget, so garbage
 		// does not push a run into the hard limit.
@@ -315,11 +320,12 @@ func (t bridgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// ServeWorkerIfRequested lets a program that embeds the kernel be its own
-// sandbox worker under sandbox.isolation: process: call it first in main.
-// When the process was started as a worker (its first argument is
-// WorkerSubcommand) it serves the protocol and exits; otherwise it returns
-// at once. The tgp binary does the same through its hidden subcommand.
+// ServeWorkerIfRequested makes a program that embeds the kernel its own
+// sandbox worker under sandbox.isolation: process. When the process was
+// started as a worker (its first argument is WorkerSubcommand) it serves
+// the protocol and exits; otherwise it returns at once. The package's init
+// calls it, before any main runs: a program need not (calling it is
+// harmless).
 func ServeWorkerIfRequested() {
 	if len(os.Args) < 2 || os.Args[1] != WorkerSubcommand {
 		return

@@ -229,8 +229,8 @@ func (r *Runner) inside(p string) (string, bool) {
 // ServeExecIfRequested makes this program the shell's Landlock helper
 // when it was started as one (first argument [ExecSubcommand]): it
 // restricts itself, executes the target and never returns. Otherwise it
-// returns at once. A program embedding the kernel calls it first thing in
-// main (and TestMain), as the tgp binary does through `tgp __shellexec`.
+// returns at once. The package's init calls it, before any main: a
+// program embedding the kernel need not (calling it is harmless).
 func ServeExecIfRequested() {
 	if len(os.Args) < 2 || os.Args[1] != ExecSubcommand {
 		return

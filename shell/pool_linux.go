@@ -171,7 +171,7 @@ func (x *run) spawnWarm(ctx context.Context, hc interp.HandlerContext, path stri
 		if strings.HasPrefix(hs, "error ") {
 			return x.stop(fmt.Errorf("shell: the Landlock helper refused to run %s: %s", args[0], strings.TrimPrefix(hs, "error "))), true
 		}
-		return x.stop(fmt.Errorf("shell: the Landlock helper %q did not answer (a program embedding the kernel must call shell.ServeExecIfRequested first in main): %v", x.r.helper[0], werr)), true
+		return x.stop(fmt.Errorf("shell: the Landlock helper %q did not answer (shell.WithHelper must name a program that serves `__shellexec` as shell.ServeExecIfRequested does; the tgp binary and any program linking package shell do): %v", x.r.helper[0], werr)), true
 	}
 	var ee *exec.ExitError
 	switch {

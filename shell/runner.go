@@ -59,8 +59,9 @@ type Runner struct {
 type Option func(*Runner)
 
 // WithHelper sets the argv that starts the Landlock helper (default: this
-// executable with [ExecSubcommand]). The program must call
-// [ServeExecIfRequested] first thing in main (TestMain in tests).
+// executable with [ExecSubcommand], which this package's init serves).
+// Another program must serve [ExecSubcommand] as [ServeExecIfRequested]
+// does.
 func WithHelper(argv ...string) Option {
 	return func(r *Runner) { r.helper = append([]string(nil), argv...) }
 }

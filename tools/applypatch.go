@@ -59,7 +59,8 @@ func (ft *fileTools) applyPatch() *Tool {
 		Name: "apply_patch",
 		Description: "Apply a patch atomically (all files or none) and persist it. Accepts the envelope\n" +
 			"*** Begin Patch\n*** Add File: path\n+line\n*** Update File: path\n*** Move to: new/path\n@@ optional anchor line\n context\n-old\n+new\n*** End of File\n*** Delete File: path\n*** End Patch\n" +
-			"(the format of OpenAI Codex's apply_patch; a <<'EOF' heredoc wrapper and blank lines between hunks are fine), " +
+			"(the format of OpenAI Codex's apply_patch; an apply_patch <<'EOF' or cat <<'EOF' heredoc wrapper, a *** Environment ID line " +
+			"and blank lines between hunks are fine; cat <<'EOF' > path with plain text writes that file), " +
 			"or a plain unified diff (--- a/x, +++ b/x, @@ hunks). Envelope context is matched exactly, then ignoring trailing " +
 			"whitespace, then surrounding whitespace, then with typographic quotes/dashes normalised; a chunk of only + lines " +
 			"is appended at the end of the file; Add File and Move to overwrite an existing file; updated files end with a newline.",
@@ -68,10 +69,18 @@ func (ft *fileTools) applyPatch() *Tool {
 		Run: func(ctx context.Context, a applyPatchArgs) (Result, error) {
 			var ops []fileOp
 			var err error
-			if isEnvelope(a.Patch) {
-				ops, err = ft.planEnvelope(a.Patch)
+			patch := normaliseLineEnds(a.Patch)
+			if dest, body, ok := catHeredoc(patch); ok && !isEnvelope(body) && !looksUnified(body) {
+				// `cat <<'EOF' > file` (opencode's form): the body is the
+				// file's whole content.
+				ops, err = ft.planCatWrite(dest, body)
+			} else if isEnvelope(patch) {
+				ops, err = ft.planEnvelope(patch)
 			} else {
-				ops, err = ft.planUnified(a.Patch)
+				if ok {
+					patch = body
+				}
+				ops, err = ft.planUnified(patch)
 			}
 			if err != nil {
 				return Result{}, err
@@ -170,8 +179,58 @@ func (ft *fileTools) commitOps(ops []fileOp) ([]string, error) {
 // typographic punctuation normalised, and every updated file ends with a
 // newline. Unlike the reference, a patch applies whole or not at all.
 
-// heredocOpen matches the first line of a heredoc-wrapped envelope.
-var heredocOpen = regexp.MustCompile(`^(?:apply_patch\s+)?<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)$`)
+// heredocOpen matches the first line of a heredoc-wrapped envelope:
+// Codex's `apply_patch <<'EOF'`, opencode's `cat <<'EOF'`, and either with
+// a redirection (`> file`) after the word.
+var heredocOpen = regexp.MustCompile(`^(?:(?:apply_patch|cat)\s+)?<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)(?:\s*>\s*(\S+))?$`)
+
+// normaliseLineEnds reads a line ending doubled by a second CRLF
+// conversion (\r\r\n) as one CRLF, as an editor shows it.
+func normaliseLineEnds(patch string) string {
+	for strings.Contains(patch, "\r\r\n") {
+		patch = strings.ReplaceAll(patch, "\r\r\n", "\r\n")
+	}
+	return patch
+}
+
+// catHeredoc splits `cat <<'EOF' > file` ... `EOF` into the file and the
+// body; ok is false for another shape. The body of a wrapper without a
+// redirection comes back with dest "".
+func catHeredoc(patch string) (dest, body string, ok bool) {
+	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(patch, "\r\n", "\n")), "\n")
+	if len(lines) < 2 {
+		return "", "", false
+	}
+	m := heredocOpen.FindStringSubmatch(strings.TrimSpace(lines[0]))
+	if m == nil || m[1] != m[3] || strings.TrimSpace(lines[len(lines)-1]) != m[2] {
+		return "", "", false
+	}
+	if len(lines) == 2 {
+		return m[4], "", true
+	}
+	return m[4], strings.Join(lines[1:len(lines)-1], "\n") + "\n", true
+}
+
+// looksUnified says whether a text starts like a unified diff.
+func looksUnified(s string) bool {
+	t := strings.TrimSpace(s)
+	return strings.HasPrefix(t, "--- ") || strings.HasPrefix(t, "diff --git ")
+}
+
+// planCatWrite is `cat <<'EOF' > file`: the file gets the body.
+func (ft *fileTools) planCatWrite(dest, body string) ([]fileOp, error) {
+	if dest == "" {
+		return nil, patchErr("", "a heredoc without a patch inside and without '> file' changes nothing")
+	}
+	p, err := ft.writePath("patch", strings.Trim(dest, `'"`))
+	if err != nil {
+		return nil, err
+	}
+	if info, err := ft.fs.Lstat(p); err == nil && info.IsDir() {
+		return nil, patchErr(p, "a directory is in the way")
+	}
+	return []fileOp{{path: p, content: []byte(body), stat: FileStat{Path: p, Action: "add", Added: len(splitLines(body))}}}, nil
+}
 
 // envelopeLines returns the lines between the Begin and End markers.
 func envelopeLines(patch string) ([]string, error) {
@@ -181,6 +240,11 @@ func envelopeLines(patch string) ([]string, error) {
 			strings.TrimSpace(lines[len(lines)-1]) == m[2] {
 			lines = lines[1 : len(lines)-1]
 		}
+	}
+	// Codex puts `*** Environment ID: <id>` between the Begin marker and
+	// the first file: it is metadata for Codex, not a hunk.
+	for len(lines) > 1 && strings.HasPrefix(strings.TrimSpace(lines[1]), "*** Environment ID:") {
+		lines = append(lines[:1], lines[2:]...)
 	}
 	if strings.TrimSpace(lines[0]) != "*** Begin Patch" {
 		return nil, patchErr("", "the first line of the patch must be '*** Begin Patch'")

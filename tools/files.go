@@ -322,6 +322,9 @@ type WriteResult struct {
 	Replacements int        `json:"replacements,omitempty"`
 	Deleted      bool       `json:"deleted,omitempty"`
 	Files        []FileStat `json:"files,omitempty"`
+	// Encoding names a file's legacy encoding that an edit kept
+	// (patch_file on a file that is not UTF-8).
+	Encoding string `json:"encoding,omitempty"`
 	*Persisted
 }
 
@@ -446,7 +449,17 @@ func (ft *fileTools) patchFile() *Tool {
 				return Result{}, err
 			}
 			s := string(data)
-			n := strings.Count(s, a.OldString)
+			oldS, newS, encName := a.OldString, a.NewString, ""
+			// A file in a legacy encoding (cp1251...) is edited in it: the
+			// strings are encoded as the file is and the rest is untouched.
+			if name, ob, encode, ok := legacyEdit(data, a.OldString); ok {
+				nb, err := encode(a.NewString)
+				if err != nil {
+					return Result{}, BadArg("new_string", "new_string has a character the file's encoding (%s) cannot hold; the file keeps its encoding", name)
+				}
+				oldS, newS, encName = string(ob), string(nb), name
+			}
+			n := strings.Count(s, oldS)
 			switch {
 			case n == 0:
 				return Result{}, &Error{Kind: KindNotFound, Field: "old_string", Message: "String to replace not found in file."}
@@ -455,9 +468,9 @@ func (ft *fileTools) patchFile() *Tool {
 					"To replace all occurrences, set replace_all to true. To replace only one, add more surrounding context to make it unique.", n)
 			}
 			if a.ReplaceAll {
-				s = strings.ReplaceAll(s, a.OldString, a.NewString)
+				s = strings.ReplaceAll(s, oldS, newS)
 			} else {
-				s = strings.Replace(s, a.OldString, a.NewString, 1)
+				s = strings.Replace(s, oldS, newS, 1)
 			}
 			if err := ft.fs.WriteFile(p, []byte(s), modeOf(ft.fs, p)); err != nil {
 				return Result{}, err
@@ -466,7 +479,7 @@ func (ft *fileTools) patchFile() *Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			return Result{Value: WriteResult{Path: p, Replacements: n, Hash: BlobHash([]byte(s)), Persisted: per}}, nil
+			return Result{Value: WriteResult{Path: p, Replacements: n, Hash: BlobHash([]byte(s)), Encoding: encName, Persisted: per}}, nil
 		},
 	})
 }

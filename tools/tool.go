@@ -34,6 +34,10 @@ type Annotations struct {
 
 // Result is what a tool returns. Value is JSON-serialisable: a string for the
 // git tools (the text git prints), a documented object for the others.
+//
+// Value is what the tool returns, as it is marshalled to JSON;
+// forgetools.OutcomeOf and forgetools.ReportOf give exec_tool's and
+// check_tool's values typed.
 type Result struct {
 	Value     any  `json:"result"`
 	Truncated bool `json:"truncated"`
@@ -285,15 +289,26 @@ func plainTypes(s *jsonschema.Schema) {
 	}
 }
 
-// dropNulls removes null members of an argument object (recursively): a
-// null for an optional argument means the argument is not given.
-func dropNulls(m map[string]any) {
+// dropNulls removes null members of an argument object (recursively, in
+// the objects the schema declares): a null for an optional argument means
+// the argument is not given. A free-form object (exec_tool's args, a
+// schema without properties) is data and keeps its nulls.
+func dropNulls(m map[string]any, s *jsonschema.Schema) {
+	if s != nil && len(s.Properties) == 0 {
+		return
+	}
 	for k, v := range m {
+		var sub *jsonschema.Schema
+		if s != nil {
+			sub = s.Properties[k]
+		}
 		switch x := v.(type) {
 		case nil:
 			delete(m, k)
 		case map[string]any:
-			dropNulls(x)
+			if sub != nil {
+				dropNulls(x, sub)
+			}
 		}
 	}
 }
@@ -319,7 +334,7 @@ func (t *Tool) Decode(raw json.RawMessage) (any, error) {
 		}
 		m = obj
 	}
-	dropNulls(m)
+	dropNulls(m, t.InputSchema)
 	for alias, real := range t.aliases {
 		if v, ok := m[alias]; ok {
 			if _, dup := m[real]; dup {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/tgp-go/tgp/kernel"
 	"github.com/tgp-go/tgp/registry"
-	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sandbox/analysis"
 	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/tools/forgetools"
 )
 
 // progress prints clone/fetch progress: rewritten in place on a terminal,
@@ -63,6 +63,9 @@ func statusCommand(a *app, use, short string) *cobra.Command {
 }
 
 func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
+	if err := a.requireProject(); err != nil {
+		return err
+	}
 	k, err := kernel.New(ctx, append(a.kernelOptions(), a.progress())...)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%w\nhint: `tgp init` writes a commented tgp.config.yaml", err)}
@@ -72,6 +75,7 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 		if err := k.Boot(ctx); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("%w\nhint: check git.remote and the token variable named by git.token_env", err)}
 		}
+		a.identityNotice(k)
 	}
 	st, err := k.Status(ctx)
 	if err != nil {
@@ -239,7 +243,7 @@ func newCheckCmd(a *app) *cobra.Command {
 				if err != nil {
 					return &exitError{code: 1, err: fmt.Errorf("%s: %w", p, err)}
 				}
-				rep := res.Value.(analysis.Report)
+				rep, _ := forgetools.ReportOf(res)
 				results[p] = rep
 				if !rep.Valid {
 					invalid++
@@ -302,7 +306,7 @@ func newExecCmd(a *app) *cobra.Command {
 				_ = writeCallError(a.stdout, "exec_tool", tools.Classify(err, nil))
 				return &exitError{code: 1}
 			}
-			out := res.Value.(*sandbox.Outcome)
+			out := forgetools.OutcomeOf(res)
 			if err := writeJSON(a.stdout, out); err != nil {
 				return err
 			}

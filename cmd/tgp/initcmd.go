@@ -27,12 +27,25 @@ func newInitCmd(a *app) *cobra.Command {
 			"and the change reported.",
 		Example: "  tgp init\n  tgp init --remote https://github.com/acme/toolbox.git --branch main",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			a.initing = true
 			var changed []string
 			cfgPath := a.config
 			if cfgPath == "" {
 				cfgPath = "tgp.config.yaml"
 			}
+			// All or nothing: a failed init (a wrong remote, a branch the
+			// remote lacks) leaves the directory as it found it, so the
+			// next try starts clean instead of from a half project.
+			undo, err := a.initUndo(cmd, cfgPath)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if err != nil {
+					undo()
+				}
+			}()
 			if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
 				body := kernel.ConfigTemplate
 				if remote != "" {
@@ -65,7 +78,7 @@ func newInitCmd(a *app) *cobra.Command {
 					}
 				}
 				if remoteChanged {
-					if err := a.refuseStaleClone(cmd, cfgPath, changed); err != nil {
+					if err := a.refuseStaleClone(cmd, remote); err != nil {
 						return err
 					}
 				}
@@ -86,6 +99,7 @@ func newInitCmd(a *app) *cobra.Command {
 				_ = k.Shutdown(cmd.Context())
 				return &exitError{code: 1, err: err}
 			}
+			a.identityNotice(k)
 			for _, c := range created {
 				changed = append(changed, "created "+strings.TrimSuffix(filepath.ToSlash(k.Config().RootDir), "/")+"/"+c)
 			}
@@ -109,15 +123,15 @@ func newInitCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&remote, "remote", "", "git remote holding the shared toolbox")
-	cmd.Flags().StringVar(&branch, "branch", "", "branch of the remote (default main)")
+	cmd.Flags().StringVar(&branch, "branch", "", "branch of the remote (default: the branch the remote's HEAD names, as git clone does; for a new empty repository, the one it was created with, often master)")
 	return cmd
 }
 
 // refuseStaleClone stops a re-run whose remote changed when the root
 // already holds a clone: it may be another repository's, and may hold work
-// not pushed yet. The configuration is updated (reported); moving the
-// clone aside is left to the user, with the command to run.
-func (a *app) refuseStaleClone(cmd *cobra.Command, cfgPath string, changed []string) error {
+// not pushed yet. Nothing is changed (the configuration is restored);
+// moving the clone aside is left to the user, with the command to run.
+func (a *app) refuseStaleClone(cmd *cobra.Command, remote string) error {
 	k, err := a.openKernel(cmd.Context(), false)
 	if err != nil {
 		return err
@@ -129,11 +143,66 @@ func (a *app) refuseStaleClone(cmd *cobra.Command, cfgPath string, changed []str
 	} else if _, err := r.Head(); err != nil {
 		return nil // an empty repository: nothing of the old remote's
 	}
-	for _, c := range changed {
-		fmt.Fprintln(a.stdout, c)
+	return &exitError{code: 1, err: fmt.Errorf("%s holds a clone of the previous remote (and any work not pushed yet); nothing was changed. "+
+		"To start over from the new remote, move it aside and run init again:\n  mv %s %s.old && tgp init --remote %s", root, root, root, remote)}
+}
+
+// initUndo records what init may change (the configuration file and the
+// root directory, with any parents it creates) and returns the function
+// that puts them back as they were.
+func (a *app) initUndo(cmd *cobra.Command, cfgPath string) (func(), error) {
+	oldCfg, cfgErr := os.ReadFile(cfgPath)
+	if cfgErr != nil && !errors.Is(cfgErr, fs.ErrNotExist) {
+		return nil, &exitError{code: 1, err: cfgErr}
 	}
-	return &exitError{code: 1, err: fmt.Errorf("%s holds a clone of the previous remote (and any work not pushed yet): "+
-		"to start over from the new remote, move it aside and run init again:\n  mv %s %s.old && tgp init", root, root, root)}
+	// The root as the configuration names it now; a new remote does not
+	// move it (--root and root_dir do, and they are read here already).
+	// What is removed on failure: the root with the parents init makes
+	// for it, or, in a root that exists, the entries init adds to it (a
+	// .git from a failed boot).
+	var created []string
+	if root, err := kernel.ResolveRoot(a.kernelOptions()...); err == nil {
+		if ents, err := os.ReadDir(root); err == nil {
+			had := map[string]bool{}
+			for _, e := range ents {
+				had[e.Name()] = true
+			}
+			return func() {
+				restoreConfig(cfgPath, oldCfg, cfgErr)
+				ents, _ := os.ReadDir(root)
+				for _, e := range ents {
+					if !had[e.Name()] {
+						_ = os.RemoveAll(filepath.Join(root, e.Name()))
+					}
+				}
+			}, nil
+		}
+		for p := root; ; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			created = []string{p}
+			if filepath.Dir(p) == p {
+				break
+			}
+		}
+	}
+	return func() {
+		restoreConfig(cfgPath, oldCfg, cfgErr)
+		for _, p := range created {
+			_ = os.RemoveAll(p)
+		}
+	}, nil
+}
+
+// restoreConfig puts the configuration file back: its old bytes, or no
+// file when there was none.
+func restoreConfig(path string, old []byte, readErr error) {
+	if readErr == nil {
+		_ = os.WriteFile(path, old, 0o644)
+	} else {
+		_ = os.Remove(path)
+	}
 }
 
 // ensureIgnored adds the root to .gitignore unless an entry covers it.

@@ -91,7 +91,11 @@ func TestCallContract(t *testing.T) {
 	} {
 		code, out, _ := tgp(t, "", "call", c.tool, c.args, "--root", root)
 		r := decodeCall(t, out)
-		if code != 1 || r.OK || r.Error == nil || r.Error.Kind != c.kind {
+		wantCode := 1
+		if c.args == `not json` {
+			wantCode = 2 // a usage error (TestCallInvalidJSONIsUsageError)
+		}
+		if code != wantCode || r.OK || r.Error == nil || r.Error.Kind != c.kind {
 			t.Fatalf("%s %s: code %d out %s", c.tool, c.args, code, out)
 		}
 		if c.field != "" && (r.Error.Field != c.field || !strings.Contains(r.Error.Message, c.field)) {

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 
@@ -24,6 +26,9 @@ type app struct {
 
 	root   string
 	config string
+	// initing is set by `tgp init`, the one command that may create a
+	// project.
+	initing bool
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -35,7 +40,10 @@ func newRootCmd(a *app) *cobra.Command {
 		Example:       "  tgp call read_file '{\"path\":\"tools/hello.ts\"}'\n  tgp tools --json",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version as well as `tgp version`: both are what people type.
+		Version: version(),
 	}
+	cmd.SetVersionTemplate("tgp {{.Version}}\n")
 	cmd.PersistentFlags().StringVar(&a.root, "root", "", "root directory (overrides root_dir)")
 	cmd.PersistentFlags().StringVar(&a.config, "config", "", "configuration file (default ./tgp.config.yaml if present)")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -61,8 +69,57 @@ func (a *app) kernelOptions() []kernel.Option {
 	return opts
 }
 
+// requireProject refuses to run a command where no project is: without
+// it a command run in the wrong directory left a .tgp/ behind, and a typo
+// in --root made a directory and cloned into it. A project is a
+// configuration file (./tgp.config.yaml or --config), a remote given in
+// the environment (TGP_GIT_REMOTE, as a host configured only by its
+// environment sets it), or a root that exists: a fresh clone of a project
+// has tgp.config.yaml and not the root (git-ignored), which boot clones.
+// A --root given on the command line must exist. `tgp init` makes a
+// project.
+func (a *app) requireProject() error {
+	if a.initing {
+		return nil
+	}
+	if a.root != "" {
+		if _, err := os.Stat(a.root); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("not a tgp project: the root %s does not exist\nhint: check --root; `tgp init --root %s` creates a project there", a.root, a.root)}
+		}
+		return nil
+	}
+	if a.config != "" || kernel.Secret(a.environ, "TGP_GIT_REMOTE") != "" {
+		return nil
+	}
+	if _, err := os.Stat("tgp.config.yaml"); err == nil {
+		return nil
+	}
+	root, err := kernel.ResolveRoot(a.kernelOptions()...)
+	if err != nil {
+		return nil // kernel.New reports the configuration error
+	}
+	if _, err := os.Stat(root); err == nil {
+		return nil
+	}
+	wd, _ := os.Getwd()
+	return &exitError{code: 1, err: fmt.Errorf("not a tgp project: no tgp.config.yaml in %s and no root %s\nhint: run `tgp init` here (with --remote URL to share tools through git), or pass --config FILE of an existing project", wd, root)}
+}
+
+// identityNotice says, on stderr, when commits will name the bot because
+// no identity is configured anywhere (a minimal MCP host's environment):
+// once, where a person is watching (init, boot, status, serve).
+func (a *app) identityNotice(k *kernel.Kernel) {
+	if name, email, bot, ok := k.CommitIdentity(); ok && bot {
+		fmt.Fprintf(a.stderr, "tgp: note: commits will be made as %s <%s>: no identity is configured "+
+			"(set git.author.name and git.author.email, GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, or git config --global user.name/user.email)\n", name, email)
+	}
+}
+
 // openKernel builds and boots a kernel for one command.
 func (a *app) openKernel(ctx context.Context, boot bool, extra ...kernel.Option) (*kernel.Kernel, error) {
+	if err := a.requireProject(); err != nil {
+		return nil, err
+	}
 	k, err := kernel.New(ctx, append(a.kernelOptions(), extra...)...)
 	if err != nil {
 		return nil, &exitError{code: 1, err: fmt.Errorf("%w\nhint: check tgp.config.yaml and TGP_* variables; `tgp init` writes a commented default", err)}
@@ -115,6 +172,18 @@ func newCallCmd(a *app) *cobra.Command {
 					return &exitError{code: 1, err: err}
 				}
 				raw = string(b)
+			}
+			// Arguments that are not JSON are the invocation's fault (exit
+			// 2, as every usage error), found before anything boots; stdout
+			// still carries the one JSON object a caller parses.
+			if !json.Valid([]byte(raw)) {
+				var v any
+				msg := "JSON-ARGS is not JSON"
+				if err := json.Unmarshal([]byte(raw), &v); err != nil {
+					msg += ": " + err.Error()
+				}
+				_ = writeJSON(a.stdout, callOutput{OK: false, Tool: name, Error: &tools.Error{Kind: tools.KindBadArgs, Message: msg + ` (quote the object for the shell: '{"path":"a.txt"}')`}})
+				return &exitError{code: 2, err: errors.New(msg)}
 			}
 			ctx := cmd.Context()
 			sessionOpt := kernel.WithResumeSession()

@@ -42,7 +42,14 @@ func newServeCmd(a *app) *cobra.Command {
 			ctx := cmd.Context()
 			// A long-lived server logs (stderr) what its refreshes pull in
 			// from other agents, and its boot's progress.
-			k, err := a.openKernel(ctx, false, a.progress())
+			opts := []kernel.Option{a.progress()}
+			if tokenEnv != "" {
+				// The flag names a secret's variable, as serve.token_env
+				// does: the configuration must know it is not a setting
+				// (TGP_SERVE_TOKEN is not serve.token).
+				opts = append(opts, kernel.WithSetting("serve.token_env", tokenEnv))
+			}
+			k, err := a.openKernel(ctx, false, opts...)
 			if err != nil {
 				return err
 			}
@@ -79,6 +86,7 @@ func newServeCmd(a *app) *cobra.Command {
 			if err := k.Boot(ctx); err != nil {
 				return &exitError{code: 1, err: err}
 			}
+			a.identityNotice(k)
 			s, err := mcpserver.New(k.Tools(), k, mcpserver.Options{
 				Name: "tgp", Version: version(), ReadOnly: readOnly,
 				Include: splitList(include), Exclude: splitList(exclude), SystemPrompt: k.SystemPrompt(),

@@ -79,6 +79,11 @@ func TestServeHTTPConfigKeys(t *testing.T) {
 	if err := os.WriteFile(cfgFile, []byte("serve:\n  token_env: MY_SERVE_TOKEN\n  allowed_origins: [\"https://app.example.com\"]\n  max_body_bytes: 8192\n  session_idle_timeout: 1m\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A host gives a fresh, empty directory: boot clones into it (a
+	// --root that does not exist is refused, TestNotATGPProject).
+	if err := os.Mkdir(filepath.Join(dir, "root"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,8 @@ import (
 	"github.com/tgp-go/tgp/shell"
 )
 
-// newShellExecCmd is the hidden `tgp __shellexec`: the shell tools'
+// newShellExecCmd is the hidden `tgp __shellexec` (package shell's init
+// serves it before main runs; the command documents it): the shell tools'
 // helper. The kernel starts it for every external command a command line
 // runs; it applies the Landlock ruleset it is given to itself, reports on
 // file descriptor 3 and executes the command, so the ruleset holds in the

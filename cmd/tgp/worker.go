@@ -9,7 +9,8 @@ import (
 )
 
 // newWorkerCmd is the hidden `tgp __worker`: a sandbox worker process for
-// sandbox.isolation: process. The kernel starts it; it speaks the framed
+// sandbox.isolation: process (package sandbox's init serves it before
+// main runs; the command documents it). The kernel starts it; it speaks the framed
 // protocol on stdin/stdout and runs agent tools under an address-space
 // limit, so a hostile tool's memory never lands in the kernel's process.
 func newWorkerCmd(a *app) *cobra.Command {

@@ -82,6 +82,10 @@ type Report struct {
 	Valid    bool      `json:"valid"`
 	Errors   []Finding `json:"errors"`
 	Warnings []Finding `json:"warnings"`
+	// ArgsSchema is the default export's parameter type as JSON Schema,
+	// what exec_tool checks args against (ParamsOf); absent when the
+	// type is not one this reader understands.
+	ArgsSchema map[string]any `json:"args_schema,omitempty"`
 }
 
 // allowedNumbers are TGP's non-magic numbers.
@@ -91,6 +95,9 @@ var allowedNumbers = map[float64]bool{0: true, 1: true, 2: true, -1: true, 100: 
 // compile is a report with a syntax error.
 func Analyze(p string, src []byte, cfg Config) (rep Report) {
 	rep = Report{Errors: []Finding{}, Warnings: []Finding{}}
+	if ps, ok := ParamsOf(string(src)); ok {
+		rep.ArgsSchema = ps.Schema()
+	}
 	a := &analyzer{path: p, cfg: cfg, src: string(src)}
 	defer func() {
 		if r := recover(); r != nil {

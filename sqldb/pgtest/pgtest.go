@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
 )
 
 // ErrNotInstalled: no PostgreSQL server binaries were found.
@@ -24,10 +23,13 @@ var ErrNotInstalled = errors.New("PostgreSQL server binaries not found under /us
 
 // Cluster is a running throw-away server.
 type Cluster struct {
-	DSN  string
-	dir  string
-	bin  string
-	cred *syscall.Credential
+	DSN string
+	dir string
+	bin string
+	// uid and gid run the server's commands as the postgres user (set
+	// when this process is root; see runAs).
+	uid, gid int
+	asUser   bool
 }
 
 // Start creates and starts a cluster.
@@ -56,7 +58,7 @@ func Start() (*Cluster, error) {
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		c.uid, c.gid, c.asUser = uid, gid, true
 		if err := os.Chown(dir, uid, gid); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -86,8 +88,8 @@ func (c *Cluster) run(name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	cmd.Dir = c.dir
 	cmd.Env = []string{"PATH=" + c.bin + ":/usr/bin:/bin", "LANG=C", "LC_ALL=C"}
-	if c.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	if c.asUser {
+		runAs(cmd, c.uid, c.gid)
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

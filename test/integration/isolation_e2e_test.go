@@ -41,7 +41,10 @@ func TestExecToolProcessIsolation(t *testing.T) {
 	}
 	write("tools/note.ts", "export default async (a: { text: string }) => { tgp.write_file('data/note.txt', a.text); return (await tgp.read_file('data/note.txt')).length; };\n")
 	write("tools/escape.ts", "export default () => { tgp.write_file('.GIT/config', 'x'); return 'wrote'; };\n")
-	write("tools/hog.ts", "export default () => { const k: Uint8Array[] = []; for (let i = 0; i < 400; i++) { const b = new Uint8Array(4 << 20); b.fill(1); k.push(b); } return k.length; };\n")
+	// Buffers of 32 MB, each charged before it is made: the third passes
+	// the 64 MB limit however loaded the machine is (a loop of small
+	// touched buffers could meet the 2 s timeout first).
+	write("tools/hog.ts", "export default () => { const k: Uint8Array[] = []; for (let i = 0; i < 400; i++) { k.push(new Uint8Array(32 << 20)); } return k.length; };\n")
 	write("tools/spin.ts", "export default () => { for (;;) {} };\n")
 
 	r := call("exec_tool", map[string]any{"path": "tools/note.ts", "args": map[string]any{"text": "from a worker"}})

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,9 @@ import (
 func TestShellCallLandsOnTheRemote(t *testing.T) {
 	remote := gittest.SeedRemote(t, map[string]string{"README.md": "toolbox\n"})
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "root"), 0o755); err != nil { // an empty root, cloned into
+		t.Fatal(err)
+	}
 	run := func(args ...string) map[string]any {
 		t.Helper()
 		cmd := exec.Command(tgpBin, append(args, "--root", filepath.Join(dir, "root"))...)

@@ -116,6 +116,20 @@ func execTool(ft *forge, cfg Config) *tools.Tool {
 			if err != nil {
 				return tools.Result{}, err
 			}
+			// args are checked against the parameter type the tool
+			// declares (the schema check_tool reports): a wrong type is
+			// bad_args naming the field, not a run that coerces "1" + 2.
+			if src, rerr := ft.fs.ReadFile(p); rerr == nil {
+				if ps, ok := analysis.ParamsOf(string(src)); ok {
+					var args any
+					if a.Args != nil {
+						args = map[string]any(a.Args)
+					}
+					if aerr := ps.Check(args, a.Args != nil); aerr != nil {
+						return tools.Result{}, tools.BadArg(aerr.Field, "%s (the tool's parameter type; check_tool shows it as args_schema)", aerr.Error())
+					}
+				}
+			}
 			// The call's own view of the FS records what the tool writes, so
 			// that this call, and no other, persists it.
 			rec := &writeRecorder{FS: cfg.SandboxFS}
@@ -237,4 +251,21 @@ func execSQLTool(cfg Config) *tools.Tool {
 			return tools.Result{Value: res}, nil
 		},
 	})
+}
+
+// OutcomeOf is exec_tool's value typed: the run's outcome, nil for another
+// tool's result. A tool that ran and failed (it threw, timed out, passed
+// its memory limit) is not a call error: the call returns err == nil and
+// an Outcome with Success false; Outcome.Err gives that failure as an
+// error.
+func OutcomeOf(r tools.Result) *sandbox.Outcome {
+	o, _ := r.Value.(*sandbox.Outcome)
+	return o
+}
+
+// ReportOf is check_tool's value typed; ok is false for another tool's
+// result.
+func ReportOf(r tools.Result) (rep analysis.Report, ok bool) {
+	rep, ok = r.Value.(analysis.Report)
+	return rep, ok
 }

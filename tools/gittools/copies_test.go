@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -13,8 +14,15 @@ import (
 // changes (exact and edited copies of modified, deleted and renamed
 // files, one source copied twice) and compares git_status, git_diff and
 // git_show with the git CLI byte for byte.
+//
+// TGP_COPIES_SEEDS (default 30) is how many seeds run (make test runs
+// fewer, make fuzz-git more).
 func TestCopyDetectionMatchesGit(t *testing.T) {
-	for seed := int64(1); seed <= 30; seed++ {
+	n := int64(30)
+	if v, err := strconv.Atoi(os.Getenv("TGP_COPIES_SEEDS")); err == nil && v > 0 {
+		n = int64(v)
+	}
+	for seed := int64(1); seed <= n; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))
 			f := newRepo(t)

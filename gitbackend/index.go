@@ -19,9 +19,9 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage"
+	"github.com/tgp-go/tgp/internal/gitconfig"
 	"github.com/tgp-go/tgp/internal/gitformat"
 )
 
@@ -237,17 +237,29 @@ func defaultIndexVersion(dot billy.Filesystem) uint32 {
 	if err != nil {
 		return def
 	}
-	cfg := formatcfg.New()
-	if err := formatcfg.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
+	// The last value of each key counts; index.version wins over
+	// feature.manyFiles wherever it stands.
+	manyFiles, version := false, ""
+	if err := gitconfig.Parse(data, func(key string, value *string) {
+		val := ""
+		if value != nil {
+			val = *value
+		}
+		switch key {
+		case "feature.manyfiles":
+			manyFiles = gitBool(val, false)
+		case "index.version":
+			version = val
+		}
+	}); err != nil {
 		return def
 	}
 	v := uint64(def)
-	feature := cfg.Section("feature")
-	if feature.HasOption("manyFiles") && gitBool(feature.Option("manyFiles"), false) {
+	if manyFiles {
 		v = 4
 	}
-	if ix := cfg.Section("index"); ix.HasOption("version") {
-		n, err := strconv.ParseInt(strings.TrimSpace(ix.Option("version")), 0, 64)
+	if version != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(version), 0, 64)
 		if err != nil {
 			return def
 		}

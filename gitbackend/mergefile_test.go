@@ -264,12 +264,11 @@ func TestMergeFileMatchesGitMergeFile(t *testing.T) {
 	conflicted, diffs := 0, 0
 	for seed := seed0; seed < seed0+int64(n); seed++ {
 		c := mergeGen{rand.New(rand.NewSource(seed))}.next()
-		ok, msg := sameAsGit(t, g, c)
-		if !ok {
+		if ok, _ := sameAsGit(t, g, c); !ok {
 			diffs++
 			if diffs <= 3 {
 				small := shrinkMerge(c, func(c mergeCase) bool { ok, _ := sameAsGit(t, g, c); return !ok })
-				_, msg = sameAsGit(t, g, small)
+				_, msg := sameAsGit(t, g, small)
 				t.Errorf("seed %d merges differently from git merge-file; shrunk, as a mergeFileRegressions entry:\n"+
 					"{name: \"seed %d\", in: mergeCase{%q, %q, %q}}\n%s", seed, seed, small.base, small.ours, small.theirs, msg)
 			}

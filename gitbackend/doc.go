@@ -1,8 +1,8 @@
 // Package gitbackend keeps an agent's root in sync with the shared git
 // remote: Hydrate clones or fast-forwards, Persist commits a change and
 // pushes it, and when another agent pushed first it recreates the change on
-// the new remote head (three-way merging files both sides touched, see
-// package merge) and pushes again, with bounded jittered backoff. A real
+// the new remote head (three-way merging files both sides touched exactly
+// as git merge-file does, internal/xdiff) and pushes again, with bounded jittered backoff. A real
 // conflict keeps the agent's version on a pushed tgp/conflict/<id> branch.
 //
 // Design choices, and why:

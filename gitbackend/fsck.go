@@ -2,7 +2,6 @@ package gitbackend
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitpath"
+	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
 // This file is git's fsck.c as receive-pack runs it when receive.fsckObjects
@@ -607,7 +607,7 @@ func (r *fsckRun) gitattributesBlob(oid plumbing.Hash, buf []byte) {
 // gitmodulesBlob is fsck_gitmodules_fn over a .gitmodules blob: the
 // submodule names, URLs, paths and update commands git refuses to act on
 // (CVE-2018-11235, CVE-2018-17456, CVE-2020-11008, CVE-2023-29007 and
-// kin). The blob is read with git's own config grammar (parseGitConfig),
+// kin). The blob is read with git's own config grammar (gitconfig.Parse),
 // not go-git's: a file one parser rejects and the other reads must not
 // slip past the checks.
 func (r *fsckRun) gitmodulesBlob(oid plumbing.Hash, buf []byte) {
@@ -619,7 +619,7 @@ func (r *fsckRun) gitmodulesBlob(oid plumbing.Hash, buf []byte) {
 		r.report(oid, "gitmodulesParse", "could not parse gitmodules blob")
 		buf = rest
 	}
-	err := parseGitConfig(buf, func(key string, value *string) {
+	err := gitconfig.Parse(buf, func(key string, value *string) {
 		rest, ok := strings.CutPrefix(key, "submodule.")
 		dot := strings.LastIndexByte(rest, '.')
 		if !ok || dot < 0 {
@@ -649,193 +649,6 @@ func (r *fsckRun) gitmodulesBlob(oid plumbing.Hash, buf []byte) {
 	})
 	if err != nil {
 		r.report(oid, "gitmodulesParse", "could not parse gitmodules blob")
-	}
-}
-
-var errConfigSyntax = errors.New("bad config syntax")
-
-// parseGitConfig is git's config grammar (config.c: git_parse_source,
-// get_base_var, get_extended_base_var, get_value, parse_value): fn gets
-// each variable as it is read, "section[.subsection].key" with the
-// section and key lower-cased (a key with no '=' has a nil value), and a
-// syntax error stops the parse after the variables before it, as in git.
-func parseGitConfig(buf []byte, fn func(key string, value *string)) error {
-	pos := 0
-	eof := false
-	next := func() byte {
-		if pos >= len(buf) {
-			eof = true
-			return '\n'
-		}
-		c := buf[pos]
-		pos++
-		if c == '\r' && pos < len(buf) && buf[pos] == '\n' {
-			pos++
-			return '\n'
-		}
-		return c
-	}
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' }
-	isAlpha := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-	isKeyChar := func(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' || c == '-' }
-	lower := func(c byte) byte {
-		if c >= 'A' && c <= 'Z' {
-			return c + 'a' - 'A'
-		}
-		return c
-	}
-	var section []byte
-	baseVar := func() bool {
-		section = section[:0]
-		for {
-			c := next()
-			if eof {
-				return false
-			}
-			if c == ']' {
-				return len(section) > 0
-			}
-			if isSpace(c) {
-				// [section "subsection"]
-				for ; isSpace(c); c = next() {
-					if c == '\n' {
-						return false
-					}
-				}
-				if c != '"' {
-					return false
-				}
-				section = append(section, '.')
-				for {
-					c = next()
-					if c == '\n' {
-						return false
-					}
-					if c == '"' {
-						break
-					}
-					if c == '\\' {
-						if c = next(); c == '\n' {
-							return false
-						}
-					}
-					section = append(section, c)
-				}
-				return next() == ']' && len(section) > 0
-			}
-			if !isKeyChar(c) && c != '.' {
-				return false
-			}
-			section = append(section, lower(c))
-		}
-	}
-	parseValue := func() (string, bool) {
-		var v []byte
-		quote, comment, space := false, false, 0
-		for {
-			c := next()
-			if c == '\n' {
-				return string(v), !quote
-			}
-			if comment {
-				continue
-			}
-			if isSpace(c) && !quote {
-				if len(v) > 0 {
-					space++
-				}
-				continue
-			}
-			if !quote && (c == ';' || c == '#') {
-				comment = true
-				continue
-			}
-			for ; space > 0; space-- {
-				v = append(v, ' ')
-			}
-			if c == '\\' {
-				switch c = next(); c {
-				case '\n':
-					continue
-				case 't':
-					c = '\t'
-				case 'b':
-					c = '\b'
-				case 'n':
-					c = '\n'
-				case '\\', '"':
-				default:
-					return "", false
-				}
-				v = append(v, c)
-				continue
-			}
-			if c == '"' {
-				quote = !quote
-				continue
-			}
-			v = append(v, c)
-		}
-	}
-	comment := false
-	for {
-		c := next()
-		if c == '\n' {
-			if eof {
-				return nil
-			}
-			comment = false
-			continue
-		}
-		if comment || isSpace(c) {
-			continue
-		}
-		if c == '#' || c == ';' {
-			comment = true
-			continue
-		}
-		if c == '[' {
-			if !baseVar() {
-				return errConfigSyntax
-			}
-			continue
-		}
-		if !isAlpha(c) {
-			return errConfigSyntax
-		}
-		name := []byte{lower(c)}
-		for {
-			c = next()
-			if eof || !isKeyChar(c) {
-				break
-			}
-			name = append(name, lower(c))
-		}
-		for c == ' ' || c == '\t' {
-			c = next()
-		}
-		key := string(name)
-		if len(section) > 0 {
-			key = string(section) + "." + key
-		}
-		if c == '\n' {
-			fn(key, nil)
-			if eof {
-				return nil
-			}
-			continue
-		}
-		if c != '=' {
-			return errConfigSyntax
-		}
-		v, ok := parseValue()
-		if !ok {
-			return errConfigSyntax
-		}
-		fn(key, &v)
-		if eof {
-			return nil
-		}
 	}
 }
 

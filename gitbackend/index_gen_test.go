@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/internal/gitformat"
 )
 
 // The generator below builds repositories with the git CLI — files added,
@@ -92,27 +93,27 @@ func (g *ixRepo) note() {
 	if err != nil {
 		return
 	}
-	p, ok := parseIndex(data)
+	p, ok := gitformat.ParseIndex(data)
 	if !ok {
 		g.seen["unparsed"]++
 		return
 	}
 	g.seen["checked"]++
-	if p.link != nil {
+	if p.Link != nil {
 		g.seen["split"]++
-		if p.link.repl.each(func(uint64) error { return errEWAH }) != nil {
+		if p.Link.Replace.Each(func(uint64) error { return gitformat.ErrEWAH }) != nil {
 			g.seen["split+replace"]++
 		}
-		if p.link.del.each(func(uint64) error { return errEWAH }) != nil {
+		if p.Link.Delete.Each(func(uint64) error { return gitformat.ErrEWAH }) != nil {
 			g.seen["split+delete"]++
 		}
 	}
-	g.seen[fmt.Sprintf("v%d", p.idx.Version)]++
-	if len(p.valid) > 0 {
+	g.seen[fmt.Sprintf("v%d", p.Index.Version)]++
+	if len(p.Valid) > 0 {
 		g.seen["assume-valid"]++
 	}
 	var ita, skip, stage, long bool
-	for _, e := range p.idx.Entries {
+	for _, e := range p.Index.Entries {
 		ita = ita || e.IntentToAdd
 		skip = skip || e.SkipWorktree
 		stage = stage || e.Stage != 0
@@ -271,9 +272,9 @@ func (g *ixRepo) checkWrite(resplit bool) string {
 	if err != nil {
 		return err.Error()
 	}
-	if p, ok := parseIndex(data); ok {
-		g.seen[fmt.Sprintf("write v%d", p.idx.Version)]++
-		if p.link != nil {
+	if p, ok := gitformat.ParseIndex(data); ok {
+		g.seen[fmt.Sprintf("write v%d", p.Index.Version)]++
+		if p.Link != nil {
 			g.seen["write split"]++
 		}
 	}
@@ -341,14 +342,14 @@ func (g *ixRepo) sameEntries(got, want []byte) string {
 		}
 		return ""
 	}
-	a, aok := parseIndex(got)
-	b, bok := parseIndex(want)
-	if !aok || !bok || a.idx.Version != b.idx.Version || len(a.idx.Entries) != len(b.idx.Entries) {
+	a, aok := gitformat.ParseIndex(got)
+	b, bok := gitformat.ParseIndex(want)
+	if !aok || !bok || a.Index.Version != b.Index.Version || len(a.Index.Entries) != len(b.Index.Entries) {
 		return fmt.Sprintf("our write differs from git's: version %d vs %d, %d vs %d bytes", binary.BigEndian.Uint32(got[4:]), binary.BigEndian.Uint32(want[4:]), len(got), len(want))
 	}
 	racy := 0
-	for i, e := range a.idx.Entries {
-		w := *b.idx.Entries[i]
+	for i, e := range a.Index.Entries {
+		w := *b.Index.Entries[i]
 		if w.Size == 0 && e.Size != 0 {
 			w.Size = e.Size
 			racy++
@@ -358,7 +359,7 @@ func (g *ixRepo) sameEntries(got, want []byte) string {
 		}
 	}
 	if racy == 0 {
-		if a.idx.Version == 4 && bytes.Contains(want, []byte("IEOT")) {
+		if a.Index.Version == 4 && bytes.Contains(want, []byte("IEOT")) {
 			// git's entry offset table (index.threads with
 			// index.recordOffsetTable) restarts the name compression at
 			// each of its blocks; the tools write no such table.

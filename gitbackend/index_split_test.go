@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/internal/gitformat"
 )
 
 // This file tests the index as git stores it in ways go-git cannot read:
@@ -174,17 +175,6 @@ func indexVersion(t testing.TB, dir string) uint32 {
 	return uint32(data[4])<<24 | uint32(data[5])<<16 | uint32(data[6])<<8 | uint32(data[7])
 }
 
-func putFile(t testing.TB, dir, p, content string) {
-	t.Helper()
-	full := filepath.Join(dir, p)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestSplitIndexRead: after git update-index --split-index and changes
 // on top (a file changed, one added, one removed, assume-unchanged and
 // skip-worktree set), the index reads as git reads it, and the tools'
@@ -196,14 +186,14 @@ func TestSplitIndexRead(t *testing.T) {
 			dir := t.TempDir()
 			gittest.Git(t, "", "init", "-q", "-b", "main", dir)
 			for _, p := range []string{"a", "b", "c", "d/e", "d/f"} {
-				putFile(t, dir, p, p+"\n")
+				gittest.WriteFile(t, dir, p, p+"\n")
 			}
 			gittest.Git(t, dir, "add", ".")
 			gittest.Git(t, dir, "commit", "-q", "-m", "one")
 			gittest.Git(t, dir, "update-index", "--index-version", ver)
 			gittest.Git(t, dir, "update-index", "--split-index")
-			putFile(t, dir, "b", "bb\n")
-			putFile(t, dir, "g", "g\n")
+			gittest.WriteFile(t, dir, "b", "bb\n")
+			gittest.WriteFile(t, dir, "g", "g\n")
 			gittest.Git(t, dir, "add", "b", "g")
 			gittest.Git(t, dir, "rm", "-q", "--cached", "c")
 			gittest.Git(t, dir, "update-index", "--assume-unchanged", "a")
@@ -212,7 +202,7 @@ func TestSplitIndexRead(t *testing.T) {
 			if !bytes.Contains(data, []byte("link")) {
 				t.Fatal("the index is not split")
 			}
-			if _, ok := decodeIndex(data); ok {
+			if _, _, ok := gitformat.DecodeIndex(data); ok {
 				t.Fatal("a split index decoded without its shared index")
 			}
 			if d := diffWithGit(dir); d != "" {
@@ -239,7 +229,7 @@ func TestSplitIndexRead(t *testing.T) {
 			}
 			gittest.Git(t, dir, "fsck", "--no-dangling")
 			gittest.Git(t, dir, "update-index", "--split-index")
-			putFile(t, dir, "h", "h\n")
+			gittest.WriteFile(t, dir, "h", "h\n")
 			gittest.Git(t, dir, "add", "h")
 			if d := diffWithGit(dir); d != "" {
 				t.Fatal("split again:", d)
@@ -256,7 +246,7 @@ func TestIndexKeepsAssumeUnchangedV4Split(t *testing.T) {
 	dir := t.TempDir()
 	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
 	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d/e.txt"} {
-		putFile(t, dir, p, p+"\n")
+		gittest.WriteFile(t, dir, p, p+"\n")
 	}
 	gittest.Git(t, dir, "add", ".")
 	gittest.Git(t, dir, "commit", "-q", "-m", "one")
@@ -264,9 +254,9 @@ func TestIndexKeepsAssumeUnchangedV4Split(t *testing.T) {
 	gittest.Git(t, dir, "update-index", "--split-index")
 	gittest.Git(t, dir, "update-index", "--assume-unchanged", "a.txt")
 	gittest.Git(t, dir, "update-index", "--skip-worktree", "b.txt")
-	putFile(t, dir, "d/e.txt", "changed\n")
+	gittest.WriteFile(t, dir, "d/e.txt", "changed\n")
 	gittest.Git(t, dir, "add", "d/e.txt")
-	putFile(t, dir, "new.txt", "new\n")
+	gittest.WriteFile(t, dir, "new.txt", "new\n")
 	r, err := Open(t.Context(), diskRoot(t, dir), Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +317,7 @@ func TestNewIndexVersionFromConfig(t *testing.T) {
 				if c.cfg != nil {
 					gittest.Git(t, dir, append([]string{"config"}, c.cfg...)...)
 				}
-				putFile(t, dir, "a.txt", "a\n")
+				gittest.WriteFile(t, dir, "a.txt", "a\n")
 				if i == 0 {
 					args := []string{"add", "a.txt"}
 					if c.ita {

@@ -23,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/internal/gitformat"
 	"github.com/tgp-go/tgp/vfs"
 )
 
@@ -65,7 +66,7 @@ func TestDecodeIndexMatchesGoGit(t *testing.T) {
 			t.Fatal(err)
 		}
 		want.Cache, want.ResolveUndo, want.EndOfIndexEntry = nil, nil, nil
-		got, ok := decodeIndex(data)
+		got, _, ok := gitformat.DecodeIndex(data)
 		if !ok {
 			t.Fatalf("%s: not decoded", name)
 		}
@@ -443,7 +444,7 @@ func TestCloneIndexHoldsTheFilesStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, ok := decodeIndex(data)
+	idx, _, ok := gitformat.DecodeIndex(data)
 	if !ok {
 		t.Fatal("index not decoded")
 	}

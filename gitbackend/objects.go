@@ -456,55 +456,64 @@ func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c file
 	if c.smudge != nil && c.Mode != filemode.Symlink {
 		content = c.smudge(c.Path, content)
 	}
+	return WriteWorktreeFile(wt, c.Path, c.Mode, content)
+}
+
+// WriteWorktreeFile writes content (already converted for the worktree)
+// at p as git's checkout_entry does: a file where a directory of p must go
+// and a directory or link where p goes are removed first, a symbolic link
+// is made as one (a plain file holding its target where the root has no
+// links), and the executable bit follows mode.
+func WriteWorktreeFile(wt billy.Filesystem, p string, mode filemode.FileMode, content []byte) error {
 	// A file where a directory must go (or the other way round) goes first.
-	dir := path.Dir(c.Path)
+	dir := path.Dir(p)
 	if dir != "." && !clearFileAncestors(wt, dir) {
 		if err := wt.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("mkdir %s: %w", dir, err)
 		}
 	}
-	if info, err := wt.Lstat(c.Path); err == nil && (info.IsDir() || info.Mode()&fs.ModeSymlink != 0 || c.Mode == filemode.Symlink) {
+	if info, err := wt.Lstat(p); err == nil && (info.IsDir() || info.Mode()&fs.ModeSymlink != 0 || mode == filemode.Symlink) {
 		if info.IsDir() {
-			if err := removeAll(wt, c.Path); err != nil {
+			if err := removeAll(wt, p); err != nil {
 				return err
 			}
-		} else if err := wt.Remove(c.Path); err != nil {
-			return fmt.Errorf("check out %s: %w", c.Path, err)
+		} else if err := wt.Remove(p); err != nil {
+			return fmt.Errorf("check out %s: %w", p, err)
 		}
 	}
 	perm := os.FileMode(0o644)
-	if c.Mode == filemode.Symlink {
-		err := wt.Symlink(string(content), c.Path)
+	if mode == filemode.Symlink {
+		err := wt.Symlink(string(content), p)
 		if err == nil {
 			return nil
 		}
-		if full, ok := osPathOf(wt, c.Path); ok {
+		if full, ok := osPathOf(wt, p); ok {
 			// The jail refuses to create a link whose target is outside
 			// the root; the repository's own link is checked out as git
 			// does (reads through the jail still refuse to follow it).
 			if os.Symlink(string(content), full) == nil {
 				return nil
 			}
-			return fmt.Errorf("check out %s: %w", c.Path, err)
+			return fmt.Errorf("check out %s: %w", p, err)
 		}
 		// A root with no symbolic links (memory): git's core.symlinks=false
 		// checkout, a plain file holding the target.
-	} else if c.Mode == filemode.Executable {
+	} else if mode == filemode.Executable {
 		perm = 0o755
 	}
-	f, err := wt.OpenFile(c.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	f, err := wt.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", c.Path, err)
+		return fmt.Errorf("write %s: %w", p, err)
 	}
 	if _, err := f.Write(content); err != nil {
 		f.Close()
-		return fmt.Errorf("write %s: %w", c.Path, err)
+		return fmt.Errorf("write %s: %w", p, err)
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
 	if ch, ok := wt.(billy.Change); ok {
-		_ = ch.Chmod(c.Path, perm)
+		_ = ch.Chmod(p, perm)
 	}
 	return nil
 }

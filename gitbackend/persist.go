@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
-	"github.com/tgp-go/tgp/gitbackend/merge"
 	"github.com/tgp-go/tgp/internal/gitident"
 )
 
@@ -570,7 +569,7 @@ func (r *Repo) planReplayKeep(ctx context.Context, base, head, tip plumbing.Hash
 		if err != nil {
 			return nil, nil, err
 		}
-		merged, conflicts, err := r.mergeChanges(parentTree, curTree, ours)
+		merged, conflicts, err := r.mergeChanges(ctx, parentTree, curTree, ours)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -795,7 +794,7 @@ func (r *Repo) localCommits(base, head plumbing.Hash) ([]*object.Commit, error) 
 // mergeChanges applies our changes (relative to parentTree) onto curTree:
 // a path the other side did not touch takes our version; a path both sides
 // changed is merged three-way; the derived file is left to the hook.
-func (r *Repo) mergeChanges(parentTree, curTree plumbing.Hash, ours []fileChange) ([]fileChange, []string, error) {
+func (r *Repo) mergeChanges(ctx context.Context, parentTree, curTree plumbing.Hash, ours []fileChange) ([]fileChange, []string, error) {
 	s := r.objs()
 	var out []fileChange
 	var conflicts []string
@@ -836,8 +835,11 @@ func (r *Repo) mergeChanges(parentTree, curTree plumbing.Hash, ours []fileChange
 		if err != nil {
 			return nil, nil, err
 		}
-		m, err := merge.Merge(bb, ob, tb)
+		m, n, err := mergeFile(ctx, bb, ob, tb)
 		if err != nil {
+			return nil, nil, err
+		}
+		if n > 0 {
 			conflicts = append(conflicts, c.Path)
 			continue
 		}

@@ -17,10 +17,10 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
 // This file is the receiving side of a push to a local remote: what git's
@@ -180,8 +180,8 @@ func expandPath(p string) string {
 }
 
 // loadReceivePolicy reads the configuration git's receive-pack would read
-// for the remote (with go-git's config parser; later files and later
-// lines win, as in git). A file that cannot be parsed refuses the push:
+// for the remote (git's grammar, internal/gitconfig; later files and
+// later lines win, as in git). A file that cannot be parsed refuses the push:
 // git dies on a bad config line too.
 func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 	p := &receivePolicy{gitdir: gitdir, fsckOpts: fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}}}
@@ -206,10 +206,6 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 		if err != nil {
 			return fmt.Errorf("read config %s: %w", file, err)
 		}
-		cfg := formatcfg.New()
-		if err := formatcfg.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
-			return fmt.Errorf("bad config file %s: %w", file, err)
-		}
 		include := func(v string) error {
 			inc := expandPath(v)
 			if !filepath.IsAbs(inc) {
@@ -217,89 +213,81 @@ func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
 			}
 			return apply(inc, depth+1)
 		}
-		for _, s := range cfg.Sections {
-			if s.IsName("include") {
-				for _, o := range s.Options {
-					if strings.EqualFold(o.Key, "path") {
-						if err := include(o.Value); err != nil {
-							return err
-						}
-					}
-				}
+		// Each line in order, an include where it appears, as git reads
+		// them: later lines win.
+		var incErr error
+		perr := gitconfig.Parse(b, func(key string, value *string) {
+			if incErr != nil {
+				return
 			}
-			if s.IsName("includeIf") {
-				for _, sub := range s.Subsections {
-					if !includeIfGitdir(sub.Name, gitdir, file) {
-						continue
-					}
-					for _, o := range sub.Options {
-						if strings.EqualFold(o.Key, "path") {
-							if err := include(o.Value); err != nil {
-								return err
-							}
-						}
-					}
-				}
+			v := "" // a key with no '=' (gitBool reads "" as true)
+			if value != nil {
+				v = *value
 			}
-			for _, o := range s.Options {
-				key := strings.ToLower(s.Name + "." + o.Key)
-				v := o.Value
-				switch key {
-				case "receive.fsckobjects":
-					receiveFsck = v
-				case "transfer.fsckobjects":
-					transferFsck = v
-				case "receive.denydeletes":
-					p.denyDeletes = gitBool(v, false)
-				case "receive.denynonfastforwards":
-					p.denyNonFF = gitBool(v, false)
-				case "receive.denycurrentbranch":
-					p.denyCurrent = parseDeny(v)
-				case "receive.denydeletecurrent":
-					p.denyDeleteCurrent = parseDeny(v)
-				case "receive.shallowupdate":
-					p.shallowUpdate = gitBool(v, false)
-				case "core.hookspath":
-					p.hooksDir = expandPath(v)
-				case "core.bare":
-					bare = v
-				case "core.sharedrepository":
-					p.shared = parseSharedRepository(v)
-				case "receive.hiderefs", "transfer.hiderefs":
-					p.hideRefs = append(p.hideRefs, strings.TrimRight(v, "/"))
-				case "receive.procreceiverefs":
-					p.procReceiveRefs = append(p.procReceiveRefs, v)
-				case "receive.unpacklimit":
-					receiveUnpack = v
-				case "transfer.unpacklimit":
-					transferUnpack = v
-				case "core.worktree":
-					worktree = v
+			switch {
+			case key == "include.path":
+				incErr = include(v)
+				return
+			case strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path"):
+				if includeIfGitdir(key[len("includeif."):len(key)-len(".path")], gitdir, file) {
+					incErr = include(v)
 				}
-			}
-			// receive.fsck.<msg-id> is the subsection "fsck" of [receive].
-			if s.IsName("receive") {
-				for _, sub := range s.Subsections {
-					if !sub.IsName("fsck") {
-						continue
-					}
-					for _, o := range sub.Options {
-						id := strings.ToLower(o.Key)
-						if id == "skiplist" {
-							skipLists = append(skipLists, expandPath(o.Value))
-							continue
-						}
-						switch strings.ToLower(o.Value) {
-						case "error":
-							p.fsckOpts.severity[id] = fsckError
-						case "warn":
-							p.fsckOpts.severity[id] = fsckWarn
-						case "ignore":
-							p.fsckOpts.severity[id] = fsckIgnore
-						}
-					}
+				return
+			case strings.HasPrefix(key, "receive.fsck."):
+				// receive.fsck.<msg-id>, and the skip list.
+				id := key[len("receive.fsck."):]
+				if id == "skiplist" {
+					skipLists = append(skipLists, expandPath(v))
+					return
 				}
+				switch strings.ToLower(v) {
+				case "error":
+					p.fsckOpts.severity[id] = fsckError
+				case "warn":
+					p.fsckOpts.severity[id] = fsckWarn
+				case "ignore":
+					p.fsckOpts.severity[id] = fsckIgnore
+				}
+				return
 			}
+			switch key {
+			case "receive.fsckobjects":
+				receiveFsck = v
+			case "transfer.fsckobjects":
+				transferFsck = v
+			case "receive.denydeletes":
+				p.denyDeletes = gitBool(v, false)
+			case "receive.denynonfastforwards":
+				p.denyNonFF = gitBool(v, false)
+			case "receive.denycurrentbranch":
+				p.denyCurrent = parseDeny(v)
+			case "receive.denydeletecurrent":
+				p.denyDeleteCurrent = parseDeny(v)
+			case "receive.shallowupdate":
+				p.shallowUpdate = gitBool(v, false)
+			case "core.hookspath":
+				p.hooksDir = expandPath(v)
+			case "core.bare":
+				bare = v
+			case "core.sharedrepository":
+				p.shared = parseSharedRepository(v)
+			case "receive.hiderefs", "transfer.hiderefs":
+				p.hideRefs = append(p.hideRefs, strings.TrimRight(v, "/"))
+			case "receive.procreceiverefs":
+				p.procReceiveRefs = append(p.procReceiveRefs, v)
+			case "receive.unpacklimit":
+				receiveUnpack = v
+			case "transfer.unpacklimit":
+				transferUnpack = v
+			case "core.worktree":
+				worktree = v
+			}
+		})
+		if incErr != nil {
+			return incErr
+		}
+		if perr != nil {
+			return fmt.Errorf("bad config file %s: %w", file, perr)
 		}
 		return nil
 	}

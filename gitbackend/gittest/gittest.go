@@ -87,18 +87,25 @@ func SeedRemote(t testing.TB, files map[string]string) string {
 	work := filepath.Join(t.TempDir(), "seed")
 	Git(t, "", "init", "-q", "-b", "main", work)
 	for p, c := range files {
-		full := filepath.Join(work, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		WriteFile(t, work, p, c)
 	}
 	Git(t, work, "add", "-A")
 	Git(t, work, "commit", "-q", "-m", "seed")
 	Git(t, work, "push", "-q", remote, "main")
 	return remote
+}
+
+// WriteFile writes content at the slash-separated path p below dir,
+// making its directories.
+func WriteFile(t testing.TB, dir, p, content string) {
+	t.Helper()
+	full := filepath.Join(dir, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Clone clones a remote's main branch with the git CLI into a temp dir.

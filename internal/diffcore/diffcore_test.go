@@ -69,3 +69,29 @@ func TestModesPair(t *testing.T) {
 		t.Error("a symlink pairs only with a symlink")
 	}
 }
+
+// find_identical_files takes the first of the best (unused, then same
+// basename) and looks at no more than 100 identical sources.
+func TestIdentical(t *testing.T) {
+	type src struct{ ok, unused, same bool }
+	pick := func(ss []src) int {
+		return Identical(len(ss), func(i int) (bool, bool, bool) { return ss[i].ok, ss[i].unused, ss[i].same })
+	}
+	if got := pick([]src{{ok: false, unused: true, same: true}, {ok: true}, {ok: true, unused: true}, {ok: true, unused: true}}); got != 2 {
+		t.Errorf("picked %d, want the first unused source (2)", got)
+	}
+	if got := pick([]src{{ok: true, unused: true}, {ok: true, same: true}, {ok: true, unused: true, same: true}}); got != 2 {
+		t.Errorf("picked %d, want the unused source with the same basename (2)", got)
+	}
+	many := make([]src, 150)
+	for i := range many {
+		many[i] = src{ok: true}
+	}
+	many[120] = src{ok: true, unused: true, same: true}
+	if got := pick(many); got != 0 {
+		t.Errorf("picked %d: the best past the 100th identical source was looked at", got)
+	}
+	if got := pick(nil); got != -1 {
+		t.Errorf("picked %d from no sources", got)
+	}
+}

@@ -82,3 +82,40 @@ func (b *Best) Ranked() []Candidate {
 func Rank(cs []Candidate) {
 	sort.SliceStable(cs, func(i, j int) bool { return Compare(cs[i], cs[j]) < 0 })
 }
+
+// maxIdentical is how many identical sources find_identical_files looks
+// at before it takes the best seen ("too many identical alternatives").
+const maxIdentical = 100
+
+// Identical is find_identical_files for one destination: of n sources
+// (in the caller's order, git's path order), those cand accepts (the
+// destination's blob, in modes ModesPair allows, usable as a source) are
+// scored, a point for a source not renamed away yet and one for the same
+// basename, and the first of the best is returned (-1: none). At most 100
+// accepted sources are looked at.
+func Identical(n int, cand func(i int) (ok, unused, sameName bool)) int {
+	best, bestScore, left := -1, -1, maxIdentical
+	for i := 0; i < n; i++ {
+		ok, unused, sameName := cand(i)
+		if !ok {
+			continue
+		}
+		score := 0
+		if unused {
+			score++
+		}
+		if sameName {
+			score++
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+			if score == 2 {
+				break
+			}
+		}
+		if left--; left == 0 {
+			break
+		}
+	}
+	return best
+}

@@ -14,18 +14,15 @@
 //
 // Written by hand because go-git reads only the repository's own file for
 // most purposes and its global loader ignores includes, XDG and the
-// GIT_CONFIG_* variables. The file syntax itself is parsed by go-git's gcfg.
+// GIT_CONFIG_* variables. The file syntax is git's own grammar (Parse).
 package gitconfig
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/go-git/gcfg"
 )
 
 // Config is the merged configuration. The zero value and nil are empty.
@@ -214,27 +211,19 @@ func (c *Config) parse(env map[string]string, b []byte, dir string, depth int) {
 		include  bool
 	}
 	var order []entry
-	err := gcfg.ReadWithCallback(bytes.NewReader(b), func(s, ss, k, v string, blank bool) error {
-		if k == "" {
-			return nil // a section header
-		}
-		if blank {
-			v = "true"
-		}
-		key := strings.ToLower(s) + "." + strings.ToLower(k)
-		if ss != "" {
-			key = strings.ToLower(s) + "." + ss + "." + strings.ToLower(k)
+	// A file git refuses to read (ErrSyntax) still gives what came
+	// before the bad line, which is all it has.
+	_ = Parse(b, func(key string, value *string) {
+		v := "true" // a key with no '=' is a boolean true
+		if value != nil {
+			v = *value
 		}
 		if key == "include.path" {
 			order = append(order, entry{val: v, include: true})
-			return nil
+			return
 		}
 		order = append(order, entry{key: key, val: v})
-		return nil
 	})
-	// A file gcfg stops reading (git would refuse it) still gives what
-	// came before the bad line.
-	_ = err
 	for _, e := range order {
 		if !e.include {
 			c.vals[e.key] = e.val

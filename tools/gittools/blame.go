@@ -288,30 +288,23 @@ func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
 	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") {
 		base, peel = rev[:i], rev[i+2:len(rev)-1]
 	}
-	if i := strings.Index(base, "@{"); i >= 0 && strings.HasSuffix(base, "}") {
-		n, err := strconv.Atoi(base[i+2 : len(base)-1])
+	if ref, spec, rest, ok := splitReflogRev(base); ok && rest == "" {
+		n, err := strconv.Atoi(spec)
 		if err != nil || n != 0 {
-			h, count, ok := reflogAt(r, base[:i], n)
+			h, count, ok := reflogAt(r, ref, n)
 			if err == nil && !ok && count > 0 {
-				name := base[:i]
-				if name == "" {
-					name = "HEAD"
-				}
 				entries := "entries"
 				if count == 1 {
 					entries = "entry"
 				}
-				return plumbing.ZeroHash, fatalf("log for '%s' only has %d %s", name, count, entries)
+				return plumbing.ZeroHash, fatalf("log for '%s' only has %d %s", ref, count, entries)
 			}
 			if err != nil || !ok {
 				return plumbing.ZeroHash, badRevision(rev)
 			}
 			return peelCommit(r, rev, h, peel)
 		}
-		base = base[:i]
-		if base == "" {
-			base = "HEAD"
-		}
+		base = ref
 	}
 	h, err := r.ResolveRevision(plumbing.Revision(base))
 	if err != nil {

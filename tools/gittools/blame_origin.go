@@ -236,26 +236,11 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 	pick := func(s renameSrc) *borigin { return sb.origin(p, s.path, s.hash, s.mode) }
 	// Exact renames: the first identical source, one with the same
 	// basename preferred.
-	best, bestScore := -1, -1
 	base := path.Base(o.path)
-	for i, s := range srcs {
-		if s.hash != o.blob {
-			continue
-		}
-		if !diffcore.ModesPair(s.mode, o.mode) {
-			continue
-		}
-		score := 1
-		if path.Base(s.path) == base {
-			score++
-		}
-		if score > bestScore {
-			best, bestScore = i, score
-			if score == 2 {
-				break
-			}
-		}
-	}
+	best := diffcore.Identical(len(srcs), func(i int) (ok, unused, sameName bool) {
+		s := srcs[i]
+		return s.hash == o.blob && diffcore.ModesPair(s.mode, o.mode), true, path.Base(s.path) == base
+	})
 	if best >= 0 {
 		return pick(srcs[best]), nil
 	}

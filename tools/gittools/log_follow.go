@@ -428,31 +428,10 @@ func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (
 	// regular files); a source renamed away (not used) and one with the
 	// same basename preferred; the first of the best in path order,
 	// looking at most 100 candidates.
-	best, bestScore, left := -1, -1, 100
-	for i, s := range srcs {
-		if s.hash != dst.newHash {
-			continue
-		}
-		if !diffcore.ModesPair(s.mode, dst.newMode) {
-			continue
-		}
-		score := 0
-		if !s.used {
-			score++
-		}
-		if path.Base(s.path) == base {
-			score++
-		}
-		if score > bestScore {
-			best, bestScore = i, score
-			if score == 2 {
-				break
-			}
-		}
-		if left--; left == 0 {
-			break
-		}
-	}
+	best := diffcore.Identical(len(srcs), func(i int) (ok, unused, sameName bool) {
+		s := srcs[i]
+		return s.hash == dst.newHash && diffcore.ModesPair(s.mode, dst.newMode), !s.used, path.Base(s.path) == base
+	})
 	if best >= 0 {
 		return srcs[best].path, nil
 	}

@@ -102,28 +102,41 @@ func resolveRev(r *git.Repository, rev string) (*plumbing.Hash, error) {
 // found as git's dwim_log finds it, HEAD when empty); rev is returned as
 // it is when it has none, or when the reflog has no such entry.
 func expandReflog(r *git.Repository, rev string) string {
-	i := strings.Index(rev, "@{")
-	if i < 0 {
-		return rev
-	}
-	j := strings.IndexByte(rev[i:], '}')
-	if j < 0 {
-		return rev
-	}
-	base := rev[:i]
-	if strings.ContainsAny(base, "^~:") {
-		return rev // "@{" later in the revision is not a reflog of its start
-	}
-	n, err := strconv.Atoi(rev[i+2 : i+j])
-	if err != nil || n < 0 {
-		return rev
-	}
-	if base == "" {
-		base = "HEAD"
-	}
-	h, _, ok := reflogAt(r, base, n)
+	ref, spec, rest, ok := splitReflogRev(rev)
 	if !ok {
 		return rev
 	}
-	return h.String() + rev[i+j+1:]
+	n, err := strconv.Atoi(spec)
+	if err != nil || n < 0 {
+		return rev
+	}
+	h, _, ok := reflogAt(r, ref, n)
+	if !ok {
+		return rev
+	}
+	return h.String() + rest
+}
+
+// splitReflogRev reads "<ref>@{<spec>}<rest>" (get_oid_basic's reflog
+// form): the ref before the first "@{" (HEAD when empty), what the braces
+// hold and what follows them. ok is false when rev has no "@{...}", or
+// when "@{" comes after a "^", "~" or ":" (then it is not a reflog of the
+// revision's start).
+func splitReflogRev(rev string) (ref, spec, rest string, ok bool) {
+	i := strings.Index(rev, "@{")
+	if i < 0 {
+		return "", "", "", false
+	}
+	j := strings.IndexByte(rev[i:], '}')
+	if j < 0 {
+		return "", "", "", false
+	}
+	ref = rev[:i]
+	if strings.ContainsAny(ref, "^~:") {
+		return "", "", "", false
+	}
+	if ref == "" {
+		ref = "HEAD"
+	}
+	return ref, rev[i+2 : i+j], rev[i+j+1:], true
 }

@@ -59,24 +59,13 @@ func detectRenamesOrCopies(changes []*change, copies bool) []*change {
 	scores := map[*change]int{}
 	for _, a := range adds {
 		var best *change
-		bestScore := -1
-		for _, d := range srcs {
-			if d.oldHash != a.newHash || !diffcore.ModesPair(d.oldMode, a.newMode) {
-				continue
-			}
-			if used[d] > 0 && !copies {
-				continue
-			}
-			score := 0
-			if used[d] == 0 {
-				score++
-			}
-			if basenameSame(d.path, a.path) {
-				score++
-			}
-			if score > bestScore {
-				best, bestScore = d, score
-			}
+		i := diffcore.Identical(len(srcs), func(i int) (ok, unused, sameName bool) {
+			d := srcs[i]
+			ok = d.oldHash == a.newHash && diffcore.ModesPair(d.oldMode, a.newMode) && (used[d] == 0 || copies)
+			return ok, used[d] == 0, basenameSame(d.path, a.path)
+		})
+		if i >= 0 {
+			best = srcs[i]
 		}
 		if best != nil {
 			paired[a], scores[a] = best, diffcore.MaxScore

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -444,23 +443,56 @@ func (s *stasher) list() (string, error) {
 	return b.String(), nil
 }
 
+// stashTrees are the two trees of a stash: its base (W's first parent,
+// the HEAD it was made on) and W, the worktree it saved.
+type stashTrees struct {
+	base, saved map[string]side
+	same        bool // one tree: a stash of untracked files only
+}
+
+// stashFiles reads the files of stash commit w's base and W. A stash
+// whose commits or trees cannot be read is an error, not an empty stash.
+func (s *stasher) stashFiles(w plumbing.Hash) (stashTrees, error) {
+	var st stashTrees
+	wc, err := object.GetCommit(s.r.Storer, w)
+	if err != nil {
+		return st, fmt.Errorf("stash %s: %w", w, err)
+	}
+	bc, err := wc.Parent(0)
+	if err != nil {
+		return st, fmt.Errorf("stash %s: base: %w", w, err)
+	}
+	read := func(c *object.Commit) (map[string]side, error) {
+		t, err := c.Tree()
+		if err != nil {
+			return nil, fmt.Errorf("stash %s: tree of %s: %w", w, c.Hash, err)
+		}
+		files, err := treeFiles(s.r, t)
+		if err != nil {
+			return nil, fmt.Errorf("stash %s: tree of %s: %w", w, c.Hash, err)
+		}
+		return files, nil
+	}
+	if st.base, err = read(bc); err != nil {
+		return st, err
+	}
+	if st.saved, err = read(wc); err != nil {
+		return st, err
+	}
+	st.same = bc.TreeHash == wc.TreeHash
+	return st, nil
+}
+
 func (s *stasher) show(n int) (string, error) {
 	e, _, err := s.entry(n)
 	if err != nil {
 		return "", err
 	}
-	w, err := object.GetCommit(s.r.Storer, e.New)
+	st, err := s.stashFiles(e.New)
 	if err != nil {
 		return "", err
 	}
-	base, err := w.Parent(0)
-	if err != nil {
-		return "", err
-	}
-	bt, _ := base.Tree()
-	wt, _ := w.Tree()
-	from, _ := treeFiles(s.r, bt)
-	to, _ := treeFiles(s.r, wt)
+	from, to := st.base, st.saved
 	var b strings.Builder
 	writeStat(&b, diffSides(from, to, nil), s.cfg.patch(diffTrees))
 	return b.String(), nil
@@ -488,14 +520,11 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if err != nil {
 		return "", err
 	}
-	base, err := wc.Parent(0)
+	trees, err := s.stashFiles(e.New)
 	if err != nil {
 		return "", err
 	}
-	bt, _ := base.Tree()
-	wt, _ := wc.Tree()
-	from, _ := treeFiles(s.r, bt)
-	to, _ := treeFiles(s.r, wt)
+	from, to := trees.base, trees.saved
 	ours, conflictStages, err := stagedIndexFiles(s.r)
 	if err != nil {
 		return "", err
@@ -533,7 +562,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if err != nil {
 		return "", err
 	}
-	if bt != nil && wt != nil && bt.Hash == wt.Hash {
+	if trees.same {
 		// merge_ort_nonrecursive: nothing to merge (a stash of untracked
 		// files only).
 		mres = &ortMerge{entries: map[string]*ortEntry{}, msgs: map[string][]string{"": {"Already up to date."}}, clean: true}
@@ -642,16 +671,13 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 			if err != nil {
 				return "", err
 			}
-			if f.Mode == filemode.Symlink {
-				if err := writeSymlink(w, f.Name, content); err != nil {
-					return "", err
-				}
-				continue
+			data := []byte(content)
+			if f.Mode != filemode.Symlink {
+				data = eol.ToWorktree(f.Name, data)
 			}
-			if err := writeFile(w, f.Name, eol.ToWorktree(f.Name, []byte(content))); err != nil {
+			if err := gitbackend.WriteWorktreeFile(w.Filesystem, f.Name, f.Mode, data); err != nil {
 				return "", err
 			}
-			setExec(w, f.Name, f.Mode)
 		}
 	}
 	st, err := status(s.r, s.cfg, wd, statusArgs{Porcelain: false, Untracked: true})
@@ -729,22 +755,15 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 		if err != nil {
 			return nil, err
 		}
-		if wr.res.mode == filemode.Symlink {
-			if err := writeSymlink(w, wr.path, string(data)); err != nil {
+		if wr.res.mode != filemode.Symlink {
+			if _, err := gitbackend.StoreBlob(s.r.Storer, data); err != nil {
 				return nil, err
 			}
-			continue
+			data = eol.ToWorktree(wr.path, data)
 		}
-		if _, err := gitbackend.StoreBlob(s.r.Storer, data); err != nil {
+		if err := gitbackend.WriteWorktreeFile(w.Filesystem, wr.path, wr.res.mode, data); err != nil {
 			return nil, err
 		}
-		if info, err := w.Filesystem.Lstat(wr.path); err == nil && info.Mode()&os.ModeSymlink != 0 {
-			_ = w.Filesystem.Remove(wr.path)
-		}
-		if err := writeFile(w, wr.path, eol.ToWorktree(wr.path, data)); err != nil {
-			return nil, err
-		}
-		setExec(w, wr.path, wr.res.mode)
 	}
 	idx, err := s.r.Storer.Index()
 	if err != nil {
@@ -817,33 +836,6 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 	return conflicted, nil
 }
 
-// writeSymlink makes p a symbolic link to target (in place of whatever
-// file was there).
-func writeSymlink(w *git.Worktree, p, target string) error {
-	if i := strings.LastIndexByte(p, '/'); i > 0 {
-		_ = w.Filesystem.MkdirAll(p[:i], 0o755)
-	}
-	if info, err := w.Filesystem.Lstat(p); err == nil && !info.IsDir() {
-		_ = w.Filesystem.Remove(p)
-	}
-	return w.Filesystem.Symlink(target, p)
-}
-
-func writeFile(w *git.Worktree, p string, data []byte) error {
-	if i := strings.LastIndexByte(p, '/'); i > 0 {
-		_ = w.Filesystem.MkdirAll(p[:i], 0o755)
-	}
-	f, err := w.Filesystem.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 func (s *stasher) drop(n int) (string, error) {
 	e, es, err := s.entry(n)
 	if err != nil {
@@ -885,21 +877,6 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, sp
 		empty = false
 	}
 	return empty
-}
-
-// setExec gives a file the permissions git checks its mode out with (the
-// executable bit whatever core.filemode says).
-func setExec(w *git.Worktree, p string, mode filemode.FileMode) {
-	ch, ok := w.Filesystem.(billy.Change)
-	if !ok {
-		return
-	}
-	switch mode {
-	case filemode.Executable:
-		_ = ch.Chmod(p, 0o755)
-	case filemode.Regular:
-		_ = ch.Chmod(p, 0o644)
-	}
 }
 
 // renamedBetween pairs the paths tree a lost with those b gained, as

@@ -1,4 +1,4 @@
-package gitbackend
+package gitformat
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,9 +16,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-billy/v5/memfs"
-	"github.com/go-git/go-billy/v5/util"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
@@ -109,9 +107,9 @@ func ewahEncode(pos []uint64) []byte {
 }
 
 // positionsOf lists the bits each visits (all of them, up to max).
-func positionsOf(e ewah, max int) ([]uint64, error) {
+func positionsOf(e EWAH, max int) ([]uint64, error) {
 	var out []uint64
-	err := e.each(func(p uint64) error {
+	err := e.Each(func(p uint64) error {
 		if len(out) >= max {
 			return errStop
 		}
@@ -123,7 +121,7 @@ func positionsOf(e ewah, max int) ([]uint64, error) {
 
 var errStop = errors.New("stop")
 
-// FuzzEWAH: readEWAH and each never panic, take no more than the input,
+// FuzzEWAH: ReadEWAH and each never panic, take no more than the input,
 // and agree with the simple decoding; positions encoded and read back are
 // the same positions.
 func FuzzEWAH(f *testing.F) {
@@ -140,7 +138,7 @@ func FuzzEWAH(f *testing.F) {
 	f.Add([]byte("\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00")) // literals past the end
 	f.Add([]byte("\x00\x00\x00\x00\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, n, ok := readEWAH(data)
+		e, n, ok := ReadEWAH(data)
 		if ok {
 			if n > len(data) || n != 12+len(e.words) || len(e.words)%8 != 0 {
 				t.Fatalf("took %d of %d bytes, %d bytes of words", n, len(data), len(e.words))
@@ -151,7 +149,7 @@ func FuzzEWAH(f *testing.F) {
 			switch {
 			case !complete:
 			case corrupt:
-				if !errors.Is(err, errEWAH) && !errors.Is(err, errStop) {
+				if !errors.Is(err, ErrEWAH) && !errors.Is(err, errStop) {
 					t.Fatalf("literal words past the end read (%v)", err)
 				}
 			case err != nil && !errors.Is(err, errStop):
@@ -178,7 +176,7 @@ func FuzzEWAH(f *testing.F) {
 			pos = append(pos, at)
 		}
 		enc := ewahEncode(pos)
-		back, n, ok := readEWAH(append(enc, "tail"...))
+		back, n, ok := ReadEWAH(append(enc, "tail"...))
 		if !ok || n != len(enc) {
 			t.Fatalf("an encoded bitmap refused (%v, %d of %d bytes)", ok, n, len(enc))
 		}
@@ -190,11 +188,11 @@ func FuzzEWAH(f *testing.F) {
 }
 
 // addEntriesOneByOne is git's merge of added entries, one add_index_entry
-// at a time: the reference for addEntries' single merge.
+// at a time: the reference for AddEntries' single merge.
 func addEntriesOneByOne(ents, add []*index.Entry) []*index.Entry {
 	ents = slices.Clone(ents)
 	for _, a := range add {
-		pos := sort.Search(len(ents), func(i int) bool { return !entryLess(ents[i], a) })
+		pos := sort.Search(len(ents), func(i int) bool { return !EntryLess(ents[i], a) })
 		if pos < len(ents) && ents[pos].Name == a.Name && ents[pos].Stage == a.Stage {
 			ents[pos] = a
 			continue
@@ -209,7 +207,7 @@ func addEntriesOneByOne(ents, add []*index.Entry) []*index.Entry {
 	return ents
 }
 
-// TestAddEntriesMergesAsGit: for sorted lists, addEntries' single merge
+// TestAddEntriesMergesAsGit: for sorted lists, AddEntries' single merge
 // gives what adding the entries one at a time gives (same names and
 // stages replaced, conflict stages dropped by a stage-0 entry).
 func TestAddEntriesMergesAsGit(t *testing.T) {
@@ -229,19 +227,19 @@ func TestAddEntriesMergesAsGit(t *testing.T) {
 				break
 			}
 		}
-		sort.Slice(l, func(i, j int) bool { return entryLess(l[i], l[j]) })
+		sort.Slice(l, func(i, j int) bool { return EntryLess(l[i], l[j]) })
 		return l
 	}
 	for round := 0; round < 5000; round++ {
 		ents, add := gen(rng.IntN(10)), gen(rng.IntN(6))
 		want := addEntriesOneByOne(ents, add)
-		got := addEntries(slices.Clone(ents), add)
+		got := AddEntries(slices.Clone(ents), add)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("round %d: merge %v, one by one %v", round, got, want)
 		}
 		// Unsorted additions take the one-by-one path.
 		rng.Shuffle(len(add), func(i, j int) { add[i], add[j] = add[j], add[i] })
-		if got, want := addEntries(slices.Clone(ents), add), addEntriesOneByOne(ents, add); !reflect.DeepEqual(got, want) {
+		if got, want := AddEntries(slices.Clone(ents), add), addEntriesOneByOne(ents, add); !reflect.DeepEqual(got, want) {
 			t.Fatalf("round %d (unsorted): %v, one by one %v", round, got, want)
 		}
 	}
@@ -258,7 +256,7 @@ func TestEWAHGitBitmaps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	const n = 700
 	for i := 0; i < n; i++ {
-		putFile(t, dir, fmt.Sprintf("f/%04d", i), fmt.Sprint(i))
+		gittest.WriteFile(t, dir, fmt.Sprintf("f/%04d", i), fmt.Sprint(i))
 	}
 	gittest.Git(t, dir, "add", ".")
 	gittest.Git(t, dir, "update-index", "--split-index")
@@ -270,7 +268,7 @@ func TestEWAHGitBitmaps(t *testing.T) {
 			p := fmt.Sprintf("f/%04d", i)
 			switch r := rng.IntN(100); {
 			case r < 3 || i >= 300+round*20 && i < 380+round*20:
-				putFile(t, dir, p, fmt.Sprint(i, round))
+				gittest.WriteFile(t, dir, p, fmt.Sprint(i, round))
 				add = append(add, p)
 			case r < 5:
 				rm = append(rm, p)
@@ -292,7 +290,7 @@ func TestEWAHGitBitmaps(t *testing.T) {
 		}
 		b := data[at+8+20:]
 		for _, which := range []string{"delete", "replace"} {
-			e, used, ok := readEWAH(b)
+			e, used, ok := ReadEWAH(b)
 			if !ok {
 				t.Fatalf("round %d: the %s bitmap is refused", round, which)
 			}
@@ -306,7 +304,7 @@ func TestEWAHGitBitmaps(t *testing.T) {
 			}
 			b = b[used:]
 		}
-		if d := diffWithGit(dir); d != "" {
+		if d := diffWithGitLsFiles(t, dir); d != "" {
 			t.Fatalf("round %d: %s", round, d)
 		}
 	}
@@ -344,7 +342,7 @@ func FuzzParseIndex(f *testing.F) {
 			}
 			idx.Entries = append(idx.Entries, e)
 		}
-		b, _ := encodeIndex(nil, idx)
+		b, _ := EncodeIndex(nil, idx, nil)
 		return b[12 : len(b)-20], len(names)
 	}
 	ents, n := v4(names, 0)
@@ -361,20 +359,25 @@ func FuzzParseIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, main, shared []byte) {
 		sum := sha1.Sum(main)
 		data := append(append([]byte(nil), main...), sum[:]...)
-		p, ok := parseIndex(data)
+		p, ok := ParseIndex(data)
 		if !ok {
 			return
 		}
-		if p.link != nil {
+		if p.Link != nil {
 			ssum := sha1.Sum(shared)
 			sdata := append(append([]byte(nil), shared...), ssum[:]...)
-			p.link.base = ssum // link it to the shared index given
-			dot := memDot(t, "sharedindex."+fmt.Sprintf("%x", ssum), sdata)
-			if err := p.mergeShared(dot); err != nil {
+			p.Link.Base = ssum // link it to the shared index given
+			read := func(name string) ([]byte, error) {
+				if name != "sharedindex."+fmt.Sprintf("%x", ssum) {
+					return nil, fs.ErrNotExist
+				}
+				return sdata, nil
+			}
+			if err := p.MergeShared(read); err != nil {
 				return
 			}
-			for i := 1; i < len(p.idx.Entries); i++ {
-				if p.idx.Entries[i] == nil {
+			for i := 1; i < len(p.Index.Entries); i++ {
+				if p.Index.Entries[i] == nil {
 					t.Fatal("nil entry after merge")
 				}
 			}
@@ -382,7 +385,7 @@ func FuzzParseIndex(f *testing.F) {
 		}
 		want := &index.Index{}
 		if err := index.NewDecoder(bytes.NewReader(data)).Decode(want); err != nil {
-			if p.idx.Version == 4 && strings.Contains(err.Error(), "first V4 entry") {
+			if p.Index.Version == 4 && strings.Contains(err.Error(), "first V4 entry") {
 				return // git ignores it
 			}
 			if errors.Is(err, index.ErrUnknownExtension) {
@@ -390,24 +393,15 @@ func FuzzParseIndex(f *testing.F) {
 			}
 			t.Fatalf("parsed an index go-git refuses (%v)", err)
 		}
-		if len(p.idx.Entries) != len(want.Entries) {
-			t.Fatalf("%d entries, go-git %d", len(p.idx.Entries), len(want.Entries))
+		if len(p.Index.Entries) != len(want.Entries) {
+			t.Fatalf("%d entries, go-git %d", len(p.Index.Entries), len(want.Entries))
 		}
 		for i := range want.Entries {
-			if !reflect.DeepEqual(p.idx.Entries[i], want.Entries[i]) {
-				t.Fatalf("entry %d:\n%+v\ngo-git:\n%+v", i, p.idx.Entries[i], want.Entries[i])
+			if !reflect.DeepEqual(p.Index.Entries[i], want.Entries[i]) {
+				t.Fatalf("entry %d:\n%+v\ngo-git:\n%+v", i, p.Index.Entries[i], want.Entries[i])
 			}
 		}
 	})
-}
-
-// memDot is a .git directory in memory holding one file.
-func memDot(t *testing.T, name string, data []byte) billy.Filesystem {
-	fs := memfs.New()
-	if err := util.WriteFile(fs, name, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return fs
 }
 
 // TestSplitIndexHandMade: a split index built here (version 4, two
@@ -423,7 +417,7 @@ func TestSplitIndexHandMade(t *testing.T) {
 			e.Hash[0] = byte(i + 1)
 			idx.Entries = append(idx.Entries, e)
 		}
-		b, _ := encodeIndex(nil, idx)
+		b, _ := EncodeIndex(nil, idx, nil)
 		return b[12 : len(b)-20], len(names)
 	}
 	// encodeIndex sorts: the replacements (empty names) come first, as
@@ -441,7 +435,7 @@ func TestSplitIndexHandMade(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(git, "index"), indexBytes(4, sn, split, link), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d := diffWithGit(dir); d != "" {
+	if d := diffWithGitLsFiles(t, dir); d != "" {
 		t.Fatal(d)
 	}
 	want := "H d/a\x00H d/b\x00H d/c\x00H d/d\x00H d/z\x00"
@@ -481,16 +475,58 @@ func TestEncodeV4MatchesGoGit(t *testing.T) {
 		if err := index.NewEncoder(&want).Encode(idx); err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeIndex(nil, idx)
+		got, err := EncodeIndex(nil, idx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("round %d: differs from go-git's encoder (%d vs %d bytes)", round, len(got), want.Len())
 		}
-		back, ok := decodeIndex(got)
+		back, _, ok := DecodeIndex(got)
 		if !ok || !reflect.DeepEqual(back.Entries, idx.Entries) && len(idx.Entries) > 0 {
 			t.Fatalf("round %d: does not read back", round)
 		}
 	}
+}
+
+// diffWithGitLsFiles reads dir's index (a split one merged with its
+// shared index, read from .git) and compares every entry's mode, hash,
+// stage and name with git ls-files -s, and the assume-valid bits with git
+// ls-files -v; "" when they agree.
+func diffWithGitLsFiles(t testing.TB, dir string) string {
+	t.Helper()
+	dot := filepath.Join(dir, ".git")
+	data, err := os.ReadFile(filepath.Join(dot, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := ParseIndex(data)
+	if !ok {
+		return "ParseIndex refuses the index git wrote"
+	}
+	if p.Link != nil {
+		if err := p.MergeShared(func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dot, name)) }); err != nil {
+			return "MergeShared: " + err.Error()
+		}
+	}
+	valid := p.ValidNames()
+	var s, v strings.Builder
+	for _, e := range p.Index.Entries {
+		fmt.Fprintf(&s, "%o %s %d\t%s\x00", e.Mode, e.Hash, e.Stage, e.Name)
+		tag := "H"
+		if valid[e.Name] {
+			tag = "h"
+		}
+		if e.SkipWorktree {
+			tag = "S"
+		}
+		fmt.Fprintf(&v, "%s %s\x00", tag, e.Name)
+	}
+	if want := gittest.Git(t, dir, "ls-files", "-s", "-z"); s.String() != want {
+		return fmt.Sprintf("ls-files -s differs:\n%q\ngit:\n%q", s.String(), want)
+	}
+	if want := gittest.Git(t, dir, "ls-files", "-v", "-z"); v.String() != want {
+		return fmt.Sprintf("ls-files -v differs:\n%q\ngit:\n%q", v.String(), want)
+	}
+	return ""
 }

@@ -25,6 +25,13 @@ type fixture struct {
 
 func open(t *testing.T, dir string) *fixture {
 	t.Helper()
+	return openEnv(t, dir)
+}
+
+// openEnv is open with more variables in the tools' environment (the
+// identity's dates, say).
+func openEnv(t *testing.T, dir string, env ...string) *fixture {
+	t.Helper()
 	f, err := vfs.NewOS(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +46,7 @@ func open(t *testing.T, dir string) *fixture {
 		}
 		return ""
 	}))
-	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: []string{"MY_API_TOKEN=supersecretvalue", "GIT_CONFIG_NOSYSTEM=1"},
+	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: append([]string{"MY_API_TOKEN=supersecretvalue", "GIT_CONFIG_NOSYSTEM=1"}, env...),
 		AuthorName: "Test", AuthorEmail: "test@example.com"})...); err != nil {
 		t.Fatal(err)
 	}

@@ -173,10 +173,11 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 			}
 		case !info.ok || info.kind == kindDir:
 			worktree = git.Deleted
-		case valid[e.Name]:
-			// Looked at although assume-unchanged (a switch's check):
-			// git's refresh skips such an entry, so stat data that differ
-			// are a change, content unread (a racy time alone is not).
+		case valid[e.Name] || e.SkipWorktree:
+			// Looked at although assume-unchanged or skip-worktree (a
+			// switch's check): git's refresh skips such an entry, so
+			// stat data that differ are a change, content unread (a racy
+			// time alone is not).
 			if info.statChanged(e, s.worktreeMode(info.mode(), e.Mode)) {
 				worktree = git.Modified
 			}
@@ -234,6 +235,30 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		set(p, git.Untracked, git.Untracked)
 	}
 	return st, idx, sc.ignored, nil
+}
+
+// flaggedUptodate is unpack-trees' verify_uptodate_1 for an entry marked
+// assume-unchanged or skip-worktree, which git's refresh skips (their stat
+// data stay what the index recorded): a missing file is up to date,
+// otherwise the stat data decide (ie_match_stat), the content only for a
+// racily clean entry. toGit converts a file's bytes as git stores them.
+func flaggedUptodate(fsys billy.Filesystem, s *settings, e *index.Entry, indexTime time.Time, toGit func(string, []byte) []byte) bool {
+	info, err := fsys.Lstat(e.Name)
+	if err != nil {
+		return true
+	}
+	st := statOf(info)
+	if st.kind == kindDir {
+		return false
+	}
+	if st.statChanged(e, s.worktreeMode(st.mode(), e.Mode)) {
+		return false
+	}
+	if !racy(e, indexTime) {
+		return true
+	}
+	data, _, err := readWorktree(fsys, e.Name)
+	return err == nil && blobHash(toGit(e.Name, data)) == e.Hash
 }
 
 // TypeChanged is git's status letter for a path whose kind changed (a

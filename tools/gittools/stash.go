@@ -397,19 +397,19 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		}
 		removeEmptyDirs(w.Filesystem, "", keep, spare)
 	}
-	// The final reset --hard checks a skip-worktree entry it changes (the
-	// index's differs from HEAD's), whatever the flag: one whose file is
-	// not the entry's stops it, the stash saved.
+	// The final reset --hard checks a skip-worktree or assume-unchanged
+	// entry it changes (the index's differs from HEAD's), whatever the
+	// flag (verify_uptodate): one whose stat data are not the entry's
+	// stops it, the stash saved.
 	if ht, err := hc.Tree(); err == nil {
 		for _, e := range idxNow.Entries {
-			if !e.SkipWorktree {
+			if !e.SkipWorktree && !flagged[e.Name] {
 				continue
 			}
 			if he := findEntry(s.r.Storer, ht, e.Name); he != nil && he.Hash == e.Hash && he.Mode == e.Mode {
 				continue
 			}
-			if data, mode, err := readWorktree(w.Filesystem, e.Name); err == nil &&
-				(blobHash(s.eol.ToGit(e.Name, data)) != e.Hash || s.cfg.worktreeMode(mode, e.Mode) != e.Mode) {
+			if !flaggedUptodate(w.Filesystem, s.cfg, e, idxNow.ModTime, s.eol.ToGit) {
 				cleanUntracked(false) // git's clean ran before the reset stopped
 				return "", errNotUptodate(e.Name)
 			}

@@ -757,7 +757,9 @@ func funcName(lines [][]byte, before int, fm funcMatcher) string {
 // counts is a file's diffstat: lines added and deleted, or for a binary
 // file the new and old sizes (zero when the content is the same).
 func counts(c *change, po patchOpts) (int, int, bool) {
-	po.ctx = 0 // builtin_diffstat diffs with no context lines
+	// builtin_diffstat diffs with the diff's own context: with none
+	// (-U0) xdi_diff trims the common tail first, which can align the
+	// lines otherwise, and counts with it.
 	var oldData, newData []byte
 	if c.oldMode != 0 {
 		oldData = c.old()

@@ -46,8 +46,16 @@ func openEnv(t *testing.T, dir string, env ...string) *fixture {
 		}
 		return ""
 	}))
+	// git.author is Test unless env names an author: then the identity
+	// variables decide, as with no git.author configured.
+	name, email := "Test", "test@example.com"
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GIT_AUTHOR_NAME=") {
+			name, email = "", ""
+		}
+	}
 	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: append([]string{"MY_API_TOKEN=supersecretvalue", "GIT_CONFIG_NOSYSTEM=1"}, env...),
-		AuthorName: "Test", AuthorEmail: "test@example.com"})...); err != nil {
+		AuthorName: name, AuthorEmail: email})...); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{dir: dir, set: set}

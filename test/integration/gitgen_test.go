@@ -204,6 +204,21 @@ func genOps(seed int64) []op {
 			ops = append(ops[:at], append([]op{st}, ops[at:]...)...)
 		}
 	}
+	// Type changes: a file replaced by a symbolic link or the reverse, a
+	// gitlink put in a file's place in the index or a file in a
+	// gitlink's place, staged or not, in the history or in the final
+	// worktree. Their own generator.
+	tr := rand.New(rand.NewSource(seed ^ 0x7e7c4a))
+	if tr.Intn(3) == 0 {
+		for n := 1 + tr.Intn(3); n > 0; n-- {
+			at := tr.Intn(len(ops) + 1)
+			if tr.Intn(2) == 0 {
+				at = len(ops) // the final worktree
+			}
+			rt := op{Kind: "retype", Sel: tr.Intn(1000), Content: tr.Intn(4), Seed: tr.Int63(), Flag: tr.Intn(2) == 0}
+			ops = append(ops[:at], append([]op{rt}, ops[at:]...)...)
+		}
+	}
 	// A worktree with staged, unstaged-on-staged, untracked, ignored and
 	// deleted files.
 	for n := r.Intn(7); n > 0; n-- {
@@ -766,12 +781,113 @@ func (b *builder) apply(o op) {
 				b.apply(op{Kind: "write", Path: o.Path, Content: 2, Seed: o.Seed + 1})
 			}
 		}
+	case "retype":
+		b.retype(o)
 	case "rmcached":
 		p, ok := b.pick(o.Sel)
 		if !ok {
 			return
 		}
 		b.git("rm", "-q", "--cached", "--", p)
+	}
+}
+
+// retype changes the kind of a path (DIFF_STATUS_TYPE_CHANGED): by
+// o.Content, 0 a file becomes a symbolic link, 1 a link becomes a file,
+// 2 the index records a gitlink where a file is (its file left in place
+// unless o.Flag), 3 a file takes a gitlink's place. o.Flag stages a
+// worktree change (0, 1, 3).
+func (b *builder) retype(o op) {
+	var links []string
+	for _, p := range b.files() {
+		if fi, err := os.Lstat(filepath.Join(b.dir, p)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			links = append(links, p)
+		}
+	}
+	stage := func(p string) {
+		if o.Flag {
+			b.git("add", "--", p)
+		}
+	}
+	switch o.Content {
+	case 0:
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		full := filepath.Join(b.dir, p)
+		if fi, err := os.Lstat(full); err != nil || !fi.Mode().IsRegular() {
+			return
+		}
+		target := "nowhere"
+		if q, ok := b.pick(o.Sel/7 + 1); ok && o.Seed%3 != 0 && q != p {
+			target = strings.Repeat("../", strings.Count(p, "/")) + q
+		}
+		_ = os.Remove(full)
+		if os.Symlink(target, full) != nil {
+			return
+		}
+		b.script = append(b.script, fmt.Sprintf("rm %s && ln -s %s %s", shellQuote(p), shellQuote(target), shellQuote(p)))
+		stage(p)
+	case 1:
+		if len(links) == 0 {
+			return
+		}
+		p := links[o.Sel%len(links)]
+		_ = os.Remove(filepath.Join(b.dir, p))
+		b.script = append(b.script, "rm "+shellQuote(p))
+		b.writeFile(p, content(1+int(o.Seed%5), o.Seed), 0o644)
+		stage(p)
+	case 2:
+		p, ok := b.pick(o.Sel)
+		if !ok {
+			return
+		}
+		if _, err := b.git("ls-files", "--error-unmatch", "--", p); err != nil {
+			return
+		}
+		sha := fmt.Sprintf("%040x", o.Seed)[:40]
+		if _, err := b.git("update-index", "--cacheinfo", "160000,"+sha+","+p); err != nil {
+			return
+		}
+		if o.Flag {
+			_ = os.Remove(filepath.Join(b.dir, p))
+			_ = os.MkdirAll(filepath.Join(b.dir, p), 0o755)
+			b.script = append(b.script, fmt.Sprintf("rm %s && mkdir %s", shellQuote(p), shellQuote(p)))
+		}
+	case 3:
+		out, err := b.git("ls-files", "-s", "-z")
+		if err != nil {
+			return
+		}
+		var gitlinks []string
+		for _, l := range nulSplit(out) {
+			if strings.HasPrefix(l, "160000 ") {
+				_, name, _ := strings.Cut(l, "\t")
+				gitlinks = append(gitlinks, name)
+			}
+		}
+		if len(gitlinks) == 0 {
+			return
+		}
+		p := gitlinks[o.Sel%len(gitlinks)]
+		full := filepath.Join(b.dir, p)
+		if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+			if os.Remove(full) != nil {
+				return // not empty
+			}
+			b.script = append(b.script, "rmdir "+shellQuote(p))
+		}
+		if o.Seed%2 == 0 {
+			_ = os.MkdirAll(filepath.Dir(full), 0o755)
+			if os.Symlink("nowhere", full) != nil {
+				return
+			}
+			b.script = append(b.script, fmt.Sprintf("mkdir -p %s && ln -s nowhere %s", shellQuote(filepath.Dir(p)), shellQuote(p)))
+		} else {
+			b.writeFile(p, content(5, o.Seed), 0o644)
+		}
+		stage(p)
 	}
 }
 

@@ -245,10 +245,15 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 		if t.mode == filemode.Submodule {
 			// A gitlink is unchanged while its directory exists (git
 			// compares a checked-out submodule's HEAD, not its files).
-			if info, err := w.Filesystem.Lstat(p); err == nil && info.IsDir() {
-				out[p] = t
+			// A file or a link in its place is a type change.
+			info, err := w.Filesystem.Lstat(p)
+			if err != nil {
+				continue
 			}
-			continue
+			if info.IsDir() {
+				out[p] = t
+				continue
+			}
 		}
 		data, mode, err := readWorktree(w.Filesystem, p)
 		if err != nil {
@@ -331,6 +336,19 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		return nil, err
 	}
 	var from, to map[string]side
+	if a.Cached || a.ToRef == "" {
+		// A patch against the worktree looks into submodules for
+		// dirtiness (diff_setup_done sets dirty_submodules with -p).
+		if !a.Cached && !a.NameOnly && (!a.Stat || a.Unified != nil) {
+			idx, err := r.Storer.Index()
+			if err != nil {
+				return nil, err
+			}
+			if err := checkSubmodulePaths(r, idx, ps.match); err != nil {
+				return nil, err
+			}
+		}
+	}
 	switch {
 	case a.FromRef != "" && a.ToRef != "":
 		ft, err := resolveTree(r, a.FromRef)
@@ -499,6 +517,21 @@ func short(h plumbing.Hash) string {
 // then the index line (with the mode only when it did not change); the
 // ---/+++ names only when there is a hunk to follow them.
 func writePatch(b *strings.Builder, c *change, po patchOpts) {
+	if typeChanged(c.oldMode, c.newMode) {
+		// A file that became a link (or a gitlink, or the reverse) is
+		// printed as its deletion, then its creation (diff.c run_diff).
+		del, add := *c, *c
+		del.newMode, del.newHash, del.newData, del.newLoad = 0, plumbing.ZeroHash, nil, nil
+		add.oldMode, add.oldHash, add.oldData, add.oldLoaded = 0, plumbing.ZeroHash, nil, nil
+		writeOnePatch(b, &del, po)
+		writeOnePatch(b, &add, po)
+		return
+	}
+	writeOnePatch(b, c, po)
+}
+
+// writeOnePatch is writePatch of a change that is not a type change.
+func writeOnePatch(b *strings.Builder, c *change, po patchOpts) {
 	from := c.path
 	if c.oldPath != "" {
 		from = c.oldPath
@@ -724,7 +757,9 @@ func funcName(lines [][]byte, before int, fm funcMatcher) string {
 // counts is a file's diffstat: lines added and deleted, or for a binary
 // file the new and old sizes (zero when the content is the same).
 func counts(c *change, po patchOpts) (int, int, bool) {
-	po.ctx = 0 // builtin_diffstat diffs with no context lines
+	// builtin_diffstat diffs with the diff's own context: with none
+	// (-U0) xdi_diff trims the common tail first, which can align the
+	// lines otherwise, and counts with it.
 	var oldData, newData []byte
 	if c.oldMode != 0 {
 		oldData = c.old()

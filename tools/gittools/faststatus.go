@@ -135,7 +135,10 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		staging := git.Added
 		if h := headAt[i]; h.Mode != 0 {
 			staging = git.Unmodified
-			if h.Hash != e.Hash || h.Mode != e.Mode {
+			switch {
+			case typeChanged(h.Mode, e.Mode):
+				staging = TypeChanged
+			case h.Hash != e.Hash || h.Mode != e.Mode:
 				staging = git.Modified
 			}
 		}
@@ -159,22 +162,27 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 				worktree = git.Deleted
 			}
 		case e.Mode == filemode.Submodule:
-			// A gitlink: unchanged while its directory exists.
+			// A gitlink: unchanged while its directory exists; a file or
+			// a link in its place is a type change (ce_match_stat_basic).
 			gitlinks[e.Name] = true
-			if !info.ok || info.kind != kindDir {
+			switch {
+			case !info.ok:
 				worktree = git.Deleted
+			case info.kind != kindDir:
+				worktree = TypeChanged
 			}
 		case !info.ok || info.kind == kindDir:
 			worktree = git.Deleted
-		case !stale(e, info):
-			// stat data unchanged: the content is the index's
-		case valid[e.Name]:
-			// Looked at although assume-unchanged (a switch's check):
-			// git's refresh skips such an entry, so stat data that differ
-			// are a change, content unread (a racy time alone is not).
-			if uint32(info.size) != e.Size || !info.sameTime(e.ModifiedAt) || s.worktreeMode(info.mode(), e.Mode) != e.Mode {
+		case valid[e.Name] || e.SkipWorktree:
+			// Looked at although assume-unchanged or skip-worktree (a
+			// switch's check): git's refresh skips such an entry, so
+			// stat data that differ are a change, content unread (a racy
+			// time alone is not).
+			if info.statChanged(e, s.worktreeMode(info.mode(), e.Mode)) {
 				worktree = git.Modified
 			}
+		case !stale(e, info):
+			// stat data unchanged: the content is the index's
 		case resized(e, info):
 			worktree = git.Modified
 		default:
@@ -193,6 +201,11 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 				// racy): remember it, as git status refreshes its index.
 				refreshed = append(refreshed, i)
 			}
+		}
+		if worktree == git.Modified && info.ok && typeChanged(e.Mode, info.mode()) {
+			// A file replaced by a link or the reverse: git's
+			// TYPE_CHANGED, whatever the content.
+			worktree = TypeChanged
 		}
 		if staging != git.Unmodified || worktree != git.Unmodified {
 			set(e.Name, staging, worktree)
@@ -222,6 +235,40 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		set(p, git.Untracked, git.Untracked)
 	}
 	return st, idx, sc.ignored, nil
+}
+
+// flaggedUptodate is unpack-trees' verify_uptodate_1 for an entry marked
+// assume-unchanged or skip-worktree, which git's refresh skips (their stat
+// data stay what the index recorded): a missing file is up to date,
+// otherwise the stat data decide (ie_match_stat), the content only for a
+// racily clean entry. toGit converts a file's bytes as git stores them.
+func flaggedUptodate(fsys billy.Filesystem, s *settings, e *index.Entry, indexTime time.Time, toGit func(string, []byte) []byte) bool {
+	info, err := fsys.Lstat(e.Name)
+	if err != nil {
+		return true
+	}
+	st := statOf(info)
+	if st.kind == kindDir {
+		return false
+	}
+	if st.statChanged(e, s.worktreeMode(st.mode(), e.Mode)) {
+		return false
+	}
+	if !racy(e, indexTime) {
+		return true
+	}
+	data, _, err := readWorktree(fsys, e.Name)
+	return err == nil && blobHash(toGit(e.Name, data)) == e.Hash
+}
+
+// TypeChanged is git's status letter for a path whose kind changed (a
+// file, a symbolic link, a gitlink): DIFF_STATUS_TYPE_CHANGED.
+const TypeChanged git.StatusCode = 'T'
+
+// typeChanged is git's DIFF_PAIR_TYPE_CHANGED: the two modes differ in
+// S_IFMT (a mode change within regular files is not one).
+func typeChanged(a, b filemode.FileMode) bool {
+	return a != 0 && b != 0 && a&0o170000 != b&0o170000
 }
 
 // cmpEntry is the index's order: by name, then stage.
@@ -311,6 +358,27 @@ type wstat struct {
 	exec      bool
 	size      int64
 	sec, nsec int64
+	// The rest of what git's ce_match_stat_basic compares, known when
+	// ids is set: the ctime's seconds, the inode, the owner.
+	ids      bool
+	csec     int64
+	ino      uint64
+	uid, gid uint32
+}
+
+// statChanged is git's ce_match_stat_basic as built by Debian (no
+// USE_NSEC, core.trustctime and core.checkStat at their defaults): whole
+// seconds of mtime and ctime, inode, owner, size and mode. It decides for
+// an entry git compares without refreshing it first (assume-unchanged,
+// which refresh skips).
+func (w *wstat) statChanged(e *index.Entry, mode filemode.FileMode) bool {
+	if uint32(w.size) != e.Size || e.ModifiedAt.IsZero() || e.ModifiedAt.Unix() != w.sec || mode != e.Mode {
+		return true
+	}
+	if !w.ids {
+		return false
+	}
+	return e.CreatedAt.Unix() != w.csec || e.Inode != uint32(w.ino) || e.UID != w.uid || e.GID != w.gid
 }
 
 func (w *wstat) mode() filemode.FileMode {
@@ -339,6 +407,7 @@ func statOf(info fs.FileInfo) wstat {
 	}
 	t := info.ModTime()
 	st.sec, st.nsec = t.Unix(), int64(t.Nanosecond())
+	sysStat(info, &st)
 	return st
 }
 

@@ -25,6 +25,13 @@ type fixture struct {
 
 func open(t *testing.T, dir string) *fixture {
 	t.Helper()
+	return openEnv(t, dir)
+}
+
+// openEnv is open with more variables in the tools' environment (the
+// identity's dates, say).
+func openEnv(t *testing.T, dir string, env ...string) *fixture {
+	t.Helper()
 	f, err := vfs.NewOS(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -39,8 +46,16 @@ func open(t *testing.T, dir string) *fixture {
 		}
 		return ""
 	}))
-	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: []string{"MY_API_TOKEN=supersecretvalue", "GIT_CONFIG_NOSYSTEM=1"},
-		AuthorName: "Test", AuthorEmail: "test@example.com"})...); err != nil {
+	// git.author is Test unless env names an author: then the identity
+	// variables decide, as with no git.author configured.
+	name, email := "Test", "test@example.com"
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GIT_AUTHOR_NAME=") {
+			name, email = "", ""
+		}
+	}
+	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: append([]string{"MY_API_TOKEN=supersecretvalue", "GIT_CONFIG_NOSYSTEM=1"}, env...),
+		AuthorName: name, AuthorEmail: email})...); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{dir: dir, set: set}

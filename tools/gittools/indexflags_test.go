@@ -170,3 +170,51 @@ func TestRegressSwitchLooksAtAssumeUnchangedStat(t *testing.T) {
 	}
 	twin(t, f.dir, "", "git_checkout", map[string]any{"commit": "HEAD^"}, "checkout", "-q", "--detach", "HEAD^")
 }
+
+// TestRegressSwitchComparesAssumeUnchangedInode: a copy of a repository
+// (new inodes, differential seed 50055) holds an assume-unchanged file
+// whose content and times are the index's; git's switch still takes it
+// as changed (ce_match_stat_basic compares the inode and the ctime, and
+// refresh skips the entry), and so does git_checkout.
+func TestRegressSwitchComparesAssumeUnchangedInode(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "a\n")
+	f.commitAll(t, "one")
+	f.write(t, "f.txt", "b\n")
+	f.commitAll(t, "two")
+	f.git(t, "update-index", "--assume-unchanged", "f.txt")
+	twin(t, f.dir, "", "git_checkout", map[string]any{"commit": "HEAD^"}, "checkout", "-q", "--detach", "HEAD^")
+	// In place (same inode and times) git switches, and so does the tool.
+	if out := open(t, f.dir).call(t, "git_checkout", map[string]any{"commit": "HEAD^"}); out == "" {
+		t.Error("no output from an in-place switch")
+	}
+}
+
+// TestRegressFlaggedEntriesStatComparedAsGit: git's refresh skips
+// skip-worktree and assume-unchanged entries, so a switch and stash
+// push's reset (verify_uptodate) compare their stat data as recorded: in
+// a copy (new inodes) a skip-worktree link the switch deletes stops it
+// (differential seed 50115), and an assume-unchanged file staged anew,
+// then changed, stops stash push's reset after the stash is saved (seed
+// 50129).
+func TestRegressFlaggedEntriesStatComparedAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.git(t, "commit", "-q", "--allow-empty", "-m", "one")
+	if err := os.MkdirAll(filepath.Join(f.dir, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere", filepath.Join(f.dir, "tools/l.log")); err != nil {
+		t.Fatal(err)
+	}
+	f.commitAll(t, "two")
+	f.git(t, "update-index", "--skip-worktree", "tools/l.log")
+	twin(t, f.dir, "", "git_checkout", map[string]any{"commit": "HEAD^"}, "checkout", "-q", "--detach", "HEAD^")
+
+	g := newRepo(t)
+	g.git(t, "commit", "-q", "--allow-empty", "-m", "one")
+	g.write(t, "deep/x.bin", "beta")
+	g.git(t, "add", "deep/x.bin")
+	g.git(t, "update-index", "--assume-unchanged", "deep/x.bin")
+	g.write(t, "deep/x.bin", "eta")
+	twin(t, g.dir, "", "git_stash", map[string]any{"action": "push"}, "stash", "push", "-q")
+}

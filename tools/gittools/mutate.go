@@ -422,30 +422,59 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 	ab := newAbbrever(r)
 	defer ab.close()
 	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.short(h), subject(msg))
+	if author.Name != committer.Name || author.Email != committer.Email {
+		fmt.Fprintf(&b, " Author: %s <%s>\n", author.Name, author.Email)
+	}
+	if len(parents) > 1 {
+		// log_tree_commit shows no diff of a merge (no -m, no --cc).
+		return strings.TrimRight(b.String(), "\n"), nil
+	}
+	writeCommitSummary(&b, r, cfg, po, changes)
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// writeCommitSummary is the diff print_commit_summary shows: renames
+// detected (never copies, whatever diff.renames says), a --shortstat line
+// (binary files counted as files, their bytes not as lines), then the
+// --summary lines in the queue's order.
+func writeCommitSummary(b *strings.Builder, r *git.Repository, cfg *settings, po patchOpts, changes []*change) {
 	prefetchBlobs(r, changes)
+	changes = detectRenamesOrCopies(changes, false)
 	adds, dels := 0, 0
 	for _, c := range changes {
-		a, d, _ := counts(c, po)
-		adds += a
-		dels += d
+		a, d, bin := counts(c, po)
+		if !bin {
+			adds += a
+			dels += d
+		}
 	}
-	fmt.Fprintf(&b, " %d file%s changed", len(changes), plural(len(changes)))
+	fmt.Fprintf(b, " %d file%s changed", len(changes), plural(len(changes)))
 	if adds > 0 || dels == 0 {
-		fmt.Fprintf(&b, ", %d insertion%s(+)", adds, plural(adds))
+		fmt.Fprintf(b, ", %d insertion%s(+)", adds, plural(adds))
 	}
-	if dels > 0 {
-		fmt.Fprintf(&b, ", %d deletion%s(-)", dels, plural(dels))
+	if dels > 0 || adds == 0 {
+		fmt.Fprintf(b, ", %d deletion%s(-)", dels, plural(dels))
 	}
 	b.WriteString("\n")
 	for _, c := range changes {
 		switch {
+		case c.oldPath != "":
+			verb := "rename"
+			if c.copied {
+				verb = "copy"
+			}
+			fmt.Fprintf(b, " %s %s (%d%%)\n", verb, renameName(cfg, c.oldPath, c.path), c.score)
+			if c.oldMode != c.newMode {
+				fmt.Fprintf(b, " mode change %06o => %06o\n", c.oldMode, c.newMode)
+			}
 		case c.oldMode == 0:
-			fmt.Fprintf(&b, " create mode %o %s\n", c.newMode, cfg.quote(c.path))
+			fmt.Fprintf(b, " create mode %06o %s\n", c.newMode, cfg.quote(c.path))
 		case c.newMode == 0:
-			fmt.Fprintf(&b, " delete mode %o %s\n", c.oldMode, cfg.quote(c.path))
+			fmt.Fprintf(b, " delete mode %06o %s\n", c.oldMode, cfg.quote(c.path))
+		case c.oldMode != c.newMode:
+			fmt.Fprintf(b, " mode change %06o => %06o %s\n", c.oldMode, c.newMode, cfg.quote(c.path))
 		}
 	}
-	return strings.TrimRight(b.String(), "\n"), nil
 }
 
 // prefetchBlobs reads the blobs of changes that are loose objects on

@@ -181,10 +181,19 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		return "", err
 	}
 	var tracked, untracked []string
+	// restored are the paths both: removed from the index (HEAD has
+	// them) with their files still on disk. U saves the file, the reset
+	// brings HEAD's back after the clean took it.
+	restored := map[string]bool{}
 	for p, fs := range st {
-		if fs.Staging == git.Untracked && fs.Worktree == git.Untracked {
+		switch {
+		case fs.Staging == git.Untracked && fs.Worktree == git.Untracked:
 			untracked = append(untracked, p)
-		} else if fs.Staging != git.Unmodified || fs.Worktree != git.Unmodified {
+		case fs.Worktree == git.Untracked:
+			untracked = append(untracked, p)
+			tracked = append(tracked, p)
+			restored[p] = true
+		case fs.Staging != git.Unmodified || fs.Worktree != git.Unmodified:
 			tracked = append(tracked, p)
 		}
 	}
@@ -228,7 +237,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	if err != nil {
 		return "", err
 	}
-	iCommit, err := s.commit(iTree, []plumbing.Hash{hc.Hash}, "index on "+ref+"\n", sig)
+	iCommit, err := s.commit(iTree, []plumbing.Hash{hc.Hash}, "index on "+ref+"\n", sig, committer)
 	if err != nil {
 		return "", err
 	}
@@ -300,7 +309,9 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		return "", err
 	}
 	parents := []plumbing.Hash{hc.Hash, iCommit}
-	if a.IncludeUntracked && len(untracked) > 0 {
+	if a.IncludeUntracked {
+		// git 2.39's do_create_stash saves U with -u whatever it holds
+		// (an empty tree when nothing is untracked).
 		ufiles := map[string]gitbackend.TreeFile{}
 		for _, p := range untracked {
 			data, mode, err := readWorktree(w.Filesystem, p)
@@ -319,7 +330,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		if err != nil {
 			return "", err
 		}
-		uCommit, err := s.commit(uTree, nil, "untracked files on "+ref+"\n", sig)
+		uCommit, err := s.commit(uTree, nil, "untracked files on "+ref+"\n", sig, committer)
 		if err != nil {
 			return "", err
 		}
@@ -329,7 +340,9 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	if a.Message != "" {
 		msg = "On " + branch + ": " + a.Message
 	}
-	wCommit, err := s.commit(wTree, parents, msg+"\n", sig)
+	// W's message has no newline: git's do_create_stash hands
+	// stash_msg_buf to commit_tree as it is (I's and U's end with one).
+	wCommit, err := s.commit(wTree, parents, msg, sig, committer)
 	if err != nil {
 		return "", err
 	}
@@ -355,12 +368,15 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	}
 	// cleanUntracked is the stash's git clean: the untracked files it
 	// saved go (with -u).
-	cleanUntracked := func() {
+	// resetDone: the reset ran, so the paths it restored stay.
+	cleanUntracked := func(resetDone bool) {
 		if !a.IncludeUntracked {
 			return
 		}
 		for _, p := range untracked {
-			_ = w.Filesystem.Remove(p)
+			if !resetDone || !restored[p] {
+				_ = w.Filesystem.Remove(p)
+			}
 		}
 		// git stash -u ends with git clean -d: directories left empty, and
 		// those that were empty already, go too.
@@ -380,20 +396,20 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		}
 		removeEmptyDirs(w.Filesystem, "", keep, spare)
 	}
-	// The final reset --hard checks a skip-worktree entry it changes (the
-	// index's differs from HEAD's), whatever the flag: one whose file is
-	// not the entry's stops it, the stash saved.
+	// The final reset --hard checks a skip-worktree or assume-unchanged
+	// entry it changes (the index's differs from HEAD's), whatever the
+	// flag (verify_uptodate): one whose stat data are not the entry's
+	// stops it, the stash saved.
 	if ht, err := hc.Tree(); err == nil {
 		for _, e := range idxNow.Entries {
-			if !e.SkipWorktree {
+			if !e.SkipWorktree && !flagged[e.Name] {
 				continue
 			}
 			if he := findEntry(s.r.Storer, ht, e.Name); he != nil && he.Hash == e.Hash && he.Mode == e.Mode {
 				continue
 			}
-			if data, mode, err := readWorktree(w.Filesystem, e.Name); err == nil &&
-				(blobHash(s.eol.ToGit(e.Name, data)) != e.Hash || s.cfg.worktreeMode(mode, e.Mode) != e.Mode) {
-				cleanUntracked() // git's clean ran before the reset stopped
+			if !flaggedUptodate(w.Filesystem, s.cfg, e, idxNow.ModTime, s.eol.ToGit) {
+				cleanUntracked(false) // git's clean ran before the reset stopped
 				return "", errNotUptodate(e.Name)
 			}
 		}
@@ -412,7 +428,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		// logged).
 		s.d.reflogs(s.r).log(plumbing.HEAD, hc.Hash, hc.Hash, "reset: moving to HEAD")
 	}
-	cleanUntracked()
+	cleanUntracked(true)
 	return "Saved working directory and index state " + msg + "\n", nil
 }
 
@@ -422,8 +438,11 @@ func errNotUptodate(p string) error {
 	return &tools.Error{Kind: tools.KindExecutionFailed, Message: "error: Entry '" + p + "' not uptodate. Cannot merge.\nCannot save the current worktree state"}
 }
 
-func (s *stasher) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, sig object.Signature) (plumbing.Hash, error) {
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
+// commit writes one of the stash's commits with git's identities
+// (commit_tree: the author's and the committer's, each from its own
+// GIT_*_NAME/EMAIL/DATE).
+func (s *stasher) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, author, committer object.Signature) (plumbing.Hash, error) {
+	c := &object.Commit{Author: author, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}
 	obj := s.r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err

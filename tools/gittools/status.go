@@ -52,6 +52,9 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, 
 	if err != nil {
 		return "", err
 	}
+	if err := checkSubmodulePaths(r, idx, nil); err != nil {
+		return "", err
+	}
 	// trackedDirs are the directories holding a tracked file, made when a
 	// first untracked path needs them.
 	var trackedDirs map[string]bool

@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -110,7 +112,8 @@ func (s fdSource) stat(d dirRef, e *dirent) wstat {
 		break
 	}
 	w := wstat{ok: true, kind: kindFile, size: st.Size, exec: st.Mode&0o111 != 0,
-		sec: int64(st.Mtim.Sec), nsec: int64(st.Mtim.Nsec)}
+		sec: int64(st.Mtim.Sec), nsec: int64(st.Mtim.Nsec),
+		ids: true, csec: int64(st.Ctim.Sec), ino: st.Ino, uid: st.Uid, gid: st.Gid}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:
 		w.kind = kindLink
@@ -170,4 +173,12 @@ func (s fdSource) readEntry(d dirRef, name string, st *wstat) (worktreeFile, boo
 		return worktreeFile{data: data, mode: mode}, true
 	}
 	return worktreeFile{}, false
+}
+
+// sysStat adds what lstat gave beyond fs.FileInfo (ctime, inode, owner)
+// to st.
+func sysStat(info fs.FileInfo, st *wstat) {
+	if sys, ok := info.Sys().(*syscall.Stat_t); ok {
+		st.ids, st.csec, st.ino, st.uid, st.gid = true, int64(sys.Ctim.Sec), sys.Ino, sys.Uid, sys.Gid
+	}
 }

@@ -1,0 +1,63 @@
+package gittools
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRegressStashCommitsAsGit: with the dates and the identity fixed,
+// the stash the tool saves is git's, commit for commit: W's message ends
+// with no newline (do_create_stash hands it to commit_tree as it is), -u
+// saves U even when nothing is untracked (an empty tree), a path removed
+// from the index but still on disk is saved in U and back from HEAD after
+// (differential seeds 50027, 50029).
+func TestRegressStashCommitsAsGit(t *testing.T) {
+	dates := []string{"GIT_AUTHOR_DATE=1700500000 +0100", "GIT_COMMITTER_DATE=1700500300 +0100"}
+	cases := []struct {
+		name  string
+		setup func(f *fixture)
+		args  map[string]any
+		git   []string
+	}{
+		{"modified", func(f *fixture) { f.write(t, "a.txt", "changed\n") },
+			map[string]any{"action": "push"}, []string{"stash", "push", "-q"}},
+		{"message", func(f *fixture) { f.write(t, "a.txt", "changed\n"); f.git(t, "add", "a.txt") },
+			map[string]any{"action": "push", "message": "saved work"}, []string{"stash", "push", "-q", "-m", "saved work"}},
+		{"untracked-none", func(f *fixture) { f.write(t, "a.txt", "changed\n") },
+			map[string]any{"action": "push", "include_untracked": true}, []string{"stash", "push", "-q", "-u"}},
+		{"untracked", func(f *fixture) { f.write(t, "a.txt", "changed\n"); f.write(t, "new/u.txt", "u\n") },
+			map[string]any{"action": "push", "include_untracked": true}, []string{"stash", "push", "-q", "-u"}},
+		{"removed-from-index", func(f *fixture) { f.git(t, "rm", "-q", "--cached", "b.txt") },
+			map[string]any{"action": "push", "include_untracked": true}, []string{"stash", "push", "-q", "-u"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newRepo(t)
+			f.write(t, "a.txt", "a\n")
+			f.write(t, "b.txt", "b\n")
+			f.git(t, "add", "-A")
+			f.git(t, "commit", "-q", "-m", "multi\nline subject")
+			c.setup(f)
+			toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+			raw, _ := json.Marshal(c.args)
+			if _, err := openEnv(t, toolDir, dates...).set.Call(context.Background(), "git_stash", raw); err != nil {
+				t.Fatal(err)
+			}
+			if _, errOut, ok := gitAt(t, gitDir, dates, c.git...); !ok {
+				t.Fatal(errOut)
+			}
+			view := func(dir string) string {
+				var b strings.Builder
+				for _, a := range [][]string{{"log", "-g", "--format=%H %P", "refs/stash", "--"}, {"rev-parse", "refs/stash^3"}, {"status", "--porcelain=2", "-uall"}} {
+					out, _, _ := gitAt(t, dir, nil, a...)
+					b.WriteString(strings.Join(a, " ") + "\n" + out)
+				}
+				return b.String()
+			}
+			same(t, "stash "+filepath.Base(c.name), view(toolDir), view(gitDir))
+		})
+	}
+}

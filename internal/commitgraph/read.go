@@ -25,8 +25,8 @@ type Graph struct {
 	baseN int // commits in the layers below
 
 	fanout, oids, cdat, gdat, gover, edges, bidx, bdat int
-	goverLen, edgesLen, bdatLen                         int
-	bloomHashes, bloomBits                              uint32
+	goverLen, edgesLen, bdatLen                        int
+	bloomHashes, bloomBits                             uint32
 }
 
 // ErrCorrupt: a file that is not a commit-graph git would read.

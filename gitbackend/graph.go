@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/internal/commitgraph"
 )
@@ -263,4 +265,54 @@ func writeReadOnly(name string, data []byte) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
+}
+
+// graphCache keeps the root's commit-graph between tool calls, read
+// again when its file (or chain) changes.
+type graphCache struct {
+	mu    sync.Mutex
+	stamp [3]dirStamp // commit-graph, the chain, shallow
+	g     *commitgraph.Graph
+}
+
+// CommitGraph returns the commit-graph of the root whose storage s is
+// (nil: none, not the root's storage, a shallow repository, or a file
+// that does not read). The graph may lack the newest commits: a commit
+// it does not have is read from its object.
+func CommitGraph(s storer.EncodedObjectStorer) *commitgraph.Graph {
+	ws, ok := s.(*warmStorage)
+	if !ok {
+		return nil
+	}
+	return ws.r.commitGraph()
+}
+
+func (r *Repo) commitGraph() *commitgraph.Graph {
+	gitdir, ok := r.osGitDir()
+	if !ok {
+		return nil
+	}
+	c := &r.graph
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	objects := filepath.Join(gitdir, "objects")
+	var st [3]dirStamp
+	for i, p := range []string{filepath.Join(objects, commitgraph.FileName), filepath.Join(objects, commitgraph.ChainName), filepath.Join(gitdir, "shallow")} {
+		if info, err := os.Stat(p); err == nil {
+			st[i] = dirStamp{info.ModTime(), info.Size(), inodeOf(info)}
+		}
+	}
+	if st == c.stamp {
+		return c.g
+	}
+	c.stamp, c.g = st, nil
+	if st[2] != (dirStamp{}) {
+		return nil // git reads no commit-graph in a shallow repository
+	}
+	g, err := commitgraph.Open(objects)
+	if err != nil {
+		return nil
+	}
+	c.g = g
+	return g
 }

@@ -77,7 +77,7 @@ func CachedHistory(t testing.TB, o HistoryOptions) (string, HistoryFacts) {
 	RequireGit(t)
 	key := fmt.Sprintf("tgp-history-%s-%d-%d-%dx%d-%d-%d-%t", historyVersion, o.Seed, o.Commits, o.Dirs, o.FilesPerDir, o.BigLines, o.BigEvery, o.Repack)
 	dir := filepath.Join(os.TempDir(), key+".git")
-	facts := writeHistory(&bytes.Buffer{}, o) // the facts only (cheap next to git)
+	facts := historyFacts(o)
 	if _, err := os.Stat(filepath.Join(dir, "tgp-ready")); err == nil {
 		return dir, facts
 	}
@@ -97,6 +97,13 @@ func CachedHistory(t testing.TB, o HistoryOptions) (string, HistoryFacts) {
 		}
 	}
 	return dir, facts
+}
+
+// historyFacts names the files writeHistory makes the hot one and the
+// big one.
+func historyFacts(o HistoryOptions) HistoryFacts {
+	k := o.Dirs * o.FilesPerDir / 3
+	return HistoryFacts{Path: fmt.Sprintf("pkg%02d/file%02d.go", k/o.FilesPerDir, k%o.FilesPerDir), Big: "big/blame.txt"}
 }
 
 // histFile is one file of the generated tree.
@@ -189,8 +196,11 @@ func writeHistory(out *bytes.Buffer, o HistoryOptions) HistoryFacts {
 	for i := 0; i < o.BigLines; i++ {
 		big.lines = append(big.lines, fmt.Sprintf("%04d %s", i, g.line()))
 	}
-	facts := HistoryFacts{Path: files[len(files)/3].path, Big: big.path}
+	facts := historyFacts(o)
 	hot := files[len(files)/3]
+	if hot.path != facts.Path {
+		panic("gittest: history facts disagree with the generator")
+	}
 	head := g.commit("refs/heads/main", 0, 0, "initial import")
 	for _, f := range files {
 		g.put(f)

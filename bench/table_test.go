@@ -29,6 +29,7 @@ func BenchmarkTable(b *testing.B) {
 	b.Run("boot", benchBootRow)
 	b.Run("concurrent", benchConcurrentRows)
 	b.Run("gittools", benchGitToolRows)
+	b.Run("long", benchLongRows)
 }
 
 // report records one row.

@@ -573,11 +573,17 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	if err != nil {
 		return plumbing.ZeroHash, notes, fmt.Errorf("read commit %s: %w", tip, err)
 	}
+	if pc, ok := rem.(*packedClone); ok && pc.walk != nil && len(pc.walk.shallow) == 0 {
+		// Not fatal: log and blame read the commits themselves without.
+		if err := writeCloneGraph(filepath.Join(stage, ".git", "objects"), pc.walk); err != nil {
+			notes = append(notes, "no commit-graph written: "+err.Error())
+		}
+	}
 	entries, err := listCheckout(ctx, st, c.TreeHash)
 	if err != nil {
 		return plumbing.ZeroHash, notes, err
 	}
-	var mem func() *packReader
+	var mem func() blobReader
 	if pc, ok := rem.(*packedClone); ok {
 		mem = pc.blobs()
 	}
@@ -803,32 +809,39 @@ func contains(list []string, s string) bool {
 }
 
 // packedClone is a local remote fetched into an empty staging store as git
-// clone gets it, one pack: the closure of the branch read straight from
-// the remote's packs (packReader: a whole object's entry is copied as it
-// is stored, not inflated and compressed again), and the pack's index
-// written from the hashes already known (go-git's PackfileWriter would
-// parse and hash the whole pack once more).
+// clone gets it: one pack of everything the remote's branches and tags
+// reach, its entries copied as the remote stores them, deltas included,
+// and its .idx written from the hashes the walk knows (clonepack.go).
 type packedClone struct {
 	*localRemote
 	dot billy.Filesystem
 	// pack is the pack fetched (nil: none), read again by the checkout
-	// from memory.
+	// from memory; walk is the walk that listed it (its commits make the
+	// commit-graph).
 	pack *packed
+	walk *cloneWalk
 }
 
-// blobs returns a reader of the fetched pack's objects held in memory, a
-// new one per caller (each has its own inflater: readers may run at once
-// over the shared bytes); nil when there is none.
-func (c *packedClone) blobs() func() *packReader {
+// blobs returns a reader of the fetched pack's blobs held in memory, a
+// new one per caller (each resolves deltas with its own cache: readers
+// may run at once over the shared bytes); nil when there is none.
+func (c *packedClone) blobs() func() blobReader {
 	p := c.pack
 	if p == nil {
 		return nil
 	}
 	rp := &readPack{path: "fetched", idx: p.idx, n: len(p.hashes), data: p.pack, size: int64(len(p.pack))}
-	return func() *packReader {
-		return &packReader{packs: []*readPack{rp}, fallback: func() *filesystem.Storage { return nil }}
+	return func() blobReader {
+		dr := newDeltaReader(&packReader{packs: []*readPack{rp}, fallback: func() *filesystem.Storage { return nil }}, 16<<20)
+		return func(h plumbing.Hash) ([]byte, bool) {
+			t, b, err := dr.read(h)
+			return b, err == nil && t == plumbing.BlobObject
+		}
 	}
 }
+
+// blobReader reads a blob's bytes (shared: not to be changed).
+type blobReader func(plumbing.Hash) ([]byte, bool)
 
 func (c *packedClone) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
 	dst, ok := c.local.(*filesystem.Storage)
@@ -840,7 +853,7 @@ func (c *packedClone) Fetch(ctx context.Context, branch string, depth int) (plum
 		return plumbing.ZeroHash, err
 	}
 	for attempt := 0; ; attempt++ {
-		err = c.copyPacked(ctx, dst, tip, attempt == 0)
+		err = c.copyPacked(ctx, dst, tip)
 		if err == nil {
 			return tip, nil
 		}
@@ -855,40 +868,87 @@ func (c *packedClone) Fetch(ctx context.Context, branch string, depth int) (plum
 	}
 }
 
-// copyPacked copies the closure of tip; fresh says dst is still empty (no
-// object need be looked up there).
-func (c *packedClone) copyPacked(ctx context.Context, dst *filesystem.Storage, tip plumbing.Hash, fresh bool) error {
+// copyPacked copies the closure of tip and of the remote's other
+// branches and tags (git clone fetches them all; one that cannot be read
+// is left to mirrorRemoteRefs, which notes it) as one pack.
+func (c *packedClone) copyPacked(ctx context.Context, dst *filesystem.Storage, tip plumbing.Hash) error {
 	src, err := openPackReader(c.path, c.open, nil)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	var have storer.EncodedObjectStorer = dst
-	if fresh {
-		have = emptyStore{dst}
+	if err := src.loadWhole(); err != nil {
+		return err
 	}
-	order, shallow, err := collectMissing(ctx, src, have, tip, 0)
+	var loose *filesystem.Storage
+	defer func() {
+		if loose != nil {
+			loose.Close()
+		}
+	}()
+	w := newCloneWalk(ctx, src, nil)
+	w.fallback = nil
+	if hasLooseObjects(c.path) {
+		loose = c.open()
+		w.fallback = loose
+	}
+	if err := w.add(tip); err != nil {
+		return err
+	}
+	others := map[string]plumbing.Hash{}
+	if bs, err := c.branches(); err == nil {
+		for b, h := range bs {
+			others["refs/heads/"+b] = h
+		}
+	}
+	if ts, err := c.refsUnder("refs/tags/"); err == nil {
+		for t, h := range ts {
+			others["refs/tags/"+t] = h
+		}
+	}
+	names := make([]string, 0, len(others))
+	for n := range others {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w.try(others[n])
+	}
+	if len(w.objs) == 0 {
+		return nil
+	}
+	p, ents, err := w.writeClonePack()
 	if err != nil {
 		return err
 	}
-	if len(order) > 0 {
-		var enc packEncoder
-		p, err := enc.encode(src, order)
-		if err != nil {
-			return err
-		}
-		if err := storePack(dst, c.dot, p, enc.ents); err != nil {
-			return err
-		}
-		c.pack = p
+	if err := storePack(dst, c.dot, p, ents); err != nil {
+		return err
 	}
-	if len(shallow) > 0 {
+	c.pack, c.walk = p, w
+	if len(w.shallow) > 0 {
 		old, _ := dst.Shallow()
-		if err := dst.SetShallow(append(old, shallow...)); err != nil {
+		if err := dst.SetShallow(append(old, w.shallow...)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// hasLooseObjects reports whether a git directory holds any loose object
+// (objects/xx directories).
+func hasLooseObjects(gitdir string) bool {
+	ents, err := os.ReadDir(filepath.Join(gitdir, "objects"))
+	if err != nil {
+		return true // let the store look
+	}
+	for _, e := range ents {
+		if len(e.Name()) == 2 && e.IsDir() {
+			if sub, err := os.ReadDir(filepath.Join(gitdir, "objects", e.Name())); err != nil || len(sub) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // emptyStore is a store known to hold nothing yet.

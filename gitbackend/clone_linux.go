@@ -3,15 +3,12 @@
 package gitbackend
 
 import (
-	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"golang.org/x/sys/unix"
@@ -34,7 +31,7 @@ import (
 // blob (the one just fetched): with no end-of-line conversion to apply,
 // each worker then reads its own blobs too, nothing handed between
 // goroutines.
-func checkoutFresh(ctx context.Context, s storer.EncodedObjectStorer, mem func() *packReader, dir string, entries []checkoutEntry, environ []string) ([]checkoutStat, bool, error) {
+func checkoutFresh(ctx context.Context, s storer.EncodedObjectStorer, mem func() blobReader, dir string, entries []checkoutEntry, environ []string) ([]checkoutStat, bool, error) {
 	root, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false, nil
@@ -133,7 +130,7 @@ func checkoutFresh(ctx context.Context, s storer.EncodedObjectStorer, mem func()
 // taking the next run of entries and reading their blobs from its own
 // reader of the pack in memory. ok is false when a blob is not there or
 // a file could not be made.
-func checkoutParallel(ctx context.Context, mem func() *packReader, root int, entries []checkoutEntry, stats []checkoutStat) ([]checkoutStat, bool, error) {
+func checkoutParallel(ctx context.Context, mem func() blobReader, root int, entries []checkoutEntry, stats []checkoutStat) ([]checkoutStat, bool, error) {
 	const run = 16
 	var next atomic.Int64
 	var failed atomic.Bool
@@ -142,8 +139,7 @@ func checkoutParallel(ctx context.Context, mem func() *packReader, root int, ent
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pr := mem()
-			var zr io.ReadCloser
+			read := mem()
 			for !failed.Load() && ctx.Err() == nil {
 				lo := int(next.Add(run)) - run
 				if lo >= len(entries) {
@@ -154,7 +150,7 @@ func checkoutParallel(ctx context.Context, mem func() *packReader, root int, ent
 					if e.mode == filemode.Submodule {
 						continue
 					}
-					content, ok := memBlob(pr, &zr, e.hash)
+					content, ok := read(e.hash)
 					if !ok {
 						failed.Store(true)
 						return
@@ -177,32 +173,6 @@ func checkoutParallel(ctx context.Context, mem func() *packReader, root int, ent
 		return nil, false, nil
 	}
 	return stats, true, nil
-}
-
-// memBlob inflates a whole blob of pr's packs (ok false for anything
-// else: not there, not a blob, a delta); zr is the caller's inflater.
-func memBlob(pr *packReader, zr *io.ReadCloser, h plumbing.Hash) ([]byte, bool) {
-	p, off, ok := pr.find(h)
-	if !ok {
-		return nil, false
-	}
-	typ, size, r, err := p.entry(off)
-	if err != nil || typ != plumbing.BlobObject {
-		return nil, false
-	}
-	if *zr == nil {
-		*zr, err = zlib.NewReader(r)
-	} else {
-		err = (*zr).(zlib.Resetter).Reset(r, nil)
-	}
-	if err != nil {
-		return nil, false
-	}
-	b, err := inflated(*zr, size)
-	if err != nil {
-		return nil, false
-	}
-	return b, true
 }
 
 // checkoutWorkers is how many files a checkout creates at once: creating a

@@ -10,6 +10,6 @@ import (
 
 // checkoutFresh is the descriptor-based checkout of clone_linux.go; here
 // checkoutAll does the work.
-func checkoutFresh(context.Context, storer.EncodedObjectStorer, func() *packReader, string, []checkoutEntry, []string) ([]checkoutStat, bool, error) {
+func checkoutFresh(context.Context, storer.EncodedObjectStorer, func() blobReader, string, []checkoutEntry, []string) ([]checkoutStat, bool, error) {
 	return nil, false, nil
 }

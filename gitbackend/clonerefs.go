@@ -97,6 +97,9 @@ func (l *localRemote) mirrorInto(ctx context.Context, local storage.Storer, chec
 // the commit (with its history), tree or blob they point at.
 func copyTagged(ctx context.Context, src, dst storage.Storer, h plumbing.Hash) error {
 	for depth := 0; depth < 16; depth++ {
+		if dst.HasEncodedObject(h) == nil {
+			return nil // there with its closure (the clone's pack took it)
+		}
 		o, err := src.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
 			return err

@@ -234,8 +234,11 @@ func writeEntryHeader(w *bytes.Buffer, t plumbing.ObjectType, size int64) {
 }
 
 // encodeIdx is the version 2 .idx of the entries just packed.
-func (e *packEncoder) encodeIdx(packSum plumbing.Hash) []byte {
-	ents := e.ents
+func (e *packEncoder) encodeIdx(packSum plumbing.Hash) []byte { return encodeIdx(e.ents, packSum) }
+
+// encodeIdx is the version 2 .idx of a pack's entries (sorted in place
+// by hash).
+func encodeIdx(ents []packEntry, packSum plumbing.Hash) []byte {
 	sort.Slice(ents, func(i, j int) bool { return bytes.Compare(ents[i].h[:], ents[j].h[:]) < 0 })
 	// Duplicates cannot occur: every caller packs distinct hashes.
 	var large []uint64

@@ -138,7 +138,37 @@ func (pr *packReader) Close() {
 
 // find returns the pack and offset of h.
 func (pr *packReader) find(h plumbing.Hash) (*readPack, uint64, bool) {
-	for _, p := range pr.packs {
+	pi, _, off, ok := pr.locate(h)
+	if !ok {
+		return nil, 0, false
+	}
+	return pr.packs[pi], off, true
+}
+
+// offsetAt is the offset of the pos-th object of the .idx (0 when the
+// index is damaged there).
+func (p *readPack) offsetAt(pos int) uint64 {
+	offs := 8 + 256*4 + p.n*24
+	o := uint64(binary.BigEndian.Uint32(p.idx[offs+pos*4:]))
+	if o&0x80000000 != 0 {
+		j := offs + p.n*4 + int(o&0x7fffffff)*8
+		if j+8 > len(p.idx) {
+			return 0
+		}
+		o = binary.BigEndian.Uint64(p.idx[j:])
+	}
+	return o
+}
+
+// crcAt is the CRC-32 the .idx records for its pos-th object's entry.
+func (p *readPack) crcAt(pos int) uint32 {
+	return binary.BigEndian.Uint32(p.idx[8+256*4+p.n*20+pos*4:])
+}
+
+// locate returns the index of the pack holding h, h's position in its
+// .idx and its offset.
+func (pr *packReader) locate(h plumbing.Hash) (int, int, uint64, bool) {
+	for pi, p := range pr.packs {
 		lo := 0
 		if h[0] > 0 {
 			lo = int(binary.BigEndian.Uint32(p.idx[8+(int(h[0])-1)*4:]))
@@ -149,16 +179,11 @@ func (pr *packReader) find(h plumbing.Hash) (*readPack, uint64, bool) {
 			m := (lo + hi) / 2
 			switch c := bytes.Compare(names[m*20:m*20+20], h[:]); {
 			case c == 0:
-				offs := 8 + 256*4 + p.n*24
-				o := uint64(binary.BigEndian.Uint32(p.idx[offs+m*4:]))
-				if o&0x80000000 != 0 {
-					j := offs + p.n*4 + int(o&0x7fffffff)*8
-					if j+8 > len(p.idx) {
-						return nil, 0, false
-					}
-					o = binary.BigEndian.Uint64(p.idx[j:])
+				o := p.offsetAt(m)
+				if o == 0 {
+					return 0, 0, 0, false
 				}
-				return p, o, true
+				return pi, m, o, true
 			case c < 0:
 				lo = m + 1
 			default:
@@ -166,7 +191,7 @@ func (pr *packReader) find(h plumbing.Hash) (*readPack, uint64, bool) {
 			}
 		}
 	}
-	return nil, 0, false
+	return 0, 0, 0, false
 }
 
 // open makes the pack's bytes readable.

@@ -148,6 +148,8 @@ type Repo struct {
 	batch persistBatch
 	// idx caches the decoded index between persists (index.go).
 	idx indexCache
+	// graph is the commit-graph as last read (graph.go).
+	graph graphCache
 	// lastPush is how long the last push to a network remote took (read
 	// under the lock; it paces this machine's pushes, machine.go).
 	lastPush time.Duration

@@ -1,9 +1,8 @@
 package gitbackend
 
 import (
-	"compress/zlib"
+	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,13 +25,13 @@ import (
 // a pack since), and anything else (a loose object, an unreadable entry)
 // is go-git's to read.
 type warmPacks struct {
-	mu    sync.Mutex
-	pr    *packReader
-	dir   dirStamp  // the pack directory when pr listed it
-	idxs  packCache // the .idx files read, by pack
-	zr    io.ReadCloser
-	cache map[objKey]*plumbing.MemoryObject
-	size  int
+	mu   sync.Mutex
+	pr   *packReader
+	dir  dirStamp  // the pack directory when pr listed it
+	idxs packCache // the .idx files read, by pack
+	// dr resolves the entries (its cache outlives a new listing: a pack
+	// is named by its checksum).
+	dr *deltaReader
 }
 
 // close releases the packs' files.
@@ -43,12 +42,7 @@ func (w *warmPacks) close() {
 		w.pr.Close()
 		w.pr = nil
 	}
-	w.cache, w.size = nil, 0
-}
-
-type objKey struct {
-	pack string
-	off  uint64
+	w.dr = nil
 }
 
 // maxWarmCache bounds the bytes of the objects kept.
@@ -67,14 +61,14 @@ func (r *Repo) packObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Enco
 	if !found {
 		return nil, false
 	}
-	obj, err := w.object(p, off, 0)
+	typ, data, err := w.dr.readAt(p, off)
 	if err != nil {
 		return nil, false
 	}
-	if t != plumbing.AnyObject && obj.Type() != t {
+	if t != plumbing.AnyObject && typ != t {
 		return nil, false // go-git answers ErrObjectNotFound
 	}
-	return obj, true
+	return &sharedObject{h: h, typ: typ, data: data}, true
 }
 
 // find looks h up in the packs listed, listing them (again) when the pack
@@ -102,6 +96,10 @@ func (w *warmPacks) find(gitdir string, h plumbing.Hash) (*readPack, uint64, boo
 		return nil, 0, false
 	}
 	w.pr, w.dir = pr, stamp
+	if w.dr == nil {
+		w.dr = newDeltaReader(pr, maxWarmCache)
+	}
+	w.dr.pr = pr
 	return pr.find(h)
 }
 
@@ -111,92 +109,28 @@ type dirStamp struct {
 	ino   uint64
 }
 
-// object reads the entry at off of p, resolving deltas (depth counts the
-// chain, bounded as git bounds it).
-func (w *warmPacks) object(p *readPack, off uint64, depth int) (*plumbing.MemoryObject, error) {
-	k := objKey{p.path, off}
-	if obj, ok := w.cache[k]; ok {
-		return obj, nil
-	}
-	if depth > 4096 {
-		return nil, errors.New("delta chain too long")
-	}
-	typ, size, r, err := p.entry(off)
-	if err != nil {
-		return nil, err
-	}
-	var base *plumbing.MemoryObject
-	switch typ {
-	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-	case plumbing.OFSDeltaObject:
-		br := r.(io.ByteReader)
-		c, err := br.ReadByte()
-		if err != nil {
-			return nil, err
-		}
-		rel := uint64(c & 0x7f)
-		for c&0x80 != 0 {
-			if c, err = br.ReadByte(); err != nil {
-				return nil, err
-			}
-			rel = (rel+1)<<7 | uint64(c&0x7f)
-		}
-		if rel == 0 || rel > off {
-			return nil, fmt.Errorf("bad delta base offset at %d", off)
-		}
-		if base, err = w.object(p, off-rel, depth+1); err != nil {
-			return nil, err
-		}
-	case plumbing.REFDeltaObject:
-		var bh plumbing.Hash
-		if _, err := io.ReadFull(r, bh[:]); err != nil {
-			return nil, err
-		}
-		bp, boff, ok := w.pr.find(bh)
-		if !ok {
-			return nil, plumbing.ErrObjectNotFound
-		}
-		if base, err = w.object(bp, boff, depth+1); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("unknown object type %d at %d", typ, off)
-	}
-	if w.zr == nil {
-		w.zr, err = zlib.NewReader(r)
-	} else {
-		err = w.zr.(zlib.Resetter).Reset(r, nil)
-	}
-	if err != nil {
-		return nil, err
-	}
-	data, err := inflated(w.zr, size)
-	if err != nil {
-		return nil, err
-	}
-	if base != nil {
-		src, err := objectBytes(base)
-		if err != nil {
-			return nil, err
-		}
-		if data, err = applyDelta(src, data); err != nil {
-			return nil, fmt.Errorf("delta at %d: %w", off, err)
-		}
-		typ = base.Type()
-	}
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(typ)
-	obj.SetSize(int64(len(data)))
-	if _, err := obj.Write(data); err != nil {
-		return nil, err
-	}
-	if w.cache == nil || w.size+len(data) > maxWarmCache {
-		w.cache, w.size = map[objKey]*plumbing.MemoryObject{}, 0
-	}
-	w.cache[k] = obj
-	w.size += len(data)
-	return obj, nil
+// sharedObject is an object read from a pack, its bytes shared with the
+// reader's cache: read-only.
+type sharedObject struct {
+	h    plumbing.Hash
+	typ  plumbing.ObjectType
+	data []byte
 }
+
+var errSharedObject = errors.New("object read from a pack is read-only")
+
+func (o *sharedObject) Hash() plumbing.Hash             { return o.h }
+func (o *sharedObject) Type() plumbing.ObjectType       { return o.typ }
+func (o *sharedObject) SetType(plumbing.ObjectType)     {}
+func (o *sharedObject) Size() int64                     { return int64(len(o.data)) }
+func (o *sharedObject) SetSize(int64)                   {}
+func (o *sharedObject) Writer() (io.WriteCloser, error) { return nil, errSharedObject }
+func (o *sharedObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.data)), nil
+}
+
+// Bytes is the object's content (shared: not to be changed).
+func (o *sharedObject) Bytes() []byte { return o.data }
 
 // objectBytes is a memory object's content (its reader reads the slice
 // in place).

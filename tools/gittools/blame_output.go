@@ -260,11 +260,14 @@ type abbrevIndex struct {
 	loose map[string][]plumbing.Hash
 }
 
+// packIndex is a .idx read whole (its names are searched many times:
+// once per commit shown).
 type packIndex struct {
-	f        billy.File
+	data     []byte
 	n        int
-	namesOff int64
-	stride   int64
+	namesOff int
+	stride   int
+	fanout   int // offset of the fan-out table
 }
 
 func (sb *scoreboard) abbrevIndex() *abbrevIndex {
@@ -283,36 +286,47 @@ func (sb *scoreboard) abbrevIndex() *abbrevIndex {
 		if !strings.HasSuffix(e.Name(), ".idx") {
 			continue
 		}
-		f, err := ai.fsys.Open("objects/pack/" + e.Name())
-		if err != nil {
+		data, err := readWhole(ai.fsys, "objects/pack/"+e.Name())
+		if err != nil || len(data) < 8+256*4 {
 			continue
 		}
-		head := make([]byte, 8+256*4)
-		if _, err := io.ReadFull(f, head); err != nil {
-			f.Close()
+		p := packIndex{data: data, n: int(binary.BigEndian.Uint32(data[8+255*4:])), namesOff: 8 + 256*4, stride: 20, fanout: 8}
+		if string(data[:4]) != "\xfftOc" {
+			p = packIndex{data: data, n: int(binary.BigEndian.Uint32(data[255*4:])), namesOff: 256*4 + 4, stride: 24}
+		}
+		if p.namesOff+p.n*p.stride > len(data) {
 			continue
 		}
-		if string(head[:4]) == "\xfftOc" {
-			ai.packs = append(ai.packs, packIndex{f: f, n: int(binary.BigEndian.Uint32(head[8+255*4:])), namesOff: 8 + 256*4, stride: 20})
-		} else {
-			ai.packs = append(ai.packs, packIndex{f: f, n: int(binary.BigEndian.Uint32(head[255*4:])), namesOff: 256*4 + 4, stride: 24})
-		}
+		ai.packs = append(ai.packs, p)
 	}
 	return ai
 }
 
-func (ai *abbrevIndex) close() {
-	for _, p := range ai.packs {
-		p.f.Close()
+func (ai *abbrevIndex) close() { ai.packs = nil }
+
+func readWhole(fsys billy.Filesystem, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
 	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func (p packIndex) name(i int) (plumbing.Hash, bool) {
 	var h plumbing.Hash
-	if _, err := p.f.ReadAt(h[:], p.namesOff+int64(i)*p.stride); err != nil {
-		return h, false
-	}
+	copy(h[:], p.data[p.namesOff+i*p.stride:])
 	return h, true
+}
+
+// fanRange is the range of names whose first byte is b.
+func (p packIndex) fanRange(b byte) (int, int) {
+	lo := 0
+	if b > 0 {
+		lo = int(binary.BigEndian.Uint32(p.data[p.fanout+(int(b)-1)*4:]))
+	}
+	hi := int(binary.BigEndian.Uint32(p.data[p.fanout+int(b)*4:]))
+	return min(lo, p.n), min(max(hi, lo), p.n)
 }
 
 // neighbours are the objects sorted next to h: the ones sharing the
@@ -320,8 +334,9 @@ func (p packIndex) name(i int) (plumbing.Hash, bool) {
 func (ai *abbrevIndex) neighbours(h plumbing.Hash) []plumbing.Hash {
 	var out []plumbing.Hash
 	for _, p := range ai.packs {
-		pos := sort.Search(p.n, func(i int) bool {
-			x, ok := p.name(i)
+		lo, hi := p.fanRange(h[0])
+		pos := lo + sort.Search(hi-lo, func(i int) bool {
+			x, ok := p.name(lo + i)
 			return !ok || bytes.Compare(x[:], h[:]) >= 0
 		})
 		for _, i := range []int{pos - 1, pos, pos + 1} {

@@ -25,6 +25,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/commitgraph"
 )
 
 // literalWalk is revWalk's walk with a raw-tree fingerprint.
@@ -40,6 +41,12 @@ type literalWalk struct {
 	commits map[plumbing.Hash]*walkCommit
 	looks   map[lookKey]lookVal
 	buf     []byte
+	// graph is the root's commit-graph (nil: none): commits are read
+	// from it, and keys (nil when some item is not a literal path) are
+	// looked up in its changed-path filters, as git's log does: a commit
+	// whose filter has none of them left its first parent's paths alone.
+	graph *commitgraph.Graph
+	keys  []*commitgraph.Key
 }
 
 type lookKey struct {
@@ -59,6 +66,9 @@ type walkCommit struct {
 	tree    plumbing.Hash
 	parents []plumbing.Hash
 	when    int64 // committer time, Unix seconds
+	// pos is the commit's position in the graph (inGraph).
+	pos     uint32
+	inGraph bool
 }
 
 // newLiteralWalk returns nil when some item has a wildcard.
@@ -67,7 +77,8 @@ func newLiteralWalk(r *git.Repository, ps pathspec) *literalWalk {
 		return nil
 	}
 	w := &literalWalk{r: r, items: ps.items, shallow: shallowCommits(r), prints: map[plumbing.Hash]string{},
-		commits: map[plumbing.Hash]*walkCommit{}, looks: map[lookKey]lookVal{}}
+		commits: map[plumbing.Hash]*walkCommit{}, looks: map[lookKey]lookVal{}, graph: gitbackend.CommitGraph(r.Storer)}
+	filters := w.graph.HasFilters()
 	for _, it := range ps.items {
 		if it.glob {
 			return nil
@@ -75,10 +86,32 @@ func newLiteralWalk(r *git.Repository, ps pathspec) *literalWalk {
 		var parts []string
 		if it.pat != "" {
 			parts = strings.Split(it.pat, "/")
+		} else {
+			filters = false // the whole tree: every commit changes it
 		}
 		w.parts = append(w.parts, parts)
+		if filters {
+			w.keys = append(w.keys, commitgraph.NewKey(strings.TrimSuffix(it.pat, "/")))
+		}
+	}
+	if !filters {
+		w.keys = nil
 	}
 	return w
+}
+
+// unchanged reports whether c's changed-path filter says for certain
+// that no item's path changed against its first parent.
+func (w *literalWalk) unchanged(c *walkCommit) bool {
+	if w.keys == nil || !c.inGraph {
+		return false
+	}
+	for _, k := range w.keys {
+		if w.graph.MaybeChanged(c.pos, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // raw reads an object's bytes into the walk's buffer (valid until the
@@ -176,6 +209,17 @@ func (w *literalWalk) fingerprint(tree plumbing.Hash) string {
 func (w *literalWalk) commit(h plumbing.Hash) (*walkCommit, error) {
 	if c, ok := w.commits[h]; ok {
 		return c, nil
+	}
+	if w.graph != nil {
+		if pos, ok := w.graph.Find(h); ok {
+			d := w.graph.Commit(pos)
+			c := &walkCommit{hash: h, tree: d.Tree, when: d.Time, pos: pos, inGraph: true}
+			for _, p := range d.Parents {
+				c.parents = append(c.parents, w.graph.Hash(p))
+			}
+			w.commits[h] = c
+			return c, nil
+		}
 	}
 	data, err := w.raw(plumbing.CommitObject, h)
 	if err != nil {
@@ -288,6 +332,9 @@ func (w *literalWalk) parents(c *walkCommit) []plumbing.Hash {
 // simplify is revWalk.simplify.
 func (w *literalWalk) simplify(c *walkCommit) ([]plumbing.Hash, bool) {
 	parents := w.parents(c)
+	if len(parents) > 0 && w.unchanged(c) {
+		return parents[:1], false
+	}
 	mine := w.fingerprint(c.tree)
 	if len(parents) == 0 {
 		return nil, mine != ""

@@ -184,149 +184,167 @@ func expandPath(p string) string {
 // later lines win, as in git). A file that cannot be parsed refuses the push:
 // git dies on a bad config line too.
 func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
-	p := &receivePolicy{gitdir: gitdir, fsckOpts: fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}}}
-	receiveFsck, transferFsck := "", ""
-	receiveUnpack, transferUnpack := "", ""
-	bare := ""
-	worktree := ""
-	var skipLists []string
-	// apply reads one file, following include.path and includeIf
-	// "gitdir:" (git's config includes: a shared repository may keep its
-	// policy in an included file).
-	var apply func(file string, depth int) error
-	apply = func(file string, depth int) error {
-		if depth > 10 {
-			return fmt.Errorf("config %s: includes nested too deep", file)
-		}
-		p.sources = append(p.sources, file)
-		b, err := os.ReadFile(file)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && file != filepath.Join(gitdir, "config") {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read config %s: %w", file, err)
-		}
-		include := func(v string) error {
-			inc := expandPath(v)
-			if !filepath.IsAbs(inc) {
-				inc = filepath.Join(filepath.Dir(file), inc)
-			}
-			return apply(inc, depth+1)
-		}
-		// Each line in order, an include where it appears, as git reads
-		// them: later lines win.
-		var incErr error
-		perr := gitconfig.Parse(b, func(key string, value *string) {
-			if incErr != nil {
-				return
-			}
-			v := "" // a key with no '=' (gitBool reads "" as true)
-			if value != nil {
-				v = *value
-			}
-			switch {
-			case key == "include.path":
-				incErr = include(v)
-				return
-			case strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path"):
-				if includeIfGitdir(key[len("includeif."):len(key)-len(".path")], gitdir, file) {
-					incErr = include(v)
-				}
-				return
-			case strings.HasPrefix(key, "receive.fsck."):
-				// receive.fsck.<msg-id>, and the skip list.
-				id := key[len("receive.fsck."):]
-				if id == "skiplist" {
-					skipLists = append(skipLists, expandPath(v))
-					return
-				}
-				switch strings.ToLower(v) {
-				case "error":
-					p.fsckOpts.severity[id] = fsckError
-				case "warn":
-					p.fsckOpts.severity[id] = fsckWarn
-				case "ignore":
-					p.fsckOpts.severity[id] = fsckIgnore
-				}
-				return
-			}
-			switch key {
-			case "receive.fsckobjects":
-				receiveFsck = v
-			case "transfer.fsckobjects":
-				transferFsck = v
-			case "receive.denydeletes":
-				p.denyDeletes = gitBool(v, false)
-			case "receive.denynonfastforwards":
-				p.denyNonFF = gitBool(v, false)
-			case "receive.denycurrentbranch":
-				p.denyCurrent = parseDeny(v)
-			case "receive.denydeletecurrent":
-				p.denyDeleteCurrent = parseDeny(v)
-			case "receive.shallowupdate":
-				p.shallowUpdate = gitBool(v, false)
-			case "core.hookspath":
-				p.hooksDir = expandPath(v)
-			case "core.bare":
-				bare = v
-			case "core.sharedrepository":
-				p.shared = parseSharedRepository(v)
-			case "receive.hiderefs", "transfer.hiderefs":
-				p.hideRefs = append(p.hideRefs, strings.TrimRight(v, "/"))
-			case "receive.procreceiverefs":
-				p.procReceiveRefs = append(p.procReceiveRefs, v)
-			case "receive.unpacklimit":
-				receiveUnpack = v
-			case "transfer.unpacklimit":
-				transferUnpack = v
-			case "core.worktree":
-				worktree = v
-			}
-		})
-		if incErr != nil {
-			return incErr
-		}
-		if perr != nil {
-			return fmt.Errorf("bad config file %s: %w", file, perr)
-		}
-		return nil
-	}
+	c := &receiveConfig{p: &receivePolicy{gitdir: gitdir, fsckOpts: fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}}}}
 	for _, file := range gitConfigFiles(gitdir) {
-		if err := apply(file, 0); err != nil {
+		if err := c.read(file, 0); err != nil {
 			return nil, err
 		}
 	}
+	return c.policy()
+}
+
+// receiveConfig is the receive policy while its configuration is read:
+// the values that decide only once every file has been read (a later
+// file overrides, receive.* wins over transfer.*) wait here as text.
+type receiveConfig struct {
+	p                             *receivePolicy
+	receiveFsck, transferFsck     string
+	receiveUnpack, transferUnpack string
+	bare, worktree                string
+	skipLists                     []string
+}
+
+// read reads one file, following include.path and includeIf "gitdir:"
+// where they stand (git's config includes: a shared repository may keep
+// its policy in an included file). Each line counts in order, as git
+// reads them: later lines win.
+func (c *receiveConfig) read(file string, depth int) error {
+	if depth > 10 {
+		return fmt.Errorf("config %s: includes nested too deep", file)
+	}
+	gitdir := c.p.gitdir
+	c.p.sources = append(c.p.sources, file)
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && file != filepath.Join(gitdir, "config") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read config %s: %w", file, err)
+	}
+	include := func(v string) error {
+		inc := expandPath(v)
+		if !filepath.IsAbs(inc) {
+			inc = filepath.Join(filepath.Dir(file), inc)
+		}
+		return c.read(inc, depth+1)
+	}
+	var incErr error
+	perr := gitconfig.Parse(b, func(key string, value *string) {
+		if incErr != nil {
+			return
+		}
+		v := "" // a key with no '=' (gitBool reads "" as true)
+		if value != nil {
+			v = *value
+		}
+		switch {
+		case key == "include.path":
+			incErr = include(v)
+		case strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path"):
+			if includeIfGitdir(key[len("includeif."):len(key)-len(".path")], gitdir, file) {
+				incErr = include(v)
+			}
+		default:
+			c.set(key, v)
+		}
+	})
+	if incErr != nil {
+		return incErr
+	}
+	if perr != nil {
+		return fmt.Errorf("bad config file %s: %w", file, perr)
+	}
+	return nil
+}
+
+// set takes one variable of the policy's.
+func (c *receiveConfig) set(key, v string) {
+	p := c.p
+	if id, ok := strings.CutPrefix(key, "receive.fsck."); ok {
+		// receive.fsck.<msg-id>, and the skip list.
+		if id == "skiplist" {
+			c.skipLists = append(c.skipLists, expandPath(v))
+			return
+		}
+		switch strings.ToLower(v) {
+		case "error":
+			p.fsckOpts.severity[id] = fsckError
+		case "warn":
+			p.fsckOpts.severity[id] = fsckWarn
+		case "ignore":
+			p.fsckOpts.severity[id] = fsckIgnore
+		}
+		return
+	}
+	switch key {
+	case "receive.fsckobjects":
+		c.receiveFsck = v
+	case "transfer.fsckobjects":
+		c.transferFsck = v
+	case "receive.denydeletes":
+		p.denyDeletes = gitBool(v, false)
+	case "receive.denynonfastforwards":
+		p.denyNonFF = gitBool(v, false)
+	case "receive.denycurrentbranch":
+		p.denyCurrent = parseDeny(v)
+	case "receive.denydeletecurrent":
+		p.denyDeleteCurrent = parseDeny(v)
+	case "receive.shallowupdate":
+		p.shallowUpdate = gitBool(v, false)
+	case "core.hookspath":
+		p.hooksDir = expandPath(v)
+	case "core.bare":
+		c.bare = v
+	case "core.sharedrepository":
+		p.shared = parseSharedRepository(v)
+	case "receive.hiderefs", "transfer.hiderefs":
+		p.hideRefs = append(p.hideRefs, strings.TrimRight(v, "/"))
+	case "receive.procreceiverefs":
+		p.procReceiveRefs = append(p.procReceiveRefs, v)
+	case "receive.unpacklimit":
+		c.receiveUnpack = v
+	case "transfer.unpacklimit":
+		c.transferUnpack = v
+	case "core.worktree":
+		c.worktree = v
+	}
+}
+
+// policy decides what waited for every file: fsck, the unpack limit, the
+// skip lists, bareness, the worktree and the hooks directory.
+func (c *receiveConfig) policy() (*receivePolicy, error) {
+	p, gitdir := c.p, c.p.gitdir
 	// receive.fsckObjects wins; transfer.fsckObjects is the fallback.
 	switch {
-	case receiveFsck != "":
-		p.fsck = gitBool(receiveFsck, false)
-	case transferFsck != "":
-		p.fsck = gitBool(transferFsck, false)
+	case c.receiveFsck != "":
+		p.fsck = gitBool(c.receiveFsck, false)
+	case c.transferFsck != "":
+		p.fsck = gitBool(c.transferFsck, false)
 	}
 	p.unpackLimit = 100
-	for _, v := range []string{transferUnpack, receiveUnpack} {
+	for _, v := range []string{c.transferUnpack, c.receiveUnpack} {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
 			p.unpackLimit = n
 		}
 	}
-	for _, sl := range skipLists {
+	for _, sl := range c.skipLists {
 		if err := p.readSkipList(sl); err != nil {
 			return nil, err
 		}
 	}
 	// git takes a repository found as "<dir>/.git" as non-bare unless
 	// core.bare says otherwise.
-	if bare != "" {
-		p.bare = gitBool(bare, true)
+	if c.bare != "" {
+		p.bare = gitBool(c.bare, true)
 	} else {
 		p.bare = filepath.Base(gitdir) != ".git"
 	}
 	if !p.bare {
 		p.worktree = filepath.Dir(gitdir)
-		if worktree != "" {
-			p.worktree = worktree
-			if !filepath.IsAbs(worktree) {
-				p.worktree = filepath.Join(gitdir, worktree)
+		if c.worktree != "" {
+			p.worktree = c.worktree
+			if !filepath.IsAbs(c.worktree) {
+				p.worktree = filepath.Join(gitdir, c.worktree)
 			}
 		}
 	}

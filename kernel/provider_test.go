@@ -47,7 +47,8 @@ func TestResolvedProvider(t *testing.T) {
 func TestPRModeOnGitLabThroughTheKernel(t *testing.T) {
 	rm := gitlabtest.NewRemote(t, "acme/platform/toolbox", "glpat")
 	opts := func(env ...string) []Option {
-		return []Option{WithEnviron(env), WithRoot(t.TempDir()),
+		// Only env: the test process's TGP_* budgets are not config.
+		return []Option{WithEnviron(append([]string{}, env...)), WithRoot(t.TempDir()),
 			WithSetting("git.remote", rm.URL()), WithSetting("git.write_strategy", "pr"),
 			WithSetting("git.api_url", rm.API.APIURL()), WithSetting("git.token_env", "GL_TOKEN"),
 			WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com")}

@@ -67,10 +67,12 @@ func TestSandboxFuncBothModes(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
 			call(t, k, "write_file", map[string]string{"path": "tools/orders.ts", "content": tool})
-			for who, want := range map[string]string{
-				"ada":    `{"orders":[{"id":1,"total":9.5},{"id":2,"total":3}]}`,
-				"nobody": `{"error":"tgp.orders: no customer \"nobody\""}`,
+			// In this order: the host records the calls it saw.
+			for _, c := range [][2]string{
+				{"ada", `{"orders":[{"id":1,"total":9.5},{"id":2,"total":3}]}`},
+				{"nobody", `{"error":"tgp.orders: no customer \"nobody\""}`},
 			} {
+				who, want := c[0], c[1]
 				out := call(t, k, "exec_tool", map[string]any{"path": "tools/orders.ts", "args": map[string]any{"who": who}}).Value.(*sandbox.Outcome)
 				b, _ := json.Marshal(out.Result)
 				if !out.Success || string(b) != want {

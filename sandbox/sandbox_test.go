@@ -254,7 +254,10 @@ func TestSeededRandom(t *testing.T) {
 }
 
 func TestConcurrentRunsIsolated(t *testing.T) {
-	r := New(WithTimeout(500 * time.Millisecond))
+	// The limit stops the loops; it is long enough that fib(15) (a few
+	// ms alone) finishes beside eight spinning loops on a loaded 2-core
+	// machine.
+	r := New(WithTimeout(3 * time.Second))
 	fsys := newFS(t, map[string]string{"tools/f.ts": fibTool, "tools/loop.ts": "export default () => { for(;;){} }"})
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)

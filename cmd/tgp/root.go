@@ -76,17 +76,27 @@ func (a *app) kernelOptions() []kernel.Option {
 // the environment (TGP_GIT_REMOTE, as a host configured only by its
 // environment sets it), or a root that exists: a fresh clone of a project
 // has tgp.config.yaml and not the root (git-ignored), which boot clones.
-// A --root given on the command line must exist. `tgp init` makes a
-// project.
+// A --root given on the command line must exist unless the remote is
+// configured (then boot clones into it). `tgp init` makes a project.
 func (a *app) requireProject() error {
 	if a.initing {
 		return nil
 	}
 	if a.root != "" {
-		if _, err := os.Stat(a.root); err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("not a tgp project: the root %s does not exist\nhint: check --root; `tgp init --root %s` creates a project there", a.root, a.root)}
+		if _, err := os.Stat(a.root); err == nil {
+			return nil
 		}
-		return nil
+		// A host that configures the remote (serverless: a fresh
+		// container, TGP_GIT_REMOTE set, an empty --root path) boots by
+		// cloning into the new root; only a --root nothing else
+		// explains is a typo.
+		if a.config != "" || kernel.Secret(a.environ, "TGP_GIT_REMOTE") != "" {
+			return nil
+		}
+		if _, err := os.Stat("tgp.config.yaml"); err == nil {
+			return nil
+		}
+		return &exitError{code: 1, err: fmt.Errorf("not a tgp project: the root %s does not exist\nhint: check --root; `tgp init --root %s` creates a project there (or configure the remote: TGP_GIT_REMOTE, --config)", a.root, a.root)}
 	}
 	if a.config != "" || kernel.Secret(a.environ, "TGP_GIT_REMOTE") != "" {
 		return nil

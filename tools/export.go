@@ -1,6 +1,10 @@
 package tools
 
-import "github.com/google/jsonschema-go/jsonschema"
+import (
+	"encoding/json"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
 
 // OpenAITool is the Chat Completions / Responses function-tool JSON.
 type OpenAITool struct {
@@ -53,4 +57,31 @@ func Anthropic(ts []*Tool) []AnthropicTool {
 		out = append(out, AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
 	return out
+}
+
+// ModelText is what a model reads back from one call, the same for every
+// adapter (MCP, the Anthropic and OpenAI SDK adapters): a string result
+// as it is, any other result as JSON, and a failure as the `tgp call`
+// failure object `{"ok":false,"tool":...,"error":{...}}` with isError set,
+// so the model sees the kind and the message it can act on.
+func ModelText(name string, res Result, err error) (text string, isError bool) {
+	if err != nil {
+		body, _ := json.Marshal(map[string]any{"ok": false, "tool": name, "error": Classify(err, nil)})
+		return string(body), true
+	}
+	text, ok := res.Value.(string)
+	if !ok {
+		b, merr := json.Marshal(res.Value)
+		if merr != nil {
+			body, _ := json.Marshal(map[string]any{"ok": false, "tool": name,
+				"error": Errorf(KindInternal, "result is not JSON: %v", merr)})
+			return string(body), true
+		}
+		text = string(b)
+	}
+	if res.Stale != "" {
+		// The model should know the answer may be behind the remote.
+		text += "\n\n[stale: " + res.Stale + "]"
+	}
+	return text, false
 }

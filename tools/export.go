@@ -30,14 +30,22 @@ type AnthropicTool struct {
 // Definition is the neutral JSON form `tgp tools --json` prints.
 type Definition struct {
 	Name        string             `json:"name"`
+	Title       string             `json:"title"`
 	Description string             `json:"description"`
 	InputSchema *jsonschema.Schema `json:"input_schema"`
+	// OutputSchema is the schema of the result, for tools whose result
+	// is an object (not text).
+	OutputSchema *jsonschema.Schema `json:"output_schema,omitempty"`
+	// ExtraSchema is the schema of the structured fields some text tools
+	// give beside their text (MCP structuredContent).
+	ExtraSchema *jsonschema.Schema `json:"extra_schema,omitempty"`
 	Annotations Annotations        `json:"annotations"`
 }
 
 // Definition returns the neutral definition of t.
 func (t *Tool) Definition() Definition {
-	return Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
+	return Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		OutputSchema: t.OutputSchema, ExtraSchema: t.ExtraSchema, Annotations: t.Annotations}
 }
 
 // OpenAI exports tools as OpenAI function tools.

@@ -90,6 +90,7 @@ func newServeCmd(a *app) *cobra.Command {
 			s, err := mcpserver.New(k.Tools(), k, mcpserver.Options{
 				Name: "tgp", Version: version(), ReadOnly: readOnly,
 				Include: splitList(include), Exclude: splitList(exclude), SystemPrompt: k.SystemPrompt(),
+				Toolbox: k,
 			})
 			if err != nil {
 				return usageError("%v", err)

@@ -26,6 +26,9 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
 // ErrBranchNotFound: the branch to check out does not exist on a remote
@@ -358,7 +361,9 @@ func listCheckout(ctx context.Context, s storer.EncodedObjectStorer, tree plumbi
 }
 
 // checkoutAll writes entries into an empty worktree.
-func checkoutAll(ctx context.Context, s storer.EncodedObjectStorer, wt billy.Filesystem, entries []checkoutEntry, environ []string) error {
+func checkoutAll(ctx context.Context, s storer.EncodedObjectStorer, wt billy.Filesystem, entries []checkoutEntry, environ []string) (err error) {
+	_, span := telemetry.Start(ctx, "git.checkout", attribute.Int("tgp.git.files", len(entries)))
+	defer func() { telemetry.End(span, err) }()
 	smudge := checkoutSmudger(s, entries, environ)
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {

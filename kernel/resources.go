@@ -43,4 +43,4 @@ func (k *Kernel) ReadToolboxFile(path string) ([]byte, error) {
 // MaybeRefresh checks the remote for other agents' pushes when
 // git.refresh_interval says it is due (toolbox.Box.MaybeRefresh); it
 // returns a note when what the root holds may be stale.
-func (k *Kernel) MaybeRefresh(ctx context.Context) string { return k.box.MaybeRefresh(ctx) }
+func (k *Kernel) MaybeRefresh(ctx context.Context) string { return k.box.MaybeRefresh(k.ctx(ctx)) }

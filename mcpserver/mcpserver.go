@@ -26,6 +26,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tgp-go/tgp/tools"
 )
@@ -179,6 +181,7 @@ func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
+			ctx = traceParent(ctx, req.Params.Meta)
 		}
 		ctx, a, err := s.callContext(ctx, req)
 		if err != nil {
@@ -223,6 +226,25 @@ func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}, nil
 	}
+}
+
+// traceParent makes the W3C trace context a client sent in the request's
+// _meta (traceparent, tracestate: how MCP clients propagate a trace) the
+// parent of the call's spans, unless ctx already has a span (a host
+// calling in process).
+func traceParent(ctx context.Context, meta mcp.Meta) context.Context {
+	if trace.SpanContextFromContext(ctx).IsValid() || meta == nil {
+		return ctx
+	}
+	tp, _ := meta["traceparent"].(string)
+	if tp == "" {
+		return ctx
+	}
+	carrier := propagation.MapCarrier{"traceparent": tp}
+	if ts, ok := meta["tracestate"].(string); ok {
+		carrier["tracestate"] = ts
+	}
+	return propagation.TraceContext{}.Extract(ctx, carrier)
 }
 
 // HTTPOptions guard the streamable HTTP transport. The MCP specification

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
@@ -242,5 +243,41 @@ func TestOutputSchemaAndStructuredContent(t *testing.T) {
 				t.Fatal("the schema accepts a wrong result")
 			}
 		}
+	}
+}
+
+// spanCaller records the span context each call runs under.
+type spanCaller struct {
+	got trace.SpanContext
+}
+
+func (c *spanCaller) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
+	c.got = trace.SpanContextFromContext(ctx)
+	return tools.Result{Value: "ok"}, nil
+}
+
+// TestTraceParentFromMeta: a client's _meta.traceparent becomes the
+// parent of the kernel's spans for that call.
+func TestTraceParentFromMeta(t *testing.T) {
+	set := testSet(t)
+	c := &spanCaller{}
+	s, err := New(set.List(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, s)
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"},
+		Meta: mcp.Meta{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
+	if _, err := cs.CallTool(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	if c.got.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || c.got.SpanID().String() != "00f067aa0ba902b7" || !c.got.IsRemote() {
+		t.Fatalf("span context %+v", c.got)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if c.got.IsValid() {
+		t.Fatalf("a call without _meta got a parent: %+v", c.got)
 	}
 }

@@ -89,7 +89,9 @@ func TestWireSchemaIsTheToolSchema(t *testing.T) {
 }
 
 // TestCoreDoesNotImportTheSDKs: the kernel and the CLI build without the
-// model SDKs; only hosts that import an adapter pay for one.
+// model SDKs; only hosts that import an adapter pay for one. The library
+// speaks only the OpenTelemetry API: the SDK and the exporters are the
+// host's (the CLI is a host).
 func TestCoreDoesNotImportTheSDKs(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/tgp-go/tgp/kernel", "github.com/tgp-go/tgp/cmd/tgp",
 		"github.com/tgp-go/tgp/mcpserver").CombinedOutput()
@@ -100,6 +102,15 @@ func TestCoreDoesNotImportTheSDKs(t *testing.T) {
 		if strings.HasPrefix(dep, "github.com/anthropics/") || strings.HasPrefix(dep, "github.com/openai/") ||
 			strings.HasPrefix(dep, "github.com/tgp-go/tgp/adapters/") {
 			t.Fatalf("the core imports %s", dep)
+		}
+	}
+	out, err = exec.Command("go", "list", "-deps", "github.com/tgp-go/tgp/kernel", "github.com/tgp-go/tgp/mcpserver").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "go.opentelemetry.io/otel/sdk") || strings.HasPrefix(dep, "go.opentelemetry.io/otel/exporters") {
+			t.Fatalf("the library imports the OpenTelemetry SDK: %s", dep)
 		}
 	}
 }

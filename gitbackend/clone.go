@@ -26,6 +26,9 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
 // ErrBranchNotFound: the branch to check out does not exist on a remote
@@ -450,7 +453,10 @@ func (r *Repo) cloneInPlace(ctx context.Context, branch string) (plumbing.Hash, 
 			before[i.Name()] = true
 		}
 	}
-	if err := checkoutAll(ctx, r.store, r.wt, entries, r.cfg.Environ); err != nil {
+	_, span := telemetry.Start(ctx, "git.checkout", attribute.Int("tgp.git.files", len(entries)))
+	err = checkoutAll(ctx, r.store, r.wt, entries, r.cfg.Environ)
+	telemetry.End(span, err)
+	if err != nil {
 		for _, e := range entries {
 			top, _, _ := strings.Cut(e.path, "/")
 			if !before[top] {
@@ -587,20 +593,19 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	if pc, ok := rem.(*packedClone); ok {
 		mem = pc.blobs()
 	}
+	_, span := telemetry.Start(ctx, "git.checkout", attribute.Int("tgp.git.files", len(entries)))
 	stats, ok, err := checkoutFresh(ctx, st, mem, stage, entries, r.cfg.Environ)
-	if err != nil {
-		return plumbing.ZeroHash, notes, err
-	}
-	if !ok {
+	if err == nil && !ok {
 		// Something the fast path does not take (a filesystem refusing a
 		// link, say): start the worktree again the general way.
-		if err := clearStage(stage); err != nil {
-			return plumbing.ZeroHash, notes, err
+		if err = clearStage(stage); err == nil {
+			stats = nil
+			err = checkoutAll(ctx, st, stageWT, entries, r.cfg.Environ)
 		}
-		stats = nil
-		if err := checkoutAll(ctx, st, stageWT, entries, r.cfg.Environ); err != nil {
-			return plumbing.ZeroHash, notes, err
-		}
+	}
+	telemetry.End(span, err)
+	if err != nil {
+		return plumbing.ZeroHash, notes, err
 	}
 	if err := st.Close(); err != nil {
 		return plumbing.ZeroHash, notes, fmt.Errorf("close staging repository: %w", err)

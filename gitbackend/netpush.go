@@ -13,6 +13,10 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
 // Pushing to a network remote. A push is bounded by time (Retry.Deadline),
@@ -242,6 +246,10 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 	}()
 	var lastErr error
 	attempt := 0
+	// Each attempt is a span (a child of the caller's tgp.persist), its
+	// push a child of it.
+	span := trace.SpanFromContext(context.Background()) // a no-op until the first attempt
+	defer func() { span.End() }()
 	for {
 		if attempt > 0 {
 			if err := r.sleep(ctx, r.backoffDelay(attempt, lastErr)); err != nil {
@@ -249,6 +257,10 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 			}
 		}
 		attempt++
+		span.End()
+		var actx context.Context
+		actx, span = telemetry.Start(ctx, "tgp.persist.attempt", attribute.Int("tgp.persist.attempt", attempt),
+			attribute.Int("tgp.persist.batch_size", len(items)))
 		if attempt > 1 && more != nil {
 			items = append(items, more()...)
 		}
@@ -280,7 +292,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 			return attempt, nil, plumbing.ZeroHash, err
 		}
 		pushStart := time.Now()
-		err = r.pushChain(ctx, branch, tip, chain)
+		err = r.pushTraced(actx, branch, tip, chain)
 		r.lastPush = time.Since(pushStart)
 		if err == nil {
 			return attempt, plan, chain, nil
@@ -302,6 +314,35 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 		lastErr = fmt.Errorf("%w (last attempt: %v)", ctx.Err(), lastErr)
 	}
 	return attempt, nil, plumbing.ZeroHash, fmt.Errorf("gave up after %d attempt(s): %w", attempt, lastErr)
+}
+
+// pushTraced is r.pushChain in a git.push span; a push another agent
+// beat is an outcome ("rejected"), not a span error.
+func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.Hash) error {
+	ctx, span := telemetry.Start(ctx, "git.push")
+	err := r.pushChain(ctx, branch, from, to)
+	switch {
+	case err == nil:
+		span.SetAttributes(attribute.String("tgp.outcome", "pushed"))
+	case errors.Is(err, ErrRejected):
+		span.SetAttributes(attribute.String("tgp.outcome", "rejected"))
+		span.End()
+		return err
+	default:
+		span.SetAttributes(telemetry.ErrorType(pushErrorKind(err)))
+	}
+	telemetry.End(span, err)
+	return err
+}
+
+func pushErrorKind(err error) string {
+	switch {
+	case errors.Is(err, ErrAuth):
+		return "auth"
+	case errors.Is(err, ErrDeclined):
+		return "declined"
+	}
+	return "push_failed"
 }
 
 // backoffDelay is the pause before attempt+1. After a push that another

@@ -18,8 +18,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/tgp-go/tgp/internal/gitident"
+	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
 // DerivedFile is never merged textually: the Hook regenerates it.
@@ -439,7 +441,11 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	}
 	ov := r.ov
 	var plan *replayPlan
-	err = lr.Update(ctx, branch, budget, base, ov, ov.addFetched, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
+	// One attempt (the replay is made under the remote's lock), its push
+	// the locked update.
+	actx, aspan := telemetry.Start(ctx, "tgp.persist.attempt", attribute.Int("tgp.persist.attempt", 1))
+	pctx, pspan := telemetry.Start(actx, "git.push")
+	err = lr.Update(pctx, branch, budget, base, ov, ov.addFetched, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
 		if (tip == base || tip == head) && plan == nil {
 			// Nothing to replay (or the remote has our head already: a
 			// process stopped after the push, before its refs moved).
@@ -467,6 +473,8 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 		}
 		return p.head, seg, nil
 	})
+	telemetry.End(pspan, err)
+	telemetry.End(aspan, err)
 	if r.stopped("pushed") {
 		return 1, final, errStopped
 	}

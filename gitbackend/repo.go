@@ -23,6 +23,9 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/gofrs/flock"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
 // Identity is a commit author or committer.
@@ -408,7 +411,9 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 	if head.IsZero() && known.IsZero() {
 		// Nothing local: a clone (into a staging directory, moved into
 		// place only when complete).
-		res, err := r.cloneFresh(ctx)
+		cctx, span := telemetry.Start(ctx, "git.clone", attribute.Int("tgp.git.depth", r.cfg.Depth))
+		res, err := r.cloneFresh(cctx)
+		telemetry.End(span, err)
 		if res != nil {
 			res.Notes = append(r.notes, res.Notes...)
 			r.notes = nil
@@ -432,7 +437,9 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 		}
 	}
 	r.progressf("fetching %s from %s", branch, r.cfg.Remote)
-	tip, err := r.fetchRetrying(ctx, branch, min(r.cfg.Retry.Deadline, pendingBudget))
+	fctx, span := telemetry.Start(ctx, "git.fetch")
+	tip, err := r.fetchRetrying(fctx, branch, min(r.cfg.Retry.Deadline, pendingBudget))
+	telemetry.End(span, err)
 	res := &HydrateResult{Branch: branch, Notes: r.notes}
 	r.notes = nil
 	if err != nil {
@@ -486,7 +493,9 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 
 // moveTo points the branch at target and updates worktree and index for
 // the paths that differ from the current head.
-func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash) error {
+func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash) (err error) {
+	ctx, span := telemetry.Start(ctx, "git.checkout")
+	defer func() { telemetry.End(span, err) }()
 	fromTree, err := r.treeOf(from)
 	if err != nil {
 		return err

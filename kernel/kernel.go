@@ -13,9 +13,15 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/gitident"
+	"github.com/tgp-go/tgp/internal/telemetry"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/shell"
@@ -42,6 +48,7 @@ type Kernel struct {
 	runner *sandbox.Runner
 	sql    forgetools.SQLProvider
 	scope  scopeState
+	tel    *telemetry.T
 }
 
 type options struct {
@@ -64,6 +71,8 @@ type options struct {
 	rootGrants     bool
 	hostFuncs      []sandbox.HostFunc
 	errs           []error
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
 }
 
 // Option configures New.
@@ -112,6 +121,20 @@ func WithProgress(f func(string)) Option { return func(o *options) { o.progress 
 // WithHTTPClient is used for HTTP remotes, fetch from tools and the forge.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
 
+// WithTracerProvider records the kernel's spans (boot, tool calls,
+// persists, refreshes, sandbox runs, shell commands, SQL transactions)
+// with tp instead of the global provider (otel.GetTracerProvider).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tracerProvider = tp }
+}
+
+// WithMeterProvider records the kernel's metrics (persist latency and
+// retries, writes landed, tool calls and errors by kind) with mp instead
+// of the global provider.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(o *options) { o.meterProvider = mp }
+}
+
 // WithBaseDir resolves a relative root_dir against dir instead of the
 // working directory (the CLI passes the config file's directory).
 func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
@@ -131,6 +154,16 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{cfg: cfg, opts: o}
+	// The host's providers, else the global ones: otel's globals delegate
+	// to whatever SDK the host installs later, and are no-ops without.
+	tp, mp := o.tracerProvider, o.meterProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	k.tel = telemetry.New(tp, mp)
 	if o.memory {
 		k.fs = vfs.NewMemory()
 	} else {
@@ -243,12 +276,22 @@ func (k *Kernel) FS() *vfs.FS { return k.fs }
 // Boot hydrates the root from the remote (clone or fetch + fast-forward)
 // and loads the registry (toolbox.Box.Open). Without a remote the root is
 // used as it is.
-func (k *Kernel) Boot(ctx context.Context) error {
+func (k *Kernel) Boot(ctx context.Context) (err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.booted {
 		return nil
 	}
+	ctx, span := telemetry.Start(k.ctx(ctx), "tgp.boot",
+		attribute.Bool("tgp.remote", k.cfg.Git.Remote != ""), attribute.String("tgp.write_strategy", k.cfg.Git.WriteStrategy))
+	defer func() {
+		if err != nil {
+			span.SetAttributes(telemetry.ErrorType(string(tools.KindOf(err))))
+		} else if reg := k.box.Registry(); reg != nil {
+			span.SetAttributes(attribute.Int("tgp.tools", reg.Len()))
+		}
+		telemetry.End(span, err)
+	}()
 	if err := k.box.Open(ctx); err != nil {
 		if errors.Is(err, gitbackend.ErrAuth) {
 			// Say where the token comes from: the one fix there is.
@@ -281,7 +324,7 @@ func (k *Kernel) Registry() *registry.Registry { return k.box.Registry() }
 // Persist persists a change the way the mutating tools do
 // (toolbox.Box.Persist); kept for hosts that call it directly.
 func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted, error) {
-	return k.box.Persist(ctx, ch)
+	return k.box.Persist(k.ctx(ctx), ch)
 }
 
 // Status reports the root, the remote and the registry.
@@ -338,7 +381,14 @@ func (k *Kernel) Set() *tools.Set { return k.set }
 // always a *tools.Error. A tool that runs and fails is a result: for
 // exec_tool, forgetools.OutcomeOf(res) has Success false and its Err() the
 // failure (ExecTool returns it as the error).
-func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
+//
+// Each call is a span "execute_tool <name>" (the GenAI semantic
+// conventions' name), a child of ctx's span, with the outcome (ok or the
+// error kind) and the result's size; arguments are never recorded.
+func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (res tools.Result, err error) {
+	ctx, span := telemetry.Start(k.ctx(ctx), "execute_tool "+name,
+		attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", name))
+	defer func() { k.endCall(ctx, span, name, res, err) }()
 	// What the host allowed once holds for the session's next call only,
 	// whatever that call is; asking for more expansions first adds up.
 	if name != tools.ScopeToolName {
@@ -354,7 +404,7 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (t
 		return tools.Result{}, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf(
 			"%s is not available: this kernel's root is in memory (kernel.WithMemoryFS) and commands need real files; give the kernel a root_dir on disk", name)}
 	}
-	res, err := k.set.Call(ctx, name, args)
+	res, err = k.set.Call(ctx, name, args)
 	if err == nil && stale != "" {
 		res.Stale = stale
 	}
@@ -382,9 +432,35 @@ func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*sandbox.
 // diskOnly are the tools a memory root does not have.
 var diskOnly = map[string]bool{"shell": true, "exec_command": true, "write_stdin": true}
 
+// ctx gives ctx the kernel's telemetry, for the engines' spans.
+func (k *Kernel) ctx(ctx context.Context) context.Context { return telemetry.With(ctx, k.tel) }
+
+// endCall records a call's outcome on its span and in the metrics.
+func (k *Kernel) endCall(ctx context.Context, span trace.Span, name string, res tools.Result, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = string(tools.KindOf(err))
+		span.SetAttributes(telemetry.ErrorType(outcome))
+		k.tel.ToolErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("gen_ai.tool.name", name), telemetry.ErrorType(outcome)))
+	} else {
+		n := 0
+		if s, ok := res.Value.(string); ok {
+			n = len(s)
+		} else if b, merr := json.Marshal(res.Value); merr == nil {
+			n = len(b)
+		}
+		span.SetAttributes(attribute.Int("tgp.result.bytes", n), attribute.Bool("tgp.result.truncated", res.Truncated),
+			attribute.Bool("tgp.result.stale", res.Stale != ""))
+	}
+	span.SetAttributes(attribute.String("tgp.outcome", outcome))
+	k.tel.ToolCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("gen_ai.tool.name", name), attribute.String("tgp.outcome", outcome)))
+	telemetry.End(span, err)
+}
+
 // Shutdown flushes and closes everything; a change that could not be
 // pushed is reported, never dropped silently.
 func (k *Kernel) Shutdown(ctx context.Context) error {
+	ctx = k.ctx(ctx)
 	var errs []error
 	for i := len(k.closers) - 1; i >= 0; i-- {
 		if err := k.closers[i](ctx); err != nil {

@@ -161,4 +161,4 @@ var readsToolbox = map[string]bool{
 // the root up to it and rebuilds the registry (toolbox.Box.Refresh). It is
 // what calls that read the toolbox do on their own every
 // git.refresh_interval.
-func (k *Kernel) Refresh(ctx context.Context) error { return k.box.Refresh(ctx) }
+func (k *Kernel) Refresh(ctx context.Context) error { return k.box.Refresh(k.ctx(ctx)) }

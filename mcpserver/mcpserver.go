@@ -24,7 +24,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tgp-go/tgp/tools"
 )
@@ -42,6 +45,11 @@ type Options struct {
 	Include, Exclude []string
 	// SystemPrompt is published as the prompt PromptName when non-empty.
 	SystemPrompt string
+	// Toolbox, when set, is published as resources: tgp://meta.json and
+	// tgp://tools/{path} for every agent tool, kept in step with the
+	// registry (notifications/resources/list_changed when a refresh
+	// brings other agents' tools).
+	Toolbox Toolbox
 }
 
 // Caller runs a tool call; *tools.Set and the kernel implement it.
@@ -69,6 +77,9 @@ func New(list []*tools.Tool, c Caller, o Options) (*mcp.Server, error) {
 	}
 	for _, t := range Select(list, o) {
 		s.AddTool(Definition(t), srv.handler(t.Name, c))
+	}
+	if o.Toolbox != nil {
+		publishResources(s, o.Toolbox)
 	}
 	if o.SystemPrompt != "" {
 		prompt := o.SystemPrompt
@@ -111,17 +122,52 @@ func Select(list []*tools.Tool, o Options) []*tools.Tool {
 func Definition(t *tools.Tool) *mcp.Tool {
 	destructive := t.Annotations.Destructive
 	openWorld := false
-	return &mcp.Tool{
+	def := &mcp.Tool{
 		Name:        t.Name,
+		Title:       t.Title,
 		Description: t.Description,
 		InputSchema: t.InputSchema,
 		Annotations: &mcp.ToolAnnotations{
+			Title:           t.Title,
 			ReadOnlyHint:    t.Annotations.ReadOnly,
 			DestructiveHint: &destructive,
 			IdempotentHint:  t.Annotations.Idempotent,
 			OpenWorldHint:   &openWorld,
 		},
 	}
+	if out := OutputSchema(t); out != nil {
+		def.OutputSchema = out
+	}
+	return def
+}
+
+// OutputSchema is the schema of t's structuredContent, nil for a tool
+// that declared neither an output nor structured extras. Every result is
+// {"result": R, "truncated": bool, "stale"?: string}: R is the tool's
+// output schema, or a string for a text tool with extras (git_status's
+// entries), whose fields sit beside result. Extras are not required: a
+// truncated or timed-out text comes without them.
+func OutputSchema(t *tools.Tool) *jsonschema.Schema {
+	if t.OutputSchema == nil && t.ExtraSchema == nil {
+		return nil
+	}
+	result := t.OutputSchema
+	if result == nil {
+		result = &jsonschema.Schema{Type: "string"}
+	}
+	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+		"result":    result,
+		"truncated": {Type: "boolean"},
+		"stale":     {Type: "string", Description: "set when the answer may be behind the remote, and why"},
+	}, Required: []string{"result", "truncated"}}
+	if t.ExtraSchema != nil {
+		for k, p := range t.ExtraSchema.Properties {
+			if _, taken := s.Properties[k]; !taken {
+				s.Properties[k] = p
+			}
+		}
+	}
+	return s
 }
 
 // server is what the handlers share: the key that signs the state a
@@ -135,6 +181,7 @@ func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
+			ctx = traceParent(ctx, req.Params.Meta)
 		}
 		ctx, a, err := s.callContext(ctx, req)
 		if err != nil {
@@ -159,6 +206,16 @@ func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 		if res.Stale != "" {
 			structured["stale"] = res.Stale
 		}
+		if res.Extra != nil {
+			var extra map[string]any
+			if b, err := json.Marshal(res.Extra); err == nil && json.Unmarshal(b, &extra) == nil {
+				for k, v := range extra {
+					if _, taken := structured[k]; !taken {
+						structured[k] = v
+					}
+				}
+			}
+		}
 		text, ok := res.Value.(string)
 		if !ok {
 			b, err := json.Marshal(res.Value)
@@ -169,6 +226,25 @@ func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}, nil
 	}
+}
+
+// traceParent makes the W3C trace context a client sent in the request's
+// _meta (traceparent, tracestate: how MCP clients propagate a trace) the
+// parent of the call's spans, unless ctx already has a span (a host
+// calling in process).
+func traceParent(ctx context.Context, meta mcp.Meta) context.Context {
+	if trace.SpanContextFromContext(ctx).IsValid() || meta == nil {
+		return ctx
+	}
+	tp, _ := meta["traceparent"].(string)
+	if tp == "" {
+		return ctx
+	}
+	carrier := propagation.MapCarrier{"traceparent": tp}
+	if ts, ok := meta["tracestate"].(string); ok {
+		carrier["tracestate"] = ts
+	}
+	return propagation.TraceContext{}.Extract(ctx, carrier)
 }
 
 // HTTPOptions guard the streamable HTTP transport. The MCP specification

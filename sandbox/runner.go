@@ -12,6 +12,9 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
 // FS is what tools reach through tgp.read_file and friends, and where
@@ -208,7 +211,31 @@ type interruption struct{ kind, msg string }
 
 // Exec runs a tool. Tool failures (timeouts, limits, throws) are in the
 // Outcome; the error is for host-side failures only.
-func (r *Runner) Exec(ctx context.Context, req Request) (*Outcome, error) {
+func (r *Runner) Exec(ctx context.Context, req Request) (out *Outcome, err error) {
+	ctx, span := telemetry.Start(ctx, "tgp.sandbox.exec", attribute.String("tgp.tool.path", req.Path),
+		attribute.Bool("tgp.sandbox.process", r.pool != nil))
+	defer func() {
+		if out != nil {
+			span.SetAttributes(attribute.Bool("tgp.sandbox.success", out.Success), attribute.Float64("tgp.sandbox.duration_ms", out.DurationMS))
+			if out.Error != nil {
+				span.SetAttributes(telemetry.ErrorType(out.Error.Kind))
+			}
+		}
+		if r.pool != nil {
+			// Known once a worker exited: the largest peak so far.
+			if rss := r.pool.peakRSS.Load(); rss > 0 {
+				span.SetAttributes(attribute.Int64("tgp.sandbox.worker_peak_rss_kib", rss))
+			}
+		}
+		if err != nil {
+			span.SetAttributes(telemetry.ErrorType("internal"))
+		}
+		telemetry.End(span, err)
+	}()
+	return r.exec(ctx, req)
+}
+
+func (r *Runner) exec(ctx context.Context, req Request) (*Outcome, error) {
 	start := time.Now()
 	out := &Outcome{Logs: []string{}}
 	finish := func(e *ExecError) (*Outcome, error) {

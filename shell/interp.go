@@ -13,9 +13,13 @@ import (
 	"strings"
 	"syscall"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
 // interpret runs a parsed command line with every handler pointing back
@@ -35,6 +39,8 @@ func (x *run) interpret(ctx context.Context, file *syntax.File, dir string, in i
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			return func(ctx context.Context, args []string) (err error) {
 				defer x.recover(&err)
+				ctx, span := commandSpan(ctx, args)
+				defer func() { endCommandSpan(span, err) }()
 				return x.exec(ctx, args)
 			}
 		}),
@@ -59,6 +65,33 @@ func (x *run) interpret(ctx context.Context, file *syntax.File, dir string, in i
 		return err
 	}
 	return runner.Run(ctx, file)
+}
+
+// commandSpan starts the span of one command the line runs, named by
+// the command's name alone: its arguments may hold secrets and are never
+// recorded.
+func commandSpan(ctx context.Context, args []string) (context.Context, trace.Span) {
+	name := ""
+	if len(args) > 0 {
+		name = filepath.Base(args[0])
+	}
+	return telemetry.Start(ctx, "tgp.shell.command", attribute.String("process.executable.name", name))
+}
+
+// endCommandSpan records the command's exit code (a non-zero exit is an
+// outcome, not a span error; a refusal or a kill is).
+func endCommandSpan(span trace.Span, err error) {
+	var status interp.ExitStatus
+	switch {
+	case err == nil:
+		span.SetAttributes(attribute.Int("process.exit.code", 0))
+	case errors.As(err, &status):
+		span.SetAttributes(attribute.Int("process.exit.code", int(status)))
+		err = nil
+	default:
+		span.SetAttributes(telemetry.ErrorType("refused_or_killed"))
+	}
+	telemetry.End(span, err)
 }
 
 // recover turns a panic in a handler (they run on the interpreter's

@@ -22,8 +22,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
 // Dialect is the SQL flavour.
@@ -199,6 +203,10 @@ type Session struct {
 	tx        *sql.Tx
 	done      bool
 	truncated bool
+	// span is the transaction's span, from the first statement to Commit
+	// or Rollback; statements counts what ran in it.
+	span       trace.Span
+	statements int
 }
 
 // Session starts a session (no transaction is begun yet).
@@ -249,7 +257,28 @@ func (s *Session) begin(ctx context.Context) error {
 		return wrapErr(err)
 	}
 	s.conn, s.tx = conn, tx
+	system := "sqlite"
+	if s.db.dialect == Postgres {
+		system = "postgresql"
+	}
+	// The DSN and the statements' text are never recorded: either may
+	// hold a secret.
+	_, s.span = telemetry.Start(ctx, "tgp.sql.transaction", attribute.String("db.system.name", system),
+		attribute.Bool("tgp.sql.read_only", s.readOnly))
 	return nil
+}
+
+// endSpan ends the transaction's span with its outcome.
+func (s *Session) endSpan(outcome string, err error) {
+	if s.span == nil {
+		return
+	}
+	s.span.SetAttributes(attribute.Int("tgp.sql.statements", s.statements), attribute.String("tgp.outcome", outcome))
+	if err != nil {
+		s.span.SetAttributes(telemetry.ErrorType(outcome + "_failed"))
+	}
+	telemetry.End(s.span, err)
+	s.span = nil
 }
 
 func (s *Session) release(conn *sql.Conn) {
@@ -273,6 +302,7 @@ func (s *Session) Commit() error {
 	err := s.tx.Commit()
 	s.release(s.conn)
 	s.tx, s.conn = nil, nil
+	s.endSpan("commit", err)
 	return wrapErr(err)
 }
 
@@ -288,6 +318,10 @@ func (s *Session) Rollback() error {
 	s.release(s.conn)
 	s.tx, s.conn = nil, nil
 	if errors.Is(err, sql.ErrTxDone) {
+		err = nil
+	}
+	s.endSpan("rollback", err)
+	if err == nil {
 		return nil
 	}
 	return wrapErr(err)
@@ -306,6 +340,7 @@ func (s *Session) Exec(ctx context.Context, query string, params []any) (any, er
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
+	s.statements++
 	if isQuery(query) {
 		rows, truncated, err := s.db.query(ctx, s.tx, q, params)
 		if truncated {

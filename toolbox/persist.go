@@ -5,12 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/telemetry"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -35,7 +41,14 @@ func (b *Box) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted, e
 			// pr mode never pushes.
 			return &tools.Persisted{Persisted: false, Note: "write_strategy pr: commits made with git_commit stay local (the base branch is never pushed); changes made with the file tools go to the pull-request branch"}, nil
 		}
-		return b.persistPR(ctx, repo, ch, paths)
+		ctx, span := telemetry.Start(ctx, "tgp.persist", attribute.String("tgp.tool", ch.Tool),
+			attribute.Int("tgp.persist.paths", len(paths)), attribute.String("tgp.write_strategy", PullRequest))
+		per, err := b.persistPR(ctx, repo, ch, paths)
+		if err != nil {
+			span.SetAttributes(telemetry.ErrorType(string(tools.KindOf(err))))
+		}
+		telemetry.End(span, err)
+		return per, err
 	}
 	return b.persistDirect(ctx, repo, ch, paths)
 }
@@ -45,7 +58,10 @@ func (b *Box) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted, e
 // catalog (the hook) already: the registry is not rebuilt afterwards.
 func (b *Box) persistDirect(ctx context.Context, repo *gitbackend.Repo, ch tools.Change, paths []string) (*tools.Persisted, error) {
 	paths = b.withUncommitted(paths)
+	ctx, span := telemetry.Start(ctx, "tgp.persist", attribute.String("tgp.tool", ch.Tool), attribute.Int("tgp.persist.paths", len(paths)))
+	start := time.Now()
 	res, err := repo.Persist(ctx, gitbackend.Change{Paths: paths, Message: ch.Message})
+	recordPersist(ctx, span, start, res, err)
 	if err != nil {
 		var ce *gitbackend.ConflictError
 		if errors.As(err, &ce) {
@@ -79,6 +95,52 @@ func (b *Box) persistDirect(ctx context.Context, repo *gitbackend.Repo, ch tools
 		out.Note = "another agent pushed first: your change was recreated on the new remote head and pushed"
 	}
 	return out, nil
+}
+
+// recordPersist puts a persist's outcome on its span and in the metrics:
+// attempts, whether it replayed, how many changes its commit carried,
+// and, on failure, whether it was a conflict.
+func recordPersist(ctx context.Context, span trace.Span, start time.Time, res *gitbackend.PersistResult, err error) {
+	outcome := "pushed"
+	attrs := []attribute.KeyValue{}
+	if res != nil {
+		attrs = append(attrs, attribute.Int("tgp.persist.attempts", res.Attempts), attribute.Bool("tgp.persist.replayed", res.Replayed),
+			attribute.Int("tgp.persist.batch_size", max(res.Batched, 1)))
+		switch {
+		case res.Local:
+			outcome = "local"
+		case res.NoChange:
+			outcome = "no_change"
+		}
+	}
+	conflict := errors.Is(err, gitbackend.ErrConflict)
+	switch {
+	case conflict:
+		outcome = "conflict"
+	case err != nil:
+		outcome = "failed"
+	}
+	attrs = append(attrs, attribute.Bool("tgp.persist.conflict", conflict), attribute.String("tgp.outcome", outcome))
+	span.SetAttributes(attrs...)
+	if err != nil {
+		span.SetAttributes(telemetry.ErrorType(string(tools.KindOf(err))))
+		if conflict {
+			span.SetAttributes(telemetry.ErrorType(string(tools.KindConflict)))
+		}
+	}
+	telemetry.End(span, err)
+	t := telemetry.From(ctx)
+	if t == nil {
+		return
+	}
+	outcomeAttr := metric.WithAttributes(attribute.String("tgp.outcome", outcome))
+	t.PersistDuration.Record(ctx, telemetry.Since(start), outcomeAttr)
+	if res != nil && res.Attempts > 1 {
+		t.PersistRetries.Add(ctx, int64(res.Attempts-1))
+	}
+	if err == nil && outcome == "pushed" {
+		t.WritesLanded.Add(ctx, 1)
+	}
 }
 
 // indexHashes maps tool paths to their blob hash from the git index when

@@ -7,8 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/tgp-go/tgp/internal/telemetry"
 	"github.com/tgp-go/tgp/registry"
 )
 
@@ -101,12 +103,30 @@ func (b *Box) staleNote() string {
 // the root up to it (gitbackend.Repo.Refresh: fast-forward, or replay and
 // push local commits; local edits block it and are kept) and rebuilds the
 // registry.
-func (b *Box) Refresh(ctx context.Context) error {
+func (b *Box) Refresh(ctx context.Context) (err error) {
 	repo := b.Repo()
 	if repo == nil {
 		return nil
 	}
+	ctx, span := telemetry.Start(ctx, "tgp.refresh")
+	defer func() {
+		if err != nil {
+			span.SetAttributes(telemetry.ErrorType("refresh_failed"))
+		}
+		telemetry.End(span, err)
+	}()
 	res, err := repo.Refresh(ctx)
+	if res != nil {
+		tools := 0
+		for _, p := range res.Paths {
+			if registry.IsTool(p) {
+				tools++
+			}
+		}
+		span.SetAttributes(attribute.Bool("tgp.refresh.moved", res.Moved), attribute.Bool("tgp.refresh.applied", res.Applied),
+			attribute.Int("tgp.refresh.paths", len(res.Paths)), attribute.Int("tgp.refresh.tools", tools),
+			attribute.Int("tgp.refresh.blocked", len(res.Blocked)))
+	}
 	now := time.Now()
 	b.refresh.mu.Lock()
 	b.refresh.last, b.refresh.lastErr = now, err

@@ -1,6 +1,10 @@
 package tools
 
-import "github.com/google/jsonschema-go/jsonschema"
+import (
+	"encoding/json"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
 
 // OpenAITool is the Chat Completions / Responses function-tool JSON.
 type OpenAITool struct {
@@ -26,14 +30,22 @@ type AnthropicTool struct {
 // Definition is the neutral JSON form `tgp tools --json` prints.
 type Definition struct {
 	Name        string             `json:"name"`
+	Title       string             `json:"title"`
 	Description string             `json:"description"`
 	InputSchema *jsonschema.Schema `json:"input_schema"`
+	// OutputSchema is the schema of the result, for tools whose result
+	// is an object (not text).
+	OutputSchema *jsonschema.Schema `json:"output_schema,omitempty"`
+	// ExtraSchema is the schema of the structured fields some text tools
+	// give beside their text (MCP structuredContent).
+	ExtraSchema *jsonschema.Schema `json:"extra_schema,omitempty"`
 	Annotations Annotations        `json:"annotations"`
 }
 
 // Definition returns the neutral definition of t.
 func (t *Tool) Definition() Definition {
-	return Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
+	return Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		OutputSchema: t.OutputSchema, ExtraSchema: t.ExtraSchema, Annotations: t.Annotations}
 }
 
 // OpenAI exports tools as OpenAI function tools.
@@ -53,4 +65,31 @@ func Anthropic(ts []*Tool) []AnthropicTool {
 		out = append(out, AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
 	return out
+}
+
+// ModelText is what a model reads back from one call, the same for every
+// adapter (MCP, the Anthropic and OpenAI SDK adapters): a string result
+// as it is, any other result as JSON, and a failure as the `tgp call`
+// failure object `{"ok":false,"tool":...,"error":{...}}` with isError set,
+// so the model sees the kind and the message it can act on.
+func ModelText(name string, res Result, err error) (text string, isError bool) {
+	if err != nil {
+		body, _ := json.Marshal(map[string]any{"ok": false, "tool": name, "error": Classify(err, nil)})
+		return string(body), true
+	}
+	text, ok := res.Value.(string)
+	if !ok {
+		b, merr := json.Marshal(res.Value)
+		if merr != nil {
+			body, _ := json.Marshal(map[string]any{"ok": false, "tool": name,
+				"error": Errorf(KindInternal, "result is not JSON: %v", merr)})
+			return string(body), true
+		}
+		text = string(b)
+	}
+	if res.Stale != "" {
+		// The model should know the answer may be behind the remote.
+		text += "\n\n[stale: " + res.Stale + "]"
+	}
+	return text, false
 }

@@ -48,6 +48,7 @@ type ListFilesResult struct {
 func (ft *fileTools) listFiles() *Tool {
 	return Define(Spec[listFilesArgs]{
 		Name:        "list_files",
+		Output:      ListFilesResult{},
 		Description: "List every file under a directory, recursively, sorted, as paths relative to the root (.git excluded).",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
 		Summary:     func(a listFilesArgs) string { return "list files under " + a.Dir },
@@ -190,7 +191,7 @@ const LineTruncationMarker = "… [truncated line]"
 
 func (ft *fileTools) readFile() *Tool {
 	return Define(Spec[readFileArgs]{
-		Name: "read_file",
+		Name: "read_file", Output: ReadFileResult{},
 		Description: "Read a text file as `cat -n` numbered lines; lines over 400 characters are cut (truncated says so). " +
 			"mode slice (default) returns limit lines from offset (1-based); mode indentation returns the block around " +
 			"indentation.anchor_line (default: offset) found by indentation, max_levels levels out (0: all), with the comment " +
@@ -330,7 +331,7 @@ type WriteResult struct {
 
 func (ft *fileTools) writeFile() *Tool {
 	return Define(Spec[writeFileArgs]{
-		Name: "write_file",
+		Name: "write_file", Output: WriteResult{},
 		Description: "Create or overwrite a file (parent directories are created) and persist it. " +
 			"With expected_hash the write is refused with a conflict if the file changed since you read it.",
 		Annotations: Annotations{Risk: RiskMedium, Idempotent: true},
@@ -427,7 +428,7 @@ type patchFileArgs struct {
 
 func (ft *fileTools) patchFile() *Tool {
 	return Define(Spec[patchFileArgs]{
-		Name: "patch_file",
+		Name: "patch_file", Output: WriteResult{},
 		Description: "Replace an exact string in a file and persist it. old_string must occur exactly once " +
 			"unless replace_all is true. Aliases: search/replace.",
 		Annotations: Annotations{Risk: RiskMedium},
@@ -608,6 +609,7 @@ type deleteArgs struct {
 func (ft *fileTools) deleteFile() *Tool {
 	return Define(Spec[deleteArgs]{
 		Name:        "delete_file",
+		Output:      WriteResult{},
 		Description: "Delete a file and persist the deletion.",
 		Annotations: Annotations{Destructive: true, Risk: RiskMedium},
 		Summary:     func(a deleteArgs) string { return "delete " + a.Path },

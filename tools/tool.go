@@ -47,13 +47,26 @@ type Result struct {
 	// Stale, when set, says the answer came from local state that may be
 	// behind the remote, and why (the kernel's refresh could not run).
 	Stale string `json:"stale,omitempty"`
+	// Extra holds structured fields beside a text result (git_status's
+	// entries beside git's text), of the tool's Spec.Extra type. MCP
+	// clients get them in structuredContent; `tgp call` prints the text.
+	Extra any `json:"-"`
 }
 
 // Spec declares a tool whose arguments decode into A.
 type Spec[A any] struct {
-	Name        string
+	Name string
+	// Title is the tool's display name (default: from the name,
+	// "git_status" → "Git status").
+	Title       string
 	Description string
 	Annotations Annotations
+	// Output, when set, is a value of the type Run puts in Result.Value
+	// (WriteResult{}): its JSON Schema becomes the tool's OutputSchema, so
+	// that MCP clients can validate the structured result.
+	Output any
+	// Extra, when set, is a value of the type Run puts in Result.Extra.
+	Extra any
 	// Summary tells a human approver what this call will do.
 	Summary func(A) string
 	// Risk, when set, rates one call (git_stash clear is high risk, list is
@@ -71,10 +84,16 @@ type Spec[A any] struct {
 // Tool is a defined tool. Build one with [Define].
 type Tool struct {
 	Name        string
+	Title       string
 	Description string
 	Annotations Annotations
 	// InputSchema is the JSON Schema of the arguments.
 	InputSchema *jsonschema.Schema
+	// OutputSchema is the JSON Schema of Result.Value, nil when the tool
+	// did not declare one (text results).
+	OutputSchema *jsonschema.Schema
+	// ExtraSchema is the JSON Schema of Result.Extra (an object), or nil.
+	ExtraSchema *jsonschema.Schema
 
 	props    map[string]*jsonschema.Resolved
 	resolved *jsonschema.Resolved
@@ -139,17 +158,35 @@ func define[A any](s Spec[A]) (*Tool, error) {
 		}
 		sort.Strings(order)
 	}
+	out, err := outputSchema(s.Output)
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	extra, err := outputSchema(s.Extra)
+	if err != nil {
+		return nil, fmt.Errorf("extra: %w", err)
+	}
+	if extra != nil && extra.Type != "object" {
+		return nil, fmt.Errorf("extra: %T is not a struct", s.Extra)
+	}
+	title := s.Title
+	if title == "" {
+		title = TitleOf(s.Name)
+	}
 	t := &Tool{
-		Name:        s.Name,
-		Description: s.Description,
-		Annotations: s.Annotations,
-		InputSchema: schema,
-		props:       props,
-		resolved:    resolved,
-		order:       order,
-		required:    required,
-		defaults:    defaults,
-		aliases:     s.Aliases,
+		Name:         s.Name,
+		Title:        title,
+		OutputSchema: out,
+		ExtraSchema:  extra,
+		Description:  s.Description,
+		Annotations:  s.Annotations,
+		InputSchema:  schema,
+		props:        props,
+		resolved:     resolved,
+		order:        order,
+		required:     required,
+		defaults:     defaults,
+		aliases:      s.Aliases,
 	}
 	t.decode = func(m map[string]any) (any, error) {
 		raw, err := json.Marshal(m)

@@ -195,7 +195,16 @@ func newCallCmd(a *app) *cobra.Command {
 				_ = writeJSON(a.stdout, callOutput{OK: false, Tool: name, Error: &tools.Error{Kind: tools.KindBadArgs, Message: msg + ` (quote the object for the shell: '{"path":"a.txt"}')`}})
 				return &exitError{code: 2, err: errors.New(msg)}
 			}
-			ctx := cmd.Context()
+			ctx := a.parentFromEnv(cmd.Context())
+			tel, err := a.setupTelemetry(ctx)
+			if err != nil {
+				return writeCallError(a.stdout, name, tools.Wrap(tools.KindInternal, err, "telemetry"))
+			}
+			defer func() {
+				if err := tel.close(); err != nil {
+					fmt.Fprintf(a.stderr, "tgp: telemetry: %v\n", err)
+				}
+			}()
 			sessionOpt := kernel.WithResumeSession()
 			if session != "" {
 				sessionOpt = kernel.WithSession(session)
@@ -205,8 +214,8 @@ func newCallCmd(a *app) *cobra.Command {
 			default:
 				return usageError("--approve must be allow_once, add_to_scope or deny, not %q", approve)
 			}
-			k, err := a.openKernel(ctx, true, sessionOpt, kernel.WithApprover(a.approver(approve, len(args) == 2 && args[1] == "-")),
-				kernel.WithRootGrants())
+			k, err := a.openKernel(ctx, true, append(tel.opts, sessionOpt, kernel.WithApprover(a.approver(approve, len(args) == 2 && args[1] == "-")),
+				kernel.WithRootGrants())...)
 			if err != nil {
 				return writeCallError(a.stdout, name, tools.Classify(err, nil))
 			}

@@ -40,9 +40,18 @@ func newServeCmd(a *app) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			tel, err := a.setupTelemetry(ctx)
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("telemetry: %w", err)}
+			}
+			defer func() {
+				if err := tel.close(); err != nil {
+					fmt.Fprintf(a.stderr, "tgp: telemetry: %v\n", err)
+				}
+			}()
 			// A long-lived server logs (stderr) what its refreshes pull in
 			// from other agents, and its boot's progress.
-			opts := []kernel.Option{a.progress()}
+			opts := append(tel.opts, a.progress())
 			if tokenEnv != "" {
 				// The flag names a secret's variable, as serve.token_env
 				// does: the configuration must know it is not a setting
@@ -90,6 +99,7 @@ func newServeCmd(a *app) *cobra.Command {
 			s, err := mcpserver.New(k.Tools(), k, mcpserver.Options{
 				Name: "tgp", Version: version(), ReadOnly: readOnly,
 				Include: splitList(include), Exclude: splitList(exclude), SystemPrompt: k.SystemPrompt(),
+				Toolbox: k,
 			})
 			if err != nil {
 				return usageError("%v", err)

@@ -75,7 +75,7 @@ type checkArgs struct {
 
 func checkTool(ft *forge, cfg Config) *tools.Tool {
 	return tools.Define(tools.Spec[checkArgs]{
-		Name: "check_tool",
+		Name: "check_tool", Output: analysis.Report{},
 		Description: "Validate an agent tool: compile the TypeScript and apply the protocol's static rules " +
 			"(no any, no eval or Function, no process, no hardcoded secrets, no magic numbers, allowed requires only). " +
 			"Returns {valid, errors[], warnings[]} with TS line:column positions.",
@@ -103,7 +103,7 @@ type execArgs struct {
 
 func execTool(ft *forge, cfg Config) *tools.Tool {
 	return tools.Define(tools.Spec[execArgs]{
-		Name: "exec_tool",
+		Name: "exec_tool", Output: &sandbox.Outcome{},
 		Description: "Run an agent tool in the sandbox with args. Returns {success, result, logs, error?, duration_ms}; " +
 			"database work runs in one transaction, committed only if the tool succeeds.",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},
@@ -218,6 +218,15 @@ func (w *writeRecorder) written(ft *forge) []string {
 	return out
 }
 
+// SQLResult is the shape of exec_sql's result, for its output schema: a
+// query's rows (and whether they were cut), or a statement's counts.
+type SQLResult struct {
+	Rows         []map[string]any `json:"rows,omitempty"`
+	Truncated    bool             `json:"truncated,omitempty"`
+	RowsAffected int64            `json:"rows_affected,omitempty"`
+	LastInsertID *int64           `json:"last_insert_id,omitempty"`
+}
+
 type sqlArgs struct {
 	SQL      string `json:"sql" minLength:"1" jsonschema:"one SQL statement with ? placeholders"`
 	Params   []any  `json:"params,omitempty" jsonschema:"values for the ? placeholders"`
@@ -226,7 +235,7 @@ type sqlArgs struct {
 
 func execSQLTool(cfg Config) *tools.Tool {
 	return tools.Define(tools.Spec[sqlArgs]{
-		Name: "exec_sql",
+		Name: "exec_sql", Output: SQLResult{},
 		Description: "Run one parameterised SQL statement (use ? placeholders and params). Queries return rows as objects; " +
 			"statements return {rows_affected, last_insert_id}.",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},

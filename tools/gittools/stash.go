@@ -699,7 +699,7 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 			}
 		}
 	}
-	st, err := status(s.r, s.cfg, wd, statusArgs{Porcelain: false, Untracked: true})
+	st, err := status(s.r, s.cfg, wd, statusArgs{Porcelain: false, Untracked: true}, nil)
 	if err != nil {
 		return "", err
 	}

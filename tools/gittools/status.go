@@ -28,12 +28,43 @@ func statusTool(d Deps) *tools.Tool {
 		Description: "Show the working tree status (git status --porcelain=1 -b by default; porcelain=false for the long format).",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(statusArgs) string { return "Show git status" },
+		Extra:       StatusFields{},
 		Run: func(ctx context.Context, a statusArgs) (tools.Result, error) {
-			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
-				return status(r, d.settings(r), d.relDir(a.WorkingDir), a)
+			var f *StatusFields
+			res, err := d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
+				f = &StatusFields{}
+				return status(r, d.settings(r), d.relDir(a.WorkingDir), a, f)
 			})
+			if err == nil && f != nil && !res.Truncated {
+				res.Extra = *f
+			}
+			return res, err
 		},
 	})
+}
+
+// StatusFields are git_status's structured fields beside git's text
+// (MCP structuredContent): the branch, its upstream and every entry with
+// its two status letters, as in the porcelain format.
+type StatusFields struct {
+	Branch   string `json:"branch,omitempty"`
+	Detached bool   `json:"detached,omitempty"`
+	// Upstream is the branch's upstream (origin/main), with how far the
+	// branch is ahead of and behind it; Gone: the upstream ref is missing.
+	Upstream string        `json:"upstream,omitempty"`
+	Ahead    int           `json:"ahead,omitempty"`
+	Behind   int           `json:"behind,omitempty"`
+	Gone     bool          `json:"gone,omitempty"`
+	Entries  []StatusEntry `json:"entries"`
+}
+
+// StatusEntry is one path of git_status: Index and Worktree are git's X
+// and Y letters (" " unchanged, "M", "A", "D", "R", "U", "?" untracked).
+type StatusEntry struct {
+	Path     string `json:"path"`
+	From     string `json:"from,omitempty"`
+	Index    string `json:"index"`
+	Worktree string `json:"worktree"`
 }
 
 type entry struct {
@@ -44,7 +75,7 @@ type entry struct {
 	stages byte
 }
 
-func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, error) {
+func status(r *git.Repository, cfg *settings, wd string, a statusArgs, f *StatusFields) (string, error) {
 	// -uall also lists what a directory that replaced a tracked file
 	// holds (normal mode shows neither the directory nor its files).
 	all := a.Untracked && cfg.orDefault().showUntracked == "all"
@@ -129,6 +160,17 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs) (string, 
 	})
 	head, headErr := r.Head()
 	branchName, detached := currentBranch(r)
+	if f != nil {
+		f.Branch, f.Detached, f.Entries = branchName, detached, make([]StatusEntry, 0, len(entries))
+		for _, e := range entries {
+			f.Entries = append(f.Entries, StatusEntry{Path: e.path, From: e.from, Index: string(e.x), Worktree: string(e.y)})
+		}
+		if headErr == nil && !detached {
+			if up, ahead, behind, gone, ok := upstream(r, branchName, head.Hash()); ok {
+				f.Upstream, f.Ahead, f.Behind, f.Gone = up, ahead, behind, gone
+			}
+		}
+	}
 	var b strings.Builder
 	if !a.Porcelain {
 		if !cfg.orDefault().relativePaths {

@@ -955,8 +955,3 @@ func hasLooseObjects(gitdir string) bool {
 	}
 	return false
 }
-
-// emptyStore is a store known to hold nothing yet.
-type emptyStore struct{ storer.EncodedObjectStorer }
-
-func (emptyStore) HasEncodedObject(plumbing.Hash) error { return plumbing.ErrObjectNotFound }

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/tgp-go/tgp/internal/fsck"
 	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
@@ -91,7 +92,7 @@ type receivePolicy struct {
 	bare              bool
 	worktree          string // non-bare: the work tree
 	fsck              bool
-	fsckOpts          fsckOptions
+	fsckOpts          fsck.Options
 	denyDeletes       bool
 	denyNonFF         bool
 	denyCurrent       denyAction
@@ -184,7 +185,7 @@ func expandPath(p string) string {
 // later lines win, as in git). A file that cannot be parsed refuses the push:
 // git dies on a bad config line too.
 func loadReceivePolicy(gitdir string) (*receivePolicy, error) {
-	c := &receiveConfig{p: &receivePolicy{gitdir: gitdir, fsckOpts: fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}}}}
+	c := &receiveConfig{p: &receivePolicy{gitdir: gitdir, fsckOpts: fsck.Options{Severity: map[string]fsck.Severity{}, Skip: map[plumbing.Hash]bool{}}}}
 	for _, file := range gitConfigFiles(gitdir) {
 		if err := c.read(file, 0); err != nil {
 			return nil, err
@@ -268,11 +269,11 @@ func (c *receiveConfig) set(key, v string) {
 		}
 		switch strings.ToLower(v) {
 		case "error":
-			p.fsckOpts.severity[id] = fsckError
+			p.fsckOpts.Severity[id] = fsck.Error
 		case "warn":
-			p.fsckOpts.severity[id] = fsckWarn
+			p.fsckOpts.Severity[id] = fsck.Warn
 		case "ignore":
-			p.fsckOpts.severity[id] = fsckIgnore
+			p.fsckOpts.Severity[id] = fsck.Ignore
 		}
 		return
 	}
@@ -493,7 +494,7 @@ func (p *receivePolicy) readSkipList(path string) error {
 		if !plumbing.IsHash(line) {
 			return fmt.Errorf("receive.fsck.skipList %s: invalid object name %q", path, line)
 		}
-		p.fsckOpts.skip[plumbing.NewHash(line)] = true
+		p.fsckOpts.Skip[plumbing.NewHash(line)] = true
 	}
 	return sc.Err()
 }
@@ -656,7 +657,7 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 			return err
 		}
 		if pol.fsck {
-			lines, failed, err := fsckObjects(src, missing, &pol.fsckOpts)
+			lines, failed, err := fsck.Objects(src, missing, &pol.fsckOpts)
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/internal/fsck"
 )
 
 // Hostile tests for the receive policy of local remotes (receive.go): the
@@ -526,7 +527,7 @@ func TestFsckAgreesWithGitReceivePack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lines, failed, err := fsckObjects(st, missing, &fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}})
+			lines, failed, err := fsck.Objects(st, missing, &fsck.Options{Severity: map[string]fsck.Severity{}, Skip: map[plumbing.Hash]bool{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -992,7 +993,7 @@ func TestFsckCommitsAgreeWithGitReceivePack(t *testing.T) {
 					gitLines = append(gitLines, l)
 				}
 			}
-			lines, failed, err := fsckObjects(st, []plumbing.Hash{c}, &fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}})
+			lines, failed, err := fsck.Objects(st, []plumbing.Hash{c}, &fsck.Options{Severity: map[string]fsck.Severity{}, Skip: map[plumbing.Hash]bool{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1107,7 +1108,7 @@ func TestFsckRandomTreesAgreeWithGit(t *testing.T) {
 				gitLines = append(gitLines, l)
 			}
 		}
-		lines, failed, err := fsckObjects(st, []plumbing.Hash{tree}, &fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}})
+		lines, failed, err := fsck.Objects(st, []plumbing.Hash{tree}, &fsck.Options{Severity: map[string]fsck.Severity{}, Skip: map[plumbing.Hash]bool{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1188,7 +1189,7 @@ func TestFsckGitmodulesAgreeWithGit(t *testing.T) {
 				gitLines = append(gitLines, l)
 			}
 		}
-		lines, failed, err := fsckObjects(st, []plumbing.Hash{tree, blob}, &fsckOptions{severity: map[string]fsckSeverity{}, skip: map[plumbing.Hash]bool{}})
+		lines, failed, err := fsck.Objects(st, []plumbing.Hash{tree, blob}, &fsck.Options{Severity: map[string]fsck.Severity{}, Skip: map[plumbing.Hash]bool{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,12 @@
-package gitbackend
+// Package fsck is git's fsck.c as receive-pack runs it when
+// receive.fsckObjects (or transfer.fsckObjects) is set: `index-pack
+// --strict` / `unpack-objects --strict` over every object a push brings:
+// commits, tags and trees checked on their raw bytes, .gitmodules and
+// .gitattributes blobs read with git's own grammar. The rules, message
+// ids, messages and default severities are git's; a remote's
+// receive.fsck.<msg-id> settings and receive.fsck.skipList adjust them as
+// they do for git.
+package fsck
 
 import (
 	"bytes"
@@ -15,57 +23,57 @@ import (
 	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
-// This file is git's fsck.c as receive-pack runs it when receive.fsckObjects
-// (or transfer.fsckObjects) is set: `index-pack --strict` /
+// This file is git's fsck.c as receive-pack runs it when receive.Objects
+// (or transfer.Objects) is set: `index-pack --strict` /
 // `unpack-objects --strict` over every object a push brings. The rules,
 // message ids, messages and default severities are git's; a remote's
 // receive.fsck.<msg-id> settings and receive.fsck.skipList adjust them as
 // they do for git.
 
-type fsckSeverity int
+type Severity int
 
 const (
-	fsckIgnore fsckSeverity = iota
-	fsckInfo
-	fsckWarn
-	fsckError
+	Ignore Severity = iota
+	Info
+	Warn
+	Error
 )
 
-// fsckDefaults are git's default severities (fsck.h), keyed by the
+// defaults are git's default severities (fsck.h), keyed by the
 // lower-cased message id (config keys are case-insensitive).
-var fsckDefaults = map[string]fsckSeverity{
-	"nulinheader": fsckError, "unterminatedheader": fsckError, "baddate": fsckError,
-	"baddateoverflow": fsckError, "bademail": fsckError, "badname": fsckError,
-	"badobjectsha1": fsckError, "badparentsha1": fsckError, "badtimezone": fsckError,
-	"badtree": fsckError, "badtreesha1": fsckError, "badtype": fsckError,
-	"duplicateentries": fsckError, "missingauthor": fsckError, "missingcommitter": fsckError,
-	"missingemail": fsckError, "missingnamebeforeemail": fsckError, "missingobject": fsckError,
-	"missingspacebeforedate": fsckError, "missingspacebeforeemail": fsckError,
-	"missingtag": fsckError, "missingtagentry": fsckError, "missingtree": fsckError,
-	"missingtype": fsckError, "missingtypeentry": fsckError, "multipleauthors": fsckError,
-	"treenotsorted": fsckError, "unknowntype": fsckError, "zeropaddeddate": fsckError,
-	"gitmodulesblob": fsckError, "gitmoduleslarge": fsckError, "gitmodulesname": fsckError,
-	"gitmodulessymlink": fsckError, "gitmodulesurl": fsckError, "gitmodulespath": fsckError,
-	"gitmodulesupdate": fsckError, "gitmodulesmissing": fsckError,
-	"gitattributesmissing": fsckError, "gitattributesblob": fsckError, "gitattributeslarge": fsckError,
-	"gitattributeslinelength": fsckError,
-	"emptyname":               fsckWarn, "fullpathname": fsckWarn, "hasdot": fsckWarn, "hasdotdot": fsckWarn,
-	"hasdotgit": fsckWarn, "nullsha1": fsckWarn, "nulincommit": fsckWarn,
-	"zeropaddedfilemode": fsckWarn,
-	"badfilemode":        fsckInfo, "gitmodulesparse": fsckInfo, "gitattributessymlink": fsckInfo,
-	"badtagname": fsckInfo, "missingtaggerentry": fsckInfo,
-	"extraheaderentry": fsckIgnore,
+var defaults = map[string]Severity{
+	"nulinheader": Error, "unterminatedheader": Error, "baddate": Error,
+	"baddateoverflow": Error, "bademail": Error, "badname": Error,
+	"badobjectsha1": Error, "badparentsha1": Error, "badtimezone": Error,
+	"badtree": Error, "badtreesha1": Error, "badtype": Error,
+	"duplicateentries": Error, "missingauthor": Error, "missingcommitter": Error,
+	"missingemail": Error, "missingnamebeforeemail": Error, "missingobject": Error,
+	"missingspacebeforedate": Error, "missingspacebeforeemail": Error,
+	"missingtag": Error, "missingtagentry": Error, "missingtree": Error,
+	"missingtype": Error, "missingtypeentry": Error, "multipleauthors": Error,
+	"treenotsorted": Error, "unknowntype": Error, "zeropaddeddate": Error,
+	"gitmodulesblob": Error, "gitmoduleslarge": Error, "gitmodulesname": Error,
+	"gitmodulessymlink": Error, "gitmodulesurl": Error, "gitmodulespath": Error,
+	"gitmodulesupdate": Error, "gitmodulesmissing": Error,
+	"gitattributesmissing": Error, "gitattributesblob": Error, "gitattributeslarge": Error,
+	"gitattributeslinelength": Error,
+	"emptyname":               Warn, "fullpathname": Warn, "hasdot": Warn, "hasdotdot": Warn,
+	"hasdotgit": Warn, "nullsha1": Warn, "nulincommit": Warn,
+	"zeropaddedfilemode": Warn,
+	"badfilemode":        Info, "gitmodulesparse": Info, "gitattributessymlink": Info,
+	"badtagname": Info, "missingtaggerentry": Info,
+	"extraheaderentry": Ignore,
 }
 
-// fsckOptions are the strict options receive-pack passes to index-pack.
-type fsckOptions struct {
-	severity map[string]fsckSeverity // receive.fsck.<id> overrides
-	skip     map[plumbing.Hash]bool  // receive.fsck.skipList
+// Options are the strict options receive-pack passes to index-pack.
+type Options struct {
+	Severity map[string]Severity    // receive.fsck.<id> overrides (lower-cased ids)
+	Skip     map[plumbing.Hash]bool // receive.fsck.skipList
 }
 
-// fsckRun collects git's report lines for one push.
-type fsckRun struct {
-	opts          *fsckOptions
+// run collects git's report lines for one push.
+type run struct {
+	opts          *Options
 	lines         []string
 	failed        bool
 	gitmodules    map[plumbing.Hash]bool // .gitmodules blobs seen in trees
@@ -83,19 +91,19 @@ func sortedHashes(m map[plumbing.Hash]bool) []plumbing.Hash {
 
 // report is git's report(): the message at its severity (strict: a
 // warning is an error; an info is shown as a warning and never refuses).
-func (r *fsckRun) report(oid plumbing.Hash, id, msg string) {
-	sev, ok := r.opts.severity[strings.ToLower(id)]
+func (r *run) report(oid plumbing.Hash, id, msg string) {
+	sev, ok := r.opts.Severity[strings.ToLower(id)]
 	if !ok {
-		sev = fsckDefaults[strings.ToLower(id)]
-		if sev == fsckWarn {
-			sev = fsckError
+		sev = defaults[strings.ToLower(id)]
+		if sev == Warn {
+			sev = Error
 		}
 	}
-	if sev == fsckIgnore || r.opts.skip[oid] {
+	if sev == Ignore || r.opts.Skip[oid] {
 		return
 	}
 	line := fmt.Sprintf("warning: object %s: %s: %s", oid, id, msg)
-	if sev == fsckError {
+	if sev == Error {
 		r.failed = true
 		line = fmt.Sprintf("error: object %s: %s: %s", oid, id, msg)
 	}
@@ -104,11 +112,11 @@ func (r *fsckRun) report(oid plumbing.Hash, id, msg string) {
 	r.lines = append(r.lines, strings.Split(line, "\n")...)
 }
 
-// fsckObjects checks the objects a push brings. It stops at the first
+// Objects checks the objects a push brings. It stops at the first
 // object with an error, as unpack-objects --strict dies there; the report
 // lines are what git prints.
-func fsckObjects(src storer.EncodedObjectStorer, hashes []plumbing.Hash, opts *fsckOptions) ([]string, bool, error) {
-	r := &fsckRun{opts: opts, gitmodules: map[plumbing.Hash]bool{}, gitattributes: map[plumbing.Hash]bool{}}
+func Objects(src storer.EncodedObjectStorer, hashes []plumbing.Hash, opts *Options) ([]string, bool, error) {
+	r := &run{opts: opts, gitmodules: map[plumbing.Hash]bool{}, gitattributes: map[plumbing.Hash]bool{}}
 	for _, h := range hashes {
 		o, err := src.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
@@ -195,7 +203,7 @@ const (
 
 // tree is fsck_tree, on the raw object (go-git's decoder normalizes the
 // modes that zeroPaddedFilemode and badFilemode are about).
-func (r *fsckRun) tree(oid plumbing.Hash, buf []byte) {
+func (r *run) tree(oid plumbing.Hash, buf []byte) {
 	var hasNull, hasFull, hasEmpty, hasDot, hasDotdot, hasDotgit, hasZeroPad, hasBadModes, hasDups, unsorted bool
 	var oName string
 	var oMode uint32
@@ -378,7 +386,7 @@ func at(s string, i int) byte {
 }
 
 // verifyHeaders is fsck.c's verify_headers.
-func (r *fsckRun) verifyHeaders(oid plumbing.Hash, buf []byte) bool {
+func (r *run) verifyHeaders(oid plumbing.Hash, buf []byte) bool {
 	for i, c := range buf {
 		if c == 0 {
 			r.report(oid, "nulInHeader", fmt.Sprintf("unterminated header: NUL at offset %d", i))
@@ -397,7 +405,7 @@ func (r *fsckRun) verifyHeaders(oid plumbing.Hash, buf []byte) bool {
 
 // ident is fsck_ident on one "Name <email> <unix> <tz>" line; it returns
 // the rest of the buffer after the line.
-func (r *fsckRun) ident(oid plumbing.Hash, buf []byte) ([]byte, bool) {
+func (r *run) ident(oid plumbing.Hash, buf []byte) ([]byte, bool) {
 	line := buf
 	rest := []byte(nil)
 	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
@@ -467,7 +475,7 @@ func hashLine(buf []byte) ([]byte, bool) {
 }
 
 // commit is fsck_commit.
-func (r *fsckRun) commit(oid plumbing.Hash, buf []byte) {
+func (r *run) commit(oid plumbing.Hash, buf []byte) {
 	all := buf
 	if !r.verifyHeaders(oid, buf) {
 		return
@@ -524,7 +532,7 @@ func (r *fsckRun) commit(oid plumbing.Hash, buf []byte) {
 }
 
 // tag is fsck_tag_standalone.
-func (r *fsckRun) tag(oid plumbing.Hash, buf []byte) {
+func (r *run) tag(oid plumbing.Hash, buf []byte) {
 	if !r.verifyHeaders(oid, buf) {
 		return
 	}
@@ -585,7 +593,7 @@ func (r *fsckRun) tag(oid plumbing.Hash, buf []byte) {
 
 // gitattributesBlob is fsck_blob's .gitattributes check: no line git's
 // attribute parser would refuse for its length.
-func (r *fsckRun) gitattributesBlob(oid plumbing.Hash, buf []byte) {
+func (r *run) gitattributesBlob(oid plumbing.Hash, buf []byte) {
 	if i := bytes.IndexByte(buf, 0); i >= 0 {
 		buf = buf[:i] // git reads it as a C string
 	}
@@ -610,7 +618,7 @@ func (r *fsckRun) gitattributesBlob(oid plumbing.Hash, buf []byte) {
 // kin). The blob is read with git's own config grammar (gitconfig.Parse),
 // not go-git's: a file one parser rejects and the other reads must not
 // slip past the checks.
-func (r *fsckRun) gitmodulesBlob(oid plumbing.Hash, buf []byte) {
+func (r *run) gitmodulesBlob(oid plumbing.Hash, buf []byte) {
 	if rest, ok := bytes.CutPrefix(buf, []byte("\xef\xbb\xbf")); ok {
 		// git's blob reader compares the BOM with signed chars, so fsck
 		// fails to parse such a .gitmodules (a warning) and checks none of

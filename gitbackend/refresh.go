@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"sort"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -45,6 +48,23 @@ type RefreshResult struct {
 // refresh: a read does not wait the whole retry deadline for a race
 // another writer is winning.
 const pendingBudget = 15 * time.Second
+
+// transientNetErr says whether err is a remote that did not answer (a
+// refused or reset connection, a timeout, a cut stream), which a retry
+// may get past, as opposed to a refusal or a bad configuration.
+func transientNetErr(err error) bool {
+	if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "timeout exceeded") || strings.Contains(msg, "connection reset") ||
+		strings.Contains(msg, "connection refused") || strings.Contains(msg, "unexpected EOF")
+}
 
 // fetchRetrying fetches branch, retrying a remote that does not answer
 // (exponential backoff with full jitter) for up to budget; a refused

@@ -413,6 +413,17 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 		// place only when complete).
 		cctx, span := telemetry.Start(ctx, "git.clone", attribute.Int("tgp.git.depth", r.cfg.Depth))
 		res, err := r.cloneFresh(cctx)
+		// A remote that did not answer (a daemon at its connection limit,
+		// a dropped link) is tried again for a while: the clone left the
+		// root as it was.
+		deadline := time.Now().Add(min(r.cfg.Retry.Deadline, pendingBudget))
+		for attempt := 1; err != nil && transientNetErr(err) && cctx.Err() == nil; attempt++ {
+			d := r.jitter(expDelay(r.cfg.Retry.BaseDelay, attempt, 2*time.Second))
+			if time.Now().Add(d).After(deadline) || r.sleep(cctx, d) != nil {
+				break
+			}
+			res, err = r.cloneFresh(cctx)
+		}
 		telemetry.End(span, err)
 		if res != nil {
 			res.Notes = append(r.notes, res.Notes...)

@@ -1,6 +1,7 @@
 package gitbackend
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -160,15 +161,25 @@ func storeBlob(s storer.EncodedObjectStorer, content []byte) (plumbing.Hash, err
 func ReadBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) { return readBlob(s, h) }
 
 func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
-	b, err := object.GetBlob(s, h)
+	obj, err := s.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}
-	r, err := b.Reader()
+	if so, ok := obj.(*sharedObject); ok {
+		return bytes.Clone(so.data), nil // the caller's to change
+	}
+	r, err := obj.Reader()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	if n := obj.Size(); n >= 0 && n <= 64<<20 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, fmt.Errorf("read blob %s: %w", h, err)
+		}
+		return b, nil
+	}
 	return io.ReadAll(r)
 }
 

@@ -7,6 +7,7 @@ package xdiff
 import (
 	"bytes"
 	"context"
+	"hash/maphash"
 )
 
 // xfile is one side of the diff.
@@ -61,16 +62,41 @@ func bogosqrt(n int) int {
 func xdlClassify(lines1, lines2 [][]byte) (x1, x2 *xfile, len1, len2 []int) {
 	x1 = &xfile{lines: lines1}
 	x2 = &xfile{lines: lines2}
-	ids := make(map[string]int, len(x1.lines)+len(x2.lines))
-	len1 = make([]int, 0, len(x1.lines)+len(x2.lines))
-	len2 = make([]int, 0, len(x1.lines)+len(x2.lines))
+	n := len(x1.lines) + len(x2.lines)
+	len1 = make([]int, 0, n)
+	len2 = make([]int, 0, n)
+	// An open-addressed table of the classes, as xdl_classify_record's
+	// hash chains: a line is hashed once and compared byte for byte only
+	// with a class of the same hash (a map keyed by the line's bytes
+	// hashes it again to insert and costs an allocation per class).
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	mask := uint64(size - 1)
+	slots := make([]int32, size) // class+1; 0 empty
+	reps := make([][]byte, 0, n)
+	hashes := make([]uint64, 0, n)
+	seed := maphash.MakeSeed()
 	classify := func(x *xfile, side int) {
 		x.class = make([]int, len(x.lines))
 		for i, l := range x.lines {
-			id, ok := ids[string(l)]
-			if !ok {
-				id = len(ids)
-				ids[string(l)] = id
+			h := maphash.Bytes(seed, l)
+			j := h & mask
+			id := -1
+			for slots[j] != 0 {
+				c := int(slots[j] - 1)
+				if hashes[c] == h && bytes.Equal(reps[c], l) {
+					id = c
+					break
+				}
+				j = (j + 1) & mask
+			}
+			if id < 0 {
+				id = len(reps)
+				reps = append(reps, l)
+				hashes = append(hashes, h)
+				slots[j] = int32(id + 1)
 				len1 = append(len1, 0)
 				len2 = append(len2, 0)
 			}

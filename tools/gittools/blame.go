@@ -30,6 +30,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/commitgraph"
 	"github.com/tgp-go/tgp/internal/reflog"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
@@ -85,8 +86,12 @@ type bcommit struct {
 	email    string
 	ts       int64 // author time and git's raw zone (-0330 is -330)
 	tz       int
-	tree     *object.Tree
+	treeHash plumbing.Hash
+	tree     *object.Tree // decoded when rename detection needs it
 	boundary bool
+	// pos is the commit's position in the commit-graph (inGraph).
+	pos     uint32
+	inGraph bool
 	origins  []*borigin
 	fake     bool
 }
@@ -125,6 +130,14 @@ type scoreboard struct {
 	// abbrevs finds unique abbreviations (opened by output).
 	abbrevs *abbrevIndex
 	cfg     blameConfig
+	// graph is the root's commit-graph (nil: none); keys are the
+	// changed-path filter keys of the paths asked about (filters false:
+	// the graph has none); looks remembers the entries found in trees.
+	graph   *commitgraph.Graph
+	filters bool
+	keys    map[string]*commitgraph.Key
+	looks   map[lookKey]lookVal
+	buf     []byte
 }
 
 type indexEntry struct {
@@ -137,7 +150,9 @@ func blame(ctx context.Context, r *git.Repository, prefix string, a blameArgs) (
 	if err != nil {
 		return "", err
 	}
-	sb := &scoreboard{ctx: ctx, r: r, s: r.Storer, commits: map[plumbing.Hash]*bcommit{}, shallow: map[plumbing.Hash]bool{}, cfg: readBlameConfig(r)}
+	sb := &scoreboard{ctx: ctx, r: r, s: r.Storer, commits: map[plumbing.Hash]*bcommit{}, shallow: map[plumbing.Hash]bool{}, cfg: readBlameConfig(r),
+		graph: gitbackend.CommitGraph(r.Storer), keys: map[string]*commitgraph.Key{}, looks: map[lookKey]lookVal{}}
+	sb.filters = sb.graph.HasFilters()
 	if sh, err := r.Storer.Shallow(); err == nil {
 		for _, h := range sh {
 			sb.shallow[h] = true
@@ -369,25 +384,59 @@ func reflogAt(r *git.Repository, ref string, n int) (plumbing.Hash, int, bool) {
 }
 
 // commit loads a commit into the scoreboard (parents from .git/shallow
-// cut as git's grafts do).
+// cut as git's grafts do): from the commit-graph when it has it.
 func (sb *scoreboard) commit(h plumbing.Hash) (*bcommit, error) {
 	if c, ok := sb.commits[h]; ok {
 		return c, nil
 	}
-	co, err := object.GetCommit(sb.s, h)
-	if err != nil {
-		return nil, err
-	}
-	t, err := object.GetTree(sb.s, co.TreeHash)
-	if err != nil {
-		return nil, err
-	}
-	c := &bcommit{hash: h, date: co.Committer.When.Unix(), tree: t}
-	if !sb.shallow[h] {
-		c.parents = co.ParentHashes
+	var c *bcommit
+	if pos, ok := sb.graph.Find(h); ok {
+		d := sb.graph.Commit(pos)
+		c = &bcommit{hash: h, date: d.Time, treeHash: d.Tree, pos: pos, inGraph: true}
+		if !sb.shallow[h] {
+			for _, p := range d.Parents {
+				c.parents = append(c.parents, sb.graph.Hash(p))
+			}
+		}
+	} else {
+		co, err := object.GetCommit(sb.s, h)
+		if err != nil {
+			return nil, err
+		}
+		c = &bcommit{hash: h, date: co.Committer.When.Unix(), treeHash: co.TreeHash}
+		if !sb.shallow[h] {
+			c.parents = co.ParentHashes
+		}
 	}
 	sb.commits[h] = c
 	return c, nil
+}
+
+// treeOf is c's decoded tree (rename detection walks it).
+func (sb *scoreboard) treeOf(c *bcommit) (*object.Tree, error) {
+	if c.tree == nil {
+		t, err := object.GetTree(sb.s, c.treeHash)
+		if err != nil {
+			return nil, err
+		}
+		c.tree = t
+	}
+	return c.tree, nil
+}
+
+// lookTree finds name in the raw tree h, remembered.
+func (sb *scoreboard) lookTree(h plumbing.Hash, name string) lookVal {
+	k := lookKey{h, name}
+	if v, ok := sb.looks[k]; ok {
+		return v
+	}
+	var v lookVal
+	if b, err := gitbackend.ReadRaw(sb.s, plumbing.TreeObject, h, sb.buf[:0]); err == nil {
+		sb.buf = b
+		v.mode, v.hash, v.ok = lookup(b, name)
+	}
+	sb.looks[k] = v
+	return v
 }
 
 // entry is the non-tree entry at p in c (nil when absent or a tree).
@@ -404,11 +453,42 @@ func (sb *scoreboard) entry(c *bcommit, p string) *indexEntry {
 		}
 		return nil
 	}
-	e := findEntry(sb.s, c.tree, p)
-	if e == nil || e.Mode == filemode.Dir {
+	v := lookVal{mode: filemode.Dir, hash: c.treeHash, ok: true}
+	for rest := p; ; {
+		if v.mode != filemode.Dir {
+			return nil
+		}
+		name, more, found := strings.Cut(rest, "/")
+		if name == "" {
+			return nil
+		}
+		if v = sb.lookTree(v.hash, name); !v.ok {
+			return nil
+		}
+		if !found {
+			break
+		}
+		rest = more // "" after a trailing slash: names no file
+	}
+	if v.mode == filemode.Dir {
 		return nil
 	}
-	return &indexEntry{hash: e.Hash, mode: e.Mode}
+	return &indexEntry{hash: v.hash, mode: v.mode}
+}
+
+// unchanged reports whether c's changed-path filter says for certain
+// that c left path p as its first parent has it (git's
+// maybe_changed_path).
+func (sb *scoreboard) unchanged(c *bcommit, p string) bool {
+	if !sb.filters || !c.inGraph {
+		return false
+	}
+	k, ok := sb.keys[p]
+	if !ok {
+		k = commitgraph.NewKey(p)
+		sb.keys[p] = k
+	}
+	return !sb.graph.MaybeChanged(c.pos, k)
 }
 
 // origin is git's get_origin: one origin per commit and path.
@@ -571,9 +651,12 @@ func (sb *scoreboard) passBlame(o *borigin) error {
 				continue
 			}
 			var po *borigin
-			if pass == 0 {
+			switch {
+			case pass == 0 && i == 0 && sb.unchanged(o.c, o.path):
+				po = sb.origin(p, o.path, o.blob, o.mode)
+			case pass == 0:
 				po = sb.findOrigin(p, o)
-			} else {
+			default:
 				var err error
 				if po, err = sb.findRename(p, o); err != nil {
 					return err

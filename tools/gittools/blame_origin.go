@@ -142,8 +142,12 @@ type renameSrc struct {
 // parent p and none in c: the rename sources of git's diff p → c.
 func (sb *scoreboard) deletions(p, c *bcommit) ([]renameSrc, error) {
 	var out []renameSrc
+	pt, err := sb.treeOf(p)
+	if err != nil {
+		return nil, err
+	}
 	if c.fake {
-		err := walkTree(sb, p.tree, "", func(q string, e object.TreeEntry) {
+		err := walkTree(sb, pt, "", func(q string, e object.TreeEntry) {
 			if _, ok := sb.indexNames()[q]; !ok && q != sb.fakePath {
 				out = append(out, renameSrc{q, e.Hash, e.Mode})
 			}
@@ -151,7 +155,11 @@ func (sb *scoreboard) deletions(p, c *bcommit) ([]renameSrc, error) {
 		sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 		return out, err
 	}
-	err := sb.diffDeleted(p.tree, c.tree, "", &out)
+	ct, err := sb.treeOf(c)
+	if err != nil {
+		return nil, err
+	}
+	err = sb.diffDeleted(pt, ct, "", &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, err
 }

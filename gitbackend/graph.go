@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -273,6 +274,35 @@ type graphCache struct {
 	mu    sync.Mutex
 	stamp [3]dirStamp // commit-graph, the chain, shallow
 	g     *commitgraph.Graph
+	// moves counts the tracking ref's moves since the graph was last
+	// extended (graphEvery).
+	moves int
+}
+
+// graphEvery is how many pushes a root makes before their commits join
+// the commit-graph: writing a layer costs a quarter of a persist, and a
+// reader takes the few newest commits from their objects as git does.
+// A fetch (refresh, boot) extends it at once.
+const graphEvery = 16
+
+// graphMoved notes a move of the tracking ref to tip by a push, and
+// extends the graph every graphEvery moves.
+func (r *Repo) graphMoved(tip plumbing.Hash) {
+	r.graph.mu.Lock()
+	r.graph.moves++
+	due := r.graph.moves >= graphEvery
+	r.graph.mu.Unlock()
+	if due {
+		r.extendGraphNoting(tip)
+	}
+}
+
+// extendGraphNoting is extendGraph whose failure is a progress warning
+// (the graph stays as it was; readers read the newer commits themselves).
+func (r *Repo) extendGraphNoting(tip plumbing.Hash) {
+	if err := r.extendGraph(tip); err != nil {
+		r.progressf("warning: %v", err)
+	}
 }
 
 // CommitGraph returns the commit-graph of the root whose storage s is
@@ -315,4 +345,162 @@ func (r *Repo) commitGraph() *commitgraph.Graph {
 	}
 	c.g = g
 	return g
+}
+
+// extendGraph adds the commits reachable from tip that the root's
+// commit-graph lacks, as a new layer of its split chain (the single file
+// a boot writes becomes the chain's first layer), merging the top layers
+// as git's default split strategy does: while the new layer holds at
+// least half as many commits as the one below it. A root without a graph
+// (a memory root, a shallow one) gets none. Failing leaves the graph as
+// it was: readers then read the newer commits from their objects.
+func (r *Repo) extendGraph(tip plumbing.Hash) error {
+	r.graph.mu.Lock()
+	r.graph.moves = 0
+	r.graph.mu.Unlock()
+	if tip.IsZero() {
+		return nil
+	}
+	g := r.commitGraph()
+	if g == nil {
+		return nil
+	}
+	if _, ok := g.Find(tip); ok {
+		return nil
+	}
+	gitdir, ok := r.osGitDir()
+	if !ok {
+		return nil
+	}
+	s := r.gitStorage()
+	read := func(h plumbing.Hash, t plumbing.ObjectType) ([]byte, error) {
+		return ReadRaw(s, t, h, nil)
+	}
+	var commits []walkedCommit
+	seen := map[plumbing.Hash]bool{tip: true}
+	stack := []plumbing.Hash{tip}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		data, err := read(h, plumbing.CommitObject)
+		if err != nil {
+			return fmt.Errorf("commit-graph: read commit %s: %w", h, err)
+		}
+		c, ok := parseCommitHeader(data)
+		if !ok {
+			return fmt.Errorf("commit-graph: commit %s is malformed", h)
+		}
+		c.h = h
+		commits = append(commits, c)
+		for _, p := range c.parents {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			if _, ok := g.Find(p); !ok {
+				stack = append(stack, p)
+			}
+		}
+	}
+	trees := func(h plumbing.Hash) ([]byte, error) { return read(h, plumbing.TreeObject) }
+	parentTree := func(h plumbing.Hash) (plumbing.Hash, bool) {
+		pos, ok := g.Find(h)
+		if !ok {
+			return plumbing.ZeroHash, false
+		}
+		return g.Commit(pos).Tree, true
+	}
+	add, err := graphCommits(commits, trees, parentTree)
+	if err != nil {
+		return err
+	}
+	return writeGraphLayer(filepath.Join(gitdir, "objects"), g, add)
+}
+
+// writeGraphLayer writes add as the top layer of g's chain under the
+// chain's lock (another writer holding it makes this one give up).
+func writeGraphLayer(objects string, g *commitgraph.Graph, add []commitgraph.Commit) error {
+	chainDir := filepath.Join(objects, commitgraph.ChainDir)
+	if err := os.MkdirAll(chainDir, 0o755); err != nil {
+		return err
+	}
+	lockPath := filepath.Join(objects, commitgraph.ChainName) + ".lock"
+	lock, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if info, serr := os.Stat(lockPath); serr == nil && time.Since(info.ModTime()) > staleLockAge {
+			_ = os.Remove(lockPath) // left by a process that died: the next update writes
+		}
+		return fmt.Errorf("commit-graph: chain locked: %w", err)
+	}
+	locked := true
+	defer func() {
+		lock.Close()
+		if locked {
+			os.Remove(lockPath)
+		}
+	}()
+	single := filepath.Join(objects, commitgraph.FileName)
+	layers := g.LayerList()
+	_, singleErr := os.Stat(single)
+	fromSingle := singleErr == nil
+	if fromSingle {
+		// The boot's file becomes the chain's first layer, as it is.
+		base := filepath.Join(chainDir, "graph-"+layers[0].Sum().String()+".graph")
+		if err := os.Link(single, base); err != nil && !errors.Is(err, os.ErrExist) {
+			if err := writeReadOnly(base, layers[0].Bytes()); err != nil {
+				return err
+			}
+		}
+	}
+	// git's split_graph_merge_strategy with size_multiple 2.
+	var dropped []*commitgraph.Graph
+	for len(layers) > 0 && 2*len(add) >= layers[len(layers)-1].Own() {
+		top := layers[len(layers)-1]
+		add = append(top.OwnCommits(), add...)
+		dropped = append(dropped, top)
+		layers = layers[:len(layers)-1]
+	}
+	var base *commitgraph.Graph
+	if len(layers) > 0 {
+		base = layers[len(layers)-1]
+	}
+	data, err := commitgraph.Encode(add, base, true)
+	if err != nil {
+		return err
+	}
+	top, err := commitgraph.Parse(data, base)
+	if err != nil {
+		return err
+	}
+	if err := writeReadOnly(filepath.Join(chainDir, "graph-"+top.Sum().String()+".graph"), data); err != nil {
+		return err
+	}
+	var chain bytes.Buffer
+	for _, l := range append(layers, top) {
+		chain.WriteString(l.Sum().String() + "\n")
+	}
+	if _, err := lock.Write(chain.Bytes()); err != nil {
+		return err
+	}
+	if err := lock.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(lockPath, 0o444); err != nil {
+		return err
+	}
+	if err := os.Rename(lockPath, filepath.Join(objects, commitgraph.ChainName)); err != nil {
+		return err
+	}
+	locked = false
+	// git reads the single file before any chain: it goes now, and the
+	// layers merged away after it.
+	if fromSingle {
+		_ = os.Remove(single)
+	}
+	for _, l := range dropped {
+		if l.Sum() != top.Sum() {
+			_ = os.Remove(filepath.Join(chainDir, "graph-"+l.Sum().String()+".graph"))
+		}
+	}
+	return nil
 }

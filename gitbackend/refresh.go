@@ -136,6 +136,17 @@ func (r *Repo) Refresh(ctx context.Context) (*RefreshResult, error) {
 		return nil, err
 	}
 	defer r.unlock()
+	res, err := r.refreshLocked(ctx)
+	if err == nil && res.Moved {
+		// The commits fetched join the commit-graph at once.
+		if b, berr := r.branch(); berr == nil {
+			r.extendGraphNoting(r.trackingTip(b))
+		}
+	}
+	return res, err
+}
+
+func (r *Repo) refreshLocked(ctx context.Context) (*RefreshResult, error) {
 	branch, err := r.branch()
 	if err != nil {
 		return nil, err

@@ -391,6 +391,13 @@ func (r *Repo) Hydrate(ctx context.Context) (*HydrateResult, error) {
 			r.progressf("%s", n)
 		}
 	}
+	if err == nil && res != nil && res.Action != "cloned" {
+		// What a fetch brought, and what pushes since the last extension
+		// left out, join the commit-graph.
+		if b, berr := r.branch(); berr == nil {
+			r.extendGraphNoting(r.trackingTip(b))
+		}
+	}
 	return res, err
 }
 
@@ -602,7 +609,12 @@ func (r *Repo) setTracking(branch string, h plumbing.Hash) error {
 		}
 		return err
 	}
-	return r.store.SetReference(plumbing.NewHashReference(name, h))
+	if err := r.store.SetReference(plumbing.NewHashReference(name, h)); err != nil {
+		return err
+	}
+	// The commits the remote branch brought join the commit-graph.
+	r.graphMoved(h)
+	return nil
 }
 
 func (r *Repo) progressf(format string, args ...any) {

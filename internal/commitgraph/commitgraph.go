@@ -54,8 +54,9 @@ type Commit struct {
 	Parents    []plumbing.Hash
 	// Time is the committer time (Unix seconds).
 	Time int64
-	// Filter is the commit's changed-path filter (NewFilter); nil writes
-	// none for it (git then reads the commit's trees).
+	// Filter is the commit's changed-path filter (NewFilter); nil, when
+	// filters are written, writes the one that answers "maybe" for every
+	// path (an empty filter would say nothing changed).
 	Filter []byte
 }
 
@@ -209,7 +210,7 @@ func Encode(commits []Commit, base *Graph, bloom bool) ([]byte, error) {
 		if bloom {
 			f := c.Filter
 			if f == nil {
-				f = []byte{0} // git's empty filter: nothing changed
+				f = []byte{0xff}
 			}
 			bloomTotal += uint32(len(f))
 			bidx = binary.BigEndian.AppendUint32(bidx, bloomTotal)

@@ -167,6 +167,39 @@ func (g *Graph) Base() *Graph { return g.base }
 // Layers is the number of layers.
 func (g *Graph) Layers() int { return len(g.layers()) }
 
+// LayerList lists the layers, lowest first (each a Graph of itself and
+// the layers below it).
+func (g *Graph) LayerList() []*Graph { return g.layers() }
+
+// Own is the number of commits in the layer itself.
+func (g *Graph) Own() int { return g.n }
+
+// OwnCommits lists the layer's own commits (not its bases'), in its
+// order, parents as hashes; Filter is a copy of the commit's filter, nil
+// when the layer has none git's version 1 settings read.
+func (g *Graph) OwnCommits() []Commit {
+	out := make([]Commit, g.n)
+	bloom := g.bdat >= 0 && g.bloomHashes == BloomHashes && g.bloomBits == BloomBitsPerEntry
+	for i := range out {
+		pos := uint32(g.baseN + i)
+		d := g.Commit(pos)
+		c := Commit{Hash: g.Hash(pos), Tree: d.Tree, Time: d.Time}
+		for _, p := range d.Parents {
+			c.Parents = append(c.Parents, g.Hash(p))
+		}
+		if bloom {
+			if f := g.Filter(pos); f != nil {
+				c.Filter = bytes.Clone(f)
+			}
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// Bytes is the layer's file.
+func (g *Graph) Bytes() []byte { return g.data }
+
 // Find is h's position.
 func (g *Graph) Find(h plumbing.Hash) (uint32, bool) {
 	for l := g; l != nil; l = l.base {

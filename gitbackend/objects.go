@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -349,6 +350,8 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 		return fmt.Errorf("read index: %w", err)
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Delete && !changes[j].Delete })
+	fw := newFastWriter(wt)
+	defer fw.close()
 	for _, c := range changes {
 		if c.Delete {
 			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
@@ -364,6 +367,12 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 			removeIndexPath(idx, c.Path)
 			continue
 		}
+		if st, ok, err := fastWriteWorktreeFile(fw, s, c); err != nil {
+			return err
+		} else if ok {
+			setIndexEntryStat(idx, c, st)
+			continue
+		}
 		if err := writeWorktreeFile(s, wt, c); err != nil {
 			return err
 		}
@@ -372,6 +381,23 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 		}
 	}
 	return s.SetIndex(idx)
+}
+
+// fastWriteWorktreeFile writes c through fw when it can (ok false: the
+// general path is to write it).
+func fastWriteWorktreeFile(fw *fastWriter, s storer.EncodedObjectStorer, c fileChange) (checkoutStat, bool, error) {
+	if fw == nil || (c.Mode != filemode.Regular && c.Mode != filemode.Executable) {
+		return checkoutStat{}, false, nil
+	}
+	content, err := readBlob(s, c.Hash)
+	if err != nil {
+		return checkoutStat{}, false, fmt.Errorf("check out %s: %w", c.Path, err)
+	}
+	if c.smudge != nil {
+		content = c.smudge(c.Path, content)
+	}
+	st, ok := fw.write(c.Path, c.Mode, content)
+	return st, ok, nil
 }
 
 // stageInIndex records already-written worktree files in the index.
@@ -421,7 +447,28 @@ func dropConflictStages(idx *index.Index, p string) {
 	}
 }
 
+// setIndexEntryStat is setIndexEntry with the stat data of the file just
+// written.
+func setIndexEntryStat(idx *index.Index, c fileChange, st checkoutStat) {
+	e := indexEntryFor(idx, c)
+	e.ModifiedAt = time.Unix(st.sec, st.nsec)
+	e.CreatedAt = e.ModifiedAt
+	e.Size = uint32(st.size)
+	e.Dev, e.Inode, e.UID, e.GID = uint32(st.dev), uint32(st.ino), st.uid, st.gid
+}
+
 func setIndexEntry(idx *index.Index, wt billy.Filesystem, c fileChange) error {
+	e := indexEntryFor(idx, c)
+	if info, err := wt.Lstat(c.Path); err == nil {
+		e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
+		e.Size = uint32(info.Size())
+		fillStat(e, info)
+	}
+	return nil
+}
+
+// indexEntryFor is the index entry c goes to, its hash and mode set.
+func indexEntryFor(idx *index.Index, c fileChange) *index.Entry {
 	dropConflictStages(idx, c.Path)
 	e, err := idx.Entry(c.Path)
 	if err != nil {
@@ -448,12 +495,7 @@ func setIndexEntry(idx *index.Index, wt billy.Filesystem, c fileChange) error {
 		e.SkipWorktree, e.IntentToAdd = false, false
 	}
 	e.Hash, e.Mode = c.Hash, c.Mode
-	if info, err := wt.Lstat(c.Path); err == nil {
-		e.ModifiedAt, e.CreatedAt = info.ModTime(), info.ModTime()
-		e.Size = uint32(info.Size())
-		fillStat(e, info)
-	}
-	return nil
+	return e
 }
 
 func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c fileChange) error {

@@ -579,9 +579,14 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 	if err != nil {
 		return plumbing.ZeroHash, notes, fmt.Errorf("read commit %s: %w", tip, err)
 	}
+	// The commit-graph; not fatal: log and blame read the commits
+	// themselves without.
 	if pc, ok := rem.(*packedClone); ok && pc.walk != nil && len(pc.walk.shallow) == 0 {
-		// Not fatal: log and blame read the commits themselves without.
 		if err := writeCloneGraph(filepath.Join(stage, ".git", "objects"), pc.walk); err != nil {
+			notes = append(notes, "no commit-graph written: "+err.Error())
+		}
+	} else if _, ok := rem.(*netRemote); ok && r.cfg.Depth == 0 {
+		if err := writeStoreGraph(ctx, filepath.Join(stage, ".git"), st, tip); err != nil {
 			notes = append(notes, "no commit-graph written: "+err.Error())
 		}
 	}

@@ -55,6 +55,9 @@ type cloneWalk struct {
 	commits  []walkedCommit
 	// shallow: commits whose parents the remote lacks (it is shallow).
 	shallow []plumbing.Hash
+	// commitsOnly walks the commits and not their trees (for a
+	// commit-graph of a store that has everything already).
+	commitsOnly bool
 }
 
 func newCloneWalk(ctx context.Context, pr *packReader, fallback *filesystem.Storage) *cloneWalk {
@@ -187,6 +190,9 @@ func (w *cloneWalk) commitsFrom(tip plumbing.Hash) error {
 		}
 	}
 	for _, c := range w.commits[first:] {
+		if w.commitsOnly {
+			break
+		}
 		if err := w.tree(c.tree); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package gitbackend
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/tgp-go/tgp/internal/commitgraph"
 )
@@ -237,6 +239,26 @@ func writeCloneGraph(objects string, w *cloneWalk) error {
 		return err
 	}
 	return writeReadOnly(filepath.Join(objects, commitgraph.FileName), data)
+}
+
+// writeStoreGraph writes the commit-graph of the history of tip in a
+// fresh clone's git directory (a network remote's: its pack as go-git
+// stored it).
+func writeStoreGraph(ctx context.Context, gitdir string, st *filesystem.Storage, tip plumbing.Hash) error {
+	pr, err := openPackReader(gitdir, func() *filesystem.Storage { return nil }, nil)
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	w := newCloneWalk(ctx, pr, st)
+	w.commitsOnly = true
+	if err := w.add(tip); err != nil {
+		return err
+	}
+	if len(w.shallow) > 0 {
+		return nil // git writes none for a shallow repository
+	}
+	return writeCloneGraph(filepath.Join(gitdir, "objects"), w)
 }
 
 // writeReadOnly writes a file under a temporary name and renames it

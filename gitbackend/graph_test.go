@@ -119,3 +119,31 @@ func TestPersistExtendsCommitGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkBootWritesCommitGraph: a root booted over git:// gets the
+// commit-graph git would write for its history, filters included.
+func TestNetworkBootWritesCommitGraph(t *testing.T) {
+	base := t.TempDir()
+	gittest.History(t, filepath.Join(base, "h.git"), gittest.HistoryOptions{Seed: 5, Commits: 120, Dirs: 2, FilesPerDir: 3, BigLines: 50, BigEvery: 4, Repack: true})
+	url := gittest.Daemon(t, base) + "/h.git"
+	_, r, _, err := bootRoot(t, url, "main", false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := r.wt.Root()
+	gittest.Git(t, root, "commit-graph", "verify")
+	ours, err := os.ReadFile(filepath.Join(root, ".git/objects/info/commit-graph"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyDir := filepath.Join(t.TempDir(), "copy.git")
+	gittest.Git(t, "", "clone", "-q", "--mirror", "--no-local", root, copyDir)
+	gittest.Git(t, copyDir, "commit-graph", "write", "--reachable", "--changed-paths")
+	theirs, err := os.ReadFile(filepath.Join(copyDir, "objects/info/commit-graph"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ours, theirs) {
+		t.Fatalf("commit-graph of %d bytes, git writes %d", len(ours), len(theirs))
+	}
+}

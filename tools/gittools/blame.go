@@ -92,8 +92,8 @@ type bcommit struct {
 	// pos is the commit's position in the commit-graph (inGraph).
 	pos     uint32
 	inGraph bool
-	origins  []*borigin
-	fake     bool
+	origins []*borigin
+	fake    bool
 }
 
 // borigin is one path in one commit and the lines it still answers for.

@@ -43,7 +43,7 @@ func (w *fastWriter) close() {
 }
 
 // beneath is the resolution every path here takes.
-var beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
+const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 
 // write writes a regular file at p (ok false: nothing was done that the
 // general path cannot redo; take it).

@@ -418,7 +418,24 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		}
 		// A file added with intent to add is new in the worktree.
 		dropIntentToAdd(from, to)
-		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
+		// With a patch to print (-U makes --stat print one too), a path
+		// with both sides is shown combined.
+		patch := !a.NameOnly && (!a.Stat || a.Unified != nil)
+		sides := diffSides(from, to, ps.match)
+		dsts := unmergedRenameDsts(r, s, conflicts, ps.match, patch)
+		for _, d := range dsts {
+			sides = append(sides, d)
+		}
+		changes := s.patch(diffTrees).detectRenames(sides)
+		if len(dsts) > 0 {
+			kept := changes[:0]
+			for _, c := range changes {
+				if dsts[c.path] != c {
+					kept = append(kept, c)
+				}
+			}
+			changes = kept
+		}
 		// A combined diff's result mode is the file's own, core.filemode
 		// notwithstanding (combine-diff.c canon_mode of the stat).
 		if w, err := worktreeOf(r); err == nil {
@@ -431,10 +448,12 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 				}
 			}
 		}
-		// With a patch to print (-U makes --stat print one too), a path
-		// with both sides is shown combined.
-		patch := !a.NameOnly && (!a.Stat || a.Unified != nil)
 		out := unmergedChanges(changes, conflicts, ps.match, to, patch)
+		for _, c := range out {
+			if d := dsts[c.path]; d != nil && c.unmerged && d.oldPath != "" {
+				c.oldPath, c.copied, c.score = d.oldPath, d.copied, d.score
+			}
+		}
 		if w, err := worktreeOf(r); err == nil {
 			for _, c := range out {
 				if c.combined != nil && !c.combined.hasResult {
@@ -496,7 +515,13 @@ func render(changes []*change, nameOnly, stat bool, po patchOpts) string {
 				cr := c.combined
 				writeCombined(&b, po, c.path, cr.parents, cr.has, cr.result, cr.hasResult, cr.dirInPlace)
 			case c.unmerged:
-				b.WriteString("* Unmerged path " + c.path + "\n")
+				// run_diff_cmd names the pair's first path: a rename's
+				// source (unmergedRenameDsts).
+				name := c.path
+				if c.oldPath != "" {
+					name = c.oldPath
+				}
+				b.WriteString("* Unmerged path " + name + "\n")
 			default:
 				writePatch(&b, c, po)
 			}
@@ -803,8 +828,12 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 	files := 0
 	for _, c := range changes {
 		if c.unmerged {
-			// "Unmerged" takes the place of the count (8 columns).
+			// "Unmerged" takes the place of the count (8 columns); the
+			// row is named by the pair's first path (a rename's source).
 			name := po.quote(c.path)
+			if c.oldPath != "" {
+				name = po.quote(c.oldPath)
+			}
 			rows = append(rows, row{name: name, unmerged: true})
 			maxLen = max(maxLen, strWidth(name))
 			binW = max(binW, 8)

@@ -913,6 +913,9 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, sp
 
 // renamedBetween pairs the paths tree a lost with those b gained, as
 // rename detection does: source path → new path.
+// emptyBlob is the object id of the empty file.
+var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+
 func renamedBetween(a, b map[string]side) map[string]string {
 	var changes []*change
 	for p, x := range a {
@@ -921,7 +924,9 @@ func renamedBetween(a, b map[string]side) map[string]string {
 		}
 	}
 	for p, x := range b {
-		if _, ok := a[p]; !ok {
+		// merge-ort detects renames with rename_empty off: an empty
+		// file is never a rename's destination.
+		if _, ok := a[p]; !ok && x.hash != emptyBlob {
 			changes = append(changes, &change{path: p, newMode: x.mode, newHash: x.hash, newLoad: x.load})
 		}
 	}

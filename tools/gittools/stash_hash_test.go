@@ -86,3 +86,18 @@ func TestRegressStashPopBlockedDirAsGit(t *testing.T) {
 	f.write(t, "build/b.txt", "u\n")
 	twin(t, f.dir, "", "git_stash", map[string]any{"action": "pop"}, "stash", "pop", "-q")
 }
+
+// TestRegressStashApplyEmptyNotRenamedAsGit: merge-ort detects renames
+// with rename_empty off, so an empty file the index moved is a deletion
+// to the stash's merge, and the stash's change to it a modify/delete
+// conflict (differential seed 50209).
+func TestRegressStashApplyEmptyNotRenamedAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "e.txt", "")
+	f.write(t, "keep.txt", "k\n")
+	f.commitAll(t, "one")
+	f.write(t, "e.txt", "now with content\n")
+	f.git(t, "stash", "push", "-q")
+	f.git(t, "mv", "e.txt", "moved.txt")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "pop"}, "stash", "pop", "-q")
+}

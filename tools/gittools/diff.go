@@ -723,7 +723,8 @@ func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts, fm fu
 				nCount++
 			}
 		}
-		fmt.Fprintf(b, "@@ -%s +%s @@%s\n", hunkRange(oStart, oCount), hunkRange(nStart, nCount), funcName(a, oStart, fm))
+		b.WriteString(saneTruncateLine(fmt.Sprintf("@@ -%s +%s @@%s", hunkRange(oStart, oCount), hunkRange(nStart, nCount), funcName(a, oStart, fm))))
+		b.WriteByte('\n')
 		for _, o := range ops[hs:end] {
 			line := o.line
 			if o.kind != ' ' || !po.suppressBlankEmpty || !(len(line) == 1 && line[0] == '\n') {
@@ -736,6 +737,26 @@ func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts, fm fu
 		}
 		start = end
 	}
+}
+
+// saneTruncateLine is diff.c's sane_truncate_line on a hunk header: the
+// line ends before its first byte that does not start a whole UTF-8
+// character as git's pick_one_utf8_char reads one (a function name cut
+// at 80 bytes inside a character, a Latin-1 byte; U+FFFE and U+FFFF are
+// refused too).
+func saneTruncateLine(line string) string {
+	for i := 0; i < len(line); {
+		if line[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(line[i:])
+		if (r == utf8.RuneError && size <= 1) || r == 0xfffe || r == 0xffff {
+			return line[:i]
+		}
+		i += size
+	}
+	return line
 }
 
 func hunkRange(start, count int) string {

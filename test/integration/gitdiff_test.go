@@ -231,7 +231,7 @@ var formats = []string{
 	"%H %h %s", "%an <%ae> %ad", "%ar", "%cs", "%N", "%G?", "%e", "%gs", "%b", "%B", "%T %t %P %p",
 	"%ci | %cI | %ct", "%d|%D", "%x09tab%x00nul", "%aN %aE %cn %ce", "%f", "%%", "%s%n%b", "%ad %aD %as %at",
 	"%cr %cd", "%n%n%s", "format:%h", "tformat:%s", "%w(20,2,4)%s", "%<(10)%s|", "%>(12)%h|", "%(trailers)",
-	"%m %s", "%Cred%s%Creset", "%C(auto)%h%d", "%aI %ah", "%l %L %GS %GK", "%z", "%x41%X", "%<|(30)%an|",
+	"%m %s", "%Cred%s%Creset", "%C(auto)%h%d", "%aI %ah", "%l %L %GS %GK", "%G?|%GK|%GF|%GP", "%z", "%x41%X", "%<|(30)%an|",
 }
 
 var refExprs = []string{"HEAD", "HEAD~1", "HEAD^", "HEAD~2", "HEAD^2", "HEAD^{tree}", "main", "nonexistent", "HEAD@{0}", "main~1", "stash@{0}", "stash@{1}^2"}

@@ -229,6 +229,9 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, sh
 	defer lp.close()
 	var b strings.Builder
 	lp.show(&b, c)
+	if pc.err != nil {
+		return "", pc.err
+	}
 	switch {
 	case len(parents) > 1:
 		// diff_tree_combined ends the log entry whatever follows.

@@ -171,6 +171,7 @@ type repoFacts struct {
 	commits                        int
 	hashes                         []string
 	stashes                        int
+	big                            bool // a file of over 512 KiB somewhere
 }
 
 func lines(s string) []string {
@@ -217,6 +218,14 @@ func facts(dir string) repoFacts {
 	f.hashes = lines(g("rev-list", "--all"))
 	f.commits = len(f.hashes)
 	f.stashes = len(lines(g("stash", "list")))
+	for _, l := range lines(g("rev-list", "--all", "--objects", "--filter=blob:limit=512k", "--filter-print-omitted")) {
+		if strings.HasPrefix(l, "~") {
+			f.big = true
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "big")); err == nil && fi.IsDir() {
+		f.big = true
+	}
 	return f
 }
 
@@ -294,6 +303,17 @@ func underWD(wd, p string) string {
 func genChecks(r *rand.Rand, dir string) []check {
 	f := facts(dir)
 	var cs []check
+	defer func() {
+		if f.big {
+			// Outputs over the tools' default cap (1 MiB) come whole when
+			// asked for (max_bytes), as git prints them.
+			for _, c := range cs {
+				if !c.Mut && c.Tool != "git_status" {
+					c.Args["max_bytes"] = 5000000
+				}
+			}
+		}
+	}()
 	wd := func() string {
 		if r.Intn(5) == 0 && len(f.dirs) > 0 {
 			return pickS(r, f.dirs, "")
@@ -469,6 +489,24 @@ func genChecks(r *rand.Rand, dir string) []check {
 			a["working_dir"] = w
 		}
 		cs = append(cs, check{Tool: "git_blame", Args: a, Git: g, WD: w})
+	}
+	if f.big {
+		// Outputs over 1 MiB: the commits that touched the big file, its
+		// diff across the history and in the worktree, its blame.
+		g := func(args ...string) string { out, _, _ := runGit(dir, gitEnv(), args...); return out }
+		for _, h := range lines(g("log", "--all", "--format=%H", "--", "big")) {
+			cs = append(cs, check{Tool: "git_show", Args: map[string]any{"commit": h}, Git: []string{"show", h}})
+		}
+		if first := lines(g("rev-list", "--max-parents=0", "HEAD")); len(first) > 0 {
+			cs = append(cs, check{Tool: "git_diff", Args: map[string]any{"from_ref": first[0], "to_ref": "HEAD"}, Git: []string{"diff", first[0], "HEAD"}})
+		}
+		cs = append(cs, check{Tool: "git_diff", Args: map[string]any{"from_ref": "HEAD", "paths": []string{"big"}}, Git: []string{"diff", "HEAD", "--", "big"}})
+		for _, p := range f.tracked {
+			if strings.HasPrefix(p, "big/") {
+				cs = append(cs, check{Tool: "git_blame", Args: map[string]any{"path": p}, Git: []string{"blame", "--", p}})
+				break
+			}
+		}
 	}
 	cs = append(cs, genMutations(r, f)...)
 	return cs

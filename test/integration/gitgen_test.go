@@ -221,6 +221,14 @@ func genOps(seed int64) []op {
 			ops = append(ops[:at], append([]op{rt}, ops[at:]...)...)
 		}
 	}
+	// A big file (its diff over 1 MiB), written somewhere in the history
+	// or the final worktree, now and then. Its own generator.
+	bgr := rand.New(rand.NewSource(seed ^ 0xb16f11e))
+	if bgr.Intn(12) == 0 {
+		at := bgr.Intn(len(ops) + 1)
+		big := op{Kind: "write", Path: "big/" + genName(bgr), Content: 9, Seed: bgr.Int63()}
+		ops = append(ops[:at], append([]op{big}, ops[at:]...)...)
+	}
 	// Signed commits: a commit replaced by itself with an OpenPGP or an
 	// SSH signature (fixtures), somewhere in the history. Their own
 	// generator.
@@ -351,6 +359,14 @@ func content(kind int, seed int64) []byte {
 		return b
 	case 4:
 		return lines(40+r.Intn(40), "\n") // long enough for several hunks
+	case 9:
+		// Long enough that a diff of it is over the tools' default
+		// output cap (1 MiB).
+		var b bytes.Buffer
+		for i := 0; i < 120000; i++ {
+			fmt.Fprintf(&b, "%d %s\n", i, words[r.Intn(len(words))])
+		}
+		return b.Bytes()
 	default:
 		return lines(1+r.Intn(12), "\n")
 	}

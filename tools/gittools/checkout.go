@@ -104,7 +104,16 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		from := a.Commit
 		if from == "" {
 			if head == nil {
-				return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "fatal: not a valid object name: 'HEAD'"}
+				// An unborn branch: HEAD moves to the new name, which
+				// stays unborn (switch_unborn_to_new_branch).
+				name := plumbing.NewBranchReferenceName(a.CreateBranch)
+				if err := beforeChange(ctx); err != nil {
+					return "", err
+				}
+				if err := r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("Switched to a new branch '%s'\n", a.CreateBranch), nil
 			}
 			target = head.Hash()
 		} else {
@@ -151,6 +160,12 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 	switch {
 	case a.CreateBranch != "":
 		name := plumbing.NewBranchReferenceName(a.CreateBranch)
+		// git finds the name taken by a ref above or below it only when
+		// it makes the branch, after the switch (update_refs_for_switch):
+		// the worktree and index have moved, HEAD has not.
+		if err := refAvailable(r, name, ""); err != nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: cannot lock ref '%s': %v", name, err)}
+		}
 		if err := r.Storer.SetReference(plumbing.NewHashReference(name, target)); err != nil {
 			return "", err
 		}

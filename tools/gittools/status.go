@@ -168,7 +168,7 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs, f *Status
 	if f != nil {
 		f.Branch, f.Detached, f.Entries = branchName, detached, make([]StatusEntry, 0, len(entries))
 		for _, e := range entries {
-			f.Entries = append(f.Entries, StatusEntry{Path: e.path, From: e.from, Index: string(e.x), Worktree: string(e.y)})
+			f.Entries = append(f.Entries, StatusEntry{Path: e.path, From: e.from + e.wtFrom, Index: string(e.x), Worktree: string(e.y)})
 		}
 		if headErr == nil && !detached {
 			if up, ahead, behind, gone, ok := upstream(r, branchName, head.Hash()); ok {

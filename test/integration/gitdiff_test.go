@@ -261,6 +261,21 @@ func ref(r *rand.Rand, f repoFacts) string {
 	return refExprs[r.Intn(len(refExprs))]
 }
 
+// revArg picks a revision for a tool that takes ranges as git does (the
+// commit of git_show, the from_ref of git_diff): a revision, A..B, A...B,
+// or one of their one-sided forms.
+func revArg(r *rand.Rand, f repoFacts) string {
+	switch r.Intn(6) {
+	case 0:
+		return ref(r, f) + ".." + ref(r, f)
+	case 1:
+		return ref(r, f) + "..." + ref(r, f)
+	case 2:
+		return []string{"HEAD~1..", "..HEAD~1", "main...", "...main", "HEAD~2..HEAD", "HEAD..HEAD"}[r.Intn(6)]
+	}
+	return ref(r, f)
+}
+
 // pathArg picks a path argument: tracked, a directory, untracked, a glob
 // or something that does not exist.
 func pathArg(r *rand.Rand, f repoFacts) string {
@@ -403,7 +418,7 @@ func genChecks(r *rand.Rand, dir string) []check {
 			a["cached"] = true
 			g = append(g, "--cached")
 		case 1:
-			from := ref(r, f)
+			from := revArg(r, f)
 			a["from_ref"] = from
 			g = append(g, from)
 			if r.Intn(2) == 0 {
@@ -459,7 +474,7 @@ func genChecks(r *rand.Rand, dir string) []check {
 		}
 		c := "HEAD"
 		if i > 0 {
-			c = ref(r, f)
+			c = revArg(r, f)
 			a["commit"] = c
 		}
 		g = append(g, c)

@@ -336,6 +336,34 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		return nil, err
 	}
 	var from, to map[string]side
+	// A..B and A...B (handle_dotdot): the trees of A (of the merge base)
+	// and B; with a second revision git prints its usage.
+	if a.ToRef != "" {
+		for _, rev := range []string{a.FromRef, a.ToRef} {
+			if _, ok, err := parseRevRange(r, rev); err != nil {
+				return nil, err
+			} else if ok {
+				return nil, errDiffUsage
+			}
+		}
+	}
+	rr, isRange, err := parseRevRange(r, a.FromRef)
+	if err != nil {
+		return nil, err
+	}
+	if isRange && a.ToRef == "" && !a.Cached {
+		ft, tt, err := rr.trees()
+		if err != nil {
+			return nil, err
+		}
+		if from, err = treeFiles(r, ft); err != nil {
+			return nil, err
+		}
+		if to, err = treeFiles(r, tt); err != nil {
+			return nil, err
+		}
+		return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
+	}
 	if a.Cached || a.ToRef == "" {
 		// A patch against the worktree looks into submodules for
 		// dirtiness (diff_setup_done sets dirty_submodules with -p).
@@ -466,6 +494,15 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 	}
 	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
 }
+
+// errDiffUsage is git diff's usage, printed when a range comes with a
+// second revision.
+var errDiffUsage = &tools.Error{Kind: tools.KindBadArgs, Message: "usage: git diff [<options>] [<commit>] [--] [<path>...]\n" +
+	"   or: git diff [<options>] --cached [--merge-base] [<commit>] [--] [<path>...]\n" +
+	"   or: git diff [<options>] [--merge-base] <commit> [<commit>...] <commit> [--] [<path>...]\n" +
+	"   or: git diff [<options>] <commit>...<commit> [--] [<path>...]\n" +
+	"   or: git diff [<options>] <blob> <blob>\n" +
+	"   or: git diff [<options>] --no-index [--] <path> <path>"}
 
 // diffSides lists the differences of the paths match selects (nil: all).
 func diffSides(from, to map[string]side, match func(string) bool) []*change {

@@ -172,7 +172,8 @@ type Event struct {
 // TruncationMarker is appended where output was cut.
 const TruncationMarker = "\n\n... [output truncated]"
 
-// DefaultMaxOutputBytes caps string results no tool capped itself.
+// DefaultMaxOutputBytes caps string results no tool capped itself (see
+// Result.Limit).
 const DefaultMaxOutputBytes = 1 << 20
 
 // Set is the registry of a kernel's tools and the one place calls go through.
@@ -290,11 +291,15 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	if err != nil {
 		return Result{}, err
 	}
-	if str, ok := res.Value.(string); ok && s.maxOutput > 0 {
-		if cut, truncated := Truncate(str, s.maxOutput); truncated {
+	limit := s.maxOutput
+	if res.Limit > 0 {
+		limit = res.Limit // the tool capped its result at what it was asked
+	}
+	if str, ok := res.Value.(string); ok && limit > 0 {
+		if cut, truncated := Truncate(str, limit); truncated {
 			res.Value, res.Truncated = cut, true
 			if res.TruncatedReason == "" {
-				res.TruncatedReason = fmt.Sprintf("output over %d bytes", s.maxOutput)
+				res.TruncatedReason = fmt.Sprintf("output over %d bytes", limit)
 			}
 		}
 	}

@@ -51,6 +51,11 @@ type Result struct {
 	// entries beside git's text), of the tool's Spec.Extra type. MCP
 	// clients get them in structuredContent; `tgp call` prints the text.
 	Extra any `json:"-"`
+	// Limit, when set, is the byte cap the tool applied to Value itself
+	// (a git tool's max_bytes, configured or asked for): the Set caps the
+	// result at it instead of its own default, so a caller that asks for
+	// more than the default gets it.
+	Limit int `json:"-"`
 }
 
 // Spec declares a tool whose arguments decode into A.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -107,6 +108,36 @@ func TestOutputCapUTF8(t *testing.T) {
 	}
 	if !json.Valid([]byte(`"`+strings.TrimSuffix(s, TruncationMarker)+`"`)) || strings.ContainsRune(s, '\uFFFD') {
 		t.Fatal("cut inside a UTF-8 sequence")
+	}
+}
+
+// TestOutputCapFollowsToolLimit: a result the tool capped itself
+// (Result.Limit, a git tool's max_bytes) is capped there, above the Set's
+// default too; one with no limit of its own is capped at the default.
+func TestOutputCapFollowsToolLimit(t *testing.T) {
+	capped := func(limit int) *Tool {
+		return Define(Spec[struct{}]{
+			Name: fmt.Sprintf("big%d", limit), Description: "big output",
+			Annotations: Annotations{ReadOnly: true, Risk: RiskLow},
+			Run: func(context.Context, struct{}) (Result, error) {
+				return Result{Value: strings.Repeat("x", 3000), Limit: limit}, nil
+			},
+		})
+	}
+	set := NewSet(WithMaxOutputBytes(1000))
+	_ = set.Add(capped(0), capped(5000), capped(2000))
+	for _, c := range []struct {
+		tool string
+		max  int
+		cut  bool
+	}{{"big0", 1000, true}, {"big5000", 3000, false}, {"big2000", 2000, true}} {
+		res, err := set.Call(context.Background(), c.tool, json.RawMessage(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := res.Value.(string); len(s) > c.max || res.Truncated != c.cut {
+			t.Errorf("%s: %d bytes, truncated %v", c.tool, len(s), res.Truncated)
+		}
 	}
 }
 

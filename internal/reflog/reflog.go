@@ -277,10 +277,22 @@ func Rename(dot billy.Filesystem, from, to plumbing.ReferenceName) error {
 		}
 		return fmt.Errorf("reflog: %s: %w", Path(from), err)
 	}
+	// Through a temporary name, as git's rename_tmp_log: the new log may
+	// go where the old one's directory was ("feature/x" to "feature"),
+	// which must be empty and gone first.
+	tmp := "logs/refs/.tmp-renamed-log"
+	if err := dot.Rename(Path(from), tmp); err != nil {
+		return fmt.Errorf("reflog: rename %s: %w", Path(from), err)
+	}
+	for d := path.Dir(Path(from)); strings.HasPrefix(d, Path(to)); d = path.Dir(d) {
+		if entries, err := dot.ReadDir(d); err != nil || len(entries) > 0 || dot.Remove(d) != nil {
+			break
+		}
+	}
 	if err := dot.MkdirAll(path.Dir(Path(to)), 0o755); err != nil {
 		return fmt.Errorf("reflog: %s: %w", Path(to), err)
 	}
-	if err := dot.Rename(Path(from), Path(to)); err != nil {
+	if err := dot.Rename(tmp, Path(to)); err != nil {
 		return fmt.Errorf("reflog: rename %s: %w", Path(from), err)
 	}
 	return nil

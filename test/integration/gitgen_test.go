@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
 // op is one step of building a repository.
@@ -219,6 +221,35 @@ func genOps(seed int64) []op {
 			ops = append(ops[:at], append([]op{rt}, ops[at:]...)...)
 		}
 	}
+	// A big file (its diff over 1 MiB), written somewhere in the history
+	// or the final worktree, now and then. Its own generator.
+	bgr := rand.New(rand.NewSource(seed ^ 0xb16f11e))
+	if bgr.Intn(12) == 0 {
+		at := bgr.Intn(len(ops) + 1)
+		big := op{Kind: "write", Path: "big/" + genName(bgr), Content: 9, Seed: bgr.Int63()}
+		ops = append(ops[:at], append([]op{big}, ops[at:]...)...)
+	}
+	// Signed commits: a commit replaced by itself with an OpenPGP or an
+	// SSH signature (fixtures), somewhere in the history. Their own
+	// generator.
+	sgr := rand.New(rand.NewSource(seed ^ 0x516e))
+	if sgr.Intn(4) == 0 {
+		var commitsAt []int
+		for i, o := range ops {
+			if o.Kind == "commit" {
+				commitsAt = append(commitsAt, i)
+			}
+		}
+		for n := 1 + sgr.Intn(2); n > 0 && len(commitsAt) > 0; n-- {
+			at := commitsAt[sgr.Intn(len(commitsAt))] + 1
+			ops = append(ops[:at], append([]op{{Kind: "sign", Flag: sgr.Intn(3) == 0}}, ops[at:]...)...)
+			for i := range commitsAt {
+				if commitsAt[i] >= at {
+					commitsAt[i]++
+				}
+			}
+		}
+	}
 	// A worktree with staged, unstaged-on-staged, untracked, ignored and
 	// deleted files.
 	for n := r.Intn(7); n > 0; n-- {
@@ -328,6 +359,14 @@ func content(kind int, seed int64) []byte {
 		return b
 	case 4:
 		return lines(40+r.Intn(40), "\n") // long enough for several hunks
+	case 9:
+		// Long enough that a diff of it is over the tools' default
+		// output cap (1 MiB).
+		var b bytes.Buffer
+		for i := 0; i < 120000; i++ {
+			fmt.Fprintf(&b, "%d %s\n", i, words[r.Intn(len(words))])
+		}
+		return b.Bytes()
 	default:
 		return lines(1+r.Intn(12), "\n")
 	}
@@ -783,6 +822,8 @@ func (b *builder) apply(o op) {
 		}
 	case "retype":
 		b.retype(o)
+	case "sign":
+		b.sign(o.Flag)
 	case "rmcached":
 		p, ok := b.pick(o.Sel)
 		if !ok {
@@ -790,6 +831,32 @@ func (b *builder) apply(o op) {
 		}
 		b.git("rm", "-q", "--cached", "--", p)
 	}
+}
+
+// sign replaces HEAD's commit by the same commit signed (a fixture
+// signature: SSH when ssh, else OpenPGP) and moves HEAD's branch to it.
+func (b *builder) sign(ssh bool) {
+	raw, err := b.git("cat-file", "commit", "HEAD")
+	if err != nil {
+		return
+	}
+	head, msg, ok := strings.Cut(raw, "\n\n")
+	if !ok || strings.Contains(head, "\ngpgsig ") {
+		return
+	}
+	sig := gittest.PGPSignature
+	if ssh {
+		sig = gittest.SSHSignature
+	}
+	obj := head + "\ngpgsig " + strings.ReplaceAll(sig, "\n", "\n ") + "\n\n" + msg
+	cmd := exec.Command("git", "hash-object", "-t", "commit", "-w", "--stdin")
+	cmd.Dir, cmd.Env, cmd.Stdin = b.dir, b.env(), strings.NewReader(obj)
+	out, err := cmd.Output()
+	if err != nil {
+		return
+	}
+	b.script = append(b.script, fmt.Sprintf("printf '%%s' %s | git hash-object -t commit -w --stdin", shellQuote(obj)))
+	b.git("update-ref", "-m", "sign", "HEAD", strings.TrimSpace(string(out)))
 }
 
 // retype changes the kind of a path (DIFF_STATUS_TYPE_CHANGED): by

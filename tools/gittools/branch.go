@@ -3,9 +3,11 @@ package gittools
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -77,7 +79,9 @@ func branchTool(d Deps) *tools.Tool {
 // CheckRefFormat validates a branch name like `git check-ref-format --branch`.
 func CheckRefFormat(name string) error {
 	switch {
-	case name == "" || name == "@":
+	case name == "" || name == "HEAD":
+		// "@" alone is a valid branch name (refs/heads/@); "HEAD" is not
+		// (strbuf_check_branch_ref).
 		return fmt.Errorf("'%s' is not a valid branch name", name)
 	case strings.HasPrefix(name, "-"):
 		return fmt.Errorf("'%s' is not a valid branch name (starts with '-')", name)
@@ -110,7 +114,10 @@ func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 		}
 		head, err := r.Head()
 		if err != nil {
-			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "fatal: not a valid object name: 'HEAD'"}
+			return "", errUnbornStart(r)
+		}
+		if err := refAvailable(r, name, ""); err != nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: cannot lock ref '%s': %v", name, err)}
 		}
 		if err := r.Storer.SetReference(plumbing.NewHashReference(name, head.Hash())); err != nil {
 			return "", err
@@ -175,6 +182,17 @@ func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 		if _, err := r.Storer.Reference(nn); err == nil {
 			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: a branch named '%s' already exists", a.NewName)}
 		}
+		if err := refAvailable(r, nn, old); err != nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: %v\nfatal: Branch rename failed", err)}
+		}
+		// The old ref goes first: it may be a directory's only ref
+		// where the new one is to be ("feature/x" to "feature").
+		if err := r.Storer.RemoveReference(old); err != nil {
+			return "", err
+		}
+		if strings.HasPrefix(string(old), string(nn)+"/") {
+			removeEmptyRefDirs(r, old, nn)
+		}
 		if err := r.Storer.SetReference(plumbing.NewHashReference(nn, ref.Hash())); err != nil {
 			return "", err
 		}
@@ -182,9 +200,6 @@ func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 			if err := r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, nn)); err != nil {
 				return "", err
 			}
-		}
-		if err := r.Storer.RemoveReference(old); err != nil {
-			return "", err
 		}
 		rl.move(old, nn)
 		rl.log(nn, ref.Hash(), ref.Hash(), renamedLog)
@@ -205,6 +220,52 @@ func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 		return "", nil
 	}
 	return listBranches(r, a)
+}
+
+// refAvailable is refs_verify_refname_available: a ref cannot be made
+// where another ref is a directory above it ("feature" for
+// "feature/x"), nor where refs live below it, packed or loose (skip: a
+// ref being renamed away). The error is git's "'<other>' exists; cannot
+// create '<name>'".
+func refAvailable(r *git.Repository, name, skip plumbing.ReferenceName) error {
+	iter, err := r.Storer.IterReferences()
+	if err != nil {
+		return nil
+	}
+	var below []string
+	above := ""
+	_ = iter.ForEach(func(ref *plumbing.Reference) error {
+		n := string(ref.Name())
+		switch {
+		case ref.Name() == skip || ref.Name() == name:
+		case strings.HasPrefix(string(name), n+"/"):
+			if above == "" || len(n) < len(above) {
+				above = n
+			}
+		case strings.HasPrefix(n, string(name)+"/"):
+			below = append(below, n)
+		}
+		return nil
+	})
+	other := above
+	if other == "" && len(below) > 0 {
+		sort.Strings(below)
+		other = below[0]
+	}
+	if other == "" {
+		return nil
+	}
+	return fmt.Errorf("'%s' exists; cannot create '%s'", other, name)
+}
+
+// errUnbornStart is git branch's (and checkout -b's) refusal to start a
+// branch at an unborn HEAD: the start point named as HEAD resolves.
+func errUnbornStart(r *git.Repository) error {
+	start := "HEAD"
+	if b, detached := currentBranch(r); !detached {
+		start = b
+	}
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: not a valid object name: '%s'", start)}
 }
 
 func isAncestor(r *git.Repository, anc, of plumbing.Hash) bool {
@@ -324,4 +385,22 @@ func onelineSubject(msg string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// removeEmptyRefDirs removes the directories of .git that held only the
+// loose ref old, up to and including upTo's (git's rename_ref leaves no
+// directory where the new ref goes).
+func removeEmptyRefDirs(r *git.Repository, old, upTo plumbing.ReferenceName) {
+	fsr, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
+	if !ok {
+		return
+	}
+	for d := path.Dir(string(old)); len(d) >= len(upTo); d = path.Dir(d) {
+		if entries, err := fsr.Filesystem().ReadDir(d); err != nil || len(entries) > 0 {
+			return
+		}
+		if fsr.Filesystem().Remove(d) != nil {
+			return
+		}
+	}
 }

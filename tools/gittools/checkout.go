@@ -104,7 +104,16 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		from := a.Commit
 		if from == "" {
 			if head == nil {
-				return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: "fatal: not a valid object name: 'HEAD'"}
+				// An unborn branch: HEAD moves to the new name, which
+				// stays unborn (switch_unborn_to_new_branch).
+				name := plumbing.NewBranchReferenceName(a.CreateBranch)
+				if err := beforeChange(ctx); err != nil {
+					return "", err
+				}
+				if err := r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("Switched to a new branch '%s'\n", a.CreateBranch), nil
 			}
 			target = head.Hash()
 		} else {
@@ -151,6 +160,12 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 	switch {
 	case a.CreateBranch != "":
 		name := plumbing.NewBranchReferenceName(a.CreateBranch)
+		// git finds the name taken by a ref above or below it only when
+		// it makes the branch, after the switch (update_refs_for_switch):
+		// the worktree and index have moved, HEAD has not.
+		if err := refAvailable(r, name, ""); err != nil {
+			return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: cannot lock ref '%s': %v", name, err)}
+		}
 		if err := r.Storer.SetReference(plumbing.NewHashReference(name, target)); err != nil {
 			return "", err
 		}
@@ -462,18 +477,41 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	// (read_tree_some honours exclusions) and marks items on those
 	// only: a positive item must match one of them, and an exclusion
 	// counts as matched once anything was selected.
-	if raw, ok := unmatchedIn(ps, files); ok {
-		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", raw)}
+	known := map[string]bool{}
+	for p := range files {
+		known[p] = true
+	}
+	if err := reportPathError(a.Paths, ps, known); err != nil {
+		return "", err
 	}
 	if err := beforeChange(ctx); err != nil {
 		return "", err
 	}
+	// The commit's entries go into the index; those the index then
+	// matches (in order, through git's seen array: indexMatcher) go to
+	// the worktree too.
+	names := make([]string, 0, len(files))
+	for p := range files {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	im, only := newIndexMatcher(ps), map[string]side{}
+	for _, p := range names {
+		if !im.match(p) {
+			only[p] = all[p]
+			delete(files, p)
+		}
+	}
 	if err := gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree); err != nil {
+		return "", err
+	}
+	if err := setIndexEntries(r, only); err != nil {
 		return "", err
 	}
 	ab := newAbbrever(r)
 	defer ab.close()
-	return fmt.Sprintf("Updated %d path%s from %s\n", len(files), plural(len(files)), ab.short(c.Hash)), nil
+	n := len(files) + len(only)
+	return fmt.Sprintf("Updated %d path%s from %s\n", n, plural(n), ab.short(c.Hash)), nil
 }
 
 // logSwitch writes the reflog entries of a branch switch: the new

@@ -192,6 +192,9 @@ func (d Deps) text(ctx context.Context, workingDir string, timeoutMS, maxBytes i
 			res.Value = res.Value.(string) + TimeoutMarker
 		}
 		res.TruncatedReason = pt.reason
+		if maxBytes > 0 {
+			res.Limit = maxBytes + len(TimeoutMarker)
+		}
 		return res, nil
 	}
 	if err != nil {
@@ -203,10 +206,11 @@ func (d Deps) text(ctx context.Context, workingDir string, timeoutMS, maxBytes i
 	return result(out, maxBytes), nil
 }
 
-// result truncates text at maxBytes with the tools' truncation marker.
+// result truncates text at maxBytes with the tools' truncation marker;
+// the Set caps it there too, not at its own default.
 func result(s string, maxBytes int) tools.Result {
 	cut, truncated := tools.Truncate(s, maxBytes)
-	res := tools.Result{Value: cut, Truncated: truncated}
+	res := tools.Result{Value: cut, Truncated: truncated, Limit: maxBytes}
 	if truncated {
 		res.TruncatedReason = fmt.Sprintf("output over max_bytes (%d)", maxBytes)
 	}

@@ -336,6 +336,34 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		return nil, err
 	}
 	var from, to map[string]side
+	// A..B and A...B (handle_dotdot): the trees of A (of the merge base)
+	// and B; with a second revision git prints its usage.
+	if a.ToRef != "" {
+		for _, rev := range []string{a.FromRef, a.ToRef} {
+			if _, ok, err := parseRevRange(r, rev); err != nil {
+				return nil, err
+			} else if ok {
+				return nil, errDiffUsage
+			}
+		}
+	}
+	rr, isRange, err := parseRevRange(r, a.FromRef)
+	if err != nil {
+		return nil, err
+	}
+	if isRange && a.ToRef == "" && !a.Cached {
+		ft, tt, err := rr.trees()
+		if err != nil {
+			return nil, err
+		}
+		if from, err = treeFiles(r, ft); err != nil {
+			return nil, err
+		}
+		if to, err = treeFiles(r, tt); err != nil {
+			return nil, err
+		}
+		return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
+	}
 	if a.Cached || a.ToRef == "" {
 		// A patch against the worktree looks into submodules for
 		// dirtiness (diff_setup_done sets dirty_submodules with -p).
@@ -418,7 +446,24 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		}
 		// A file added with intent to add is new in the worktree.
 		dropIntentToAdd(from, to)
-		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
+		// With a patch to print (-U makes --stat print one too), a path
+		// with both sides is shown combined.
+		patch := !a.NameOnly && (!a.Stat || a.Unified != nil)
+		sides := diffSides(from, to, ps.match)
+		dsts := unmergedRenameDsts(r, s, conflicts, ps.match, patch)
+		for _, d := range dsts {
+			sides = append(sides, d)
+		}
+		changes := s.patch(diffTrees).detectRenames(sides)
+		if len(dsts) > 0 {
+			kept := changes[:0]
+			for _, c := range changes {
+				if dsts[c.path] != c {
+					kept = append(kept, c)
+				}
+			}
+			changes = kept
+		}
 		// A combined diff's result mode is the file's own, core.filemode
 		// notwithstanding (combine-diff.c canon_mode of the stat).
 		if w, err := worktreeOf(r); err == nil {
@@ -431,10 +476,12 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 				}
 			}
 		}
-		// With a patch to print (-U makes --stat print one too), a path
-		// with both sides is shown combined.
-		patch := !a.NameOnly && (!a.Stat || a.Unified != nil)
 		out := unmergedChanges(changes, conflicts, ps.match, to, patch)
+		for _, c := range out {
+			if d := dsts[c.path]; d != nil && c.unmerged && d.oldPath != "" {
+				c.oldPath, c.copied, c.score = d.oldPath, d.copied, d.score
+			}
+		}
 		if w, err := worktreeOf(r); err == nil {
 			for _, c := range out {
 				if c.combined != nil && !c.combined.hasResult {
@@ -447,6 +494,15 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 	}
 	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
 }
+
+// errDiffUsage is git diff's usage, printed when a range comes with a
+// second revision.
+var errDiffUsage = &tools.Error{Kind: tools.KindBadArgs, Message: "usage: git diff [<options>] [<commit>] [--] [<path>...]\n" +
+	"   or: git diff [<options>] --cached [--merge-base] [<commit>] [--] [<path>...]\n" +
+	"   or: git diff [<options>] [--merge-base] <commit> [<commit>...] <commit> [--] [<path>...]\n" +
+	"   or: git diff [<options>] <commit>...<commit> [--] [<path>...]\n" +
+	"   or: git diff [<options>] <blob> <blob>\n" +
+	"   or: git diff [<options>] --no-index [--] <path> <path>"}
 
 // diffSides lists the differences of the paths match selects (nil: all).
 func diffSides(from, to map[string]side, match func(string) bool) []*change {
@@ -496,7 +552,13 @@ func render(changes []*change, nameOnly, stat bool, po patchOpts) string {
 				cr := c.combined
 				writeCombined(&b, po, c.path, cr.parents, cr.has, cr.result, cr.hasResult, cr.dirInPlace)
 			case c.unmerged:
-				b.WriteString("* Unmerged path " + c.path + "\n")
+				// run_diff_cmd names the pair's first path: a rename's
+				// source (unmergedRenameDsts).
+				name := c.path
+				if c.oldPath != "" {
+					name = c.oldPath
+				}
+				b.WriteString("* Unmerged path " + name + "\n")
 			default:
 				writePatch(&b, c, po)
 			}
@@ -698,7 +760,8 @@ func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts, fm fu
 				nCount++
 			}
 		}
-		fmt.Fprintf(b, "@@ -%s +%s @@%s\n", hunkRange(oStart, oCount), hunkRange(nStart, nCount), funcName(a, oStart, fm))
+		b.WriteString(saneTruncateLine(fmt.Sprintf("@@ -%s +%s @@%s", hunkRange(oStart, oCount), hunkRange(nStart, nCount), funcName(a, oStart, fm))))
+		b.WriteByte('\n')
 		for _, o := range ops[hs:end] {
 			line := o.line
 			if o.kind != ' ' || !po.suppressBlankEmpty || !(len(line) == 1 && line[0] == '\n') {
@@ -711,6 +774,26 @@ func writeHunks(b *strings.Builder, oldData, newData []byte, po patchOpts, fm fu
 		}
 		start = end
 	}
+}
+
+// saneTruncateLine is diff.c's sane_truncate_line on a hunk header: the
+// line ends before its first byte that does not start a whole UTF-8
+// character as git's pick_one_utf8_char reads one (a function name cut
+// at 80 bytes inside a character, a Latin-1 byte; U+FFFE and U+FFFF are
+// refused too).
+func saneTruncateLine(line string) string {
+	for i := 0; i < len(line); {
+		if line[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(line[i:])
+		if (r == utf8.RuneError && size <= 1) || r == 0xfffe || r == 0xffff {
+			return line[:i]
+		}
+		i += size
+	}
+	return line
 }
 
 func hunkRange(start, count int) string {
@@ -803,8 +886,12 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 	files := 0
 	for _, c := range changes {
 		if c.unmerged {
-			// "Unmerged" takes the place of the count (8 columns).
+			// "Unmerged" takes the place of the count (8 columns); the
+			// row is named by the pair's first path (a rename's source).
 			name := po.quote(c.path)
+			if c.oldPath != "" {
+				name = po.quote(c.oldPath)
+			}
 			rows = append(rows, row{name: name, unmerged: true})
 			maxLen = max(maxLen, strWidth(name))
 			binW = max(binW, 8)

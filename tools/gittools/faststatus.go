@@ -47,7 +47,7 @@ func fastStatus(r *git.Repository, s *settings, untracked bool) (git.Status, err
 // untracked files (git add refuses to add them by name). With
 // underIndexFiles, untracked files inside a directory that replaced an
 // indexed file are listed too: git status hides them, git add -A adds them.
-func fastStatusIgnored(r *git.Repository, s *settings, untracked, underIndexFiles bool) (git.Status, *index.Index, map[string]bool, error) {
+func fastStatusIgnored(r *git.Repository, s *settings, untracked, underIndexFiles bool) (git.Status, *index.Index, ignoredPaths, error) {
 	return scanStatus(r, s, statusScan{untracked: untracked, underIndexFiles: underIndexFiles, ignored: true})
 }
 
@@ -63,16 +63,24 @@ type statusScan struct {
 	lookAtFlagged bool
 }
 
-func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *index.Index, map[string]bool, error) {
+// ignoredPaths are the ignored untracked paths a walk found: every file
+// (files), and the top-most ignored entries (top): a directory an ignore
+// rule excludes as a whole, or a file outside such a directory, as git's
+// fill_directory meets them (it does not enter an excluded directory).
+type ignoredPaths struct {
+	files, top map[string]bool
+}
+
+func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *index.Index, ignoredPaths, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, ignoredPaths{}, err
 	}
 	// The index as the repository keeps it decoded (shared: read only; a
 	// refresh below writes a copy).
 	idx, shared, err := gitbackend.IndexView(r.Storer)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, ignoredPaths{}, err
 	}
 	if !slices.IsSortedFunc(idx.Entries, cmpEntry) {
 		if shared {
@@ -84,12 +92,12 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 	valid := gitbackend.AssumeUnchangedIn(r.Storer)
 	tree, _, err := headTreeHash(r)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, ignoredPaths{}, err
 	}
 	// HEAD's entry at each index path; HEAD's paths the index lacks.
 	headAt, deleted, err := gitbackend.DiffIndex(r.Storer, tree, ents)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, ignoredPaths{}, err
 	}
 	var patterns []gitignore.Pattern
 	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
@@ -109,7 +117,7 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 	// The walk reads the files whose content decides.
 	read := func(e *index.Entry, st *wstat) bool { return stale(e, st) && !resized(e, st) }
 	sc := &scanner{src: newDirSource(w.Filesystem), ents: ents, stats: make([]wstat, len(ents)), o: o,
-		stale: read, ignored: map[string]bool{}, content: map[int]worktreeFile{}}
+		stale: read, ignored: map[string]bool{}, ignoredTop: map[string]bool{}, content: map[int]worktreeFile{}}
 	sc.walk(patterns)
 
 	st := git.Status{}
@@ -222,7 +230,7 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		_ = r.Storer.SetIndex(idx) // a cache refresh; status is right either way
 	}
 	if !o.untracked {
-		return st, idx, sc.ignored, nil
+		return st, idx, ignoredPaths{files: sc.ignored, top: sc.ignoredTop}, nil
 	}
 	for _, p := range sc.files {
 		if ancestorIn(p, gitlinks) || (!o.underIndexFiles && sc.ancestorInIndex(p)) {
@@ -234,7 +242,7 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		}
 		set(p, git.Untracked, git.Untracked)
 	}
-	return st, idx, sc.ignored, nil
+	return st, idx, ignoredPaths{files: sc.ignored, top: sc.ignoredTop}, nil
 }
 
 // flaggedUptodate is unpack-trees' verify_uptodate_1 for an entry marked
@@ -503,7 +511,9 @@ type scanner struct {
 	busy    int
 	files   []string
 	ignored map[string]bool
-	content map[int]worktreeFile
+	// ignoredTop: the top-most ignored entries (see ignoredPaths).
+	ignoredTop map[string]bool
+	content    map[int]worktreeFile
 }
 
 // worktreeFile is a file's bytes and mode as readWorktree gives them.
@@ -619,7 +629,7 @@ func (sc *scanner) walkDir(t dirTask) {
 	if d.path != "" {
 		plen = len(d.path) + 1
 	}
-	var files, ignored []string
+	var files, ignored, top []string
 	for i := range list {
 		e := &list[i]
 		if e.name == ".git" {
@@ -662,6 +672,11 @@ func (sc *scanner) walkDir(t dirTask) {
 			case n > 0 && sc.ents[at].Mode == filemode.Submodule && !sc.o.ignored:
 				continue // a gitlink: its files are another repository's
 			}
+			if subIgnored && !dirIgnored && sc.o.ignored {
+				sc.mu.Lock()
+				sc.ignoredTop[p] = true
+				sc.mu.Unlock()
+			}
 			sub, err := sc.src.open(d, e.name, p)
 			if err != nil {
 				continue
@@ -693,6 +708,9 @@ func (sc *scanner) walkDir(t dirTask) {
 		if dirIgnored || match(p, false) {
 			if sc.o.ignored {
 				ignored = append(ignored, p)
+				if !dirIgnored {
+					top = append(top, p)
+				}
 			}
 			continue
 		}
@@ -703,6 +721,9 @@ func (sc *scanner) walkDir(t dirTask) {
 		sc.files = append(sc.files, files...)
 		for _, p := range ignored {
 			sc.ignored[p] = true
+		}
+		for _, p := range top {
+			sc.ignoredTop[p] = true
 		}
 		sc.mu.Unlock()
 	}

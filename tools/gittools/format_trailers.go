@@ -147,7 +147,11 @@ func trailerBlock(msg string) (string, []trailerItem) {
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	end := len(lines)
+	// git's trailer_end: what ignore_non_trailer leaves out (a run of
+	// comment and empty lines at the end, the old "Conflicts:" block, all
+	// from the scissors line on) is not part of it.
+	blockEnd := ignoreNonTrailer(lines)
+	end := blockEnd
 	for end > 0 {
 		if _, blank := blankTrim(lines[end-1]); blank || strings.HasPrefix(lines[end-1], "#") {
 			end--
@@ -200,16 +204,20 @@ func trailerBlock(msg string) (string, []trailerItem) {
 	if !(trailers > 0 && others == 0) && !(recognized && trailers*3 >= others) {
 		return "", nil
 	}
+	// The block runs to trailer_end (blank and comment lines before it
+	// included); its items are trailer_info_get's: a line starting with
+	// white space continues the trailer before it, any other line is an
+	// item of its own (a comment line a non-trailer one).
+	block = lines[start:blockEnd]
 	var items []trailerItem
+	lastTrailer := false
 	for _, l := range block {
-		if strings.HasPrefix(l, "#") {
-			continue
-		}
-		if len(items) > 0 && (l[0] == ' ' || l[0] == '\t') {
+		if lastTrailer && strings.IndexByte(" \t\n\v\f\r", l[0]) >= 0 {
 			items[len(items)-1].raw += l
 			continue
 		}
 		items = append(items, trailerItem{raw: l})
+		lastTrailer = trailerSeparator(strings.TrimSuffix(l, "\n")) >= 1
 	}
 	for i := range items {
 		l := strings.TrimSuffix(items[i].raw, "\n")
@@ -301,4 +309,46 @@ func unfoldValue(v string) string {
 		b.WriteString(l)
 	}
 	return b.String()
+}
+
+// cutLine is git's scissors line (wt-status.c cut_line) after the
+// comment character.
+const cutLine = "# ------------------------ >8 ------------------------\n"
+
+// ignoreNonTrailer is commit.c's ignore_non_trailer on a message's lines:
+// the index of the first line of what it ignores at the end. From the
+// scissors line on (wt_status_locate_end), and a final run of comment
+// lines, empty lines and the "Conflicts:" block old git merges wrote
+// (its lines of paths start with a tab). A run that starts at the first
+// line does not count (git's boc of 0 means none).
+func ignoreNonTrailer(lines []string) int {
+	cutoff := len(lines)
+	for i, l := range lines {
+		if l == cutLine {
+			cutoff = i
+			break
+		}
+	}
+	boc, inConflicts := 0, false
+	for i := 0; i < cutoff; i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "#") || l == "\n":
+			if boc == 0 {
+				boc = i
+			}
+		case l == "Conflicts:\n":
+			inConflicts = true
+			if boc == 0 {
+				boc = i
+			}
+		case inConflicts && strings.HasPrefix(l, "\t"):
+		case boc != 0:
+			boc, inConflicts = 0, false
+		}
+	}
+	if boc != 0 {
+		return boc
+	}
+	return cutoff
 }

@@ -6,6 +6,7 @@ package gittools
 // except %C(always,...)).
 
 import (
+	"github.com/tgp-go/tgp/tools"
 	"strconv"
 	"strings"
 
@@ -42,7 +43,13 @@ type userFormatter struct {
 	deco                  func(plumbing.Hash) []string
 	abbrev                func(plumbing.Hash) string
 	note                  func() string
+	// err stops the command (what git dies of while formatting).
+	err error
 }
+
+// errTrustLevelBug is git 2.39's BUG on %GT of a signature gpg could not
+// check: the trust level is left unset (gpg-interface.c).
+var errTrustLevelBug = &tools.Error{Kind: tools.KindExecutionFailed, Message: "BUG: gpg-interface.c:915: invalid trust level requested -1"}
 
 // formatUser is format_commit_message.
 func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string, abbrev func(plumbing.Hash) string, note func() string) string {
@@ -70,6 +77,9 @@ func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco fu
 		}
 	}
 	uf.rewrap(&sb, 0, 0, 0)
+	if uf.err != nil && pc.err == nil {
+		pc.err = uf.err
+	}
 	return sb.String()
 }
 
@@ -434,17 +444,26 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 		if len(p) < 2 {
 			return 0
 		}
-		signed := c.PGPSignature != ""
+		// signature.go: git with gpg and without the signer's key.
+		kind := kindOfSignature(c.PGPSignature)
 		switch p[1] {
 		case '?':
-			if signed {
-				sb.WriteByte('E') // no key to check it with
-			} else {
+			if kind == sigNone || kind == sigSSH {
 				sb.WriteByte('N')
+			} else {
+				sb.WriteByte('E') // no key to check it with
 			}
 		case 'T':
+			if kind != sigNone {
+				uf.err = errTrustLevelBug
+				return 2
+			}
 			sb.WriteString("undefined")
-		case 'G', 'S', 'K', 'F', 'P':
+		case 'K':
+			if kind == sigOpenPGP {
+				sb.WriteString(openPGPKeyID(c.PGPSignature))
+			}
+		case 'G', 'S', 'F', 'P':
 		default:
 			return 0
 		}

@@ -147,6 +147,10 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		}
 		n++
 		lp.show(&b, c)
+		if lp.pc.err != nil {
+			followErr = lp.pc.err // git dies (its output unflushed)
+			return false
+		}
 		return true
 	})
 	if err != nil {

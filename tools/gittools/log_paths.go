@@ -27,6 +27,7 @@ func (d Deps) logPathspec(wd, p string) (pathspec, error) {
 	if m.top {
 		base = ""
 	}
+	written := item // git quotes the item as written, its magic off
 	if item == "" {
 		item = "."
 	}
@@ -36,7 +37,7 @@ func (d Deps) logPathspec(wd, p string) (pathspec, error) {
 			root = real
 		}
 		return pathspec{}, &tools.Error{Kind: tools.KindBadArgs,
-			Message: fmt.Sprintf("fatal: %s: '%s' is outside repository at '%s'", p, p, root)}
+			Message: fmt.Sprintf("fatal: %s: '%s' is outside repository at '%s'", p, written, root)}
 	}
 	ps, err := parsePathspec(wd, []string{p})
 	if err != nil {

@@ -169,14 +169,6 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 			if found {
 				continue
 			}
-			hitIgnored := false
-			for p := range ignored {
-				hitIgnored = hitIgnored || one.match(p)
-			}
-			if hitIgnored && !it.glob && !a.Update {
-				ignoredItems = append(ignoredItems, ps.items[i].raw)
-				continue
-			}
 			// git dies only when the item's path, as matched (":(top)."
 			// and ":/./d" uncleaned), is not there: an item naming an
 			// existing directory with nothing to add, or the top, is no
@@ -187,6 +179,27 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 			return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.items[i].raw)}
 		}
 	}
+	// The ignored paths git reports (add_files' dir->ignored): the
+	// top-most ignored entries its walk meets (an excluded directory, or
+	// a file) that the pathspec does not exclude, and that an item's
+	// literal part names or lies inside (exclude_matches_pathspec).
+	if !a.Update {
+		for e := range ignored.top {
+			excluded := false
+			for _, ex := range ps.exclude {
+				excluded = excluded || (pathspec{items: []specItem{ex}}).match(e)
+			}
+			if excluded {
+				continue
+			}
+			for _, it := range ps.items {
+				if collectsIgnored(it, e) {
+					ignoredItems = append(ignoredItems, e)
+					break
+				}
+			}
+		}
+	}
 	// git collects an ignored path an exclude item names (or lies in)
 	// as one a pathspec item names: exclude_matches_pathspec does not
 	// look at the exclude magic.
@@ -195,10 +208,9 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 			if it.glob || it.pat == "" {
 				continue
 			}
-			for p := range ignored {
-				if d := strings.TrimSuffix(p, "/"); d == it.pat || strings.HasPrefix(it.pat, d+"/") {
-					ignoredItems = append(ignoredItems, it.raw)
-					break
+			for e := range ignored.top {
+				if collectsIgnored(it, e) {
+					ignoredItems = append(ignoredItems, e)
 				}
 			}
 		}
@@ -226,6 +238,8 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 			"hint: Disable this message with \"git config advice.updateSparsePath false\""}
 	}
 	if len(ignoredItems) > 0 {
+		sort.Strings(ignoredItems)
+		ignoredItems = slices.Compact(ignoredItems)
 		return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: "The following paths are ignored by one of your .gitignore files:\n" +
 			strings.Join(ignoredItems, "\n") + "\nhint: Use -f if you really want to add them.\n" +
 			"hint: Turn this message off by running\nhint: \"git config advice.addIgnoredFile false\""}
@@ -679,20 +693,22 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 		}
 	}
 	match := func(p string) bool { return !sparse[p] && ps.match(p) }
-	// Every pathspec item must match something the restore knows about.
-	for i, it := range ps.items {
-		one := pathspec{items: ps.items[i : i+1]}
-		found := false
-		for p := range inIndex {
-			found = found || !sparse[p] && one.match(p)
-		}
+	// Every pathspec item must match something the restore knows about
+	// (report_path_error): the index's entries, with HEAD's that the
+	// pathspec reads into it first when restoring from HEAD.
+	known := map[string]bool{}
+	for p := range inIndex {
+		known[p] = !sparse[p]
+	}
+	if a.Staged {
 		for p := range head {
-			found = found || (a.Staged && !sparse[p] && one.match(p))
+			if match(p) {
+				known[p] = known[p] || !sparse[p]
+			}
 		}
-		if !found {
-			_ = it
-			return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", ps.items[i].raw)}
-		}
+	}
+	if err := reportPathError(a.Paths, ps, known); err != nil {
+		return err
 	}
 	if err := beforeChange(ctx); err != nil {
 		return err
@@ -710,21 +726,64 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 			return err
 		}
 	}
+	// checkout_paths matches twice: HEAD's tree by the pathspec
+	// (read_tree_some: these entries take HEAD's version, "updated"),
+	// then the index, in order, through a seen array (indexMatcher): a
+	// matched entry that was not updated goes, a matched one is written
+	// to the worktree.
+	indexMatched := func(updated map[string]bool) map[string]bool {
+		names := make([]string, 0, len(inIndex)+len(updated))
+		for p := range inIndex {
+			names = append(names, p)
+		}
+		for p := range updated {
+			if inIndex[p] == nil {
+				names = append(names, p)
+			}
+		}
+		sort.Strings(names)
+		im, out := newIndexMatcher(ps), map[string]bool{}
+		for _, p := range names {
+			if !sparse[p] && im.match(p) {
+				out[p] = true
+			}
+		}
+		return out
+	}
 	switch {
 	case a.Staged && a.Worktree:
 		// Both from HEAD; paths HEAD lacks leave index and worktree.
-		files := map[string]gitbackend.TreeFile{}
-		for p, s := range head {
+		updated := map[string]bool{}
+		for p := range head {
 			if match(p) {
-				files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
+				updated[p] = true
 			}
 		}
-		for p := range inIndex {
-			if _, ok := head[p]; !ok && match(p) {
+		matched := indexMatched(updated)
+		files := map[string]gitbackend.TreeFile{}
+		var indexOnly []string
+		for p := range updated {
+			if matched[p] {
+				files[p] = gitbackend.TreeFile{Mode: head[p].mode, Hash: head[p].hash}
+			} else {
+				indexOnly = append(indexOnly, p)
+			}
+		}
+		for p := range matched {
+			if !updated[p] {
 				files[p] = gitbackend.TreeFile{Delete: true}
 			}
 		}
-		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree)
+		if err := gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree); err != nil {
+			return err
+		}
+		// Read from HEAD but matched in the index by no item that was
+		// still tried: HEAD's version in the index, the file untouched.
+		only := map[string]side{}
+		for _, p := range indexOnly {
+			only[p] = head[p]
+		}
+		return setIndexEntries(r, only)
 	case a.Staged:
 		// From HEAD, an unmerged path's stages give way to HEAD's entry.
 		idx.Entries = withoutStages(idx.Entries, match)
@@ -745,8 +804,14 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 				e.ModifiedAt = time.Time{} // force a re-check of the worktree file
 			}
 		}
-		for p := range inIndex {
-			if _, ok := head[p]; !ok && match(p) {
+		updated := map[string]bool{}
+		for p := range head {
+			if match(p) {
+				updated[p] = true
+			}
+		}
+		for p := range indexMatched(updated) {
+			if !updated[p] {
 				_, _ = idx.Remove(p) // a new file: unstaged, kept in the worktree
 			}
 		}
@@ -764,11 +829,60 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 			return err
 		}
 		files := map[string]gitbackend.TreeFile{}
+		matched := indexMatched(nil)
 		for p, e := range inIndex {
-			if match(p) && e.Stage == 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)
+			if matched[p] && e.Stage == 0 { // go-git decodes a merged entry as stage 0, not index.Merged (1)
 				files[p] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
 			}
 		}
 		return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, cfg).ToWorktree)
 	}
+}
+
+// collectsIgnored is exclude_matches_pathspec for one item: its part
+// before the first wildcard (all of it when literal) is the ignored entry
+// e or a path inside it; with icase magic compared case-insensitively.
+func collectsIgnored(it specItem, e string) bool {
+	lit := it.match
+	if it.glob || it.pathGlb {
+		if i := strings.IndexAny(lit, "*?[\\"); i >= 0 {
+			lit = lit[:i]
+		}
+	}
+	eq := func(a, b string) bool {
+		if it.icase {
+			return strings.EqualFold(a, b)
+		}
+		return a == b
+	}
+	switch {
+	case len(lit) == len(e):
+		return eq(lit, e)
+	case len(lit) > len(e):
+		return lit[len(e)] == '/' && eq(lit[:len(e)], e)
+	}
+	return false
+}
+
+// setIndexEntries gives index entries new versions without touching
+// their files (an entry that changes is compared with its file anew).
+func setIndexEntries(r *git.Repository, entries map[string]side) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return err
+	}
+	for p, s := range entries {
+		e, err := idx.Entry(p)
+		if err != nil {
+			e = idx.Add(p)
+		}
+		if e.Hash != s.hash || e.Mode != s.mode {
+			e.Hash, e.Mode, e.ModifiedAt = s.hash, s.mode, time.Time{}
+		}
+	}
+	sort.SliceStable(idx.Entries, func(i, j int) bool { return cmpEntry(idx.Entries[i], idx.Entries[j]) < 0 })
+	return r.Storer.SetIndex(idx)
 }

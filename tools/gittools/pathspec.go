@@ -117,7 +117,9 @@ func parsePathspec(wd string, items []string) (pathspec, error) {
 				it = "."
 			}
 			if rel := path.Join(wd, it); rel == ".." || strings.HasPrefix(rel, "../") {
-				return ps, &tools.Error{Kind: tools.KindBadArgs, Message: fmt.Sprintf("fatal: %s: '%s' is outside repository", raw, raw)}
+				// git quotes the item as written, its magic off (and
+				// names the repository's directory, left out here).
+				return ps, &tools.Error{Kind: tools.KindBadArgs, Message: fmt.Sprintf("fatal: %s: '%s' is outside repository", raw, it)}
 			}
 			p = strings.TrimPrefix(path.Clean(path.Join("/", wd, it)), "/")
 		}
@@ -174,6 +176,42 @@ func (ps pathspec) match(p string) bool {
 		}
 	}
 	return false
+}
+
+// indexMatcher is ce_path_match as checkout_paths calls it over the
+// index, in order, with a "seen" array (do_match_pathspec): an item that
+// matched one path exactly is not tried on the paths after it. An item
+// with wildcards that also names an existing path literally ("g/[ab].txt")
+// then matches only that path among those after it ("g/a.txt" is left
+// out; as an exclusion, "g/a.txt" is not excluded). Call match with the
+// paths in index order.
+type indexMatcher struct {
+	ps         pathspec
+	exact, exX []bool
+}
+
+func newIndexMatcher(ps pathspec) *indexMatcher {
+	return &indexMatcher{ps: ps, exact: make([]bool, len(ps.items)), exX: make([]bool, len(ps.exclude))}
+}
+
+func (m *indexMatcher) match(p string) bool {
+	try := func(items []specItem, exact []bool) bool {
+		hit := false
+		for i, it := range items {
+			if exact[i] || !it.matches(p) {
+				continue
+			}
+			hit = true
+			if it.pat != "" && (p == it.pat || it.icase && strings.EqualFold(p, it.pat)) {
+				exact[i] = true
+			}
+		}
+		return hit
+	}
+	if len(m.ps.items) > 0 && !try(m.ps.items, m.exact) {
+		return false
+	}
+	return !try(m.ps.exclude, m.exX)
 }
 
 func (it specItem) matches(p string) bool {
@@ -334,27 +372,49 @@ func bracket(pat string, c byte) (n int, ok, matched bool) {
 	return 0, false, false
 }
 
-// unmatchedIn returns the first item git's report_path_error would name
-// when selected holds the paths the whole pathspec selected: a positive
-// item that matches none of them, or, when nothing was selected at all,
-// the first item (an exclusion included; the implicit item of an
-// exclusions-only pathspec is named ".").
-func unmatchedIn[V any](ps pathspec, selected map[string]V) (string, bool) {
-	for _, it := range ps.items {
-		found := false
-		for p := range selected {
-			if it.matches(p) {
-				found = true
-				break
-			}
-		}
-		if found {
+// reportPathError is git's report_path_error after checkout_paths
+// matched the paths it knows (known: the index's entries, with what it
+// read from a tree): an item is seen when it matches one of them; an
+// exclusion when any of them is matched by a positive item (only then
+// are exclusions tried). Every item not seen is named, in the order
+// given, unless the same item given twice was seen.
+func reportPathError(raws []string, ps pathspec, known map[string]bool) error {
+	seenItem := make([]bool, len(ps.items))
+	anyPositive := false
+	for p, ok := range known {
+		if !ok {
 			continue
 		}
-		if it.raw == "" && len(ps.exclude) > 0 {
-			return ps.exclude[0].raw, true
+		for i, it := range ps.items {
+			if it.matches(p) {
+				seenItem[i], anyPositive = true, true
+			}
 		}
-		return it.raw, true
+		anyPositive = anyPositive || len(ps.items) == 0
 	}
-	return "", false
+	seenRaw := map[string]bool{}
+	var notSeen []string
+	for _, raw := range raws {
+		seen := anyPositive // an exclusion
+		for i, it := range ps.items {
+			if it.raw == raw {
+				seen = seenItem[i]
+			}
+		}
+		if seen {
+			seenRaw[raw] = true
+		} else {
+			notSeen = append(notSeen, raw)
+		}
+	}
+	var report []string
+	for _, raw := range notSeen {
+		if !seenRaw[raw] {
+			report = append(report, fmt.Sprintf("error: pathspec '%s' did not match any file(s) known to git", raw))
+		}
+	}
+	if len(report) == 0 {
+		return nil
+	}
+	return &tools.Error{Kind: tools.KindExecutionFailed, Message: strings.Join(report, "\n")}
 }

@@ -7,11 +7,13 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/tools"
 )
 
 // TestAddPathspecRandom compares git_add with git add for random
@@ -27,28 +29,7 @@ func TestAddPathspecRandom(t *testing.T) {
 		n = 60
 	}
 	s0, _ := strconv.Atoi(os.Getenv("TGP_ADDSPEC_SEED0"))
-	base := filepath.Join(t.TempDir(), "base")
-	gittest.Git(t, "", "init", "-q", "-b", "main", base)
-	f := &fixture{dir: base}
-	for _, p := range []string{"a.txt", "B.md", "d/b.txt", "d/e/c.go", "d/e/C.txt", "x/y.txt", "sp ace/z.txt"} {
-		f.write(t, p, "1\n")
-	}
-	f.write(t, ".gitignore", "*.log\nbuild/\n")
-	f.git(t, "add", "-A")
-	f.git(t, "commit", "-q", "-m", "base")
-	for _, p := range []string{"a.txt", "d/b.txt", "d/e/C.txt", "sp ace/z.txt"} {
-		f.write(t, p, "2\n")
-	}
-	_ = os.Remove(filepath.Join(base, "x/y.txt"))
-	f.write(t, "new.txt", "n\n")
-	f.write(t, "d/new.go", "n\n")
-	f.write(t, "d/e/debug.log", "ignored\n")
-	f.write(t, "build/out.txt", "ignored\n")
-	_ = os.MkdirAll(filepath.Join(base, "empty/dir"), 0o755)
-	paths := []string{"", ".", "./", "..", "a.txt", "d", "d/", "./d", "d/e", "d/../a.txt", "./d/e", "*.txt", "d/*", "**/c.go", "*.go", "e/*",
-		"nonexistent", "c.TXT", "E", "D/E", "debug.log", "d/e/debug.log", "build", "empty", "empty/dir", "x", "x/y.txt", "sp ace", "../a.txt", "b.txt", "new.txt"}
-	magics := []string{"", "", "", ":/", ":(top)", ":!", ":^", ":(exclude)", ":(icase)", ":(glob)", ":(literal)", ":(top,icase)", ":(top,glob)", ":/!", ":(exclude,top)", ":(top,literal)", ":(icase,exclude)"}
-	wds := []string{"", "", "d", "d/e", "x", "empty"}
+	base, paths, magics, wds := pathspecFixture(t)
 	diffs := 0
 	for seed := s0; seed < s0+n; seed++ {
 		r := rand.New(rand.NewSource(int64(seed)))
@@ -73,10 +54,14 @@ func TestAddPathspecRandom(t *testing.T) {
 			args["working_dir"] = wd
 		}
 		gargs = append(append(gargs, "--"), spec...)
-		_, gerr := gittest.GitErr(filepath.Join(gitDir, wd), gargs...)
+		gout, gerr := gittest.GitErr(filepath.Join(gitDir, wd), gargs...)
 		g := open(t, toolDir)
 		raw, _ := json.Marshal(args)
 		_, terr := g.set.Call(context.Background(), "git_add", raw)
+		if te, ok := terr.(*tools.Error); ok && gerr != nil && strings.TrimSpace(te.Message) != gitMessage(gout) {
+			diffs++
+			t.Errorf("seed %d: git %s (in %q): message %q, git's %q", seed, strings.Join(gargs, " "), wd, te.Message, gout)
+		}
 		gi, _ := gittest.GitErr(gitDir, "ls-files", "-s")
 		ti, _ := gittest.GitErr(toolDir, "ls-files", "-s")
 		what := fmt.Sprintf("seed %d: git %s (in %q)", seed, strings.Join(gargs, " "), wd)
@@ -93,3 +78,49 @@ func TestAddPathspecRandom(t *testing.T) {
 		t.Errorf("%d of %d differ", diffs, n)
 	}
 }
+
+// pathspecFixture is a repository with tracked, modified, deleted, new,
+// ignored files and an empty directory, and the path pieces, pathspec
+// magic and working directories the random pathspec tests draw from.
+func pathspecFixture(t *testing.T) (base string, paths, magics, wds []string) {
+	t.Helper()
+	base = filepath.Join(t.TempDir(), "base")
+	gittest.Git(t, "", "init", "-q", "-b", "main", base)
+	f := &fixture{dir: base}
+	for _, p := range []string{"a.txt", "B.md", "d/b.txt", "d/e/c.go", "d/e/C.txt", "x/y.txt", "sp ace/z.txt", "g/st*r.txt", "g/q?.md", "g/[ab].txt", "g/a.txt"} {
+		f.write(t, p, "1\n")
+	}
+	f.write(t, ".gitignore", "*.log\nbuild/\n")
+	f.git(t, "add", "-A")
+	f.git(t, "commit", "-q", "-m", "base")
+	for _, p := range []string{"a.txt", "d/b.txt", "d/e/C.txt", "sp ace/z.txt", "g/st*r.txt", "g/[ab].txt"} {
+		f.write(t, p, "2\n")
+	}
+	f.write(t, "g/q?.txt", "new\n")
+	_ = os.Remove(filepath.Join(base, "x/y.txt"))
+	f.write(t, "new.txt", "n\n")
+	f.write(t, "d/new.go", "n\n")
+	f.write(t, "d/e/debug.log", "ignored\n")
+	f.write(t, "build/out.txt", "ignored\n")
+	_ = os.MkdirAll(filepath.Join(base, "empty/dir"), 0o755)
+	paths = []string{"", ".", "./", "..", "a.txt", "d", "d/", "./d", "d/e", "d/../a.txt", "./d/e", "*.txt", "d/*", "**/c.go", "*.go", "e/*",
+		"nonexistent", "c.TXT", "E", "D/E", "debug.log", "d/e/debug.log", "build", "empty", "empty/dir", "x", "x/y.txt", "sp ace", "../a.txt", "b.txt", "new.txt",
+		"g/st*r.txt", "g/q?.md", "g/[ab].txt", "g/[ab]*", "st*r.txt", "g/*.md", "g/q?.*", "[ab].txt"}
+	magics = []string{"", "", "", ":/", ":(top)", ":!", ":^", ":(exclude)", ":(icase)", ":(glob)", ":(literal)", ":(top,icase)", ":(top,glob)", ":/!", ":(exclude,top)", ":(top,literal)", ":(icase,exclude)"}
+	wds = []string{"", "", "d", "d/e", "x", "empty", "g"}
+	return base, paths, magics, wds
+}
+
+// gitMessage is what a tool's error holds of git's stderr: its warnings
+// left out, and the repository's directory an "outside repository" names.
+func gitMessage(stderr string) string {
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if !strings.HasPrefix(l, "warning: ") {
+			keep = append(keep, l)
+		}
+	}
+	return outsideAt.ReplaceAllString(strings.Join(keep, "\n"), "$1")
+}
+
+var outsideAt = regexp.MustCompile(`(is outside repository) at '[^']*'`)

@@ -76,6 +76,8 @@ type prettyContext struct {
 	now     time.Time
 	cfg     *settings
 	wd      string // the working directory (diff.relative)
+	// err is where a format stopped git as a whole (errTrustLevelBug).
+	err error
 }
 
 // newPrettyContext reads what formatting needs: the mailmap (unless

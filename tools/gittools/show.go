@@ -35,7 +35,7 @@ func showTool(d Deps) *tools.Tool {
 		Validate:    func(a showArgs) error { return checkArg("commit_ref", a.Commit) },
 		Run: func(ctx context.Context, a showArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
-				return showObject(r, d.settings(r), d.relDir(a.WorkingDir), a)
+				return showObject(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
 			})
 		},
 	})
@@ -44,9 +44,30 @@ func showTool(d Deps) *tools.Tool {
 // showObject shows what a revision names, as git show does: a commit with
 // its patch, an annotated tag's header and then its target, a tree's
 // entries, a blob's bytes.
-func showObject(r *git.Repository, cfg *settings, wd string, a showArgs) (string, error) {
+func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string, a showArgs) (string, error) {
 	pc := newPrettyContext(r, cfg, time.Now())
 	pc.wd = wd
+	rr, isRange, err := parseRevRange(r, a.Commit)
+	if err != nil {
+		return "", err
+	}
+	if isRange {
+		// A range is walked: each commit as git show shows one, in git
+		// log's order (git show A..B is git log -p --cc A..B).
+		commits, err := rr.commits(ctx, r)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for i, c := range commits {
+			out, err := show(pc, r, c, a, i > 0)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(out)
+		}
+		return b.String(), nil
+	}
 	obj, err := resolveObject(r, a.Commit)
 	if err != nil {
 		return "", revisionError(r, a.Commit)
@@ -229,6 +250,9 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, sh
 	defer lp.close()
 	var b strings.Builder
 	lp.show(&b, c)
+	if pc.err != nil {
+		return "", pc.err
+	}
 	switch {
 	case len(parents) > 1:
 		// diff_tree_combined ends the log entry whatever follows.

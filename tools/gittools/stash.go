@@ -176,7 +176,9 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	if um := indexUnmerged(s.r); len(um) > 0 {
 		return "", needsMerge("", um)
 	}
-	st, err := fastStatus(s.r, s.cfg, true)
+	// Untracked files as get_untracked_files lists them (fill_directory
+	// with no flags): those in a directory that replaced a tracked file too.
+	st, _, _, err := scanStatus(s.r, s.cfg, statusScan{untracked: true, underIndexFiles: true})
 	if err != nil {
 		return "", err
 	}
@@ -654,9 +656,6 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 					wk.Close()
 					return "", err
 				}
-				if _, err := w.Filesystem.Lstat(name); err == nil {
-					inTheWay = append(inTheWay, name)
-				}
 				untracked = append(untracked, object.NewFile(name, e.Mode, blob))
 			}
 			wk.Close()
@@ -676,14 +675,22 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 			return "", err
 		}
 	}
+	// The untracked files are restored as git's checkout-index --all
+	// writes U's entries, in index order: one whose file exists is
+	// skipped ("already exists, no checkout"), one whose directory
+	// cannot be made (a file stands at it) stops the rest
+	// (create_directories dies).
+	var fatalDir string
 	if len(untracked) > 0 {
+		sort.SliceStable(untracked, func(i, j int) bool { return untracked[i].Name < untracked[j].Name })
 		eol := newEOLConverter(s.r, s.cfg)
-		way := map[string]bool{}
-		for _, p := range inTheWay {
-			way[p] = true
-		}
 		for _, f := range untracked {
-			if way[f.Name] {
+			if d := blockedDir(w.Filesystem, f.Name); d != "" {
+				fatalDir = d
+				break
+			}
+			if _, err := w.Filesystem.Lstat(f.Name); err == nil {
+				inTheWay = append(inTheWay, f.Name)
 				continue
 			}
 			content, err := f.Contents()
@@ -704,11 +711,13 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 		return "", err
 	}
 	var restoreErr string
-	if len(inTheWay) > 0 {
-		sort.Strings(inTheWay)
+	if len(inTheWay) > 0 || fatalDir != "" {
 		var b strings.Builder
 		for _, p := range inTheWay {
 			b.WriteString(p + " already exists, no checkout\n")
+		}
+		if fatalDir != "" {
+			b.WriteString("fatal: cannot create directory at '" + fatalDir + "': File exists\n")
 		}
 		b.WriteString("error: could not restore untracked files from stash\n")
 		restoreErr = b.String()
@@ -729,7 +738,11 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 			Details: map[string]any{"paths": conflicted}}
 	}
 	if restoreErr != "" {
-		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(msgs+restoreErr+kept, "\n"), Details: map[string]any{"paths": inTheWay}}
+		paths := inTheWay
+		if fatalDir != "" {
+			paths = append(paths, fatalDir)
+		}
+		return "", &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(msgs+restoreErr+kept, "\n"), Details: map[string]any{"paths": paths}}
 	}
 	out := msgs + st
 	if pop {
@@ -900,6 +913,9 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, sp
 
 // renamedBetween pairs the paths tree a lost with those b gained, as
 // rename detection does: source path → new path.
+// emptyBlob is the object id of the empty file.
+var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+
 func renamedBetween(a, b map[string]side) map[string]string {
 	var changes []*change
 	for p, x := range a {
@@ -908,7 +924,9 @@ func renamedBetween(a, b map[string]side) map[string]string {
 		}
 	}
 	for p, x := range b {
-		if _, ok := a[p]; !ok {
+		// merge-ort detects renames with rename_empty off: an empty
+		// file is never a rename's destination.
+		if _, ok := a[p]; !ok && x.hash != emptyBlob {
 			changes = append(changes, &change{path: p, newMode: x.mode, newHash: x.hash, newLoad: x.load})
 		}
 	}
@@ -923,4 +941,15 @@ func renamedBetween(a, b map[string]side) map[string]string {
 		}
 	}
 	return out
+}
+
+// blockedDir is the first directory above p that cannot be made because
+// something other than a directory stands there ("" when none does).
+func blockedDir(fsys billy.Filesystem, p string) string {
+	for i := strings.IndexByte(p, '/'); i > 0; i = nextSlash(p, i) {
+		if info, err := fsys.Lstat(p[:i]); err == nil && !info.IsDir() {
+			return p[:i]
+		}
+	}
+	return ""
 }

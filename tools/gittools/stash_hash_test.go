@@ -32,6 +32,12 @@ func TestRegressStashCommitsAsGit(t *testing.T) {
 			map[string]any{"action": "push", "include_untracked": true}, []string{"stash", "push", "-q", "-u"}},
 		{"removed-from-index", func(f *fixture) { f.git(t, "rm", "-q", "--cached", "b.txt") },
 			map[string]any{"action": "push", "include_untracked": true}, []string{"stash", "push", "-q", "-u"}},
+		// A file replaced by a directory of untracked files: U holds them
+		// (get_untracked_files lists what status hides), seed 50175.
+		{"file-became-dir", func(f *fixture) {
+			mustRemove(t, filepath.Join(f.dir, "b.txt"))
+			f.write(t, "b.txt/c.txt", "c\n")
+		}, map[string]any{"action": "push", "include_untracked": true}, []string{"stash", "push", "-q", "-u"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,4 +66,38 @@ func TestRegressStashCommitsAsGit(t *testing.T) {
 			same(t, "stash "+filepath.Base(c.name), view(toolDir), view(gitDir))
 		})
 	}
+}
+
+// TestRegressStashPopBlockedDirAsGit: restoring a stash's untracked
+// files stops where a file stands at a directory one of them needs, as
+// git's checkout-index dies there ("cannot create directory"): the files
+// before it in index order are written, those after are not, an existing
+// one is skipped, the stash is kept.
+func TestRegressStashPopBlockedDirAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "build/h.ts", "a\nb\n")
+	f.write(t, "build/a.txt", "q\n")
+	f.commitAll(t, "one")
+	mustRemove(t, filepath.Join(f.dir, "build/h.ts"))
+	f.write(t, "build/h.ts/c.txt", "z\n")
+	f.write(t, "build/b.txt", "u\n")
+	f.write(t, "build/z.txt", "u\n")
+	f.git(t, "stash", "push", "-q", "-u")
+	f.write(t, "build/b.txt", "u\n")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "pop"}, "stash", "pop", "-q")
+}
+
+// TestRegressStashApplyEmptyNotRenamedAsGit: merge-ort detects renames
+// with rename_empty off, so an empty file the index moved is a deletion
+// to the stash's merge, and the stash's change to it a modify/delete
+// conflict (differential seed 50209).
+func TestRegressStashApplyEmptyNotRenamedAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "e.txt", "")
+	f.write(t, "keep.txt", "k\n")
+	f.commitAll(t, "one")
+	f.write(t, "e.txt", "now with content\n")
+	f.git(t, "stash", "push", "-q")
+	f.git(t, "mv", "e.txt", "moved.txt")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "pop"}, "stash", "pop", "-q")
 }

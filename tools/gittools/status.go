@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/tools"
@@ -73,6 +75,8 @@ type entry struct {
 	from string // the old path of a rename
 	// stages is the conflict stage mask of an unmerged path (0: none).
 	stages byte
+	// wtFrom is the source of a rename in the worktree (y 'R' or 'C').
+	wtFrom string
 }
 
 func status(r *git.Repository, cfg *settings, wd string, a statusArgs, f *StatusFields) (string, error) {
@@ -145,6 +149,7 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs, f *Status
 	}
 	if cfg.orDefault().statusRenames > 0 {
 		entries = stagedRenames(r, st, entries, cfg.orDefault().statusRenames == 2)
+		entries = worktreeRenames(r, cfg, idx, entries, unmerged)
 	}
 	for p, mask := range unmerged {
 		x, y := unmergedShort(mask)
@@ -163,7 +168,7 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs, f *Status
 	if f != nil {
 		f.Branch, f.Detached, f.Entries = branchName, detached, make([]StatusEntry, 0, len(entries))
 		for _, e := range entries {
-			f.Entries = append(f.Entries, StatusEntry{Path: e.path, From: e.from, Index: string(e.x), Worktree: string(e.y)})
+			f.Entries = append(f.Entries, StatusEntry{Path: e.path, From: e.from + e.wtFrom, Index: string(e.x), Worktree: string(e.y)})
 		}
 		if headErr == nil && !detached {
 			if up, ahead, behind, gone, ok := upstream(r, branchName, head.Hash()); ok {
@@ -204,8 +209,8 @@ func status(r *git.Repository, cfg *settings, wd string, a statusArgs, f *Status
 		b.WriteByte('\n')
 	}
 	for _, e := range entries {
-		if e.from != "" {
-			fmt.Fprintf(&b, "%c%c %s -> %s\n", e.x, e.y, cfg.quoteSP(e.from), cfg.quoteSP(e.path))
+		if from := e.from + e.wtFrom; from != "" {
+			fmt.Fprintf(&b, "%c%c %s -> %s\n", e.x, e.y, cfg.quoteSP(from), cfg.quoteSP(e.path))
 			continue
 		}
 		fmt.Fprintf(&b, "%c%c %s\n", e.x, e.y, cfg.quoteSP(e.path))
@@ -484,6 +489,10 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 		b.WriteString(" <file>...\" to update what will be committed)\n")
 		b.WriteString("  (use \"git restore <file>...\" to discard changes in working directory)\n")
 		for _, e := range unstaged {
+			if e.wtFrom != "" {
+				fmt.Fprintf(&b, "\t%s%s -> %s\n", word[e.y], rel(e.wtFrom), rel(e.path))
+				continue
+			}
 			fmt.Fprintf(&b, "\t%s%s\n", word[e.y], rel(e.path))
 		}
 		b.WriteString("\n")
@@ -627,4 +636,111 @@ func relativeTo(wd, p string) string {
 		rel += "/"
 	}
 	return rel
+}
+
+// worktreeRenames is rename detection on status's worktree side (git's
+// diff-files with status.renames): the sources are the files deleted from
+// the worktree (with copies, the modified ones too), read from the index;
+// the destinations are what diff-files queues as added with no object id,
+// read from the worktree: files added with intent to add, and unmerged
+// paths (see unmergedRenameDsts). An intent-to-add destination becomes
+// " R old -> new"; an unmerged one stays as it is. A source renamed away
+// leaves the worktree column.
+func worktreeRenames(r *git.Repository, cfg *settings, idx *index.Index, entries []entry, unmerged map[string]byte) []entry {
+	copies := cfg.orDefault().statusRenames == 2
+	hasSrc, hasDst := false, len(unmerged) > 0
+	for _, e := range entries {
+		hasSrc = hasSrc || e.y == 'D' || (copies && e.y == 'M')
+		hasDst = hasDst || e.y == 'A'
+	}
+	if !hasSrc || !hasDst || idx == nil {
+		return entries
+	}
+	w, err := worktreeOf(r)
+	if err != nil {
+		return entries
+	}
+	eol := newEOLConverter(r, cfg)
+	byName := map[string]*index.Entry{}
+	for _, ie := range idx.Entries {
+		if ie.Stage == 0 {
+			byName[ie.Name] = ie
+		}
+	}
+	worktreeSide := func(p string) (*change, bool) {
+		data, mode, err := readWorktree(w.Filesystem, p)
+		if err != nil {
+			return nil, false
+		}
+		if mode != filemode.Symlink {
+			data = eol.ToGit(p, data)
+		}
+		mode = cfg.worktreeMode(mode, 0)
+		return &change{path: p, newMode: mode, newLoad: func() ([]byte, error) { return data, nil }, newWorktree: true}, true
+	}
+	var changes []*change
+	srcs := map[string]*change{}
+	dsts := map[string]*change{}
+	for _, e := range entries {
+		switch {
+		case e.y == 'D' || (copies && e.y == 'M'):
+			ie := byName[e.path]
+			if ie == nil {
+				continue
+			}
+			c := &change{path: e.path, oldMode: ie.Mode, oldHash: ie.Hash, oldLoaded: entryLoader(r, ie.Mode, ie.Hash)}
+			if e.y == 'M' {
+				if d, ok := worktreeSide(e.path); ok {
+					c.newMode, c.newLoad, c.newWorktree = d.newMode, d.newLoad, true
+				}
+			}
+			srcs[e.path] = c
+			changes = append(changes, c)
+		case e.y == 'A':
+			if d, ok := worktreeSide(e.path); ok {
+				dsts[e.path] = d
+				changes = append(changes, d)
+			}
+		}
+	}
+	for p := range unmerged {
+		if d, ok := worktreeSide(p); ok {
+			dsts[p] = d
+			changes = append(changes, d)
+		}
+	}
+	if len(srcs) == 0 || len(dsts) == 0 {
+		return entries
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
+	gone := map[string]bool{}
+	renamed := map[string]*change{}
+	for _, c := range detectRenamesOrCopies(changes, copies) {
+		if dsts[c.path] == c && c.oldPath != "" {
+			renamed[c.path] = c
+			if !c.copied {
+				gone[c.oldPath] = true
+			}
+		}
+	}
+	if len(renamed) == 0 {
+		return entries
+	}
+	var out []entry
+	for _, e := range entries {
+		if gone[e.path] && e.y == 'D' {
+			if e.x == ' ' {
+				continue
+			}
+			e.y = ' '
+		}
+		if c := renamed[e.path]; c != nil && e.y == 'A' {
+			e.y, e.wtFrom = 'R', c.oldPath
+			if c.copied {
+				e.y = 'C'
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/tgp-go/tgp/gitbackend"
@@ -261,4 +262,42 @@ func errPathsUnmerged(paths []string) error {
 		fmt.Fprintf(&b, "error: path '%s' is unmerged\n", p)
 	}
 	return &tools.Error{Kind: tools.KindConflict, Message: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// unmergedRenameDsts are the rename destinations git's diff-files makes
+// of unmerged paths: the "Unmerged" pair it queues for one (diff_unmerge)
+// has no first side and its second takes the worktree file's mode, so
+// diffcore-rename counts it as an added file and may pair a deleted file
+// with it; the deletion then leaves the output, and the Unmerged record
+// is named by it. Its object id is not computed (no exact match), its
+// content is the worktree file's. A path shown as a combined diff (a
+// patch, both stages 2 and 3) queues no pair. Keyed by path.
+func unmergedRenameDsts(r *git.Repository, s *settings, conflicts map[string]*conflictSides, match func(string) bool, patch bool) map[string]*change {
+	if len(conflicts) == 0 || s.orDefault().renames == 0 {
+		return nil
+	}
+	w, err := worktreeOf(r)
+	if err != nil {
+		return nil
+	}
+	eol := newEOLConverter(r, s)
+	var out map[string]*change
+	for p, cs := range conflicts {
+		if (match != nil && !match(p)) || (patch && cs[2] != nil && cs[3] != nil) {
+			continue
+		}
+		data, mode, err := readWorktree(w.Filesystem, p)
+		if err != nil {
+			continue
+		}
+		if mode != filemode.Symlink {
+			data = eol.ToGit(p, data)
+		}
+		if out == nil {
+			out = map[string]*change{}
+		}
+		d := data
+		out[p] = &change{path: p, newMode: mode, newHash: plumbing.ZeroHash, newLoad: func() ([]byte, error) { return d, nil }, newWorktree: true}
+	}
+	return out
 }

@@ -38,7 +38,7 @@ vet:
 # beside the tests (-j2, output kept per target): the tests' tail is one
 # long package on one core.
 GEN_SMALL := TGP_GIT_SEEDS=6 TGP_CLONEGEN_SEEDS=5 TGP_INDEX_GEN=3 TGP_STASHGEN_SEEDS=10 \
-	TGP_COPIES_SEEDS=8 TGP_FOLLOW_SEEDS=2 TGP_ADDSPEC_SEEDS=20 TGP_BLAME_SEEDS=2
+	TGP_COPIES_SEEDS=8 TGP_FOLLOW_SEEDS=2 TGP_ADDSPEC_SEEDS=20 TGP_BLAME_SEEDS=2 TGP_XMERGE_SEEDS=60
 test: deps
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint test-go
 
@@ -73,10 +73,11 @@ bench-all:
 SEEDS ?= 1000
 SEED0 ?= 1
 GEN_LARGE := TGP_CLONEGEN_SEEDS=200 TGP_INDEX_GEN=100 TGP_STASHGEN_SEEDS=400 TGP_COPIES_SEEDS=300 \
-	TGP_FOLLOW_SEEDS=60 TGP_ADDSPEC_SEEDS=600 TGP_BLAME_SEEDS=40
+	TGP_FOLLOW_SEEDS=60 TGP_ADDSPEC_SEEDS=600 TGP_BLAME_SEEDS=40 TGP_XMERGE_SEEDS=3000
 fuzz-git: deps
 	cd test/integration && TGP_GIT_SEEDS=$(SEEDS) TGP_GIT_SEED0=$(SEED0) $(GO) test -run '^(TestGitDifferential|TestBootClonesLikeGit)$$' -count=1 -timeout 0
 	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^(TestBootMatchesGitCloneGenerated|TestIndexGenerated)$$' ./gitbackend
+	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^TestMergeMatchesMergeFile$$' ./internal/xdiff
 	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^(TestStashApplyRandomConflicts|TestCopyDetectionMatchesGit|TestLogFollowRandom|TestAddPathspecRandom|TestBlameRandomHistories)$$' ./tools/gittools
 
 fuzz:

@@ -232,6 +232,17 @@ func (o *options) rootPath(cfg *Config) string {
 	return root
 }
 
+// ConfigFor is the configuration New would load with these options
+// (defaults < file < environment < options), read without building
+// anything.
+func ConfigFor(opts ...Option) (*Config, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return LoadConfig(LoadOptions{File: o.configFile, Required: o.configRequired, Environ: o.environ, Overrides: o.overrides})
+}
+
 // ResolveRoot is the absolute root directory New would use with these
 // options ("" for WithMemoryFS), found without creating anything: a
 // command line can tell "no project here" from a project whose root is

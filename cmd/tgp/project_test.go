@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,4 +112,16 @@ func lineDiff(a, b string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A new --root with a remote configured is a fresh instance's root: it is
+// cloned into. Without a remote it is refused (TestNotATGPProject).
+func TestNewRootWithARemoteIsCloned(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"tools/seed.ts": "/** Seed. */\nexport default () => 1;\n"})
+	env := []string{"HOME=" + t.TempDir(), "TGP_GIT_REMOTE=" + remote}
+	var out, errb bytes.Buffer
+	fresh := filepath.Join(t.TempDir(), "m0", "a0", "root")
+	if code := run(context.Background(), []string{"status", "--root", fresh}, strings.NewReader(""), &out, &errb, env); code != 0 || !strings.Contains(out.String(), "tools:    1") {
+		t.Fatalf("fresh root with a remote: %d %s %s", code, out.String(), errb.String())
+	}
 }

@@ -76,8 +76,9 @@ func (a *app) kernelOptions() []kernel.Option {
 // the environment (TGP_GIT_REMOTE, as a host configured only by its
 // environment sets it), or a root that exists: a fresh clone of a project
 // has tgp.config.yaml and not the root (git-ignored), which boot clones.
-// A --root given on the command line must exist unless the remote is
-// configured (then boot clones into it). `tgp init` makes a project.
+// A --root given on the command line must exist, or a remote must be
+// configured to clone into it.
+// `tgp init` makes a project.
 func (a *app) requireProject() error {
 	if a.initing {
 		return nil
@@ -86,17 +87,12 @@ func (a *app) requireProject() error {
 		if _, err := os.Stat(a.root); err == nil {
 			return nil
 		}
-		// A host that configures the remote (serverless: a fresh
-		// container, TGP_GIT_REMOTE set, an empty --root path) boots by
-		// cloning into the new root; only a --root nothing else
-		// explains is a typo.
-		if a.config != "" || kernel.Secret(a.environ, "TGP_GIT_REMOTE") != "" {
-			return nil
+		// A new directory with a remote to clone: a fresh instance's root
+		// (a serverless host or a test harness gives each its own).
+		if cfg, err := kernel.ConfigFor(a.kernelOptions()...); err != nil || cfg.Git.Remote != "" {
+			return nil // (a configuration error is kernel.New's to report)
 		}
-		if _, err := os.Stat("tgp.config.yaml"); err == nil {
-			return nil
-		}
-		return &exitError{code: 1, err: fmt.Errorf("not a tgp project: the root %s does not exist\nhint: check --root; `tgp init --root %s` creates a project there (or configure the remote: TGP_GIT_REMOTE, --config)", a.root, a.root)}
+		return &exitError{code: 1, err: fmt.Errorf("not a tgp project: the root %s does not exist and no remote is configured to clone into it\nhint: check --root; `tgp init --root %s` creates a project there (or configure the remote: TGP_GIT_REMOTE, --config)", a.root, a.root)}
 	}
 	if a.config != "" || kernel.Secret(a.environ, "TGP_GIT_REMOTE") != "" {
 		return nil

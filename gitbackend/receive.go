@@ -20,8 +20,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
 	"github.com/tgp-go/tgp/internal/fsck"
 	"github.com/tgp-go/tgp/internal/gitconfig"
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 )
 
 // This file is the receiving side of a push to a local remote: what git's
@@ -652,7 +654,7 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 		var missing []plumbing.Hash
 		if seg != nil {
 			// The remote has u.Old's closure; the pack has the rest.
-			missing = seg.pack.hashes
+			missing = seg.pack.Hashes
 		} else if missing, shallow, err = collectMissing(ctx, src, rs, u.New, 0); err != nil {
 			return err
 		}
@@ -750,13 +752,13 @@ func (l *localRemote) receive(ctx context.Context, rs *filesystem.Storage, lk *r
 	if len(direct) > 0 {
 		// One pack, whatever receive.unpackLimit says: the objects are the
 		// same either way, and a file per object is what makes a push slow.
-		p := (*packed)(nil)
+		p := (*packfile.Packed)(nil)
 		if seg != nil {
 			p = seg.pack
-		} else if p, err = l.enc.encode(src, direct); err != nil {
+		} else if p, err = l.enc.Encode(src, direct); err != nil {
 			return fmt.Errorf("push %s to %s: %w", u.Ref, l.path, err)
 		}
-		if err := writePackFiles(l.path, p, nil); err != nil {
+		if err := packfile.WriteFiles(l.path, p, nil); err != nil {
 			return fmt.Errorf("push %s to %s: %w", u.Ref, l.path, err)
 		}
 	}
@@ -831,8 +833,8 @@ func (l *localRemote) consolidate(shared int) {
 	}
 	src := l.open()
 	defer src.Close()
-	_, err = consolidatePacks(osfs.New(l.path), src, &l.enc, func(p *packed) error {
-		return writePackFiles(l.path, p, func(f string) error { return adjustSharedPerm(f, shared) })
+	_, err = consolidatePacks(osfs.New(l.path), src, &l.enc, func(p *packfile.Packed) error {
+		return packfile.WriteFiles(l.path, p, func(f string) error { return adjustSharedPerm(f, shared) })
 	})
 	if err != nil && l.progress != nil {
 		l.progress("warning: " + err.Error())

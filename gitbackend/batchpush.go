@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/tgp-go/tgp/internal/gitformat/packfile"
+	"github.com/tgp-go/tgp/internal/receive"
 )
 
 // Group commit across the repositories of one process (#15): the roots
@@ -330,7 +331,7 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 			}
 		}
 	}
-	err = l.receive(context.WithoutCancel(ctx), rs, lk, refUpdate{Ref: ref, Old: tip, New: chain}, seg, src)
+	err = l.receive(context.WithoutCancel(ctx), rs, lk, receive.Update{Ref: ref, Old: tip, New: chain}, seg, src)
 	l.progress = saved
 	if err != nil {
 		for _, j := range members {
@@ -366,7 +367,7 @@ func (l *localRemote) updateOne(j *pushJob, rs **filesystem.Storage, lk *refLock
 	if head == tip {
 		return nil
 	}
-	if err := l.receive(ctx, *rs, lk, refUpdate{Ref: "refs/heads/" + branch, Old: tip, New: head}, seg, j.src); err != nil {
+	if err := l.receive(ctx, *rs, lk, receive.Update{Ref: "refs/heads/" + branch, Old: tip, New: head}, seg, j.src); err != nil {
 		return err
 	}
 	if tip.IsZero() {

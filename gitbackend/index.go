@@ -249,7 +249,9 @@ func defaultIndexVersion(dot billy.Filesystem) uint32 {
 		}
 		switch key {
 		case "feature.manyfiles":
-			manyFiles = gitBool(val, false)
+			// A bare key is true; an empty value false, as git reads it.
+			b, _ := gitconfig.ParseBool(val)
+			manyFiles = value == nil || b
 		case "index.version":
 			version = val
 		}

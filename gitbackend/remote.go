@@ -28,6 +28,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/tgp-go/tgp/internal/gitformat/packfile"
+	"github.com/tgp-go/tgp/internal/receive"
 )
 
 // Errors callers can test with errors.Is.
@@ -85,7 +86,7 @@ type localRemote struct {
 	// enc packs what a push sends; pol caches the receive policy, packs
 	// the remote's pack indexes and small packs.
 	enc   packfile.Encoder
-	pol   *policyCache
+	pol   receive.PolicyCache
 	packs packfile.Cache
 }
 
@@ -350,7 +351,7 @@ func (l *localRemote) Push(ctx context.Context, branch string, old, new plumbing
 	}
 	rs := l.open()
 	defer rs.Close()
-	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: old, New: new}, nil, nil); err != nil {
+	if err := l.receive(ctx, rs, lk, receive.Update{Ref: ref, Old: old, New: new}, nil, nil); err != nil {
 		return err
 	}
 	if old.IsZero() {

@@ -26,6 +26,8 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
 // Entry is one line of a reflog.
@@ -117,9 +119,8 @@ func format(e Entry) string {
 
 // Append adds e to ref's log as log_ref_write does: with one write to the
 // end of the file, its message condensed. A missing log is started when
-// create is true (core.logAllRefUpdates: HEAD and branches when "true",
-// every ref when "always", or a ref that must have a log, refs/stash);
-// otherwise a ref with no log gets none.
+// create is true (core.logAllRefUpdates: DefaultCreate, or a ref that
+// must have a log, refs/stash); otherwise a ref with no log gets none.
 func Append(dot billy.Filesystem, ref plumbing.ReferenceName, e Entry, create bool) error {
 	name := Path(ref)
 	fi, err := dot.Stat(name)
@@ -170,10 +171,23 @@ func endsInNewline(dot billy.Filesystem, name string, size int64) bool {
 }
 
 // DefaultCreate is core.logAllRefUpdates' rule for whether a move of ref
-// starts a log: mode "always" logs every ref, "true" (git's default with
-// a worktree) HEAD and branches only.
+// starts a log (should_autocreate_reflog): mode "always" logs every ref,
+// a false value none, "true" (and "", unset: git's default in a
+// repository with a work tree) HEAD, branches, remote-tracking branches
+// and notes.
 func DefaultCreate(ref plumbing.ReferenceName, mode string) bool {
-	return mode == "always" || ref == plumbing.HEAD || ref.IsBranch()
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "always":
+		return true
+	case "":
+	default:
+		if on, ok := gitconfig.ParseBool(mode); ok && !on {
+			return false
+		}
+	}
+	name := ref.String()
+	return ref == plumbing.HEAD || strings.HasPrefix(name, "refs/heads/") ||
+		strings.HasPrefix(name, "refs/remotes/") || strings.HasPrefix(name, "refs/notes/")
 }
 
 // Option changes how Write writes.

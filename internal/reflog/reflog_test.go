@@ -257,3 +257,38 @@ func TestRenameRemoveFind(t *testing.T) {
 		t.Fatal("HEAD has a log in an empty directory")
 	}
 }
+
+// TestDefaultCreateAsGit: under each core.logAllRefUpdates, a ref moved by
+// git update-ref gets a log exactly when DefaultCreate says so.
+func TestDefaultCreateAsGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git CLI not installed")
+	}
+	refs := []plumbing.ReferenceName{"refs/heads/b", "refs/remotes/origin/b", "refs/notes/commits",
+		"refs/tags/v1", "refs/stash", "refs/other/x", "refs/headsx/y"}
+	for _, mode := range []string{"", "true", "always", "false", "no", "1"} {
+		dir := t.TempDir()
+		git := func(args ...string) {
+			t.Helper()
+			cmd := exec.Command("git", args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+				"GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@e", "GIT_COMMITTER_NAME=A", "GIT_COMMITTER_EMAIL=a@e")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+		git("init", "-q")
+		if mode != "" {
+			git("config", "core.logAllRefUpdates", mode)
+		}
+		git("commit", "-q", "--allow-empty", "-m", "one")
+		for _, ref := range refs {
+			git("update-ref", "-m", "moved", ref.String(), "HEAD")
+			_, err := os.Stat(filepath.Join(dir, ".git", Path(ref)))
+			if got, want := DefaultCreate(ref, mode), err == nil; got != want {
+				t.Errorf("logAllRefUpdates=%q: %s: DefaultCreate %v, git logged it: %v", mode, ref, got, want)
+			}
+		}
+	}
+}

@@ -123,27 +123,24 @@ func format(e Entry) string {
 // must have a log, refs/stash); otherwise a ref with no log gets none.
 func Append(dot billy.Filesystem, ref plumbing.ReferenceName, e Entry, create bool) error {
 	name := Path(ref)
-	fi, err := dot.Stat(name)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("reflog: %s: %w", name, err)
-		}
+	f, err := dot.OpenFile(name, os.O_RDWR|os.O_APPEND, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
 		if !create {
 			return nil
 		}
 		if err := dot.MkdirAll(path.Dir(name), 0o755); err != nil {
 			return fmt.Errorf("reflog: %s: %w", name, err)
 		}
+		f, err = dot.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("reflog: append %s: %w", name, err)
 	}
 	e.Message = Message(e.Message)
 	line := format(e)
-	if fi != nil && fi.Size() > 0 && !endsInNewline(dot, name, fi.Size()) {
+	if !endsInNewline(f) {
 		// A writer died mid-line: end its line so this entry stays whole.
 		line = "\n" + line
-	}
-	f, err := dot.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("reflog: append %s: %w", name, err)
 	}
 	_, err = io.WriteString(f, line)
 	if cerr := f.Close(); err == nil {
@@ -155,14 +152,13 @@ func Append(dot billy.Filesystem, ref plumbing.ReferenceName, e Entry, create bo
 	return nil
 }
 
-// endsInNewline reports whether the file's last byte is a newline (true
-// when it cannot tell: nothing is added then).
-func endsInNewline(dot billy.Filesystem, name string, size int64) bool {
-	f, err := dot.Open(name)
-	if err != nil {
+// endsInNewline reports whether the file is empty or its last byte is a
+// newline (true when it cannot tell: nothing is added then).
+func endsInNewline(f billy.File) bool {
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil || size == 0 {
 		return true
 	}
-	defer f.Close()
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], size-1); err != nil {
 		return true

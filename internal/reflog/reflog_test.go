@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -79,28 +81,30 @@ func TestAppendCondensesAndCreatesOnlyWhenAsked(t *testing.T) {
 
 // A writer that died mid-line leaves a partial line: the reader skips it
 // and the next append starts on a line of its own.
+// Both on disk and in memory (a root in memory keeps its .git there).
 func TestTornAppendLosesNoEntry(t *testing.T) {
-	dot := osfs.New(t.TempDir())
-	for _, e := range entries(2) {
-		if err := Append(dot, stash, e, true); err != nil {
+	for name, dot := range map[string]billy.Filesystem{"disk": osfs.New(t.TempDir()), "memory": memfs.New()} {
+		for _, e := range entries(2) {
+			if err := Append(dot, stash, e, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := dot.OpenFile("logs/refs/stash", os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	f, err := os.OpenFile(filepath.Join(dot.Root(), "logs/refs/stash"), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = f.WriteString("0000000000000000000000000000000000000002 00000000")
-	f.Close()
-	if err := Append(dot, stash, entry(2), true); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Read(dot, stash)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(got) != fmt.Sprint(entries(3)) {
-		t.Fatalf("read %v\nwant %v", got, entries(3))
+		_, _ = f.Write([]byte("0000000000000000000000000000000000000002 00000000"))
+		f.Close()
+		if err := Append(dot, stash, entry(2), true); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(dot, stash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(entries(3)) {
+			t.Fatalf("%s: read %v\nwant %v", name, got, entries(3))
+		}
 	}
 }
 

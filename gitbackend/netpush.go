@@ -517,6 +517,7 @@ func (r *Repo) finishBatch(ctx context.Context, branch string, plan *replayPlan,
 	if err := r.finishReplay(ctx, branch, plan, final); err != nil {
 		return fmt.Errorf("the remote has commit %s, but bringing the root to it failed (the next persist or boot does): %w", short(final), err)
 	}
+	r.logPush(branch, plan.tip, final)
 	to, err := r.treeOf(final)
 	if err != nil {
 		return err

@@ -163,6 +163,9 @@ type Repo struct {
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string
+	// logOnce reads core.logAllRefUpdates (logMode).
+	logOnce sync.Once
+	logAll  string
 }
 
 // Option configures Open.

@@ -302,6 +302,11 @@ func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
 	base, peel := rev, ""
 	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") {
 		base, peel = rev[:i], rev[i+2:len(rev)-1]
+		// peel_onion reads the type name as a prefix: a revision that
+		// was no range, "X^{tree}..y@{0}", is X's tree.
+		if strings.HasPrefix(peel, "tree}") {
+			peel = "tree"
+		}
 	}
 	if ref, spec, rest, ok := splitReflogRev(base); ok && rest == "" {
 		n, err := strconv.Atoi(spec)

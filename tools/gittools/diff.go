@@ -306,16 +306,23 @@ func readWorktree(fsys billy.Filesystem, p string) ([]byte, filemode.FileMode, e
 
 func blobHash(b []byte) plumbing.Hash { return plumbing.NewHash(registry.BlobHash(b)) }
 
+// resolveTree is the tree a diff's revision names: a commit's (a tag
+// peeled), or a tree itself ("HEAD^{tree}").
 func resolveTree(r *git.Repository, ref string) (*object.Tree, error) {
-	h, err := resolveRev(r, ref)
-	if err != nil {
-		return nil, unknownRevision(ref)
+	o, err := resolveObject(r, ref)
+	for err == nil {
+		switch x := o.(type) {
+		case *object.Tag:
+			o, err = x.Object()
+			continue
+		case *object.Commit:
+			return x.Tree()
+		case *object.Tree:
+			return x, nil
+		}
+		break
 	}
-	c, err := r.CommitObject(*h)
-	if err != nil {
-		return nil, unknownRevision(ref)
-	}
-	return c.Tree()
+	return nil, unknownRevision(ref)
 }
 
 func headTree(r *git.Repository) (*object.Tree, error) {

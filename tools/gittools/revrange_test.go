@@ -30,3 +30,27 @@ func TestRegressRevisionRangesAsGit(t *testing.T) {
 	compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD~1..HEAD", "to_ref": "HEAD"}, "", "diff", "HEAD~1..HEAD", "HEAD")
 	compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD", "to_ref": "main...side"}, "", "diff", "HEAD", "main...side")
 }
+
+// TestRegressTreeRevisionAsGit: a revision naming a tree is a side of
+// git_diff ("git diff HEAD^{tree}"), and an argument that is no range
+// because a side does not resolve is one revision peeled at its last
+// "^{", the type name read as a prefix (peel_onion): "X^{tree}..y@{0}"
+// is X's tree to git_show and git_diff, and no commit to git_blame.
+func TestRegressTreeRevisionAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "a\n")
+	f.commitAt(t, "", "1700000001 +0000", "c1")
+	f.git(t, "tag", "-a", "-m", "tag", "v1")
+	f.write(t, "f.txt", "b\n")
+	f.commitAt(t, "", "1700000002 +0000", "c2")
+	f.write(t, "f.txt", "worktree\n")
+	f = open(t, f.dir)
+	compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD^{tree}"}, "", "diff", "HEAD^{tree}")
+	compareTool(t, f, "git_diff", map[string]any{"from_ref": "v1", "to_ref": "HEAD^{tree}"}, "", "diff", "v1", "HEAD^{tree}")
+	compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD~1^{tree}", "to_ref": "v1"}, "", "diff", "HEAD~1^{tree}", "v1")
+	for _, rev := range []string{"HEAD^{tree}..nope@{0}", "HEAD~1^{tree}x..y@{0}"} {
+		compareTool(t, f, "git_show", map[string]any{"commit": rev}, "", "show", rev)
+		compareTool(t, f, "git_diff", map[string]any{"from_ref": rev}, "", "diff", rev)
+		compareTool(t, f, "git_blame", map[string]any{"commit": rev, "path": "f.txt"}, "", "blame", rev, "--", "f.txt")
+	}
+}

@@ -179,6 +179,11 @@ func revisionError(r *git.Repository, rev string) error {
 // peeling: "<rev>^{tree}", "<rev>:<path>", an annotated tag, a full hash
 // of any object, else a commit.
 func resolveObject(r *git.Repository, rev string) (object.Object, error) {
+	// peel_onion: a revision ending in "}" is peeled at its last "^{",
+	// whose type name is read as a prefix ("X^{tree}..y@{0}" is X's tree).
+	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") && strings.HasPrefix(rev[i+2:], "tree}") {
+		rev = rev[:i] + "^{tree}"
+	}
 	if base, ok := strings.CutSuffix(rev, "^{tree}"); ok {
 		h, err := resolveRev(r, base)
 		if err != nil {

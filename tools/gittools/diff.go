@@ -72,7 +72,7 @@ func diffTool(d Deps) *tools.Tool {
 		Run: func(ctx context.Context, a diffArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
 				st := d.settings(r)
-				changes, err := collectChanges(r, st, d.relDir(a.WorkingDir), a)
+				changes, err := collectChanges(ctx, r, st, d.relDir(a.WorkingDir), a)
 				if err != nil {
 					return "", err
 				}
@@ -337,7 +337,7 @@ func headTree(r *git.Repository) (*object.Tree, error) {
 	return c.Tree()
 }
 
-func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*change, error) {
+func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd string, a diffArgs) ([]*change, error) {
 	ps, err := parsePathspec(wd, a.Paths)
 	if err != nil {
 		return nil, err
@@ -359,7 +359,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		return nil, err
 	}
 	if isRange && a.ToRef == "" && !a.Cached {
-		ft, tt, err := rr.trees()
+		ft, tt, err := rr.trees(ctx, r)
 		if err != nil {
 			return nil, err
 		}

@@ -108,7 +108,7 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		return out
 	}
 	mt := q.readTip()
-	if w := mt.politeWait(); w > 0 {
+	if w := mt.politeWait(time.Now()); w > 0 {
 		if err := r.sleep(dctx, w); err != nil {
 			q.unlock()
 			return 0, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, true, err)

@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
+
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 )
 
 // pushPack moves branch from old to new on a network remote, sending pack
@@ -85,10 +87,10 @@ func (r *Repo) pushChain(ctx context.Context, branch string, tip, chain plumbing
 	if err != nil || !line || len(order) == 0 {
 		return r.remote.Push(ctx, branch, tip, chain)
 	}
-	var enc packEncoder
-	p, err := enc.encode(r.store, order)
+	var enc packfile.Encoder
+	p, err := enc.Encode(r.store, order)
 	if err != nil {
 		return r.remote.Push(ctx, branch, tip, chain)
 	}
-	return n.pushPack(ctx, branch, tip, chain, p.pack)
+	return n.pushPack(ctx, branch, tip, chain, p.Pack)
 }

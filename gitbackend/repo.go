@@ -25,6 +25,7 @@ import (
 	"github.com/gofrs/flock"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
@@ -143,7 +144,7 @@ type Repo struct {
 	// progress (nil between persists); packer encodes their packs.
 	dot    billy.Filesystem
 	ov     *overlay
-	packer packEncoder
+	packer packfile.Encoder
 	// packsWritten counts the packs flushed, to look for packs to merge
 	// every few of them.
 	packsWritten int

@@ -28,10 +28,16 @@ type limitWalk struct {
 	r       *git.Repository
 	shallow map[plumbing.Hash]bool
 	nodes   map[plumbing.Hash]*limitNode
-	// flags are the UNINTERESTING marks of the objects named (a tag
-	// hands its mark to what it points at).
-	flags map[plumbing.Hash]bool
+	// flags are the marks of the objects named (a tag hands its marks
+	// to what it points at).
+	flags map[plumbing.Hash]uint8
 }
+
+// The marks of a named object: git's UNINTERESTING and SYMMETRIC_LEFT.
+const (
+	markUninteresting uint8 = 1 << iota
+	markLeft
+)
 
 // limitNode is one commit and its flags.
 type limitNode struct {
@@ -41,15 +47,16 @@ type limitNode struct {
 	parents []plumbing.Hash
 	parsed  bool
 	// uninteresting, seen and added are git's UNINTERESTING, SEEN and
-	// ADDED.
-	uninteresting, seen, added bool
+	// ADDED; left is SYMMETRIC_LEFT, a commit of A...B's left side (that
+	// %m prints as "<").
+	uninteresting, seen, added, left bool
 }
 
 // limitSlop is revision.c's SLOP.
 const limitSlop = 5
 
 func newLimitWalk(ctx context.Context, r *git.Repository) *limitWalk {
-	return &limitWalk{ctx: ctx, r: r, shallow: shallowCommits(r), nodes: map[plumbing.Hash]*limitNode{}, flags: map[plumbing.Hash]bool{}}
+	return &limitWalk{ctx: ctx, r: r, shallow: shallowCommits(r), nodes: map[plumbing.Hash]*limitNode{}, flags: map[plumbing.Hash]uint8{}}
 }
 
 // node is the commit h (not parsed yet: git's lookup_commit).
@@ -121,9 +128,7 @@ func (w *limitWalk) start(names []plumbing.Hash) (list []*limitNode, limited boo
 			if o, err = t.Object(); err != nil {
 				return nil, false, fmt.Errorf("peel tag %s: %w", h, err)
 			}
-			if fl {
-				w.flags[o.ID()] = true
-			}
+			w.flags[o.ID()] |= fl
 		}
 		if o.Type() != plumbing.CommitObject {
 			continue
@@ -132,8 +137,11 @@ func (w *limitWalk) start(names []plumbing.Hash) (list []*limitNode, limited boo
 		if !w.parse(n) {
 			return nil, false, fmt.Errorf("read commit %s", n.hash)
 		}
-		if fl || w.flags[n.hash] {
+		if (fl|w.flags[n.hash])&markUninteresting != 0 {
 			n.uninteresting = true
+		}
+		if (fl|w.flags[n.hash])&markLeft != 0 {
+			n.left = true
 		}
 		if n.uninteresting {
 			w.markParentsUninteresting(n)
@@ -170,6 +178,8 @@ func (w *limitWalk) processParents(n *limitNode, list []*limitNode) []*limitNode
 		p := w.node(ph)
 		if n.uninteresting {
 			p.uninteresting = true
+		} else if n.left {
+			p.left = true
 		}
 		if !w.parse(p) {
 			continue
@@ -262,11 +272,12 @@ func rangeWalk(ctx context.Context, r *git.Repository, rr revRange, fake *limitN
 			return nil, nil, err
 		}
 		for _, b := range bases {
-			w.flags[b.Hash] = true
+			w.flags[b.Hash] |= markUninteresting
 			names = append(names, b.Hash)
 		}
+		w.flags[rr.leftID] |= markLeft
 	} else {
-		w.flags[rr.leftID] = true
+		w.flags[rr.leftID] |= markUninteresting
 	}
 	names = append(names, rr.leftID, rr.rightID)
 	list, _, err := w.start(names)
@@ -282,15 +293,18 @@ func rangeWalk(ctx context.Context, r *git.Repository, rr revRange, fake *limitN
 }
 
 // visible are the commits of kept git prints: those not UNINTERESTING
-// by the end of the walk.
-func (w *limitWalk) visible(kept []*limitNode) []*object.Commit {
-	var out []*object.Commit
+// by the end of the walk; left holds those of A...B's left side.
+func (w *limitWalk) visible(kept []*limitNode) (out []*object.Commit, left map[plumbing.Hash]bool) {
+	left = map[plumbing.Hash]bool{}
 	for _, n := range kept {
 		if !n.uninteresting {
 			out = append(out, n.commit)
+			if n.left {
+				left[n.hash] = true
+			}
 		}
 	}
-	return out
+	return out, left
 }
 
 // parseNamed parses the commits git's get_oid parses resolving rev: each

@@ -173,15 +173,16 @@ func mergeBases(ctx context.Context, r *git.Repository, a, b *object.Commit) ([]
 }
 
 // commits are the range's commits in git log's order: those git's
-// limited walk keeps (see limitWalk), newest committer date first. A
-// tree or a blob on the left excludes nothing, on the right shows
-// nothing.
-func (rr revRange) commits(ctx context.Context, r *git.Repository) ([]*object.Commit, error) {
+// limited walk keeps (see limitWalk), newest committer date first; left
+// holds those of A...B's left side. A tree or a blob on the left
+// excludes nothing, on the right shows nothing.
+func (rr revRange) commits(ctx context.Context, r *git.Repository) ([]*object.Commit, map[plumbing.Hash]bool, error) {
 	w, kept, err := rangeWalk(ctx, r, rr, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return w.visible(kept), nil
+	out, left := w.visible(kept)
+	return out, left, nil
 }
 
 // reachable is every commit reachable from c (c too), .git/shallow's

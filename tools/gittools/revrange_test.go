@@ -9,7 +9,8 @@ import (
 // TestRegressRevisionRangesAsGit: git_diff's from_ref and git_show's
 // commit take A..B and A...B as git does (handle_dotdot): a diff of A's
 // (the merge base's) tree and B's, a show of every commit of the range in
-// git log's order, a blame from B with A's history its boundary ("^");
+// git log's order (%m "<" on A...B's left side), a blame from B with A's
+// history its boundary ("^");
 // one-sided forms mean HEAD; a tree on a side; a
 // symmetric difference of a tree is git's error; a range with a second
 // revision is git diff's usage.
@@ -30,6 +31,7 @@ func TestRegressRevisionRangesAsGit(t *testing.T) {
 		"HEAD:f.txt..HEAD", "main..side..x", "nope..HEAD", "v1..v1", "v1...v1", "main..main", "side...side"} {
 		compareTool(t, f, "git_show", map[string]any{"commit": rev}, "", "show", rev)
 		compareTool(t, f, "git_show", map[string]any{"commit": rev, "stat": true, "format": "%s"}, "", "show", "--stat", "--format=%s", rev)
+		compareTool(t, f, "git_show", map[string]any{"commit": rev, "format": "%m %s"}, "", "show", "--format=%m %s", rev)
 		compareTool(t, f, "git_diff", map[string]any{"from_ref": rev}, "", "diff", rev)
 		compareTool(t, f, "git_blame", map[string]any{"commit": rev, "path": "f.txt"}, "", "blame", rev, "--", "f.txt")
 	}

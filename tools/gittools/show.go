@@ -54,10 +54,11 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 	if isRange {
 		// A range is walked: each commit as git show shows one, in git
 		// log's order (git show A..B is git log -p --cc A..B).
-		commits, err := rr.commits(ctx, r)
+		commits, left, err := rr.commits(ctx, r)
 		if err != nil {
 			return "", err
 		}
+		pc.leftSide = left
 		var b strings.Builder
 		for i, c := range commits {
 			out, err := show(pc, r, c, a, i > 0)

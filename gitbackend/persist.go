@@ -996,11 +996,20 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		return nil, err
 	}
 	clean := r.checkinCleaner(r.store, parentTree)
+	// The root's derived file was made for the base branch: with a hook
+	// that can, it is derived again for the branch (derived holds the
+	// root's own, for when it cannot), and it is never a clash.
+	bh, _ := r.hook.(BranchHook)
 	var changes []fileChange
+	var derived *fileChange
 	for _, p := range ch.Paths {
 		c, err := stagePathWith(r.store, r.wt, p, clean)
 		if err != nil {
 			return nil, fmt.Errorf("stage %s: %w", p, err)
+		}
+		if bh != nil && p == DerivedFile {
+			derived = &c
+			continue
 		}
 		changes = append(changes, c)
 	}
@@ -1014,6 +1023,11 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		tree, err := writeTree(r.store, baseTree, changes)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
+		}
+		if derived != nil {
+			if tree, err = r.deriveOnBranch(ctx, bh, parent, baseTree, tree, *derived); err != nil {
+				return plumbing.ZeroHash, false, err
+			}
 		}
 		if tree == baseTree && !parent.IsZero() {
 			return parent, false, nil
@@ -1097,6 +1111,45 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 	}
 	r.logPush(branch, old, head)
 	return res, nil
+}
+
+// deriveOnBranch adds the derived files to tree, the change committed on
+// a branch at parent (whose tree is baseTree). On the root's own HEAD the
+// root's derived file (own) was made for that very tree and is taken;
+// elsewhere (a branch other roots committed to) the hook derives them from
+// the branch's own and the paths the change makes differ, and own only
+// when the hook cannot.
+func (r *Repo) deriveOnBranch(ctx context.Context, bh BranchHook, parent, baseTree, tree plumbing.Hash, own fileChange) (plumbing.Hash, error) {
+	if head, err := r.head(); err == nil && head == parent {
+		return writeTree(r.store, tree, []fileChange{own})
+	}
+	diff, err := treeDiff(ctx, r.store, baseTree, tree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	changed := make([]string, len(diff))
+	for i, c := range diff {
+		changed[i] = c.Path
+	}
+	files, ok, err := bh.DeriveOnBranch(ctx, changed, &treeReader{s: r.store, tree: tree, smudge: r.checkoutSmudgerFor(r.store, tree)})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("regenerate derived files for the branch: %w", err)
+	}
+	if !ok {
+		return writeTree(r.store, tree, []fileChange{own})
+	}
+	clean := r.checkinCleaner(r.store, tree)
+	extra := make([]fileChange, 0, len(files))
+	for p, data := range files {
+		data, mode := clean(p, data, filemode.Regular)
+		h, err := storeBlob(r.store, data)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		extra = append(extra, fileChange{Path: p, Mode: mode, Hash: h})
+	}
+	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
+	return writeTree(r.store, tree, extra)
 }
 
 // sameTreePaths lists the paths among changes that differ between the

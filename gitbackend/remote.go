@@ -910,7 +910,10 @@ func classifyNetErr(err error) error {
 		strings.Contains(msg, "remote ref value does not match"),
 		strings.Contains(msg, "failed to update ref"),
 		strings.Contains(msg, "failed to lock"),
-		strings.Contains(msg, "stale info"):
+		strings.Contains(msg, "stale info"),
+		// go-git's own check of RequireRemoteRefs, before it sends a
+		// thing: another root moved (or deleted) the branch.
+		strings.Contains(msg, "required to be"):
 		return fmt.Errorf("%w: %v", ErrRejected, err)
 	case strings.Contains(msg, "authentication required"), strings.Contains(msg, "authorization failed"),
 		strings.Contains(msg, "status code: 401"), strings.Contains(msg, "status code: 403"),

@@ -19,7 +19,7 @@ import (
 	"github.com/tgp-go/tgp/internal/receive"
 )
 
-// Group commit across the repositories of one process (#15): the roots
+// Group commit across the repositories of one process: the roots
 // that push to one local remote's branch queue here before they queue on
 // the remote's lock. The writer at the head of the queue takes the lock
 // for everyone waiting behind it (a batch): it recreates each one's change

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -117,7 +118,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 			}
 			target = head.Hash()
 		} else {
-			h, err := resolveRev(r, from)
+			h, err := revparse.Commit(r, from)
 			if err != nil {
 				return "", unknownRevision(from)
 			}
@@ -130,7 +131,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		}
 		target = ref.Hash()
 	default:
-		o, err := resolveObject(r, a.Commit)
+		o, err := revparse.Object(r, a.Commit)
 		if err != nil {
 			return "", unknownRevision(a.Commit)
 		}
@@ -461,7 +462,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 		}
 		return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
 	}
-	h, err := resolveRev(r, a.Commit)
+	h, err := revparse.Commit(r, a.Commit)
 	if err != nil {
 		return "", unknownRevision(a.Commit)
 	}

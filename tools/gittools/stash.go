@@ -71,7 +71,7 @@ func stashTool(d Deps) *tools.Tool {
 				case "list":
 					return s.list()
 				case "show":
-					return s.show(a.Index)
+					return s.show(a.Index, d.relDir(a.WorkingDir))
 				case "apply":
 					return s.apply(ctx, a.Index, false, d.relDir(a.WorkingDir))
 				case "pop":
@@ -504,7 +504,7 @@ func (s *stasher) stashFiles(w plumbing.Hash) (stashTrees, error) {
 	return st, nil
 }
 
-func (s *stasher) show(n int) (string, error) {
+func (s *stasher) show(n int, wd string) (string, error) {
 	e, _, err := s.entry(n)
 	if err != nil {
 		return "", err
@@ -514,8 +514,11 @@ func (s *stasher) show(n int) (string, error) {
 		return "", err
 	}
 	from, to := st.base, st.saved
+	// git stash show is git diff --stat of the stash: renames as
+	// diff.renames finds them, diff.relative from where it runs.
+	po := s.cfg.patch(diffTrees)
 	var b strings.Builder
-	writeStat(&b, diffSides(from, to, nil), s.cfg.patch(diffTrees))
+	writeStat(&b, s.cfg.relativize(po.detectRenames(diffSides(from, to, s.cfg.relativeMatch(wd, nil))), wd), po)
 	return b.String(), nil
 }
 

@@ -65,7 +65,8 @@ export default function fib(args: { n: number }): number {
 `
 
 func TestTGPPlanCases(t *testing.T) {
-	r := New(WithTimeout(time.Second), WithAllowedImports(StdModule))
+	// No case here is about time: a loaded machine may take seconds.
+	r := New(WithTimeout(time.Minute), WithAllowedImports(StdModule))
 	fsys := newFS(t, map[string]string{
 		"tools/math/fib.ts": fibTool,
 		"tools/lib/math.ts": "export function double(n: number) { return n * 2; }\nexport const PI = 3.14;\n",

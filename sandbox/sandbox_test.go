@@ -194,7 +194,7 @@ func TestHostileTools(t *testing.T) {
 			// The runner that ran it answers the next call (with a
 			// timeout a loaded machine does not reach: the question is
 			// whether it answers, not how fast).
-			ok, err := run.Exec(context.Background(), Request{Path: "tools/f.ts", Args: map[string]any{"n": 10},
+			ok, err := r.Exec(context.Background(), Request{Path: "tools/f.ts", Args: map[string]any{"n": 10},
 				FS: newFS(t, map[string]string{"tools/f.ts": fibTool}), Timeout: time.Minute})
 			if err != nil || ok.Result != float64(55) {
 				t.Fatalf("runner broken after %s: %+v %v", c.name, ok, err)

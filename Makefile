@@ -140,9 +140,9 @@ fuzz:
 	$(GO) test ./internal/gitformat -run '^$$' -fuzz FuzzDecodeIndex -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/gitformat -run '^$$' -fuzz FuzzParseIndex -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/gitformat -run '^$$' -fuzz FuzzEWAH -fuzztime $(FUZZTIME)
-	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzApplyDelta -fuzztime $(FUZZTIME)
-	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzPackEntry -fuzztime $(FUZZTIME)
-	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzPackIndexFind -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/gitformat/packfile -run '^$$' -fuzz FuzzApplyDelta -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/gitformat/packfile -run '^$$' -fuzz FuzzPackEntry -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/gitformat/idxfile -run '^$$' -fuzz FuzzIndexFind -fuzztime $(FUZZTIME)
 
 # lint: gofmt, go vet, go mod tidy and staticcheck (pinned; fetched through
 # the module proxy on first use).

@@ -342,8 +342,8 @@ type machineTip struct {
 }
 
 // contendedWithin says whether another machine pushed first recently.
-func (t *machineTip) contendedWithin(d time.Duration) bool {
-	return t != nil && t.ContendedAt > 0 && time.Since(time.Unix(0, t.ContendedAt)) < d
+func (t *machineTip) contendedWithin(now time.Time, d time.Duration) bool {
+	return t != nil && t.ContendedAt > 0 && now.Sub(time.Unix(0, t.ContendedAt)) < d
 }
 
 // politeWait is how long this machine's next push waits after its last
@@ -362,18 +362,18 @@ func (t *machineTip) contendedWithin(d time.Duration) bool {
 // round. Either way the tickets that queue here meanwhile ride along in
 // one bigger push; a lone agent's pushes are farther apart than the gap
 // (each call boots and fetches first), so it never waits.
-func (t *machineTip) politeWait() time.Duration {
+func (t *machineTip) politeWait(now time.Time) time.Duration {
 	if t == nil || t.PushedAt == 0 {
 		return 0
 	}
 	p := time.Duration(t.PushNanos)
 	p = min(max(p, 20*time.Millisecond), 2*time.Second)
 	hold := 2*p + fullJitterDelay(p)
-	if t.contendedWithin(2 * time.Minute) {
+	if t.contendedWithin(now, 2*time.Minute) {
 		round := time.Duration(float64(p) * min(max(t.Attempts, 1.5), 32))
 		hold = max(hold, round/2+fullJitterDelay(round))
 	}
-	since := time.Since(time.Unix(0, t.PushedAt))
+	since := now.Sub(time.Unix(0, t.PushedAt))
 	if since >= hold {
 		return 0
 	}

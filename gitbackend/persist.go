@@ -328,6 +328,7 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if err := r.setBranch(branch, c); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
+	r.logCommit(branch, true, head, c, msg) // branch is HEAD's (persistLocked)
 	return c, true, nil
 }
 
@@ -441,11 +442,14 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	}
 	ov := r.ov
 	var plan *replayPlan
+	// over is the remote's tip the push goes over (for the reflog).
+	over := base
 	// One attempt (the replay is made under the remote's lock), its push
 	// the locked update.
 	actx, aspan := telemetry.Start(ctx, "tgp.persist.attempt", attribute.Int("tgp.persist.attempt", 1))
 	pctx, pspan := telemetry.Start(actx, "git.push")
 	err = lr.Update(pctx, branch, budget, base, ov, ov.addFetched, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
+		over = tip
 		if (tip == base || tip == head) && plan == nil {
 			// Nothing to replay (or the remote has our head already: a
 			// process stopped after the push, before its refs moved).
@@ -502,6 +506,7 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	if err := r.setTracking(branch, final); err != nil {
 		return 1, final, err
 	}
+	r.logPush(branch, over, final)
 	return 1, final, nil
 }
 
@@ -1040,7 +1045,12 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
-		return head, true, r.setBranch(branch, head)
+		if err := r.setBranch(branch, head); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		cur, err := r.branch()
+		r.logCommit(branch, err == nil && cur == branch, parent, head, ch.Message)
+		return head, true, nil
 	}
 	head, made, err := build(parent)
 	if err != nil {
@@ -1096,7 +1106,11 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		res.Attempts = attempt
 	}
 	res.Attempts++
-	return res, r.setTracking(branch, head)
+	if err := r.setTracking(branch, head); err != nil {
+		return res, err
+	}
+	r.logPush(branch, old, head)
+	return res, nil
 }
 
 // deriveOnBranch adds the derived files to tree, the change committed on

@@ -25,6 +25,7 @@ import (
 	"github.com/gofrs/flock"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
@@ -158,7 +159,7 @@ type Repo struct {
 	// progress (nil between persists); packer encodes their packs.
 	dot    billy.Filesystem
 	ov     *overlay
-	packer packEncoder
+	packer packfile.Encoder
 	// packsWritten counts the packs flushed, to look for packs to merge
 	// every few of them.
 	packsWritten int
@@ -177,6 +178,9 @@ type Repo struct {
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string
+	// logOnce reads core.logAllRefUpdates (logMode).
+	logOnce sync.Once
+	logAll  string
 }
 
 // Option configures Open.

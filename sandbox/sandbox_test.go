@@ -191,9 +191,13 @@ func TestHostileTools(t *testing.T) {
 					t.Fatalf("want %s, got success=%v %+v", c.kind, out.Success, out.Error)
 				}
 			}
-			// The host answers the next call.
-			if ok := exec(t, r, newFS(t, map[string]string{"tools/f.ts": fibTool}), "tools/f.ts", map[string]any{"n": 10}); ok.Result != float64(55) {
-				t.Fatalf("runner broken after %s: %+v", c.name, ok)
+			// The runner that ran it answers the next call (with a
+			// timeout a loaded machine does not reach: the question is
+			// whether it answers, not how fast).
+			ok, err := r.Exec(context.Background(), Request{Path: "tools/f.ts", Args: map[string]any{"n": 10},
+				FS: newFS(t, map[string]string{"tools/f.ts": fibTool}), Timeout: time.Minute})
+			if err != nil || ok.Result != float64(55) {
+				t.Fatalf("runner broken after %s: %+v %v", c.name, ok, err)
 			}
 		})
 	}
@@ -298,8 +302,8 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 }
 
 func TestMemoryLimitStopsAllocationLoop(t *testing.T) {
-	// The timeout is a backstop, not the check: 20 s passed before the
-	// limit was seen on a loaded machine under -race.
+	// A timeout a loaded machine does not reach (20 s was, at load 50):
+	// the loop ends by itself, so only the memory limit can fail it.
 	r := New(WithTimeout(2*time.Minute), WithMemoryLimitMB(32))
 	// Tries to hold 100 MB; the watchdog must stop it well before.
 	src := "export default () => { const a: string[] = []; for (let i = 0; i < 100; i++) a.push('x'.repeat(1 << 20) + i); return a.length; }"

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
@@ -72,7 +73,7 @@ func diffTool(d Deps) *tools.Tool {
 		Run: func(ctx context.Context, a diffArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
 				st := d.settings(r)
-				changes, err := collectChanges(r, st, d.relDir(a.WorkingDir), a)
+				changes, err := collectChanges(ctx, r, st, d.relDir(a.WorkingDir), a)
 				if err != nil {
 					return "", err
 				}
@@ -306,16 +307,14 @@ func readWorktree(fsys billy.Filesystem, p string) ([]byte, filemode.FileMode, e
 
 func blobHash(b []byte) plumbing.Hash { return plumbing.NewHash(registry.BlobHash(b)) }
 
+// resolveTree is the tree a diff's revision names (revparse.Tree): a
+// commit's (a tag peeled), or a tree itself ("HEAD^{tree}").
 func resolveTree(r *git.Repository, ref string) (*object.Tree, error) {
-	h, err := resolveRev(r, ref)
+	t, err := revparse.Tree(r, ref)
 	if err != nil {
 		return nil, unknownRevision(ref)
 	}
-	c, err := r.CommitObject(*h)
-	if err != nil {
-		return nil, unknownRevision(ref)
-	}
-	return c.Tree()
+	return t, nil
 }
 
 func headTree(r *git.Repository) (*object.Tree, error) {
@@ -330,11 +329,12 @@ func headTree(r *git.Repository) (*object.Tree, error) {
 	return c.Tree()
 }
 
-func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*change, error) {
+func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd string, a diffArgs) ([]*change, error) {
 	ps, err := parsePathspec(wd, a.Paths)
 	if err != nil {
 		return nil, err
 	}
+	match := s.relativeMatch(wd, ps.match)
 	var from, to map[string]side
 	// A..B and A...B (handle_dotdot): the trees of A (of the merge base)
 	// and B; with a second revision git prints its usage.
@@ -352,7 +352,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		return nil, err
 	}
 	if isRange && a.ToRef == "" && !a.Cached {
-		ft, tt, err := rr.trees()
+		ft, tt, err := rr.trees(ctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +362,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		if to, err = treeFiles(r, tt); err != nil {
 			return nil, err
 		}
-		return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
+		return s.patch(diffTrees).detectRenames(diffSides(from, to, match)), nil
 	}
 	if a.Cached || a.ToRef == "" {
 		// A patch against the worktree looks into submodules for
@@ -372,7 +372,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 			if err != nil {
 				return nil, err
 			}
-			if err := checkSubmodulePaths(r, idx, ps.match); err != nil {
+			if err := checkSubmodulePaths(r, idx, match); err != nil {
 				return nil, err
 			}
 		}
@@ -427,8 +427,8 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 			delete(from, p) // shown as unmerged, not as a change
 		}
 		dropIntentToAdd(to, nil)
-		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
-		return unmergedChanges(changes, conflicts, ps.match, nil, false), nil
+		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, match))
+		return unmergedChanges(changes, conflicts, match, nil, false), nil
 	default:
 		var conflicts map[string]*conflictSides
 		if from, conflicts, err = stagedIndexFiles(r); err != nil {
@@ -449,8 +449,8 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		// With a patch to print (-U makes --stat print one too), a path
 		// with both sides is shown combined.
 		patch := !a.NameOnly && (!a.Stat || a.Unified != nil)
-		sides := diffSides(from, to, ps.match)
-		dsts := unmergedRenameDsts(r, s, conflicts, ps.match, patch)
+		sides := diffSides(from, to, match)
+		dsts := unmergedRenameDsts(r, s, conflicts, match, patch)
 		for _, d := range dsts {
 			sides = append(sides, d)
 		}
@@ -476,7 +476,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 				}
 			}
 		}
-		out := unmergedChanges(changes, conflicts, ps.match, to, patch)
+		out := unmergedChanges(changes, conflicts, match, to, patch)
 		for _, c := range out {
 			if d := dsts[c.path]; d != nil && c.unmerged && d.oldPath != "" {
 				c.oldPath, c.copied, c.score = d.oldPath, d.copied, d.score
@@ -492,7 +492,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		}
 		return out, nil
 	}
-	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
+	return s.patch(diffTrees).detectRenames(diffSides(from, to, match)), nil
 }
 
 // errDiffUsage is git diff's usage, printed when a range comes with a

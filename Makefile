@@ -49,18 +49,19 @@ GEN_SMALL := TGP_CLONEGEN_SEEDS=5 TGP_INDEX_GEN=3 TGP_STASHGEN_SEEDS=10 \
 # one every test the others do not (-skip): none is left out or run
 # twice. Most tests wait on git processes, so more processes than cores
 # keep the cores busy; before, the run's tail was tools/gittools alone
-# for minutes. test-compile first compiles what they all need, once:
-# each go command compiles what it lacks by itself, and run side by
-# side they compiled the same packages over and over.
+# for minutes. The tests wait for test-compile, which compiles what they
+# all need (-race) once, beside lint: each go command compiles what it
+# lacks by itself, and run side by side they compiled the same packages
+# over and over. Lint's vet compiles the rest (the tgp binary
+# test/integration builds).
 TEST_SHARDS := test-gittools-1 test-gittools-2 test-gittools-3 test-gitbackend-1 test-gitbackend-2 test-integration-git
 .PHONY: $(TEST_SHARDS)
 test: deps
-	@$(MAKE) --no-print-directory test-compile
 	@$(MAKE) --no-print-directory -j9 --output-sync=target lint test-go test-integration $(TEST_SHARDS)
 
+test-go test-integration $(TEST_SHARDS): test-compile
 test-compile:
 	$(GO) list -race -export -test $(PKGS) > /dev/null
-	$(GO) list -export $(PKGS) > /dev/null
 
 # test-go runs the slowest of its packages first, up to TEST_P at once
 # (go test starts them in the order given). TESTFLAGS adds go test flags

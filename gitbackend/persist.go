@@ -307,7 +307,7 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	// The commit is made before the index is touched: a commit that
 	// cannot be made (no identity) leaves the index as it was, so the
 	// change is an unstaged edit, not staged half-state.
-	c, err := r.writeCommit(tree, parents, msg, nil)
+	c, who, err := r.writeCommitBy(tree, parents, msg, nil)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
@@ -325,7 +325,7 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if err := stageInIndex(ov, r.wt, changes); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	if err := r.setBranch(branch, c); err != nil {
+	if err := r.setBranch(branch, c, commitReflog(len(parents), msg), who); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
 	return c, true, nil
@@ -351,15 +351,42 @@ func takeLocalWork(ctx context.Context) error {
 
 func releaseLocalWork() { <-localWork }
 
-func (r *Repo) setBranch(branch string, h plumbing.Hash) error {
-	return r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), h))
+// setBranch moves the branch to h and logs the move with msg, as git
+// logs the command that moves it, under who (nil: the committer git
+// would use now).
+func (r *Repo) setBranch(branch string, h plumbing.Hash, msg string, who *object.Signature) error {
+	name := plumbing.NewBranchReferenceName(branch)
+	old := plumbing.ZeroHash
+	if ref, err := r.store.Reference(name); err == nil {
+		old = ref.Hash()
+	}
+	if err := r.store.SetReference(plumbing.NewHashReference(name, h)); err != nil {
+		return err
+	}
+	if old != h {
+		r.logMove(branch, old, h, msg, who)
+	}
+	return nil
+}
+
+// replayReflog is how git pull --rebase logs the branch it moved onto
+// the remote's tip: what a replay of local commits does.
+func replayReflog(branch string, tip plumbing.Hash) string {
+	return "pull --rebase (finish): " + plumbing.NewBranchReferenceName(branch).String() + " onto " + tip.String()
 }
 
 // writeCommit stores a commit; author keeps an original author on replay.
 func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string, author *object.Signature) (plumbing.Hash, error) {
+	h, _, err := r.writeCommitBy(tree, parents, msg, author)
+	return h, err
+}
+
+// writeCommitBy is writeCommit that also returns the committer, who logs
+// the branch's move to the commit.
+func (r *Repo) writeCommitBy(tree plumbing.Hash, parents []plumbing.Hash, msg string, author *object.Signature) (plumbing.Hash, *object.Signature, error) {
 	a, committer, err := r.Signatures(time.Now())
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, nil, err
 	}
 	if author != nil {
 		a = *author
@@ -371,9 +398,10 @@ func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg stri
 	s := r.objs()
 	obj := s.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, nil, err
 	}
-	return s.SetEncodedObject(obj)
+	h, err := s.SetEncodedObject(obj)
+	return h, &committer, err
 }
 
 // ErrNoIdentity: user.useConfigOnly is set and no commit identity is
@@ -746,7 +774,7 @@ func (r *Repo) finishReplay(ctx context.Context, branch string, plan *replayPlan
 	if r.stopped("checked-out") {
 		return errStopped
 	}
-	if err := r.setBranch(branch, plan.head); err != nil {
+	if err := r.setBranch(branch, plan.head, replayReflog(branch, plan.tip), nil); err != nil {
 		return err
 	}
 	if r.stopped("branch-moved") {
@@ -876,6 +904,7 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), head)); err != nil {
 		return err
 	}
+	r.logMove(name, plumbing.ZeroHash, head, "branch: Created from "+head.String(), nil)
 	if err := r.remote.Push(ctx, name, plumbing.ZeroHash, head); err == nil {
 		ce.Pushed = true
 	}
@@ -886,7 +915,7 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	if _, err := r.checkoutTrees(ctx, worktreeAt, tipTree); err != nil {
 		return err
 	}
-	if err := r.setBranch(branch, tip); err != nil {
+	if err := r.setBranch(branch, tip, "reset: moving to "+tip.String(), nil); err != nil {
 		return err
 	}
 	return ce
@@ -1022,11 +1051,11 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		if !parent.IsZero() {
 			parents = []plumbing.Hash{parent}
 		}
-		head, err := r.writeCommit(tree, parents, ch.Message, nil)
+		head, who, err := r.writeCommitBy(tree, parents, ch.Message, nil)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
-		return head, true, r.setBranch(branch, head)
+		return head, true, r.setBranch(branch, head, commitReflog(len(parents), ch.Message), who)
 	}
 	head, made, err := build(parent)
 	if err != nil {

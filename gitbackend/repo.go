@@ -126,17 +126,22 @@ type TreeReader interface {
 
 // Repo is one root's repository. All methods are safe for concurrent use.
 type Repo struct {
-	wt       billy.Filesystem
-	cfg      Config
-	repo     *git.Repository
-	store    *filesystem.Storage
-	remote   remoteStore
-	sem      chan struct{}
-	flock    *flock.Flock
-	hook     Hook
-	sleep    func(context.Context, time.Duration) error
-	jitter   func(time.Duration) time.Duration
-	progress io.Writer
+	wt  billy.Filesystem
+	cfg Config
+	// logMode is core.logAllRefUpdates as .git/config (of that size and
+	// time) had it: the reflogs of the kernel's own moves (logMove).
+	logMode     string
+	logModeSize int64
+	logModeTime time.Time
+	repo        *git.Repository
+	store       *filesystem.Storage
+	remote      remoteStore
+	sem         chan struct{}
+	flock       *flock.Flock
+	hook        Hook
+	sleep       func(context.Context, time.Duration) error
+	jitter      func(time.Duration) time.Duration
+	progress    io.Writer
 	// notes are repairs made while opening (a broken .git), reported by
 	// the next Hydrate.
 	notes []string
@@ -533,10 +538,11 @@ func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash
 	if err := applyToWorktree(r.gitStorage(), r.wt, changes); err != nil {
 		return err
 	}
-	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), to)); err != nil {
+	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
 		return err
 	}
-	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
+	// A move to the remote's tip is git pull's fast-forward.
+	if err := r.setBranch(branch, to, "pull: Fast-forward", nil); err != nil {
 		return err
 	}
 	return r.setTracking(branch, to)

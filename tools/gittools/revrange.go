@@ -212,3 +212,51 @@ func reachable(ctx context.Context, r *git.Repository, c *object.Commit) (map[pl
 	}
 	return seen, nil
 }
+
+// resolveMergeBaseRev is git checkout's get_oid_mb: "A...B" (a side left
+// out is HEAD) names the one merge base of A and B, and is no revision
+// when they have none or several; ok is false for an argument without
+// "...", which the caller resolves as it does any revision.
+func resolveMergeBaseRev(ctx context.Context, r *git.Repository, rev string) (h plumbing.Hash, ok bool, err error) {
+	a, b, found := strings.Cut(rev, "...")
+	if !found {
+		return plumbing.ZeroHash, false, nil
+	}
+	side := func(s string) (*object.Commit, error) {
+		if s == "" {
+			s = "HEAD"
+		}
+		o, err := resolveObject(r, s)
+		for err == nil {
+			t, isTag := o.(*object.Tag)
+			if !isTag {
+				break
+			}
+			o, err = t.Object()
+		}
+		if err != nil {
+			return nil, unknownRevision(rev)
+		}
+		c, isCommit := o.(*object.Commit)
+		if !isCommit {
+			return nil, unknownRevision(rev)
+		}
+		return c, nil
+	}
+	one, err := side(a)
+	if err != nil {
+		return plumbing.ZeroHash, true, err
+	}
+	two, err := side(b)
+	if err != nil {
+		return plumbing.ZeroHash, true, err
+	}
+	bases, err := mergeBases(ctx, r, one, two)
+	if err != nil {
+		return plumbing.ZeroHash, true, err
+	}
+	if len(bases) != 1 {
+		return plumbing.ZeroHash, true, unknownRevision(rev)
+	}
+	return bases[0].Hash, true, nil
+}

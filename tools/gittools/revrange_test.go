@@ -145,3 +145,21 @@ func TestRegressCheckoutMergeBaseAsGit(t *testing.T) {
 		twin(t, f.dir, "", "git_checkout", map[string]any{"commit": rev, "paths": []string{"f.txt"}}, "checkout", "-q", rev, "--", "f.txt")
 	}
 }
+
+// TestRegressRangeDiffPrefixesAsGit: git diff A..B and A...B compare two
+// trees, so diff.mnemonicPrefix leaves git's a/ and b/ (not the c/ and
+// w/ of a commit against the worktree; differential seed 100253).
+func TestRegressRangeDiffPrefixesAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "1\n")
+	f.commitAll(t, "c1")
+	f.write(t, "f.txt", "2\n")
+	f.commitAll(t, "c2")
+	f.write(t, "f.txt", "3\n")
+	f.git(t, "config", "diff.mnemonicPrefix", "true")
+	f = open(t, f.dir)
+	for _, rev := range []string{"HEAD~1..", "HEAD~1..HEAD", "HEAD~1...HEAD", "..HEAD~1", "HEAD~1"} {
+		compareTool(t, f, "git_diff", map[string]any{"from_ref": rev}, "", "diff", rev)
+		compareTool(t, f, "git_diff", map[string]any{"from_ref": rev, "stat": true, "unified": 1}, "", "diff", "-U1", "--stat", rev)
+	}
+}

@@ -175,11 +175,24 @@ func mergeBases(ctx context.Context, r *git.Repository, a, b *object.Commit) ([]
 // commits are the range's commits in git log's order: those git's
 // limited walk keeps (see limitWalk), newest committer date first; left
 // holds those of A...B's left side. A tree or a blob on the left
-// excludes nothing, on the right shows nothing.
+// excludes nothing, on the right shows nothing. It is git show's list:
+// git log would walk A...B with no merge base.
 func (rr revRange) commits(ctx context.Context, r *git.Repository) ([]*object.Commit, map[plumbing.Hash]bool, error) {
 	w, kept, err := rangeWalk(ctx, r, rr, nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !w.limited && rr.symmetric {
+		// A...B of commits with no merge base names nothing
+		// UNINTERESTING, so git show does not walk (no_walk stays set):
+		// it shows A, then B.
+		var out []*object.Commit
+		for _, o := range []object.Object{rr.left, rr.right} {
+			if c, ok := o.(*object.Commit); ok && (len(out) == 0 || out[0].Hash != c.Hash) {
+				out = append(out, c)
+			}
+		}
+		return out, map[plumbing.Hash]bool{rr.left.ID(): true}, nil
 	}
 	out, left := w.visible(kept)
 	return out, left, nil

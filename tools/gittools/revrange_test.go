@@ -163,3 +163,27 @@ func TestRegressRangeDiffPrefixesAsGit(t *testing.T) {
 		compareTool(t, f, "git_diff", map[string]any{"from_ref": rev, "stat": true, "unified": 1}, "", "diff", "-U1", "--stat", rev)
 	}
 }
+
+// TestRegressShowSymmetricNoMergeBaseAsGit: A...B of two commits with no
+// merge base names nothing UNINTERESTING, so git show does not walk: it
+// shows A and then B (A marked "<" by %m), not their histories
+// (differential seed 100093: a stash's untracked-files commit, which
+// has no parent, against a branch).
+func TestRegressShowSymmetricNoMergeBaseAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "1\n")
+	f.commitAt(t, "", "1700000001 +0000", "c1")
+	f.write(t, "f.txt", "2\n")
+	f.commitAt(t, "", "1700000002 +0000", "c2")
+	f.git(t, "checkout", "-q", "--orphan", "lone")
+	f.write(t, "l.txt", "l\n")
+	f.commitAt(t, "", "1700000003 +0000", "l1")
+	f.write(t, "l.txt", "l2\n")
+	f.commitAt(t, "", "1700000004 +0000", "l2")
+	f.git(t, "checkout", "-q", "main")
+	f = open(t, f.dir)
+	for _, rev := range []string{"main...lone", "lone...main", "lone...", "...lone", "main~1...lone~1"} {
+		compareTool(t, f, "git_show", map[string]any{"commit": rev, "format": "%m %h %s"}, "", "show", "--format=%m %h %s", rev)
+		compareTool(t, f, "git_show", map[string]any{"commit": rev, "stat": true}, "", "show", "--stat", rev)
+	}
+}

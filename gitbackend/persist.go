@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/tgp-go/tgp/internal/gitident"
+	"github.com/tgp-go/tgp/internal/reflog"
 	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
@@ -307,7 +308,7 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	// The commit is made before the index is touched: a commit that
 	// cannot be made (no identity) leaves the index as it was, so the
 	// change is an unstaged edit, not staged half-state.
-	c, who, err := r.writeCommitBy(tree, parents, msg, nil)
+	c, err := r.writeCommit(tree, parents, msg, nil)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
@@ -325,9 +326,10 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if err := stageInIndex(ov, r.wt, changes); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	if err := r.setBranch(branch, c, commitReflog(len(parents), msg), who); err != nil {
+	if err := r.setBranch(branch, c); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
+	r.logCommit(branch, true, head, c, msg) // branch is HEAD's (persistLocked)
 	return c, true, nil
 }
 
@@ -351,42 +353,15 @@ func takeLocalWork(ctx context.Context) error {
 
 func releaseLocalWork() { <-localWork }
 
-// setBranch moves the branch to h and logs the move with msg, as git
-// logs the command that moves it, under who (nil: the committer git
-// would use now).
-func (r *Repo) setBranch(branch string, h plumbing.Hash, msg string, who *object.Signature) error {
-	name := plumbing.NewBranchReferenceName(branch)
-	old := plumbing.ZeroHash
-	if ref, err := r.store.Reference(name); err == nil {
-		old = ref.Hash()
-	}
-	if err := r.store.SetReference(plumbing.NewHashReference(name, h)); err != nil {
-		return err
-	}
-	if old != h {
-		r.logMove(branch, old, h, msg, who)
-	}
-	return nil
-}
-
-// replayReflog is how git pull --rebase logs the branch it moved onto
-// the remote's tip: what a replay of local commits does.
-func replayReflog(branch string, tip plumbing.Hash) string {
-	return "pull --rebase (finish): " + plumbing.NewBranchReferenceName(branch).String() + " onto " + tip.String()
+func (r *Repo) setBranch(branch string, h plumbing.Hash) error {
+	return r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), h))
 }
 
 // writeCommit stores a commit; author keeps an original author on replay.
 func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string, author *object.Signature) (plumbing.Hash, error) {
-	h, _, err := r.writeCommitBy(tree, parents, msg, author)
-	return h, err
-}
-
-// writeCommitBy is writeCommit that also returns the committer, who logs
-// the branch's move to the commit.
-func (r *Repo) writeCommitBy(tree plumbing.Hash, parents []plumbing.Hash, msg string, author *object.Signature) (plumbing.Hash, *object.Signature, error) {
 	a, committer, err := r.Signatures(time.Now())
 	if err != nil {
-		return plumbing.ZeroHash, nil, err
+		return plumbing.ZeroHash, err
 	}
 	if author != nil {
 		a = *author
@@ -398,10 +373,9 @@ func (r *Repo) writeCommitBy(tree plumbing.Hash, parents []plumbing.Hash, msg st
 	s := r.objs()
 	obj := s.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, nil, err
+		return plumbing.ZeroHash, err
 	}
-	h, err := s.SetEncodedObject(obj)
-	return h, &committer, err
+	return s.SetEncodedObject(obj)
 }
 
 // ErrNoIdentity: user.useConfigOnly is set and no commit identity is
@@ -469,11 +443,14 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	}
 	ov := r.ov
 	var plan *replayPlan
+	// over is the remote's tip the push goes over (for the reflog).
+	over := base
 	// One attempt (the replay is made under the remote's lock), its push
 	// the locked update.
 	actx, aspan := telemetry.Start(ctx, "tgp.persist.attempt", attribute.Int("tgp.persist.attempt", 1))
 	pctx, pspan := telemetry.Start(actx, "git.push")
 	err = lr.Update(pctx, branch, budget, base, ov, ov.addFetched, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
+		over = tip
 		if (tip == base || tip == head) && plan == nil {
 			// Nothing to replay (or the remote has our head already: a
 			// process stopped after the push, before its refs moved).
@@ -530,6 +507,7 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	if err := r.setTracking(branch, final); err != nil {
 		return 1, final, err
 	}
+	r.logPush(branch, over, final)
 	return 1, final, nil
 }
 
@@ -774,7 +752,7 @@ func (r *Repo) finishReplay(ctx context.Context, branch string, plan *replayPlan
 	if r.stopped("checked-out") {
 		return errStopped
 	}
-	if err := r.setBranch(branch, plan.head, replayReflog(branch, plan.tip), nil); err != nil {
+	if err := r.moveBranch(branch, plan.head, replayReflog(branch, plan.tip)); err != nil {
 		return err
 	}
 	if r.stopped("branch-moved") {
@@ -904,7 +882,9 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), head)); err != nil {
 		return err
 	}
-	r.logMove(name, plumbing.ZeroHash, head, "branch: Created from "+head.String(), nil)
+	if _, who, err := r.Signatures(time.Now()); err == nil {
+		r.logMove(plumbing.ZeroHash, head, reflog.Ident(who.Name, who.Email, who.When), "branch: Created from "+head.String(), plumbing.NewBranchReferenceName(name))
+	}
 	if err := r.remote.Push(ctx, name, plumbing.ZeroHash, head); err == nil {
 		ce.Pushed = true
 	}
@@ -915,7 +895,7 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	if _, err := r.checkoutTrees(ctx, worktreeAt, tipTree); err != nil {
 		return err
 	}
-	if err := r.setBranch(branch, tip, "reset: moving to "+tip.String(), nil); err != nil {
+	if err := r.moveBranch(branch, tip, "reset: moving to "+tip.String()); err != nil {
 		return err
 	}
 	return ce
@@ -1020,11 +1000,20 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		return nil, err
 	}
 	clean := r.checkinCleaner(r.store, parentTree)
+	// The root's derived file was made for the base branch: with a hook
+	// that can, it is derived again for the branch (derived holds the
+	// root's own, for when it cannot), and it is never a clash.
+	bh, _ := r.hook.(BranchHook)
 	var changes []fileChange
+	var derived *fileChange
 	for _, p := range ch.Paths {
 		c, err := stagePathWith(r.store, r.wt, p, clean)
 		if err != nil {
 			return nil, fmt.Errorf("stage %s: %w", p, err)
+		}
+		if bh != nil && p == DerivedFile {
+			derived = &c
+			continue
 		}
 		changes = append(changes, c)
 	}
@@ -1039,6 +1028,11 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
+		if derived != nil {
+			if tree, err = r.deriveOnBranch(ctx, bh, parent, baseTree, tree, *derived); err != nil {
+				return plumbing.ZeroHash, false, err
+			}
+		}
 		if tree == baseTree && !parent.IsZero() {
 			return parent, false, nil
 		}
@@ -1051,11 +1045,16 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		if !parent.IsZero() {
 			parents = []plumbing.Hash{parent}
 		}
-		head, who, err := r.writeCommitBy(tree, parents, ch.Message, nil)
+		head, err := r.writeCommit(tree, parents, ch.Message, nil)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
-		return head, true, r.setBranch(branch, head, commitReflog(len(parents), ch.Message), who)
+		if err := r.setBranch(branch, head); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		cur, err := r.branch()
+		r.logCommit(branch, err == nil && cur == branch, parent, head, ch.Message)
+		return head, true, nil
 	}
 	head, made, err := build(parent)
 	if err != nil {
@@ -1111,7 +1110,50 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		res.Attempts = attempt
 	}
 	res.Attempts++
-	return res, r.setTracking(branch, head)
+	if err := r.setTracking(branch, head); err != nil {
+		return res, err
+	}
+	r.logPush(branch, old, head)
+	return res, nil
+}
+
+// deriveOnBranch adds the derived files to tree, the change committed on
+// a branch at parent (whose tree is baseTree). On the root's own HEAD the
+// root's derived file (own) was made for that very tree and is taken;
+// elsewhere (a branch other roots committed to) the hook derives them from
+// the branch's own and the paths the change makes differ, and own only
+// when the hook cannot.
+func (r *Repo) deriveOnBranch(ctx context.Context, bh BranchHook, parent, baseTree, tree plumbing.Hash, own fileChange) (plumbing.Hash, error) {
+	if head, err := r.head(); err == nil && head == parent {
+		return writeTree(r.store, tree, []fileChange{own})
+	}
+	diff, err := treeDiff(ctx, r.store, baseTree, tree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	changed := make([]string, len(diff))
+	for i, c := range diff {
+		changed[i] = c.Path
+	}
+	files, ok, err := bh.DeriveOnBranch(ctx, changed, &treeReader{s: r.store, tree: tree, smudge: r.checkoutSmudgerFor(r.store, tree)})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("regenerate derived files for the branch: %w", err)
+	}
+	if !ok {
+		return writeTree(r.store, tree, []fileChange{own})
+	}
+	clean := r.checkinCleaner(r.store, tree)
+	extra := make([]fileChange, 0, len(files))
+	for p, data := range files {
+		data, mode := clean(p, data, filemode.Regular)
+		h, err := storeBlob(r.store, data)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		extra = append(extra, fileChange{Path: p, Mode: mode, Hash: h})
+	}
+	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
+	return writeTree(r.store, tree, extra)
 }
 
 // sameTreePaths lists the paths among changes that differ between the

@@ -373,7 +373,7 @@ func commitTree(t *testing.T, a *agent, tree plumbing.Hash) plumbing.Hash {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.repo.setBranch("main", c, commitReflog(1, "hostile tree"), nil); err != nil {
+	if err := a.repo.setBranch("main", c); err != nil {
 		t.Fatal(err)
 	}
 	return c

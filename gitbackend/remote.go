@@ -890,8 +890,11 @@ func (n *netRemote) Push(ctx context.Context, branch string, old, new plumbing.H
 	return classifyNetErr(err)
 }
 
-// classifyNetErr maps go-git's push and fetch errors (often plain strings,
-// see DESIGN §3) to ErrRejected and ErrAuth.
+// classifyNetErr maps go-git's push and fetch errors to ErrDeclined,
+// ErrRejected and ErrAuth. go-git returns most of them as plain strings:
+// a push that is not a fast-forward is "non-fast-forward update: <ref>"
+// (only Pull returns git.ErrNonFastForwardUpdate), a refusal by the
+// server's receive-pack "command error on <ref>: <reason>".
 func classifyNetErr(err error) error {
 	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
 		return fmt.Errorf("%w: %v", ErrAuth, err)
@@ -910,7 +913,10 @@ func classifyNetErr(err error) error {
 		strings.Contains(msg, "remote ref value does not match"),
 		strings.Contains(msg, "failed to update ref"),
 		strings.Contains(msg, "failed to lock"),
-		strings.Contains(msg, "stale info"):
+		strings.Contains(msg, "stale info"),
+		// go-git's own check of RequireRemoteRefs, before it sends a
+		// thing: another root moved (or deleted) the branch.
+		strings.Contains(msg, "required to be"):
 		return fmt.Errorf("%w: %v", ErrRejected, err)
 	case strings.Contains(msg, "authentication required"), strings.Contains(msg, "authorization failed"),
 		strings.Contains(msg, "status code: 401"), strings.Contains(msg, "status code: 403"),

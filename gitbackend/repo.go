@@ -115,7 +115,22 @@ type TreeHook interface {
 	DeriveFromTree(ctx context.Context, changed []string, t TreeReader) (files map[string][]byte, ok bool, err error)
 }
 
-// TreeReader reads the tree a replay made.
+// BranchHook is a Hook that also derives its files for PersistBranch,
+// which commits on a branch the root is not on (the pull-request
+// strategy): other roots may have committed there, so the root's own
+// derived files, made for the base branch, would drop what they added.
+type BranchHook interface {
+	Hook
+	// DeriveOnBranch is told the paths a commit on the branch changes
+	// and reads that commit's tree through t, whose derived files are
+	// still the branch tip's; it returns their new content. ok false
+	// means it cannot (the tip's derived files are missing or unreadable):
+	// the root's own are committed. It must not change the hook's state,
+	// which follows the root.
+	DeriveOnBranch(ctx context.Context, changed []string, t TreeReader) (files map[string][]byte, ok bool, err error)
+}
+
+// TreeReader reads a tree a replay or PersistBranch made.
 type TreeReader interface {
 	// ReadFile returns what a checkout would write for p, a regular file
 	// (ok false: p is absent, or not a regular file).
@@ -126,22 +141,17 @@ type TreeReader interface {
 
 // Repo is one root's repository. All methods are safe for concurrent use.
 type Repo struct {
-	wt  billy.Filesystem
-	cfg Config
-	// logMode is core.logAllRefUpdates as .git/config (of that size and
-	// time) had it: the reflogs of the kernel's own moves (logMove).
-	logMode     string
-	logModeSize int64
-	logModeTime time.Time
-	repo        *git.Repository
-	store       *filesystem.Storage
-	remote      remoteStore
-	sem         chan struct{}
-	flock       *flock.Flock
-	hook        Hook
-	sleep       func(context.Context, time.Duration) error
-	jitter      func(time.Duration) time.Duration
-	progress    io.Writer
+	wt       billy.Filesystem
+	cfg      Config
+	repo     *git.Repository
+	store    *filesystem.Storage
+	remote   remoteStore
+	sem      chan struct{}
+	flock    *flock.Flock
+	hook     Hook
+	sleep    func(context.Context, time.Duration) error
+	jitter   func(time.Duration) time.Duration
+	progress io.Writer
 	// notes are repairs made while opening (a broken .git), reported by
 	// the next Hydrate.
 	notes []string
@@ -168,6 +178,9 @@ type Repo struct {
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string
+	// logOnce reads core.logAllRefUpdates (logMode).
+	logOnce sync.Once
+	logAll  string
 }
 
 // Option configures Open.
@@ -542,7 +555,7 @@ func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash
 		return err
 	}
 	// A move to the remote's tip is git pull's fast-forward.
-	if err := r.setBranch(branch, to, "pull: Fast-forward", nil); err != nil {
+	if err := r.moveBranch(branch, to, "pull: Fast-forward"); err != nil {
 		return err
 	}
 	return r.setTracking(branch, to)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // zodDateTool uses what agents reach for first: a zod schema (parse,
@@ -33,7 +34,10 @@ export default function (raw: unknown) {
 func TestEmbeddedZodAndDateFns(t *testing.T) {
 	for _, mode := range []string{IsolationInProc, IsolationProcess} {
 		t.Run(mode, func(t *testing.T) {
-			opts := []Option{WithAllowedImports("zod", "date-fns")}
+			// Loading both bundles under -race took more than the default
+			// 5 s on a loaded machine: this test is about where they load
+			// from, not about how fast.
+			opts := []Option{WithAllowedImports("zod", "date-fns"), WithTimeout(time.Minute)}
 			var r *Runner
 			if mode == IsolationProcess {
 				r = processRunner(t, opts...)

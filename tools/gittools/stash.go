@@ -699,9 +699,12 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if err != nil {
 		return "", err
 	}
+	// git runs git status after the apply and ignores how it ends: a
+	// status that stops (a symbolic link in a gitlink's place) prints
+	// nothing and the apply stands.
 	st, err := status(s.r, s.cfg, wd, statusArgs{Porcelain: false, Untracked: true}, nil)
 	if err != nil {
-		return "", err
+		st = ""
 	}
 	var restoreErr string
 	if len(inTheWay) > 0 || fatalDir != "" {

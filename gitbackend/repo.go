@@ -551,10 +551,11 @@ func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash
 	if err := applyToWorktree(r.gitStorage(), r.wt, changes); err != nil {
 		return err
 	}
-	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), to)); err != nil {
+	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
 		return err
 	}
-	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
+	// A move to the remote's tip is git pull's fast-forward.
+	if err := r.moveBranch(branch, to, "pull: Fast-forward"); err != nil {
 		return err
 	}
 	return r.setTracking(branch, to)

@@ -78,7 +78,19 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		}
 		return n, own.commit, r.ownOutcome(ctx, branch, own)
 	}
+	// The queue and the hold are spans of their own: in a fleet they are
+	// most of a slow write's time, and nothing else shows them.
+	_, qspan := telemetry.Start(ctx, "tgp.persist.queue")
 	res, _, err := q.await(dctx, own.ticket.ID, 10*time.Millisecond)
+	switch {
+	case err != nil:
+		qspan.SetAttributes(attribute.String("tgp.outcome", "timeout"))
+	case res != nil:
+		qspan.SetAttributes(attribute.String("tgp.outcome", "batched"), attribute.Int("tgp.persist.batch_size", res.Batched))
+	default:
+		qspan.SetAttributes(attribute.String("tgp.outcome", "turn"))
+	}
+	qspan.End()
 	if err != nil {
 		return 0, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, true, fmt.Errorf("no turn to push within %v (git.retry.deadline): %w", budget, err))
 	}
@@ -109,7 +121,10 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 	}
 	mt := q.readTip()
 	if w := mt.politeWait(time.Now()); w > 0 {
-		if err := r.sleep(dctx, w); err != nil {
+		_, hspan := telemetry.Start(ctx, "tgp.persist.hold")
+		err := r.sleep(dctx, w)
+		hspan.End()
+		if err != nil {
 			q.unlock()
 			return 0, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, true, err)
 		}
@@ -268,7 +283,9 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 		if (tip.IsZero() && !fetched) || attempt > 1 {
 			fetched = true
 			opened = r.openPushBeside(ctx)
-			t, err := r.remote.Fetch(ctx, branch, 0)
+			fctx, fspan := telemetry.Start(actx, "git.fetch")
+			t, err := r.remote.Fetch(fctx, branch, 0)
+			telemetry.End(fspan, err)
 			if err != nil {
 				closeOpened(opened)
 				lastErr = err

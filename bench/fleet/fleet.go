@@ -47,6 +47,9 @@ type Spec struct {
 	// PauseAt / PauseFor: the remote goes away PauseAt into the run for
 	// PauseFor (every connection dropped, new ones refused).
 	PauseAt, PauseFor time.Duration
+	// Trace (proc mode) runs every call in a trace of its own, exported
+	// to a receiver here, and fills Row.Phases.
+	Trace bool
 }
 
 // Row is a Spec's outcome.
@@ -66,6 +69,8 @@ type Row struct {
 	// agent's root is and with which environment its processes ran.
 	Server  *Server
 	Members []Agent
+	// Phases is where each traced call's time went (Spec.Trace).
+	Phases []Phases
 }
 
 // Agent is one simulated agent of a row.
@@ -124,10 +129,16 @@ func Run(t testing.TB, spec Spec) Row {
 	srv := NewServer(t, spec.Transport, spec.Link)
 	base := t.TempDir()
 	type result struct {
-		lat  time.Duration
-		end  time.Duration
-		err  error
-		path string
+		lat   time.Duration
+		end   time.Duration
+		err   error
+		path  string
+		trace string
+	}
+	var sink *spanSink
+	if spec.Trace && spec.Mode == "proc" {
+		sink = newSpanSink()
+		defer sink.close()
 	}
 	n := spec.Machines * spec.Agents
 	results := make([][]result, n)
@@ -187,10 +198,16 @@ func Run(t testing.TB, spec Spec) Row {
 					p := fmt.Sprintf("tools/m%d/a%d/w%d.ts", m, a, k)
 					content := fmt.Sprintf("/** Tool %d of agent %d on machine %d. */\nexport default () => %d;\n", k, a, m, k)
 					cctx, ccancel := context.WithTimeout(ctx, spec.CallTimeout)
+					var trace string
+					if sink != nil {
+						var env []string
+						trace, env = sink.env()
+						cctx = withTrace(cctx, env)
+					}
 					t0 := time.Now()
 					err := w.write(cctx, p, content)
 					ccancel()
-					results[i] = append(results[i], result{lat: time.Since(t0), end: time.Since(start), err: err, path: p})
+					results[i] = append(results[i], result{lat: time.Since(t0), end: time.Since(start), err: err, path: p, trace: trace})
 				}
 			}()
 		}
@@ -214,6 +231,11 @@ func Run(t testing.TB, spec Spec) Row {
 	for _, rs := range results {
 		landed := 0
 		for _, r := range rs {
+			if sink != nil {
+				if ph, ok := sink.phases(r.trace, r.lat); ok {
+					row.Phases = append(row.Phases, ph)
+				}
+			}
 			row.Calls++
 			lats = append(lats, r.lat)
 			if r.err != nil {
@@ -306,7 +328,7 @@ type procWriter struct {
 func (w *procWriter) write(ctx context.Context, p, content string) error {
 	args, _ := json.Marshal(map[string]string{"path": p, "content": content})
 	cmd := exec.CommandContext(ctx, w.bin, "call", "write_file", string(args), "--root", w.root)
-	cmd.Env = w.env
+	cmd.Env = append(w.env[:len(w.env):len(w.env)], traceEnv(ctx)...)
 	out, err := cmd.Output()
 	var r struct {
 		OK    bool `json:"ok"`

@@ -23,6 +23,7 @@ var (
 	flagBin        = flag.String("fleet.bin", "", "tgp binary (default: built from this tree)")
 	flagBaseline   = flag.String("fleet.baseline", "", "another tgp binary measured in the same run (rows named 'before')")
 	flagPause      = flag.Duration("fleet.pause", 0, "stop the proxy this long, 1/4 into each row")
+	flagTrace      = flag.Bool("fleet.trace", false, "trace every tgp call (OTLP) and print where the time went")
 )
 
 // TestFleetTable is the fleet benchmark (make bench-fleet): one table,
@@ -44,7 +45,7 @@ func TestFleetTable(t *testing.T) {
 		for _, tr := range strings.Split(*flagTransports, ",") {
 			for _, mode := range strings.Split(*flagModes, ",") {
 				spec := Spec{Name: mode, Transport: tr, Machines: m, Agents: a, Writes: w, Mode: mode, TgpBin: bin,
-					Link: Link{Delay: *flagDelay, Jitter: *flagJitter, BytesPerSecond: *flagBandwidth}}
+					Link: Link{Delay: *flagDelay, Jitter: *flagJitter, BytesPerSecond: *flagBandwidth}, Trace: *flagTrace}
 				if *flagPause > 0 {
 					spec.PauseAt, spec.PauseFor = 2*time.Second, *flagPause
 				}
@@ -65,7 +66,7 @@ func TestFleetTable(t *testing.T) {
 
 func runRow(t *testing.T, spec Spec) Row {
 	r := Run(t, spec)
-	fmt.Fprintf(os.Stderr, "%s", Table([]Row{r}))
+	fmt.Fprintf(os.Stderr, "%s%s", Table([]Row{r}), Breakdown(r))
 	for _, e := range r.Errors {
 		fmt.Fprintf(os.Stderr, "  error: %s\n", e)
 	}

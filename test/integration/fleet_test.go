@@ -19,13 +19,44 @@ func TestFleetOverANetwork(t *testing.T) {
 	for _, tr := range []string{"git", "http"} {
 		t.Run(tr, func(t *testing.T) {
 			row := fleet.Run(t, fleet.Spec{Name: "ci", Transport: tr, Link: fleet.Link{Delay: 10 * time.Millisecond},
-				Machines: 2, Agents: 4, Writes: 3, Mode: "proc", TgpBin: tgpBin, CallTimeout: 3 * time.Minute})
-			t.Logf("\n%s", fleet.Table([]fleet.Row{row}))
+				Machines: 2, Agents: 4, Writes: 3, Mode: "proc", TgpBin: tgpBin, CallTimeout: 3 * time.Minute, Trace: tr == "git"})
+			t.Logf("\n%s%s", fleet.Table([]fleet.Row{row}), fleet.Breakdown(row))
 			if row.Failed != 0 || row.Missing != 0 {
 				t.Fatalf("%d/%d calls failed, %d writes not on the remote: %v", row.Failed, row.Calls, row.Missing, row.Errors)
 			}
 			checkToolboxRemote(t, row.Server.Bare, row.Calls)
+			if tr == "git" {
+				checkPhases(t, row)
+			}
 		})
+	}
+}
+
+// checkPhases: every call of a traced row exported its spans, and they
+// say where its time went: a boot, a persist that waited in its machine's
+// queue, and on each machine a call that took the turn and pushed.
+func checkPhases(t *testing.T, row fleet.Row) {
+	t.Helper()
+	if len(row.Phases) != row.Calls {
+		t.Fatalf("%d of %d calls exported spans", len(row.Phases), row.Calls)
+	}
+	led := 0
+	for i, p := range row.Phases {
+		if p.By["tgp.boot"] <= 0 || p.By["tgp.persist"] <= 0 || p.By["tgp.persist.queue"] <= 0 {
+			t.Fatalf("call %d: no boot, persist or queue span: %v", i, p.By)
+		}
+		if p.By["tgp.persist"] > p.Latency || p.By["tgp.persist.queue"] > p.By["tgp.persist"] {
+			t.Fatalf("call %d: spans outside their parents (latency %v): %v", i, p.Latency, p.By)
+		}
+		if p.Led {
+			led++
+			if p.Attempts < 1 || p.By["git.push"] <= 0 {
+				t.Fatalf("call %d took its machine's turn but made no attempt or push: %d %v", i, p.Attempts, p.By)
+			}
+		}
+	}
+	if led < row.Machines {
+		t.Fatalf("%d calls took a machine's turn; each of %d machines pushes at least once", led, row.Machines)
 	}
 }
 

@@ -69,8 +69,10 @@ type Row struct {
 	// agent's root is and with which environment its processes ran.
 	Server  *Server
 	Members []Agent
-	// Phases is where each traced call's time went (Spec.Trace).
+	// Phases is where each traced call's time went (Spec.Trace), Spans
+	// every span of those calls.
 	Phases []Phases
+	Spans  []SpanLog
 }
 
 // Agent is one simulated agent of a row.
@@ -234,6 +236,7 @@ func Run(t testing.TB, spec Spec) Row {
 			if sink != nil {
 				if ph, ok := sink.phases(r.trace, r.lat); ok {
 					row.Phases = append(row.Phases, ph)
+					row.Spans = append(row.Spans, sink.spans(r.trace, r.path)...)
 				}
 			}
 			row.Calls++

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -24,6 +25,7 @@ var (
 	flagBaseline   = flag.String("fleet.baseline", "", "another tgp binary measured in the same run (rows named 'before')")
 	flagPause      = flag.Duration("fleet.pause", 0, "stop the proxy this long, 1/4 into each row")
 	flagTrace      = flag.Bool("fleet.trace", false, "trace every tgp call (OTLP) and print where the time went")
+	flagTraceOut   = flag.String("fleet.trace.out", "", "with -fleet.trace: write every span as a JSON line to this file")
 )
 
 // TestFleetTable is the fleet benchmark (make bench-fleet): one table,
@@ -67,6 +69,22 @@ func TestFleetTable(t *testing.T) {
 func runRow(t *testing.T, spec Spec) Row {
 	r := Run(t, spec)
 	fmt.Fprintf(os.Stderr, "%s%s", Table([]Row{r}), Breakdown(r))
+	if *flagTraceOut != "" && len(r.Spans) > 0 {
+		f, err := os.OpenFile(*flagTraceOut, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(f)
+		for _, s := range r.Spans {
+			_ = enc.Encode(struct {
+				Row, Transport string
+				SpanLog
+			}{spec.Name, spec.Transport, s})
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(os.Stderr, "  error: %s\n", e)
 	}

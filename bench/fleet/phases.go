@@ -42,6 +42,7 @@ type spanSink struct {
 
 type rawSpan struct {
 	name, id, parent string
+	start            time.Time
 	dur              time.Duration
 	turn             bool
 }
@@ -71,7 +72,7 @@ func (s *spanSink) serve(w http.ResponseWriter, r *http.Request) {
 		for _, ss := range rs.ScopeSpans {
 			for _, sp := range ss.Spans {
 				raw := rawSpan{name: sp.Name, id: hex.EncodeToString(sp.SpanId), parent: hex.EncodeToString(sp.ParentSpanId),
-					dur: time.Duration(sp.EndTimeUnixNano - sp.StartTimeUnixNano)}
+					start: time.Unix(0, int64(sp.StartTimeUnixNano)), dur: time.Duration(sp.EndTimeUnixNano - sp.StartTimeUnixNano)}
 				for _, a := range sp.Attributes {
 					if a.Key == "tgp.outcome" && a.Value.GetStringValue() == "turn" {
 						raw.turn = true
@@ -184,4 +185,24 @@ func Breakdown(r Row) string {
 			sec(sum["tgp.persist"]), sec(outside), led, len(g.ps))
 	}
 	return b.String()
+}
+
+// SpanLog is one exported span of a traced call, for a timeline
+// (Row.Spans, -fleet.trace.out).
+type SpanLog struct {
+	Call  string        `json:"call"` // the call's write path
+	Name  string        `json:"name"`
+	Start time.Time     `json:"start"`
+	Dur   time.Duration `json:"dur_ns"`
+	Turn  bool          `json:"turn,omitempty"`
+}
+
+func (s *spanSink) spans(id, call string) []SpanLog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []SpanLog
+	for _, sp := range s.by[id] {
+		out = append(out, SpanLog{Call: call, Name: sp.name, Start: sp.start, Dur: sp.dur, Turn: sp.turn})
+	}
+	return out
 }

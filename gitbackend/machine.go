@@ -333,8 +333,12 @@ type machineTip struct {
 	// PushedAt is when that push ended, PushNanos how long its last
 	// attempt took; ContendedAt is the last time a push from this machine
 	// found that another machine had pushed first (unix nanoseconds).
-	PushedAt    int64 `json:"pushed_at,omitempty"`
-	PushNanos   int64 `json:"push_ns,omitempty"`
+	PushedAt  int64 `json:"pushed_at,omitempty"`
+	PushNanos int64 `json:"push_ns,omitempty"`
+	// CycleNanos is a moving average of how long an attempt that fetched
+	// took (fetch, replay, push): what a machine that lost a race needs to
+	// land.
+	CycleNanos  int64 `json:"cycle_ns,omitempty"`
 	ContendedAt int64 `json:"contended_at,omitempty"`
 	// Attempts is a moving average of the attempts a push from this
 	// machine needed: about the number of machines contending.
@@ -356,10 +360,14 @@ func (t *machineTip) contendedWithin(now time.Time, d time.Duration) bool {
 // and never saw a reason to wait. So a machine always leaves a gap of
 // about one losing attempt (two push durations, randomised) after its
 // own push: a machine that lost to it gets one clean try. While other
-// machines contend (its own pushes needed retries) it waits about as many
-// push durations as there are machines contending (estimated by the
-// attempts its pushes needed), randomised, so it pushes about once a
-// round. Either way the tickets that queue here meanwhile ride along in
+// machines contend (its own pushes needed retries) it waits about a round:
+// as many retry cycles (fetch, replay, push: what a loser needs to land)
+// as there are machines contending (estimated by the attempts its pushes
+// needed), randomised, so it pushes about once a round. A round counted
+// in pushes was too short: traces of 4 machines showed a winner, its gap
+// over before the three losers' doomed attempts had ended, winning again,
+// and one machine losing 5-6 attempts in a row (the tail of the fleet's
+// writes). Either way the tickets that queue here meanwhile ride along in
 // one bigger push; a lone agent's pushes are farther apart than the gap
 // (each call boots and fetches first), so it never waits.
 func (t *machineTip) politeWait(now time.Time) time.Duration {
@@ -370,7 +378,12 @@ func (t *machineTip) politeWait(now time.Time) time.Duration {
 	p = min(max(p, 20*time.Millisecond), 2*time.Second)
 	hold := 2*p + fullJitterDelay(p)
 	if t.contendedWithin(now, 2*time.Minute) {
-		round := time.Duration(float64(p) * min(max(t.Attempts, 1.5), 32))
+		c := time.Duration(t.CycleNanos)
+		if c <= 0 {
+			c = 5 * p / 2
+		}
+		c = min(max(c, p), 5*time.Second)
+		round := time.Duration(float64(c) * min(max(t.Attempts, 1.5), 32))
 		hold = max(hold, round/2+fullJitterDelay(round))
 	}
 	since := now.Sub(time.Unix(0, t.PushedAt))

@@ -159,9 +159,16 @@ func TestPoliteWaitLeavesAGapAfterEveryPush(t *testing.T) {
 		}
 		contended := &machineTip{PushedAt: now.UnixNano(), PushNanos: int64(push), Attempts: 8,
 			ContendedAt: now.Add(-time.Minute).UnixNano()}
-		// round = 8 pushes: at least half a round, at most one and a half.
-		if w := contended.politeWait(now); w < 4*push || w > 12*push {
-			t.Fatalf("8 machines contending: wait %v, want within [%v, %v]", w, 4*push, 12*push)
+		// No retry cycle measured yet: a cycle is taken as 2.5 pushes, and
+		// round = 8 cycles: at least half a round, at most one and a half.
+		if w := contended.politeWait(now); w < 10*push || w > 30*push {
+			t.Fatalf("8 machines contending: wait %v, want within [%v, %v]", w, 10*push, 30*push)
+		}
+		// A measured cycle (fetch, replay, push) is the unit of the round.
+		cycled := *contended
+		cycled.CycleNanos = int64(4 * push)
+		if w := cycled.politeWait(now); w < 16*push || w > 48*push {
+			t.Fatalf("8 machines contending, 4-push cycles: wait %v, want within [%v, %v]", w, 16*push, 48*push)
 		}
 		stale := &machineTip{PushedAt: now.UnixNano(), PushNanos: int64(push), Attempts: 8,
 			ContendedAt: now.Add(-3 * time.Minute).UnixNano()}

@@ -169,11 +169,19 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		}
 	}
 	if err == nil {
-		nt := machineTip{Commit: final.String(), GitDir: own.gitdir, PushedAt: time.Now().UnixNano(), PushNanos: int64(r.lastPush)}
+		nt := machineTip{Commit: final.String(), GitDir: own.gitdir, PushedAt: time.Now().UnixNano(), PushNanos: int64(r.lastPush),
+			CycleNanos: int64(r.lastCycle)}
 		nt.Attempts = float64(n)
 		if mt != nil {
 			nt.ContendedAt = mt.ContendedAt
 			nt.Attempts = 0.7*mt.Attempts + 0.3*float64(n)
+			if mt.CycleNanos > 0 {
+				if nt.CycleNanos == 0 {
+					nt.CycleNanos = mt.CycleNanos
+				} else {
+					nt.CycleNanos = int64(0.7*float64(mt.CycleNanos) + 0.3*float64(nt.CycleNanos))
+				}
+			}
 		}
 		if n > 1 {
 			nt.ContendedAt = time.Now().UnixNano()
@@ -280,7 +288,9 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 			items = append(items, more()...)
 		}
 		var opened chan openedPush
+		cycleStart := time.Time{}
 		if (tip.IsZero() && !fetched) || attempt > 1 {
+			cycleStart = time.Now()
 			fetched = true
 			opened = r.openPushBeside(ctx)
 			fctx, fspan := telemetry.Start(actx, "git.fetch")
@@ -317,6 +327,9 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 		pushStart := time.Now()
 		err = r.pushTraced(actx, branch, tip, chain, takeOpened(opened))
 		r.lastPush = time.Since(pushStart)
+		if !cycleStart.IsZero() {
+			r.lastCycle = time.Since(cycleStart)
+		}
 		if err == nil {
 			return attempt, plan, chain, nil
 		}

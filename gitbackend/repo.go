@@ -172,6 +172,10 @@ type Repo struct {
 	// lastPush is how long the last push to a network remote took (read
 	// under the lock; it paces this machine's pushes, machine.go).
 	lastPush time.Duration
+	// lastCycle is how long the last attempt that fetched took, from the
+	// fetch to the push's answer: what a machine that lost a race needs
+	// to land.
+	lastCycle time.Duration
 	// stopAt, in tests, stops a persist at a named point as if the
 	// process had died there (stopped).
 	stopAt func(point string) bool

@@ -181,3 +181,49 @@ func TestPoliteWaitLeavesAGapAfterEveryPush(t *testing.T) {
 		t.Fatalf("last push a second ago (gap is at most %v): wait %v, want 0", 3*push, w)
 	}
 }
+
+// TestContendedMachineFetchesBeforeItsFirstAttempt: while other machines
+// contend, the tip a machine last pushed is stale by the time it pushes
+// again, so its first attempt fetches (and lands); a machine that saw no
+// contention pushes on the tip it knows, and finds out from the refusal.
+func TestContendedMachineFetchesBeforeItsFirstAttempt(t *testing.T) {
+	for _, contended := range []bool{true, false} {
+		t.Run(fmt.Sprintf("contended=%v", contended), func(t *testing.T) {
+			bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
+			srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
+			url := srv.URL(filepath.Base(bare))
+			locks := t.TempDir()
+			a := machineAgent(t, url, locks)
+			a.write(t, "tools/a1.ts", "a1\n")
+			other := filepath.Join(t.TempDir(), "other")
+			gittest.Git(t, "", "clone", "-q", bare, other)
+			gittest.Git(t, other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "other machine")
+			gittest.Git(t, other, "push", "-q", "origin", "HEAD:main")
+			// The machine's last push was a minute ago (no hold left).
+			q := machineQueueFor(locks, url, "main")
+			mt := q.readTip()
+			if mt == nil {
+				t.Fatal("no tip file after a push through the machine queue")
+			}
+			now := time.Now()
+			mt.PushedAt = now.Add(-time.Minute).UnixNano()
+			mt.ContendedAt = 0
+			if contended {
+				mt.ContendedAt = now.Add(-30 * time.Second).UnixNano()
+			}
+			q.writeTip(*mt)
+			res := a.write(t, "tools/a2.ts", "a2\n")
+			want := 2
+			if contended {
+				want = 1
+			}
+			if res.Attempts != want {
+				t.Fatalf("attempts %d, want %d", res.Attempts, want)
+			}
+			files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+			if !strings.Contains(files, "tools/a2.ts") || !strings.Contains(files, "tools/a1.ts") {
+				t.Fatalf("the remote lacks a change:\n%s", files)
+			}
+		})
+	}
+}

@@ -21,6 +21,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
 )
 
 // This file is the warm state a booted kernel keeps between git tool
@@ -428,7 +430,7 @@ func (d *indexDiff) compare(tree plumbing.Hash, lo, hi, plen int, prefix string)
 		tName, tMode, tOK = string(data[sp+1:nul]), m, true
 		copy(tHash[:], data[nul+1:nul+21])
 		data = data[nul+21:]
-		if !first && cmpTreeNames(last, lastDir, tName, tMode == filemode.Dir) >= 0 {
+		if !first && rawobj.CompareNames(last, lastDir, tName, tMode == filemode.Dir) >= 0 {
 			return errUnsortedTree
 		}
 		first = false
@@ -457,7 +459,7 @@ func (d *indexDiff) compare(tree plumbing.Hash, lo, hi, plen int, prefix string)
 	}
 	for i := lo; i < hi; {
 		name, dir, end := d.child(i, hi, plen)
-		for tOK && cmpTreeNames(tName, tMode == filemode.Dir, name, dir) < 0 {
+		for tOK && rawobj.CompareNames(tName, tMode == filemode.Dir, name, dir) < 0 {
 			if err := treeOnly(); err != nil {
 				return err
 			}
@@ -495,33 +497,6 @@ func (d *indexDiff) compare(tree plumbing.Hash, lo, hi, plen int, prefix string)
 		}
 	}
 	return nil
-}
-
-// cmpTreeNames is git's tree order: a directory's name compares as if it
-// ended in '/'.
-func cmpTreeNames(a string, aDir bool, b string, bDir bool) int {
-	n := min(len(a), len(b))
-	if c := strings.Compare(a[:n], b[:n]); c != 0 {
-		return c
-	}
-	ca, cb := byte(0), byte(0)
-	if len(a) > n {
-		ca = a[n]
-	} else if aDir {
-		ca = '/'
-	}
-	if len(b) > n {
-		cb = b[n]
-	} else if bDir {
-		cb = '/'
-	}
-	switch {
-	case ca < cb:
-		return -1
-	case ca > cb:
-		return 1
-	}
-	return 0
 }
 
 // EncodedObject reads a loose blob straight from the .git directory on

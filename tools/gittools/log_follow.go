@@ -24,6 +24,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/diffcore"
+	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -268,7 +269,7 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 		case j >= len(tb):
 			c = -1
 		default:
-			c = treeOrder(ta[i], tb[j])
+			c = rawobj.CompareNames(ta[i].name, ta[i].mode == filemode.Dir, tb[j].name, tb[j].mode == filemode.Dir)
 		}
 		switch {
 		case c < 0:
@@ -303,34 +304,6 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 		}
 	}
 	return nil
-}
-
-// treeOrder is base_name_compare: names compared with a directory's
-// name ending in '/'.
-func treeOrder(a, b treeEnt) int {
-	an, bn := a.name, b.name
-	n := min(len(an), len(bn))
-	if c := bytes.Compare([]byte(an[:n]), []byte(bn[:n])); c != 0 {
-		return c
-	}
-	ca, cb := byte(0), byte(0)
-	if n < len(an) {
-		ca = an[n]
-	} else if a.mode == filemode.Dir {
-		ca = '/'
-	}
-	if n < len(bn) {
-		cb = bn[n]
-	} else if b.mode == filemode.Dir {
-		cb = '/'
-	}
-	switch {
-	case ca < cb:
-		return -1
-	case ca > cb:
-		return 1
-	}
-	return 0
 }
 
 // shows decides whether git log --follow shows commit c, and moves the

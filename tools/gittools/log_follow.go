@@ -12,7 +12,6 @@ package gittools
 // followed from then on, for every commit the walk meets after it.
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"strings"
@@ -124,22 +123,12 @@ func (f *logFollow) tree(h plumbing.Hash) ([]treeEnt, error) {
 	f.buf = data
 	var out []treeEnt
 	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp < 0 {
-			break
+		m, name, eh, rest, ok := rawobj.NextTreeEntry(data)
+		if !ok {
+			return nil, fmt.Errorf("tree %s: malformed entry", h)
 		}
-		nul := bytes.IndexByte(data[sp+1:], 0)
-		if nul < 0 || sp+1+nul+21 > len(data) {
-			break
-		}
-		m, err := filemode.New(string(data[:sp]))
-		if err != nil {
-			return nil, fmt.Errorf("tree %s: bad mode %q", h, data[:sp])
-		}
-		var eh plumbing.Hash
-		copy(eh[:], data[sp+1+nul+1:sp+1+nul+21])
-		out = append(out, treeEnt{name: string(data[sp+1 : sp+1+nul]), mode: m, hash: eh})
-		data = data[sp+1+nul+21:]
+		out = append(out, treeEnt{name: string(name), mode: m, hash: eh})
+		data = rest
 	}
 	if len(f.trees) >= 1<<14 {
 		clear(f.trees)

@@ -288,7 +288,7 @@ func buildGenRemote(t testing.TB, gc genCase) (remote, tip, first string) {
 	gittest.Git(t, "", "init", "-q", "--bare", "-b", gc.Head, remote)
 	gittest.Git(t, remote, "config", "http.receivepack", "true")
 	stream, _ := fastImport(gc.Ops)
-	if out, err := gitStdin(remote, stream, "fast-import", "--quiet"); err != nil {
+	if out, err := gittest.GitStdinErr(remote, stream, "fast-import", "--quiet"); err != nil {
 		t.Fatalf("fast-import: %v\n%s", err, out)
 	}
 	tipOut, err := gittest.GitErr(remote, "rev-parse", "-q", "--verify", "refs/heads/"+gc.Head)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,17 +61,6 @@ func ixOps(rng *rand.Rand, n int) []ixOp {
 		}
 	}
 	return ops
-}
-
-// ixGitStdin is gitEnv with stdin.
-func ixGitStdin(dir, stdin string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	home := filepath.Join(os.TempDir(), "tgp-gittest-home")
-	cmd.Env = gittest.Env(home)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
 }
 
 // ixRepo is a generated repository.
@@ -138,7 +126,7 @@ func newIxRepo(t testing.TB, version int) *ixRepo {
 		gittest.Git(t, g.dir, "config", "index.version", strconv.Itoa(version))
 	}
 	for i := range g.blobs {
-		out, err := ixGitStdin(g.dir, fmt.Sprintf("stage %d\n", i+1), "hash-object", "-w", "--stdin")
+		out, err := gittest.GitStdinErr(g.dir, fmt.Sprintf("stage %d\n", i+1), "hash-object", "-w", "--stdin")
 		if err != nil {
 			t.Fatal(out)
 		}
@@ -231,7 +219,7 @@ func (g *ixRepo) apply(op ixOp) string {
 				fmt.Fprintf(&in, "100644 %s %d\t%s\n", g.blobs[s-1], s, op.Path)
 			}
 		}
-		_, _ = ixGitStdin(dir, in.String(), "update-index", "--index-info")
+		_, _ = gittest.GitStdinErr(dir, in.String(), "update-index", "--index-info")
 	case "status":
 		run("status", "--porcelain")
 	case "untracked":

@@ -230,7 +230,7 @@ func TestReceiveAsGitReceivePack(t *testing.T) {
 			gittest.Git(t, work, "commit", "-q", "-am", "two")
 			// A commit whose tree has a ".git" entry: fsck's hasDotgit.
 			blob := strings.TrimSpace(gittest.Git(t, work, "hash-object", "-w", "a.txt"))
-			tree := strings.TrimSpace(runIn(t, work, fmt.Sprintf("100644 blob %s\t.git\n", blob), "mktree"))
+			tree := strings.TrimSpace(gittest.GitStdin(t, work, fmt.Sprintf("100644 blob %s\t.git\n", blob), "mktree"))
 			bad := strings.TrimSpace(gittest.Git(t, work, "commit-tree", "-p", "HEAD", "-m", "bad", tree))
 			gittest.Git(t, work, "branch", "bad", bad)
 
@@ -277,16 +277,4 @@ func TestReceiveAsGitReceivePack(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runIn runs git in dir with stdin, in gittest's pinned environment.
-func runIn(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Env(t.TempDir()), strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return string(out)
 }

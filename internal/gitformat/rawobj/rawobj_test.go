@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -106,8 +105,8 @@ func TestCompareNamesAsGitMktree(t *testing.T) {
 	gittest.RequireGit(t)
 	dir := t.TempDir()
 	gittest.Git(t, dir, "init", "-q", "--bare")
-	blob := strings.TrimSpace(runStdin(t, dir, "x\n", "hash-object", "-w", "--stdin"))
-	sub := strings.TrimSpace(runStdin(t, dir, "100644 blob "+blob+"\tf\n", "mktree"))
+	blob := strings.TrimSpace(gittest.GitStdin(t, dir, "x\n", "hash-object", "-w", "--stdin"))
+	sub := strings.TrimSpace(gittest.GitStdin(t, dir, "100644 blob "+blob+"\tf\n", "mktree"))
 	atoms := []string{"a", "a.", "a-", "a0", "ab", ".", "-", "0", "é", "\x7f"}
 	for seed := 0; seed < 40; seed++ {
 		r := rand.New(rand.NewSource(int64(seed)))
@@ -135,7 +134,7 @@ func TestCompareNamesAsGitMktree(t *testing.T) {
 				fmt.Fprintf(&in, "100644 blob %s\t%s\n", blob, e.name)
 			}
 		}
-		tree := strings.TrimSpace(runStdin(t, dir, in.String(), "mktree"))
+		tree := strings.TrimSpace(gittest.GitStdin(t, dir, in.String(), "mktree"))
 		var want []string
 		for _, l := range strings.Split(strings.TrimSpace(gittest.Git(t, dir, "ls-tree", "-z", tree)), "\x00") {
 			if _, name, ok := strings.Cut(l, "\t"); ok {
@@ -155,16 +154,4 @@ func TestCompareNamesAsGitMktree(t *testing.T) {
 			}
 		}
 	}
-}
-
-// runStdin runs git in dir with stdin.
-func runStdin(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Env(t.TempDir()), strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return string(out)
 }

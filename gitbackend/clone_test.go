@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -352,27 +351,18 @@ func TestBootEmptyRemote(t *testing.T) {
 func hostileRemote(t testing.TB, p string) string {
 	t.Helper()
 	remote := gittest.SeedRemote(t, map[string]string{"ok.txt": "ok\n"})
-	blob := strings.TrimSpace(gittestStdin(t, remote, "x\n", "hash-object", "-w", "--stdin"))
+	blob := strings.TrimSpace(gittest.GitStdin(t, remote, "x\n", "hash-object", "-w", "--stdin"))
 	parts := strings.Split(p, "/")
 	entry := "100644 blob " + blob + "\t" + parts[len(parts)-1] + "\n"
 	for i := len(parts) - 2; i >= 0; i-- {
-		tree := strings.TrimSpace(gittestStdin(t, remote, entry, "mktree"))
+		tree := strings.TrimSpace(gittest.GitStdin(t, remote, entry, "mktree"))
 		entry = "040000 tree " + tree + "\t" + parts[i] + "\n"
 	}
 	okBlob := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main:ok.txt"))
-	root := strings.TrimSpace(gittestStdin(t, remote, entry+"100644 blob "+okBlob+"\tok.txt\n", "mktree"))
+	root := strings.TrimSpace(gittest.GitStdin(t, remote, entry+"100644 blob "+okBlob+"\tok.txt\n", "mktree"))
 	commit := strings.TrimSpace(gittest.Git(t, remote, "commit-tree", root, "-p", "main", "-m", "hostile"))
 	gittest.Git(t, remote, "update-ref", "refs/heads/main", commit)
 	return remote
-}
-
-func gittestStdin(t testing.TB, dir, stdin string, args ...string) string {
-	t.Helper()
-	out, err := gitStdin(dir, stdin, args...)
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return out
 }
 
 // TestBootRefusesInvalidPaths: git refuses to check out a tree holding a
@@ -467,7 +457,7 @@ func TestBootRepairsHalfMadeGitDir(t *testing.T) {
 				}
 				_ = os.Remove(p)
 				_ = os.Remove(strings.TrimSuffix(p, ".pack") + ".idx")
-				if out, err := gitStdin(root, string(data), "unpack-objects", "-q"); err != nil {
+				if out, err := gittest.GitStdinErr(root, string(data), "unpack-objects", "-q"); err != nil {
 					t.Fatalf("unpack: %v %s", err, out)
 				}
 			}
@@ -512,18 +502,6 @@ func TestBootRepairsHalfMadeGitDir(t *testing.T) {
 	}
 }
 
-// gitStdin runs the git CLI with stdin, in gittest's pinned environment.
-func gitStdin(dir, stdin string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	home := filepath.Join(os.TempDir(), "tgp-gittest-home")
-	_ = os.MkdirAll(home, 0o755)
-	cmd.Env = gittest.Env(home)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
 // TestApplyTreeDiffGitlinksAndInvalidPaths: the checkout path the git tools
 // use (and the fast-forward at a later boot) materialises gitlinks as
 // directories and refuses a tree with an invalid path before touching
@@ -553,10 +531,10 @@ func TestApplyTreeDiffGitlinksAndInvalidPaths(t *testing.T) {
 		t.Fatalf("differs from git clone:\n%s", strings.Join(d, "\n"))
 	}
 	// Someone pushes a hostile path: the fast-forward is refused, nothing moves.
-	blob := strings.TrimSpace(gittestStdin(t, remote, "x\n", "hash-object", "-w", "--stdin"))
-	sub := strings.TrimSpace(gittestStdin(t, remote, "100644 blob "+blob+"\tconfig\n", "mktree"))
+	blob := strings.TrimSpace(gittest.GitStdin(t, remote, "x\n", "hash-object", "-w", "--stdin"))
+	sub := strings.TrimSpace(gittest.GitStdin(t, remote, "100644 blob "+blob+"\tconfig\n", "mktree"))
 	base := strings.TrimSpace(gittest.Git(t, remote, "ls-tree", "main"))
-	tree := strings.TrimSpace(gittestStdin(t, remote, base+"\n040000 tree "+sub+"\t.GIT\n", "mktree"))
+	tree := strings.TrimSpace(gittest.GitStdin(t, remote, base+"\n040000 tree "+sub+"\t.GIT\n", "mktree"))
 	commit := strings.TrimSpace(gittest.Git(t, remote, "commit-tree", tree, "-p", "main", "-m", "hostile"))
 	gittest.Git(t, remote, "update-ref", "refs/heads/main", commit)
 	headBefore := gittest.Git(t, f.Root(), "rev-parse", "HEAD")

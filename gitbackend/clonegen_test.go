@@ -28,7 +28,8 @@ import (
 // the remote moves checks the fast-forward path the same way.
 //
 // `go test` runs cloneGenSeeds seeds (5 with -short); TGP_CLONEGEN_SEEDS=N
-// runs N (and TGP_CLONEGEN_SEED=S only seed S; TGP_CLONEGEN_NOSHRINK=1
+// runs N from TGP_CLONEGEN_SEED0 (default 1) on (and TGP_CLONEGEN_SEED=S
+// only seed S; TGP_CLONEGEN_NOSHRINK=1
 // reports failures without shrinking them). A failing seed is shrunk to a minimal
 // op list, printed as Go source for a named regression test.
 
@@ -287,7 +288,7 @@ func buildGenRemote(t testing.TB, gc genCase) (remote, tip, first string) {
 	gittest.Git(t, "", "init", "-q", "--bare", "-b", gc.Head, remote)
 	gittest.Git(t, remote, "config", "http.receivepack", "true")
 	stream, _ := fastImport(gc.Ops)
-	if out, err := gitStdin(remote, stream, "fast-import", "--quiet"); err != nil {
+	if out, err := gittest.GitStdinErr(remote, stream, "fast-import", "--quiet"); err != nil {
 		t.Fatalf("fast-import: %v\n%s", err, out)
 	}
 	tipOut, err := gittest.GitErr(remote, "rev-parse", "-q", "--verify", "refs/heads/"+gc.Head)
@@ -565,9 +566,16 @@ func genSeeds(t *testing.T) []uint64 {
 			t.Fatal(err)
 		}
 	}
+	first := uint64(1)
+	if s := os.Getenv("TGP_CLONEGEN_SEED0"); s != "" {
+		var err error
+		if first, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seeds := make([]uint64, n)
 	for i := range seeds {
-		seeds[i] = uint64(i + 1)
+		seeds[i] = first + uint64(i)
 	}
 	return seeds
 }

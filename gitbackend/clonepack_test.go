@@ -55,7 +55,7 @@ func TestBootKeepsTheRemotesDeltas(t *testing.T) {
 	gittest.Git(t, work, "push", "-q", "origin", "main:side")
 	gittest.Git(t, work, "tag", "-a", "-m", "v1", "v1", "HEAD~5")
 	gittest.Git(t, work, "push", "-q", "origin", "v1")
-	blob := strings.TrimSpace(gittestStdin(t, remote, "loose\n", "hash-object", "-w", "--stdin"))
+	blob := strings.TrimSpace(gittest.GitStdin(t, remote, "loose\n", "hash-object", "-w", "--stdin"))
 	gittest.Git(t, remote, "tag", "loose-blob", blob)
 
 	_, r, _, err := bootRoot(t, "file://"+remote, "main", false, "")

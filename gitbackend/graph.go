@@ -156,7 +156,7 @@ func (d *pathDiff) diffTrees(trees treeSource, a, b plumbing.Hash, prefix []byte
 		case !eb.ok:
 			c = -1
 		default:
-			c = cmpTreeEntryNames(ea.name, ea.mode == filemode.Dir, eb.name, eb.mode == filemode.Dir)
+			c = rawobj.CompareNames(ea.name, ea.mode == filemode.Dir, eb.name, eb.mode == filemode.Dir)
 		}
 		switch {
 		case c < 0:
@@ -193,33 +193,6 @@ func (d *pathDiff) diffTrees(trees treeSource, a, b plumbing.Hash, prefix []byte
 		}
 	}
 	return nil
-}
-
-// cmpTreeEntryNames is git's base_name_compare: a directory's name sorts
-// as if it ended with '/'.
-func cmpTreeEntryNames(a []byte, aDir bool, b []byte, bDir bool) int {
-	n := min(len(a), len(b))
-	if c := bytes.Compare(a[:n], b[:n]); c != 0 {
-		return c
-	}
-	ca, cb := byte(0), byte(0)
-	if len(a) > n {
-		ca = a[n]
-	} else if aDir {
-		ca = '/'
-	}
-	if len(b) > n {
-		cb = b[n]
-	} else if bDir {
-		cb = '/'
-	}
-	switch {
-	case ca < cb:
-		return -1
-	case ca > cb:
-		return 1
-	}
-	return 0
 }
 
 // writeCloneGraph writes the commit-graph of a fresh clone's commits,

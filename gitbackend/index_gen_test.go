@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,17 +61,6 @@ func ixOps(rng *rand.Rand, n int) []ixOp {
 		}
 	}
 	return ops
-}
-
-// ixGitStdin is gitEnv with stdin.
-func ixGitStdin(dir, stdin string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	home := filepath.Join(os.TempDir(), "tgp-gittest-home")
-	cmd.Env = gittest.Env(home)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
 }
 
 // ixRepo is a generated repository.
@@ -138,7 +126,7 @@ func newIxRepo(t testing.TB, version int) *ixRepo {
 		gittest.Git(t, g.dir, "config", "index.version", strconv.Itoa(version))
 	}
 	for i := range g.blobs {
-		out, err := ixGitStdin(g.dir, fmt.Sprintf("stage %d\n", i+1), "hash-object", "-w", "--stdin")
+		out, err := gittest.GitStdinErr(g.dir, fmt.Sprintf("stage %d\n", i+1), "hash-object", "-w", "--stdin")
 		if err != nil {
 			t.Fatal(out)
 		}
@@ -231,7 +219,7 @@ func (g *ixRepo) apply(op ixOp) string {
 				fmt.Fprintf(&in, "100644 %s %d\t%s\n", g.blobs[s-1], s, op.Path)
 			}
 		}
-		_, _ = ixGitStdin(dir, in.String(), "update-index", "--index-info")
+		_, _ = gittest.GitStdinErr(dir, in.String(), "update-index", "--index-info")
 	case "status":
 		run("status", "--porcelain")
 	case "untracked":
@@ -324,21 +312,27 @@ func (g *ixRepo) checkWrite(resplit bool) string {
 }
 
 // sameEntries compares our index file with git's: the same header and
-// entries, byte for byte (git's goes on with its extensions, which the
-// tools do not write), but for entries git smudged as racily clean.
+// entries, byte for byte, and the same extensions but for those the
+// tools do not write (git's goes on with TREE, UNTR, EOIE, ...; both
+// keep REUC, the resolve-undo records, after the entries), but for
+// entries git smudged as racily clean.
 func (g *ixRepo) sameEntries(got, want []byte) string {
 	body := want[:len(want)-20]
 	ours := got[:len(got)-20]
-	if bytes.HasPrefix(body, ours) {
-		// What follows our entries in git's file must be extensions.
-		for off := len(ours); off < len(body); {
-			if off+8 > len(body) {
-				return fmt.Sprintf("git's index has %d bytes after our entries that are no extension", len(body)-off)
+	if n, ok := entriesEnd(got); ok && len(body) >= n && bytes.Equal(body[:n], ours[:n]) {
+		gotExt, ok1 := extensions(ours[n:])
+		wantExt, ok2 := extensions(body[n:])
+		if !ok1 || !ok2 {
+			return fmt.Sprintf("an index's extensions do not parse: ours %v, git's %v", ok1, ok2)
+		}
+		var kept []string
+		for _, e := range wantExt {
+			if e[:4] == "REUC" {
+				kept = append(kept, e)
 			}
-			off += 8 + int(binary.BigEndian.Uint32(body[off+4:]))
-			if off > len(body) {
-				return "git's index has more entries than ours"
-			}
+		}
+		if strings.Join(gotExt, "\x00") != strings.Join(kept, "\x00") {
+			return fmt.Sprintf("our extensions differ from git's (entries equal):\n%q\ngit (tools write REUC only):\n%q", gotExt, wantExt)
 		}
 		return ""
 	}
@@ -370,6 +364,38 @@ func (g *ixRepo) sameEntries(got, want []byte) string {
 	}
 	g.racy += racy
 	return ""
+}
+
+// entriesEnd is where an index file's entries end: its length written
+// again without extensions, less the checksum.
+func entriesEnd(data []byte) (int, bool) {
+	p, ok := gitformat.ParseIndex(data)
+	if !ok {
+		return 0, false
+	}
+	enc, err := gitformat.EncodeIndex(nil, p.Index, p.ValidNames())
+	if err != nil || len(enc) < 20 || len(data) < len(enc) || !bytes.Equal(enc[:len(enc)-20], data[:len(enc)-20]) {
+		return 0, false
+	}
+	return len(enc) - 20, true
+}
+
+// extensions splits what follows the entries into extensions (signature
+// and body).
+func extensions(b []byte) ([]string, bool) {
+	var out []string
+	for len(b) > 0 {
+		if len(b) < 8 {
+			return nil, false
+		}
+		n := 8 + int(binary.BigEndian.Uint32(b[4:]))
+		if n > len(b) {
+			return nil, false
+		}
+		out = append(out, string(b[:n]))
+		b = b[n:]
+	}
+	return out, true
 }
 
 // runIx plays ops on a new repository; it returns the first failure and
@@ -455,21 +481,29 @@ func TestIndexGeneratedRegressions(t *testing.T) {
 		name    string
 		version int
 		ops     []ixOp
+		seen    []string // what the case must have met (ixRepo.seen)
 	}{
 		// git's entry offset table restarts version 4's name
 		// compression at each block: git reads our unrestarted names
 		// the same (seeds 1010, 1016, 1033).
-		{"v4 offset table, conflict", 4, []ixOp{{"threads", long, 17862}, {"conflict", long, 45956}}},
-		{"manyFiles offset table", 0, []ixOp{{"manyfiles", "d/e/f/x", 34540}, {"write", "a/b", 22074}, {"write", "a-b", 37805}, {"threads", "d/e/f/g/h", 42917}}},
-		{"v4 offset table, intent-to-add", 4, []ixOp{{"threads", "a/b/c", 45870}, {"intent", "d/e/f/x", 39018}, {"write", "d/ee", 64595}}},
+		{"v4 offset table, conflict", 4, []ixOp{{"threads", long, 17862}, {"conflict", long, 45956}}, []string{"write v4", "v4 blocks restarted by git"}},
+		{"manyFiles offset table", 0, []ixOp{{"manyfiles", "d/e/f/x", 34540}, {"write", "a/b", 22074}, {"write", "a-b", 37805}, {"threads", "d/e/f/g/h", 42917}}, []string{"write v4", "v4 blocks restarted by git"}},
+		{"v4 offset table, intent-to-add", 4, []ixOp{{"threads", "a/b/c", 45870}, {"intent", "d/e/f/x", 39018}, {"write", "d/ee", 64595}}, []string{"write v4", "v4 blocks restarted by git"}},
+		// A reset of a conflict leaves resolve-undo records: the tools
+		// write them after the entries, where git writes them after its
+		// cache tree (seeds 700004, 700006, 700009).
+		{"resolve-undo after reset", 0, []ixOp{{"commit", "a/b", 11345}, {"conflict", "a", 63761}, {"reset", "b", 23000}}, []string{"REUC", "TREE"}},
+		{"resolve-undo after rm", 0, []ixOp{{"commit", "a.b", 62707}, {"conflict", "d/e/f/g/h", 56976}, {"rm", "a/b", 46820}}, []string{"REUC", "TREE"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			seen := map[string]int{}
 			if fail, _ := runIx(t, c.version, c.ops, seen); fail != "" {
 				t.Fatal(fail)
 			}
-			if seen["write v4"] == 0 || seen["v4 blocks restarted by git"] == 0 {
-				t.Fatalf("no version 4 index written where git restarts blocks: %v", seen)
+			for _, k := range c.seen {
+				if seen[k] == 0 {
+					t.Fatalf("the case met no %q: %v", k, seen)
+				}
 			}
 		})
 	}

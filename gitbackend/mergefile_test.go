@@ -291,16 +291,21 @@ func TestMergeFileMatchesGitMergeFile(t *testing.T) {
 // edit of a file, agent y (behind) persists another, and y's replay must
 // leave on the remote what git merge-file makes of the two, or report the
 // path as a conflict exactly when git merge-file conflicts.
-// TGP_REPLAY_MERGE_SEEDS runs more (default 12).
+// TGP_REPLAY_MERGE_SEEDS runs more (default 12), the generator seeded
+// from TGP_REPLAY_MERGE_SEED0 (default 1000) on.
 func TestReplayMergesAsGitMergeFile(t *testing.T) {
 	g := newMergeFileOracle(t)
 	n, _ := strconv.Atoi(os.Getenv("TGP_REPLAY_MERGE_SEEDS"))
 	if n <= 0 {
 		n = 12
 	}
+	seed0 := int64(1000)
+	if v, err := strconv.ParseInt(os.Getenv("TGP_REPLAY_MERGE_SEED0"), 10, 64); err == nil {
+		seed0 = v
+	}
 	clean, conflicts := 0, 0
-	for seed := int64(0); clean+conflicts < n; seed++ {
-		c := mergeGen{rand.New(rand.NewSource(1000 + seed))}.next()
+	for seed := seed0; clean+conflicts < n; seed++ {
+		c := mergeGen{rand.New(rand.NewSource(seed))}.next()
 		if c.base == c.ours || c.base == c.theirs || strings.Contains(c.theirs, "\x00") || c.base == "" {
 			continue // no replay merge happens (or an empty file, which seeds no tree)
 		}

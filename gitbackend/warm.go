@@ -2,7 +2,6 @@ package gitbackend
 
 import (
 	"bufio"
-	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
 	"errors"
@@ -21,6 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
 )
 
 // This file is the warm state a booted kernel keeps between git tool
@@ -146,19 +147,12 @@ func flattenTree(s storer.EncodedObjectStorer, tree plumbing.Hash) ([]FlatEntry,
 			return fmt.Errorf("read tree %s%s: %w", prefix, h, err)
 		}
 		for len(data) > 0 {
-			sp := bytes.IndexByte(data, ' ')
-			nul := bytes.IndexByte(data, 0)
-			if sp < 0 || nul < sp || nul+21 > len(data) {
+			m, n, eh, rest, ok := rawobj.NextTreeEntry(data)
+			if !ok {
 				return fmt.Errorf("read tree %s%s: malformed entry", prefix, h)
 			}
-			m, err := parseMode(data[:sp])
-			if err != nil {
-				return fmt.Errorf("read tree %s%s: %w", prefix, h, err)
-			}
-			name := prefix + string(data[sp+1:nul])
-			var eh plumbing.Hash
-			copy(eh[:], data[nul+1:nul+21])
-			data = data[nul+21:]
+			name := prefix + string(n)
+			data = rest
 			if m == filemode.Dir {
 				if err := walk(eh, name+"/"); err != nil {
 					return err
@@ -178,20 +172,6 @@ func flattenTree(s storer.EncodedObjectStorer, tree plumbing.Hash) ([]FlatEntry,
 		slices.SortStableFunc(out, func(a, b FlatEntry) int { return strings.Compare(a.Path, b.Path) })
 	}
 	return out, nil
-}
-
-func parseMode(b []byte) (filemode.FileMode, error) {
-	var m uint32
-	if len(b) == 0 {
-		return 0, fmt.Errorf("malformed mode %q", b)
-	}
-	for _, c := range b {
-		if c < '0' || c > '7' {
-			return 0, fmt.Errorf("malformed mode %q", b)
-		}
-		m = m<<3 | uint32(c-'0')
-	}
-	return filemode.FileMode(m), nil
 }
 
 // ReadRaw reads an object's content, appending it to buf (one read into
@@ -416,19 +396,13 @@ func (d *indexDiff) compare(tree plumbing.Hash, lo, hi, plen int, prefix string)
 		if len(data) == 0 {
 			return nil
 		}
-		sp := bytes.IndexByte(data, ' ')
-		nul := bytes.IndexByte(data, 0)
-		if sp < 0 || nul < sp || nul+21 > len(data) {
+		m, n, h, rest, ok := rawobj.NextTreeEntry(data)
+		if !ok {
 			return fmt.Errorf("read tree %s%s: malformed entry", prefix, tree)
 		}
-		m, err := parseMode(data[:sp])
-		if err != nil {
-			return fmt.Errorf("read tree %s%s: %w", prefix, tree, err)
-		}
-		tName, tMode, tOK = string(data[sp+1:nul]), m, true
-		copy(tHash[:], data[nul+1:nul+21])
-		data = data[nul+21:]
-		if !first && cmpTreeNames(last, lastDir, tName, tMode == filemode.Dir) >= 0 {
+		tName, tMode, tHash, tOK = string(n), m, h, true
+		data = rest
+		if !first && rawobj.CompareNames(last, lastDir, tName, tMode == filemode.Dir) >= 0 {
 			return errUnsortedTree
 		}
 		first = false
@@ -457,7 +431,7 @@ func (d *indexDiff) compare(tree plumbing.Hash, lo, hi, plen int, prefix string)
 	}
 	for i := lo; i < hi; {
 		name, dir, end := d.child(i, hi, plen)
-		for tOK && cmpTreeNames(tName, tMode == filemode.Dir, name, dir) < 0 {
+		for tOK && rawobj.CompareNames(tName, tMode == filemode.Dir, name, dir) < 0 {
 			if err := treeOnly(); err != nil {
 				return err
 			}
@@ -495,33 +469,6 @@ func (d *indexDiff) compare(tree plumbing.Hash, lo, hi, plen int, prefix string)
 		}
 	}
 	return nil
-}
-
-// cmpTreeNames is git's tree order: a directory's name compares as if it
-// ended in '/'.
-func cmpTreeNames(a string, aDir bool, b string, bDir bool) int {
-	n := min(len(a), len(b))
-	if c := strings.Compare(a[:n], b[:n]); c != 0 {
-		return c
-	}
-	ca, cb := byte(0), byte(0)
-	if len(a) > n {
-		ca = a[n]
-	} else if aDir {
-		ca = '/'
-	}
-	if len(b) > n {
-		cb = b[n]
-	} else if bDir {
-		cb = '/'
-	}
-	switch {
-	case ca < cb:
-		return -1
-	case ca > cb:
-		return 1
-	}
-	return 0
 }
 
 // EncodedObject reads a loose blob straight from the .git directory on

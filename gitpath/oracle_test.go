@@ -224,7 +224,11 @@ func TestVerifyMatchesGit(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("TGP_GITPATH_CASES")); err == nil {
 		n = v // a longer run: TGP_GITPATH_CASES=20000
 	}
-	cases = append(cases, genCases(13, n)...)
+	seed := int64(13)
+	if v, err := strconv.ParseInt(os.Getenv("TGP_GITPATH_SEED"), 10, 64); err == nil {
+		seed = v // other paths: any other seed
+	}
+	cases = append(cases, genCases(seed, n)...)
 	t0 := time.Now()
 	gitRefuses := o.updateIndexRefuses(cases)
 	t1 := time.Now()

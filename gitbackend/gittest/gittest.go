@@ -44,11 +44,30 @@ func Git(t testing.TB, dir string, args ...string) string {
 
 // GitErr runs the git CLI and returns stdout (stderr too on failure).
 func GitErr(dir string, args ...string) (string, error) {
+	return GitStdinErr(dir, "", args...)
+}
+
+// GitStdin runs the git CLI in dir with stdin and returns its stdout; a
+// failure fails the test.
+func GitStdin(t testing.TB, dir, stdin string, args ...string) string {
+	t.Helper()
+	out, err := GitStdinErr(dir, stdin, args...)
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// GitStdinErr is GitErr with stdin.
+func GitStdinErr(dir, stdin string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	home := filepath.Join(os.TempDir(), "tgp-gittest-home")
 	_ = os.MkdirAll(home, 0o755)
 	cmd.Env = Env(home)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

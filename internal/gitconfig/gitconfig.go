@@ -1,20 +1,22 @@
-// Package gitconfig reads git's configuration the way the git CLI does for
-// one repository: every scope merged, later scopes overriding earlier ones.
-// It serves the commit identity (internal/gitident) and the settings that
-// change what the git tools print (core.quotepath, diff.noprefix,
-// log.date, ...), so an agent's git_diff in a repository with
-// diff.noprefix set prints what `git diff` prints there.
+// Package gitconfig is git's configuration reader (config.c): the file
+// grammar (Parse: git_parse_source), the files a repository's
+// configuration is read from and their order (Files:
+// do_git_config_sequence), include.path and includeIf "gitdir:" followed
+// where they stand (Reader: git_config_include), and the merged view with
+// git's value types (Load, Config: git_config_bool, git_config_int).
+// Every reader of configuration in the module goes through it: the git
+// tools' settings, the commit identity (internal/gitident), the receive
+// policy (internal/receive), a pushed .gitmodules (internal/fsck), so a
+// file git reads one way is not read another way here.
 //
 // The order, lowest first: system ($GIT_CONFIG_SYSTEM or /etc/gitconfig,
 // unless GIT_CONFIG_NOSYSTEM), global ($GIT_CONFIG_GLOBAL, else
 // $XDG_CONFIG_HOME/git/config then ~/.gitconfig), the repository's own
 // config, then GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n.
-// include.path is followed where it appears (relative to the including
-// file; "~/" is $HOME), up to git's depth of 10; includeIf is not.
 //
 // Written by hand because go-git reads only the repository's own file for
 // most purposes and its global loader ignores includes, XDG and the
-// GIT_CONFIG_* variables. The file syntax is git's own grammar (Parse).
+// GIT_CONFIG_* variables.
 package gitconfig
 
 import (
@@ -40,30 +42,25 @@ const maxIncludeDepth = 10
 func Load(environ []string, repo []byte, repoDir string) *Config {
 	env := Environ(environ)
 	c := &Config{vals: map[string]string{}}
-	if !isTrue(env["GIT_CONFIG_NOSYSTEM"]) {
-		sys, set := env["GIT_CONFIG_SYSTEM"]
-		if !set {
-			sys = "/etc/gitconfig"
+	// What git would die on (a bad line, an include it cannot follow)
+	// ends that file here: what came before it is all there is.
+	r := &Reader{Env: env, GitDir: repoDir, OnError: func(string, error) error { return nil }}
+	set := func(key string, value *string) {
+		v := "true" // a key with no '=' is a boolean true
+		if value != nil {
+			v = *value
 		}
-		c.readFile(env, sys, 0)
+		c.vals[key] = v
 	}
-	if g, set := env["GIT_CONFIG_GLOBAL"]; set {
-		c.readFile(env, g, 0)
-	} else {
-		home := env["HOME"]
-		xdg := env["XDG_CONFIG_HOME"]
-		if xdg == "" && home != "" {
-			xdg = filepath.Join(home, ".config")
-		}
-		if xdg != "" {
-			c.readFile(env, filepath.Join(xdg, "git", "config"), 0)
-		}
-		if home != "" {
-			c.readFile(env, filepath.Join(home, ".gitconfig"), 0)
-		}
+	for _, f := range Files(env, "") {
+		_ = r.ReadFile(f, set)
 	}
 	if repo != nil {
-		c.parse(env, repo, repoDir, 0)
+		path := ""
+		if repoDir != "" {
+			path = filepath.Join(repoDir, "config")
+		}
+		_ = r.Read(repo, path, set)
 	}
 	if n, err := strconv.Atoi(env["GIT_CONFIG_COUNT"]); err == nil {
 		for i := 0; i < n; i++ {
@@ -188,59 +185,4 @@ func ParseInt(v string) (int, bool) {
 func isTrue(v string) bool {
 	b, _ := ParseBool(v)
 	return b && strings.TrimSpace(v) != ""
-}
-
-func (c *Config) readFile(env map[string]string, path string, depth int) {
-	if path == "" || depth > maxIncludeDepth {
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		// A missing or unreadable file is a scope that is not there, as
-		// for git.
-		return
-	}
-	c.parse(env, b, filepath.Dir(path), depth)
-}
-
-// parse applies one file's settings in order, an include.path where it
-// appears.
-func (c *Config) parse(env map[string]string, b []byte, dir string, depth int) {
-	type entry struct {
-		key, val string
-		include  bool
-	}
-	var order []entry
-	// A file git refuses to read (ErrSyntax) still gives what came
-	// before the bad line, which is all it has.
-	_ = Parse(b, func(key string, value *string) {
-		v := "true" // a key with no '=' is a boolean true
-		if value != nil {
-			v = *value
-		}
-		if key == "include.path" {
-			order = append(order, entry{val: v, include: true})
-			return
-		}
-		order = append(order, entry{key: key, val: v})
-	})
-	for _, e := range order {
-		if !e.include {
-			c.vals[e.key] = e.val
-			continue
-		}
-		p := e.val
-		switch {
-		case dir == "":
-			continue
-		case strings.HasPrefix(p, "~/"):
-			if env["HOME"] == "" {
-				continue
-			}
-			p = filepath.Join(env["HOME"], p[2:])
-		case !filepath.IsAbs(p):
-			p = filepath.Join(dir, p)
-		}
-		c.readFile(env, p, depth+1)
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -50,53 +49,22 @@ type Policy struct {
 	sources []string
 }
 
-// gitConfigFiles lists the configuration files git reads for a
-// repository, lowest priority first: system, global (XDG, then
-// ~/.gitconfig), the repository's own.
-func gitConfigFiles(gitdir string) []string {
-	var files []string
-	if !gitBool(os.Getenv("GIT_CONFIG_NOSYSTEM"), false) {
-		if p := os.Getenv("GIT_CONFIG_SYSTEM"); p != "" {
-			files = append(files, p)
-		} else {
-			files = append(files, "/etc/gitconfig")
-		}
-	}
-	if p, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
-		if p != "" {
-			files = append(files, p)
-		}
-	} else {
-		home, _ := os.UserHomeDir()
-		xdg := os.Getenv("XDG_CONFIG_HOME")
-		if xdg == "" && home != "" {
-			xdg = filepath.Join(home, ".config")
-		}
-		if xdg != "" {
-			files = append(files, filepath.Join(xdg, "git", "config"))
-		}
-		if home != "" {
-			files = append(files, filepath.Join(home, ".gitconfig"))
-		}
-	}
-	return append(files, filepath.Join(gitdir, "config"))
-}
-
-// gitBool is git_config_bool: a key with no value is true.
-func gitBool(v string, def bool) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "true", "yes", "on":
+// gitBool is git_config_bool: a key with no '=' (nil) is true, the
+// empty string false; a value that is no boolean (git dies on it) is
+// false.
+func gitBool(value *string) bool {
+	if value == nil {
 		return true
-	case "false", "no", "off":
-		return false
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-		return n != 0
-	}
-	return def
+	b, _ := gitconfig.ParseBool(*value)
+	return b
 }
 
-func parseDeny(v string) denyAction {
+func parseDeny(value *string) denyAction {
+	v := ""
+	if value != nil {
+		v = *value
+	}
 	switch strings.ToLower(v) {
 	case "ignore":
 		return denyIgnore
@@ -107,7 +75,7 @@ func parseDeny(v string) denyAction {
 	case "updateinstead":
 		return denyUpdateInstead
 	}
-	if gitBool(v, false) {
+	if gitBool(value) {
 		return denyRefuse
 	}
 	return denyIgnore
@@ -124,13 +92,28 @@ func expandPath(p string) string {
 }
 
 // LoadPolicy reads the configuration git's receive-pack would read
-// for the repository gitdir (git's grammar, internal/gitconfig; later files and
-// later lines win, as in git). A file that cannot be parsed refuses the push:
-// git dies on a bad config line too.
+// for the repository gitdir (internal/gitconfig: its files, includes and
+// grammar; later files and later lines win, as in git). A file that
+// cannot be parsed refuses the push: git dies on a bad config line too.
 func LoadPolicy(gitdir string) (*Policy, error) {
 	c := &receiveConfig{p: &Policy{gitdir: gitdir, fsckOpts: fsck.Options{Severity: map[string]fsck.Severity{}, Skip: map[plumbing.Hash]bool{}}}}
-	for _, file := range gitConfigFiles(gitdir) {
-		if err := c.read(file, 0); err != nil {
+	env := gitconfig.Environ(nil)
+	own := filepath.Join(gitdir, "config")
+	r := &gitconfig.Reader{
+		Env: env, GitDir: gitdir,
+		Visit: func(path string) { c.p.sources = append(c.p.sources, path) },
+		OnError: func(path string, err error) error {
+			// A system, global or included file this user may not read
+			// is passed over (access_or_die's ACCESS_EACCES_OK); the
+			// repository's own is not.
+			if errors.Is(err, fs.ErrPermission) && path != own {
+				return nil
+			}
+			return err
+		},
+	}
+	for _, file := range gitconfig.Files(env, gitdir) {
+		if err := r.ReadFile(file, c.set); err != nil {
 			return nil, err
 		}
 	}
@@ -139,71 +122,25 @@ func LoadPolicy(gitdir string) (*Policy, error) {
 
 // receiveConfig is the receive policy while its configuration is read:
 // the values that decide only once every file has been read (a later
-// file overrides, receive.* wins over transfer.*) wait here as text.
+// file overrides, receive.* wins over transfer.*) wait here (nil: not
+// set).
 type receiveConfig struct {
 	p                             *Policy
-	receiveFsck, transferFsck     string
+	receiveFsck, transferFsck     *bool
 	receiveUnpack, transferUnpack string
-	bare, worktree                string
+	bare                          *bool
+	worktree                      string
 	skipLists                     []string
 }
 
-// read reads one file, following include.path and includeIf "gitdir:"
-// where they stand (git's config includes: a shared repository may keep
-// its policy in an included file). Each line counts in order, as git
-// reads them: later lines win.
-func (c *receiveConfig) read(file string, depth int) error {
-	if depth > 10 {
-		return fmt.Errorf("config %s: includes nested too deep", file)
-	}
-	gitdir := c.p.gitdir
-	c.p.sources = append(c.p.sources, file)
-	b, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && file != filepath.Join(gitdir, "config") {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read config %s: %w", file, err)
-	}
-	include := func(v string) error {
-		inc := expandPath(v)
-		if !filepath.IsAbs(inc) {
-			inc = filepath.Join(filepath.Dir(file), inc)
-		}
-		return c.read(inc, depth+1)
-	}
-	var incErr error
-	perr := gitconfig.Parse(b, func(key string, value *string) {
-		if incErr != nil {
-			return
-		}
-		v := "" // a key with no '=' (gitBool reads "" as true)
-		if value != nil {
-			v = *value
-		}
-		switch {
-		case key == "include.path":
-			incErr = include(v)
-		case strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path"):
-			if includeIfGitdir(key[len("includeif."):len(key)-len(".path")], gitdir, file) {
-				incErr = include(v)
-			}
-		default:
-			c.set(key, v)
-		}
-	})
-	if incErr != nil {
-		return incErr
-	}
-	if perr != nil {
-		return fmt.Errorf("bad config file %s: %w", file, perr)
-	}
-	return nil
-}
-
-// set takes one variable of the policy's.
-func (c *receiveConfig) set(key, v string) {
+// set takes one variable of the policy's (value nil: a key with no '=').
+func (c *receiveConfig) set(key string, value *string) {
 	p := c.p
+	v := ""
+	if value != nil {
+		v = *value
+	}
+	flag := func() *bool { b := gitBool(value); return &b }
 	if id, ok := strings.CutPrefix(key, "receive.fsck."); ok {
 		// receive.fsck.<msg-id>, and the skip list.
 		if id == "skiplist" {
@@ -222,25 +159,25 @@ func (c *receiveConfig) set(key, v string) {
 	}
 	switch key {
 	case "receive.fsckobjects":
-		c.receiveFsck = v
+		c.receiveFsck = flag()
 	case "transfer.fsckobjects":
-		c.transferFsck = v
+		c.transferFsck = flag()
 	case "receive.denydeletes":
-		p.denyDeletes = gitBool(v, false)
+		p.denyDeletes = gitBool(value)
 	case "receive.denynonfastforwards":
-		p.denyNonFF = gitBool(v, false)
+		p.denyNonFF = gitBool(value)
 	case "receive.denycurrentbranch":
-		p.denyCurrent = parseDeny(v)
+		p.denyCurrent = parseDeny(value)
 	case "receive.denydeletecurrent":
-		p.denyDeleteCurrent = parseDeny(v)
+		p.denyDeleteCurrent = parseDeny(value)
 	case "receive.shallowupdate":
-		p.shallowUpdate = gitBool(v, false)
+		p.shallowUpdate = gitBool(value)
 	case "core.hookspath":
 		p.hooksDir = expandPath(v)
 	case "core.bare":
-		c.bare = v
+		c.bare = flag()
 	case "core.sharedrepository":
-		p.shared = parseSharedRepository(v)
+		p.shared = parseSharedRepository(value)
 	case "receive.hiderefs", "transfer.hiderefs":
 		p.hideRefs = append(p.hideRefs, strings.TrimRight(v, "/"))
 	case "receive.procreceiverefs":
@@ -260,10 +197,10 @@ func (c *receiveConfig) policy() (*Policy, error) {
 	p, gitdir := c.p, c.p.gitdir
 	// receive.fsckObjects wins; transfer.fsckObjects is the fallback.
 	switch {
-	case c.receiveFsck != "":
-		p.fsck = gitBool(c.receiveFsck, false)
-	case c.transferFsck != "":
-		p.fsck = gitBool(c.transferFsck, false)
+	case c.receiveFsck != nil:
+		p.fsck = *c.receiveFsck
+	case c.transferFsck != nil:
+		p.fsck = *c.transferFsck
 	}
 	p.unpackLimit = 100
 	for _, v := range []string{c.transferUnpack, c.receiveUnpack} {
@@ -278,8 +215,8 @@ func (c *receiveConfig) policy() (*Policy, error) {
 	}
 	// git takes a repository found as "<dir>/.git" as non-bare unless
 	// core.bare says otherwise.
-	if c.bare != "" {
-		p.bare = gitBool(c.bare, true)
+	if c.bare != nil {
+		p.bare = *c.bare
 	} else {
 		p.bare = filepath.Base(gitdir) != ".git"
 	}
@@ -357,67 +294,6 @@ func (p *Policy) procReceive(u Update) bool {
 	return false
 }
 
-// includeIfGitdir is includeIf's "gitdir:" / "gitdir/i:" condition
-// for the remote's git directory; other conditions (onbranch, hasconfig)
-// do not hold for a push, as for receive-pack.
-func includeIfGitdir(cond, gitdir, file string) bool {
-	pat, fold := "", false
-	switch {
-	case strings.HasPrefix(cond, "gitdir:"):
-		pat = strings.TrimPrefix(cond, "gitdir:")
-	case strings.HasPrefix(cond, "gitdir/i:"):
-		pat, fold = strings.TrimPrefix(cond, "gitdir/i:"), true
-	default:
-		return false
-	}
-	pat = expandPath(pat)
-	if strings.HasPrefix(pat, "./") {
-		pat = filepath.Join(filepath.Dir(file), pat[2:])
-	} else if !filepath.IsAbs(pat) {
-		pat = "**/" + pat
-	}
-	if strings.HasSuffix(pat, "/") {
-		pat += "**"
-	}
-	dir, _ := filepath.Abs(gitdir)
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	if fold {
-		pat, dir = strings.ToLower(pat), strings.ToLower(dir)
-	}
-	return globMatch(pat, filepath.ToSlash(dir))
-}
-
-// globMatch is wildmatch with WM_PATHNAME: "*" and "?" stop at '/',
-// "**/" spans directories.
-func globMatch(pat, s string) bool {
-	var re strings.Builder
-	re.WriteString("^")
-	for i := 0; i < len(pat); i++ {
-		switch c := pat[i]; {
-		case pat[i:] == "/**":
-			re.WriteString("(?:/.*)?") // "dir/" matches dir itself too
-			i += 2
-		case strings.HasPrefix(pat[i:], "**/"):
-			re.WriteString("(?:.*/)?")
-			i += 2
-		case strings.HasPrefix(pat[i:], "**"):
-			re.WriteString(".*")
-			i++
-		case c == '*':
-			re.WriteString("[^/]*")
-		case c == '?':
-			re.WriteString("[^/]")
-		default:
-			re.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	re.WriteString("$")
-	m, err := regexp.MatchString(re.String(), s)
-	return err == nil && m
-}
-
 func (p *Policy) readSkipList(path string) error {
 	p.sources = append(p.sources, path)
 	f, err := os.Open(path)
@@ -487,7 +363,7 @@ func (s sourceStamp) same(t sourceStamp) bool {
 // Load returns the receive policy of gitdir, read again when its files
 // changed.
 func (pc *PolicyCache) Load(gitdir string) (*Policy, error) {
-	key := strings.Join(gitConfigFiles(gitdir), "\x00")
+	key := strings.Join(gitconfig.Files(gitconfig.Environ(nil), gitdir), "\x00")
 	if c := pc.c; c != nil && c.key == key {
 		fresh := true
 		for i, src := range c.pol.sources {

@@ -90,6 +90,10 @@ func refOf(t *testing.T, gitdir, ref string) string {
 func pushWithGit(t *testing.T, work, remote, src, ref string) outcome {
 	cmd := exec.Command("git", "push", "--porcelain", "--force", remote, src+":"+ref)
 	cmd.Dir, cmd.Env = work, gittest.Env(t.TempDir())
+	if sys, ok := os.LookupEnv("GIT_CONFIG_SYSTEM"); ok {
+		// The case's system file, as the in-process push reads it.
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_SYSTEM="+sys, "GIT_CONFIG_NOSYSTEM="+os.Getenv("GIT_CONFIG_NOSYSTEM"))
+	}
 	out, _ := cmd.CombinedOutput()
 	var o outcome
 	for _, l := range strings.Split(string(out), "\n") {
@@ -170,24 +174,47 @@ func TestReceiveAsGitReceivePack(t *testing.T) {
 		name   string
 		config [][2]string
 		hooks  map[string]string
-		// src "" deletes; before pushes HEAD~1 to main first.
+		// raw is appended to the remote's config file as written (what
+		// git config cannot write: a key with no '=').
+		raw string
+		// system is a system configuration file (GIT_CONFIG_SYSTEM, with
+		// GIT_CONFIG_NOSYSTEM unset) for both pushes.
+		system string
+		// src "" deletes. The remote starts with main at HEAD~1 and
+		// ahead at HEAD, which side does not descend from.
 		src, ref string
+		// refused is git's outcome (the case tests what it means to).
+		refused bool
 	}{
 		{name: "fast-forward", src: "HEAD", ref: "refs/heads/main"},
 		{name: "new branch", src: "HEAD~1", ref: "refs/heads/topic"},
-		{name: "non-fast-forward denied", config: [][2]string{{"receive.denyNonFastForwards", "true"}}, src: "side", ref: "refs/heads/main"},
-		{name: "non-fast-forward allowed", src: "side", ref: "refs/heads/main"},
-		{name: "deletion denied", config: [][2]string{{"receive.denyDeletes", "true"}}, src: "", ref: "refs/heads/old"},
+		{name: "non-fast-forward denied", config: [][2]string{{"receive.denyNonFastForwards", "true"}}, src: "side", ref: "refs/heads/ahead", refused: true},
+		{name: "non-fast-forward allowed", src: "side", ref: "refs/heads/ahead"},
+		{name: "deletion denied", config: [][2]string{{"receive.denyDeletes", "true"}}, src: "", ref: "refs/heads/old", refused: true},
 		{name: "deletion", src: "", ref: "refs/heads/old"},
-		{name: "hidden ref", config: [][2]string{{"receive.hideRefs", "refs/hidden"}}, src: "HEAD", ref: "refs/hidden/x"},
+		{name: "hidden ref", config: [][2]string{{"receive.hideRefs", "refs/hidden"}}, src: "HEAD", ref: "refs/hidden/x", refused: true},
 		{name: "hidden ref negated", config: [][2]string{{"transfer.hideRefs", "refs/hidden"}, {"receive.hideRefs", "!refs/hidden/x"}}, src: "HEAD", ref: "refs/hidden/x"},
-		{name: "pre-receive declines", hooks: map[string]string{"pre-receive": "echo refused by policy\nread old new ref\necho \"$ref\" >&2\nexit 1"}, src: "HEAD", ref: "refs/heads/main"},
-		{name: "update declines one ref", hooks: map[string]string{"update": "case $1 in refs/heads/blocked) echo \"no $1\"; exit 1;; esac"}, src: "HEAD", ref: "refs/heads/blocked"},
+		{name: "pre-receive declines", hooks: map[string]string{"pre-receive": "echo refused by policy\nread old new ref\necho \"$ref\" >&2\nexit 1"}, src: "HEAD", ref: "refs/heads/main", refused: true},
+		{name: "update declines one ref", hooks: map[string]string{"update": "case $1 in refs/heads/blocked) echo \"no $1\"; exit 1;; esac"}, src: "HEAD", ref: "refs/heads/blocked", refused: true},
 		{name: "update lets another pass", hooks: map[string]string{"update": "case $1 in refs/heads/blocked) exit 1;; esac\necho ok $1"}, src: "HEAD", ref: "refs/heads/free"},
-		{name: "fsck refuses a bad tree", config: [][2]string{{"receive.fsckObjects", "true"}}, src: "bad", ref: "refs/heads/main"},
+		{name: "fsck refuses a bad tree", config: [][2]string{{"receive.fsckObjects", "true"}}, src: "bad", ref: "refs/heads/main", refused: true},
+		// git_config_bool: an empty value is false, a key with no '=' true.
+		{name: "empty boolean is false", config: [][2]string{{"receive.denyNonFastForwards", ""}}, src: "side", ref: "refs/heads/ahead"},
+		{name: "bare key is true", raw: "[receive]\n\tdenyDeletes\n", src: "", ref: "refs/heads/old", refused: true},
+		{name: "empty fsckObjects overrides transfer", config: [][2]string{{"transfer.fsckObjects", "true"}, {"receive.fsckObjects", ""}}, src: "bad", ref: "refs/heads/main"},
+		// The system file counts unless GIT_CONFIG_NOSYSTEM says otherwise.
+		{name: "system config denies", system: "[receive]\n\tdenyNonFastForwards = true\n", src: "side", ref: "refs/heads/ahead", refused: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.system != "" {
+				sys := filepath.Join(t.TempDir(), "gitconfig")
+				if err := os.WriteFile(sys, []byte(c.system), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("GIT_CONFIG_SYSTEM", sys)
+				t.Setenv("GIT_CONFIG_NOSYSTEM", "")
+			}
 			work := filepath.Join(t.TempDir(), "work")
 			gittest.Git(t, "", "init", "-q", "-b", "main", work)
 			gittest.WriteFile(t, work, "a.txt", "a\n")
@@ -203,7 +230,7 @@ func TestReceiveAsGitReceivePack(t *testing.T) {
 			gittest.Git(t, work, "commit", "-q", "-am", "two")
 			// A commit whose tree has a ".git" entry: fsck's hasDotgit.
 			blob := strings.TrimSpace(gittest.Git(t, work, "hash-object", "-w", "a.txt"))
-			tree := strings.TrimSpace(runIn(t, work, fmt.Sprintf("100644 blob %s\t.git\n", blob), "mktree"))
+			tree := strings.TrimSpace(gittest.GitStdin(t, work, fmt.Sprintf("100644 blob %s\t.git\n", blob), "mktree"))
 			bad := strings.TrimSpace(gittest.Git(t, work, "commit-tree", "-p", "HEAD", "-m", "bad", tree))
 			gittest.Git(t, work, "branch", "bad", bad)
 
@@ -211,9 +238,22 @@ func TestReceiveAsGitReceivePack(t *testing.T) {
 			for i, push := range []func(*testing.T, string, string, string, string) outcome{pushWithGit, pushInProcess} {
 				remote := filepath.Join(t.TempDir(), "remote.git")
 				gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", remote)
-				gittest.Git(t, work, "push", "-q", remote, "HEAD~1:refs/heads/main", "old:refs/heads/old")
+				gittest.Git(t, work, "push", "-q", remote, "HEAD~1:refs/heads/main", "old:refs/heads/old", "HEAD:refs/heads/ahead")
 				for _, kv := range c.config {
 					gittest.Git(t, remote, "config", "--add", kv[0], kv[1])
+				}
+				if c.raw != "" {
+					f, err := os.OpenFile(filepath.Join(remote, "config"), os.O_APPEND|os.O_WRONLY, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, err = f.WriteString(c.raw)
+					if cerr := f.Close(); err == nil {
+						err = cerr
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
 				}
 				for name, body := range c.hooks {
 					p := filepath.Join(remote, "hooks", name)
@@ -228,22 +268,13 @@ func TestReceiveAsGitReceivePack(t *testing.T) {
 					got = o
 				}
 			}
+			if (want.reason != "") != c.refused {
+				t.Fatalf("git push: refused %q, the case expects refused=%v: it does not test what it says", want.reason, c.refused)
+			}
 			if got.reason != want.reason || got.ref != want.ref || !slices.Equal(got.remote, want.remote) {
 				t.Fatalf("in process: refused %q, ref at %s, remote lines %q\ngit push:   refused %q, ref at %s, remote lines %q",
 					got.reason, got.ref, got.remote, want.reason, want.ref, want.remote)
 			}
 		})
 	}
-}
-
-// runIn runs git in dir with stdin, in gittest's pinned environment.
-func runIn(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Env(t.TempDir()), strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return string(out)
 }

@@ -21,18 +21,24 @@ const (
 	permEverybody = 0o664
 )
 
-func parseSharedRepository(v string) int {
+// parseSharedRepository is git_config_perm: a key with no '=' (nil) is
+// "group"; the empty string reads as the octal number 0, the umask.
+func parseSharedRepository(value *string) int {
+	if value == nil {
+		return permGroup
+	}
+	v := *value
 	switch strings.ToLower(v) {
-	case "umask":
+	case "umask", "":
 		return permUmask
-	case "", "group":
+	case "group":
 		return permGroup
 	case "all", "world", "everybody":
 		return permEverybody
 	}
 	n, err := strconv.ParseInt(v, 8, 32)
 	if err != nil {
-		if gitBool(v, false) {
+		if gitBool(value) {
 			return permGroup
 		}
 		return permUmask

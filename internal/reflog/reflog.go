@@ -5,7 +5,8 @@
 //
 // oldest first. It is what "HEAD@{1}", "stash@{n}", a detached HEAD's
 // "detached from" and `git reflog` read. go-git keeps no reflogs; every
-// git tool, the stash list and the kernel's clone write theirs here.
+// git tool, the stash list and the kernel's own moves of its branch
+// (clone, persist, pull, push) write theirs here.
 //
 // As refs/files-backend.c does, a new entry is appended (log_ref_write),
 // and a log that loses entries (stash drop, reflog delete) is written

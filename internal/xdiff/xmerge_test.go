@@ -18,17 +18,18 @@ import (
 // merge-file (level zealous_alnum, Myers, as merge-file runs it) on random
 // three-way inputs made of few distinct lines, in the three conflict
 // styles, with CRLF and missing final newlines. TGP_XMERGE_SEEDS runs
-// more.
+// more, from TGP_XMERGE_SEED0 (default 0).
 func TestMergeMatchesMergeFile(t *testing.T) {
 	gittest.RequireGit(t)
 	n, _ := strconv.Atoi(os.Getenv("TGP_XMERGE_SEEDS"))
 	if n == 0 {
 		n = 300
 	}
+	seed0, _ := strconv.Atoi(os.Getenv("TGP_XMERGE_SEED0"))
 	dir := t.TempDir()
 	words := []string{"a", "b", "c", "}", "", "x y", "--", "d", "e"}
 	diffs, conflicted := 0, 0
-	for seed := 0; seed < n; seed++ {
+	for seed := seed0; seed < seed0+n; seed++ {
 		r := rand.New(rand.NewSource(int64(seed)))
 		eol := "\n"
 		if r.Intn(6) == 0 {

@@ -1,18 +1,21 @@
-// Package gittools holds the git tools (git_status, git_log, git_diff, git_show,
-// git_add, git_commit, git_branch, git_restore): git's porcelain rebuilt in
-// process on go-git, so they work in a serverless function with no git
-// binary. Their text follows git 2.39's output, checked against the git CLI
-// by the randomized differential suite (test/integration), including what
-// the repository's configuration (settings.go, read through
-// internal/gitconfig) and .gitattributes (attributes.go, internal/gitattr)
-// change; what is not rebuilt is listed in the README.
+// Package gittools is git's porcelain as eleven agent tools (git_status,
+// git_diff, git_show, git_log, git_blame, git_add, git_commit,
+// git_branch, git_checkout, git_restore, git_stash), run in process on
+// go-git so they work with no git binary: builtin/*.c's argument
+// handling and output, over the engines git keeps apart (internal/xdiff
+// for line diffs and merges, internal/diffcore for renames and copies,
+// internal/reflog, internal/revparse, internal/gitconfig for settings,
+// internal/gitattr for attributes, gitbackend for the index and the
+// object store). Their text is git 2.39's, checked byte for byte against
+// the git CLI by the randomized differential suite (test/integration);
+// the differences kept are listed in docs/git-fidelity.md.
 //
-// Common to every tool: working_dir is
-// resolved through the jail and must be inside the root's repository;
-// timeout_ms becomes a context deadline; output is cut at max_bytes with
-// "\n\n... [output truncated]"; terminal control sequences and the values of
-// secret-looking environment variables are removed from output; refs and
-// paths are never parsed as options.
+// Common to every tool: working_dir is resolved through the jail and must
+// be inside the root's repository; timeout_ms becomes a context deadline;
+// output is cut at max_bytes with "\n\n... [output truncated]"; terminal
+// control sequences and the values of secret-looking environment
+// variables are removed from output; refs and paths are never parsed as
+// options.
 package gittools
 
 import (

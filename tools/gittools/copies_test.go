@@ -16,13 +16,17 @@ import (
 // git_show with the git CLI byte for byte.
 //
 // TGP_COPIES_SEEDS (default 30) is how many seeds run (make test runs
-// fewer, make fuzz-git more).
+// fewer, make fuzz-git more), from TGP_COPIES_SEED0 (default 1).
 func TestCopyDetectionMatchesGit(t *testing.T) {
 	n := int64(30)
 	if v, err := strconv.Atoi(os.Getenv("TGP_COPIES_SEEDS")); err == nil && v > 0 {
 		n = int64(v)
 	}
-	for seed := int64(1); seed <= n; seed++ {
+	seed0 := int64(1)
+	if v, err := strconv.ParseInt(os.Getenv("TGP_COPIES_SEED0"), 10, 64); err == nil {
+		seed0 = v
+	}
+	for seed := seed0; seed < seed0+n; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))
 			f := newRepo(t)

@@ -12,7 +12,6 @@ package gittools
 // followed from then on, for every commit the walk meets after it.
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"strings"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/diffcore"
+	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -123,22 +123,12 @@ func (f *logFollow) tree(h plumbing.Hash) ([]treeEnt, error) {
 	f.buf = data
 	var out []treeEnt
 	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp < 0 {
-			break
+		m, name, eh, rest, ok := rawobj.NextTreeEntry(data)
+		if !ok {
+			return nil, fmt.Errorf("tree %s: malformed entry", h)
 		}
-		nul := bytes.IndexByte(data[sp+1:], 0)
-		if nul < 0 || sp+1+nul+21 > len(data) {
-			break
-		}
-		m, err := filemode.New(string(data[:sp]))
-		if err != nil {
-			return nil, fmt.Errorf("tree %s: bad mode %q", h, data[:sp])
-		}
-		var eh plumbing.Hash
-		copy(eh[:], data[sp+1+nul+1:sp+1+nul+21])
-		out = append(out, treeEnt{name: string(data[sp+1 : sp+1+nul]), mode: m, hash: eh})
-		data = data[sp+1+nul+21:]
+		out = append(out, treeEnt{name: string(name), mode: m, hash: eh})
+		data = rest
 	}
 	if len(f.trees) >= 1<<14 {
 		clear(f.trees)
@@ -268,7 +258,7 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 		case j >= len(tb):
 			c = -1
 		default:
-			c = treeOrder(ta[i], tb[j])
+			c = rawobj.CompareNames(ta[i].name, ta[i].mode == filemode.Dir, tb[j].name, tb[j].mode == filemode.Dir)
 		}
 		switch {
 		case c < 0:
@@ -303,34 +293,6 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 		}
 	}
 	return nil
-}
-
-// treeOrder is base_name_compare: names compared with a directory's
-// name ending in '/'.
-func treeOrder(a, b treeEnt) int {
-	an, bn := a.name, b.name
-	n := min(len(an), len(bn))
-	if c := bytes.Compare([]byte(an[:n]), []byte(bn[:n])); c != 0 {
-		return c
-	}
-	ca, cb := byte(0), byte(0)
-	if n < len(an) {
-		ca = an[n]
-	} else if a.mode == filemode.Dir {
-		ca = '/'
-	}
-	if n < len(bn) {
-		cb = bn[n]
-	} else if b.mode == filemode.Dir {
-		cb = '/'
-	}
-	switch {
-	case ca < cb:
-		return -1
-	case ca > cb:
-		return 1
-	}
-	return 0
 }
 
 // shows decides whether git log --follow shows commit c, and moves the

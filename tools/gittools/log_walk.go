@@ -26,6 +26,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/commitgraph"
+	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
 )
 
 // literalWalk is revWalk's walk with a raw-tree fingerprint.
@@ -128,25 +129,14 @@ func (w *literalWalk) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error
 // lookup finds name in a raw tree: "<mode> <name>\0<20-byte hash>".
 func lookup(data []byte, name string) (filemode.FileMode, plumbing.Hash, bool) {
 	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp < 0 {
+		m, n, h, rest, ok := rawobj.NextTreeEntry(data)
+		if !ok {
 			break
 		}
-		nul := bytes.IndexByte(data[sp+1:], 0)
-		if nul < 0 || sp+1+nul+21 > len(data) {
-			break
-		}
-		n := data[sp+1 : sp+1+nul]
 		if string(n) == name {
-			m, err := filemode.New(string(data[:sp]))
-			if err != nil {
-				return 0, plumbing.ZeroHash, false
-			}
-			var h plumbing.Hash
-			copy(h[:], data[sp+1+nul+1:sp+1+nul+21])
 			return m, h, true
 		}
-		data = data[sp+1+nul+21:]
+		data = rest
 	}
 	return 0, plumbing.ZeroHash, false
 }

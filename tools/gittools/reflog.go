@@ -1,7 +1,6 @@
 package gittools
 
 import (
-	"strings"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -13,39 +12,34 @@ import (
 )
 
 // The tools move refs as git does and so keep their reflogs as git does
-// (go-git keeps none): HEAD and refs/heads/* get an entry for every move
-// while core.logAllRefUpdates is true (git's default in a repository
-// with a worktree), a deleted branch loses its log and a renamed one
-// takes it along. "HEAD@{1}", a detached HEAD's "detached from" and
-// `git reflog` then read what git would have written.
+// (go-git keeps none): an entry for every move of a ref that has a log,
+// and a new log for HEAD and refs/heads/* while core.logAllRefUpdates is
+// true (git's default in a repository with a worktree; "always": every
+// ref), a deleted branch losing its log and a renamed one taking it
+// along. "HEAD@{1}", a detached HEAD's "detached from" and `git reflog`
+// then read what git would have written.
 
 // reflogger appends entries under one identity and time.
 type reflogger struct {
 	dot  billy.Filesystem
 	who  object.Signature
-	mode string // core.logAllRefUpdates: "true", "false" or "always"
+	mode string // core.logAllRefUpdates, as reflog.DefaultCreate reads it
 }
 
-// reflogs returns the repository's reflogger, or nil when nothing is to
-// be logged (no identity git could use, logging turned off, no .git
-// directory to write in).
+// reflogs returns the repository's reflogger, or nil when nothing can be
+// logged (no identity git could use, no .git directory to write in).
+// core.logAllRefUpdates is read from every scope; false only keeps new
+// logs from being started: git's log_ref_setup appends to a log that
+// exists whatever the setting.
 func (d Deps) reflogs(r *git.Repository) *reflogger {
 	fsr, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
 	if !ok {
 		return nil
 	}
-	mode := "true"
-	if cfg, err := r.Config(); err == nil && cfg.Raw != nil {
-		if v := strings.ToLower(cfg.Raw.Section("core").Option("logallrefupdates")); v != "" {
-			mode = v
-		}
-		if cfg.Core.IsBare {
-			mode = "false"
-		}
-	}
-	switch mode {
-	case "false", "no", "off", "0":
-		return nil
+	conf := d.settings(r).conf
+	mode, set := conf.Get("core.logallrefupdates")
+	if !set && conf.Bool("core.bare", false) {
+		mode = "false" // unset in a bare repository: LOG_REFS_NONE
 	}
 	_, committer, err := d.signatures(r, time.Now())
 	if err != nil {

@@ -129,3 +129,37 @@ func unhexDigit(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// CompareNames is base_name_compare, the order of a tree's entries: the
+// names compared byte by byte, a directory's as if it ended in '/'
+// (negative: a sorts first). Every walk that merges two trees, or a tree
+// with the index, steps through both in this order.
+func CompareNames[T string | []byte](a T, aDir bool, b T, bDir bool) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	ca, cb := byte(0), byte(0)
+	if len(a) > n {
+		ca = a[n]
+	} else if aDir {
+		ca = '/'
+	}
+	if len(b) > n {
+		cb = b[n]
+	} else if bDir {
+		cb = '/'
+	}
+	switch {
+	case ca < cb:
+		return -1
+	case ca > cb:
+		return 1
+	}
+	return 0
+}

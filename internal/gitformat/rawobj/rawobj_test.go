@@ -2,8 +2,10 @@ package rawobj
 
 import (
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,5 +94,64 @@ func checkTree(t *testing.T, dir, h string) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("tree %s read as\n%s\ngit ls-tree:\n%s", h, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCompareNamesAsGitMktree: git mktree sorts a tree's entries by
+// base_name_compare; generated names (a prefix of another, bytes just
+// below and above '/', files and directories of the same name) must come
+// out of CompareNames, as strings and as bytes, in git's order.
+func TestCompareNamesAsGitMktree(t *testing.T) {
+	gittest.RequireGit(t)
+	dir := t.TempDir()
+	gittest.Git(t, dir, "init", "-q", "--bare")
+	blob := strings.TrimSpace(gittest.GitStdin(t, dir, "x\n", "hash-object", "-w", "--stdin"))
+	sub := strings.TrimSpace(gittest.GitStdin(t, dir, "100644 blob "+blob+"\tf\n", "mktree"))
+	atoms := []string{"a", "a.", "a-", "a0", "ab", ".", "-", "0", "é", "\x7f"}
+	for seed := 0; seed < 40; seed++ {
+		r := rand.New(rand.NewSource(int64(seed)))
+		type ent struct {
+			name string
+			dir  bool
+		}
+		seen := map[string]bool{}
+		var ents []ent
+		for len(ents) < 2+r.Intn(12) {
+			var b strings.Builder
+			for k := 1 + r.Intn(3); k > 0; k-- {
+				b.WriteString(atoms[r.Intn(len(atoms))])
+			}
+			if n := b.String(); !seen[n] && n != "." {
+				seen[n] = true
+				ents = append(ents, ent{n, r.Intn(2) == 0})
+			}
+		}
+		var in strings.Builder
+		for _, e := range ents {
+			if e.dir {
+				fmt.Fprintf(&in, "040000 tree %s\t%s\n", sub, e.name)
+			} else {
+				fmt.Fprintf(&in, "100644 blob %s\t%s\n", blob, e.name)
+			}
+		}
+		tree := strings.TrimSpace(gittest.GitStdin(t, dir, in.String(), "mktree"))
+		var want []string
+		for _, l := range strings.Split(strings.TrimSpace(gittest.Git(t, dir, "ls-tree", "-z", tree)), "\x00") {
+			if _, name, ok := strings.Cut(l, "\t"); ok {
+				want = append(want, name)
+			}
+		}
+		byString, byBytes := slices.Clone(ents), slices.Clone(ents)
+		slices.SortFunc(byString, func(a, b ent) int { return CompareNames(a.name, a.dir, b.name, b.dir) })
+		slices.SortFunc(byBytes, func(a, b ent) int { return CompareNames([]byte(a.name), a.dir, []byte(b.name), b.dir) })
+		for _, got := range [][]ent{byString, byBytes} {
+			var names []string
+			for _, e := range got {
+				names = append(names, e.name)
+			}
+			if !slices.Equal(names, want) {
+				t.Fatalf("seed %d: CompareNames orders %q, git mktree %q", seed, names, want)
+			}
+		}
 	}
 }

@@ -421,6 +421,12 @@ func genChecksWith(r *rand.Rand, dir string, f repoFacts) []check {
 		case 0:
 			a["cached"] = true
 			g = append(g, "--cached")
+			if r.Intn(3) == 0 {
+				// The index against a revision (a range is git's usage).
+				from := revArg(r, f)
+				a["from_ref"] = from
+				g = append(g, from)
+			}
 		case 1:
 			from := revArg(r, f)
 			a["from_ref"] = from
@@ -632,6 +638,9 @@ func genMutations(r *rand.Rand, f repoFacts) []check {
 				c.Args, c.Git = map[string]any{"paths": ps}, append([]string{"checkout", "-q", "--"}, ps...)
 			default:
 				x := ref(r, f)
+				if r.Intn(4) == 0 {
+					x = revArg(r, f) // A...B is the merge base, A..B refused
+				}
 				ps := []string{pathArg(r, f)}
 				c.Args, c.Git = map[string]any{"commit": x, "paths": ps}, append([]string{"checkout", "-q", x, "--"}, ps...)
 			}

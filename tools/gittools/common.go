@@ -238,6 +238,18 @@ func unknownRevision(ref string) error {
 		Message: fmt.Sprintf("fatal: ambiguous argument '%s': unknown revision or path not in the working tree.", ref)}
 }
 
+// afterSeparator is git's wording for a revision that does not resolve
+// when paths follow "--": nothing is ambiguous then, the revision is bad
+// (handle_revision_arg's die after a seen "--").
+func afterSeparator(err error) error {
+	const pre, suf = "fatal: ambiguous argument '", "': unknown revision or path not in the working tree."
+	var te *tools.Error
+	if errors.As(err, &te) && strings.HasPrefix(te.Message, pre) && strings.HasSuffix(te.Message, suf) {
+		return badRevision(strings.TrimSuffix(strings.TrimPrefix(te.Message, pre), suf))
+	}
+	return err
+}
+
 // findEntry looks a path up in a tree (nil when absent); see
 // gitbackend.FindEntry for why not go-git's Tree.FindEntry.
 func findEntry(s storer.EncodedObjectStorer, t *object.Tree, p string) *object.TreeEntry {

@@ -190,12 +190,12 @@ const (
 // diffSidesOf is the kind of diff git_diff's arguments ask for.
 func diffSidesOf(a diffArgs) diffKind {
 	switch {
+	case a.Cached:
+		return diffCached // the index against HEAD or from_ref
 	case a.FromRef != "" && a.ToRef != "":
 		return diffTrees
 	case a.FromRef != "":
 		return diffWorktree
-	case a.Cached:
-		return diffCached
 	}
 	return diffFiles
 }

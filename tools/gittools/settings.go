@@ -261,6 +261,24 @@ func (s *settings) relativeMatch(wd string, match func(string) bool) func(string
 	return func(p string) bool { return strings.HasPrefix(p, prefix) && (match == nil || match(p)) }
 }
 
+// relativeFilter is diff.relative from directory wd for git commit's
+// summary: only changes under wd, their paths left whole (before rename
+// detection, so a file moved across wd's edge is a creation or a
+// deletion).
+func (s *settings) relativeFilter(changes []*change, wd string) []*change {
+	match := s.relativeMatch(wd, nil)
+	if match == nil {
+		return changes
+	}
+	out := changes[:0:0]
+	for _, c := range changes {
+		if match(c.path) && (c.oldPath == "" || match(c.oldPath)) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // relativize is diff.relative from directory wd ("" is the top): only
 // changes under wd, their paths relative to it.
 func (s *settings) relativize(changes []*change, wd string) []*change {

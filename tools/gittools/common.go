@@ -137,9 +137,15 @@ var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x
 
 var secretNameRe = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|DSN)`)
 
+// StripTerminalControl removes what a terminal would take as a control
+// sequence (CSI, OSC, and two-byte ESC sequences) from s: the git tools'
+// output never carries one, whatever bytes a file or message holds, so
+// a result shown on a terminal cannot drive it.
+func StripTerminalControl(s string) string { return ansiRe.ReplaceAllString(s, "") }
+
 // clean strips terminal control sequences and redacts secret values.
 func (d Deps) clean(s string) string {
-	s = ansiRe.ReplaceAllString(s, "")
+	s = StripTerminalControl(s)
 	env := d.Environ
 	if env == nil {
 		env = os.Environ()

@@ -212,3 +212,38 @@ func TestKnownStashLeavesAssumeUnchangedChange(t *testing.T) {
 	}
 	same(t, "the stash and the index", view(toolDir), view(gitDir))
 }
+
+// TestKnownTerminalControlStripped: the git tools' output carries no
+// terminal control sequence (CSI, OSC, a two-byte ESC sequence), where
+// git prints a file's or a message's bytes as they are (differential
+// corpus: a PNG's blame holding ESC Z). Kept on purpose: a result shown
+// on a terminal must not drive it. Everything else is git's, byte for
+// byte.
+func TestKnownTerminalControlStripped(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "plain\n")
+	f.commitAll(t, "base")
+	f.write(t, "a.txt", "plain\n\x1b[31mred\x1b[0m and \x1bZ and \x1b]0;title\x07 end\n")
+	f.git(t, "add", "a.txt")
+	f.git(t, "commit", "-q", "-m", "colour \x1b[1mbold\x1b[0m")
+	f = open(t, f.dir)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		git  []string
+	}{
+		{"git_show", map[string]any{}, []string{"show"}},
+		{"git_diff", map[string]any{"from_ref": "HEAD~1", "to_ref": "HEAD"}, []string{"diff", "HEAD~1", "HEAD"}},
+		{"git_blame", map[string]any{"path": "a.txt"}, []string{"blame", "--", "a.txt"}},
+		{"git_log", map[string]any{"format": "%s"}, []string{"log", "--format=%s"}},
+	} {
+		got := f.call(t, c.tool, c.args)
+		want := f.git(t, c.git...)
+		if !strings.Contains(want, "\x1b") {
+			t.Fatalf("%s: git printed no ESC: the fixture proves nothing", c.tool)
+		}
+		if got == want || got != StripTerminalControl(want) {
+			t.Errorf("%s: tool %q, git %q (is the difference closed? update docs/git-fidelity.md)", c.tool, got, want)
+		}
+	}
+}

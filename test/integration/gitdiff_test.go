@@ -731,6 +731,11 @@ func genSequences(r *rand.Rand, f repoFacts) []check {
 				b := pickS(r, f.branches, "main")
 				c.Then = append(c.Then, check{Tool: "git_checkout", Mut: true, Args: map[string]any{"branch": b}, Git: []string{"checkout", "-q", b}})
 			}
+			if r.Intn(3) == 0 {
+				// What the tool saved, as git stash show and list print it.
+				c.Then = append(c.Then, check{Tool: "git_stash", Mut: true, Output: true, Args: map[string]any{"action": "show"}, Git: []string{"stash", "show"}},
+					check{Tool: "git_stash", Mut: true, Output: true, Args: map[string]any{"action": "list"}, Git: []string{"stash", "list"}})
+			}
 			c.Then = append(c.Then, check{Tool: "git_stash", Mut: true, Args: map[string]any{"action": action}, Git: []string{"stash", action, "-q"}})
 		case 2, 3:
 			c = addAll()

@@ -3,6 +3,7 @@ package gitbackend
 import (
 	"maps"
 
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -20,6 +21,29 @@ func AssumeUnchangedIn(s storer.IndexStorer) map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return maps.Clone(c.valid)
+}
+
+// RefreshIndex writes idx, the index as read with only the stat data of
+// some entries refreshed: a write that keeps the resolve-undo records
+// even inside WithoutResolveUndo, as git's refresh_index does before a
+// switch or a stash, whose own index write alone starts afresh (one that
+// refuses writes nothing more).
+func RefreshIndex(s storer.IndexStorer, idx *index.Index) error {
+	ws, ok := s.(*warmStorage)
+	if !ok {
+		return s.SetIndex(idx)
+	}
+	c := &ws.r.idx
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	drop := c.dropReuc
+	c.dropReuc = false
+	err := c.save(ws.r.dot, ws.Storage, idx)
+	c.dropReuc = drop
+	if c.idx == idx {
+		c.idx = cloneIndex(idx)
+	}
+	return err
 }
 
 // WithoutResolveUndo runs fn, which rebuilds the index from a tree (a

@@ -63,13 +63,15 @@ func TestGitDifferentialOnRepos(t *testing.T) {
 			}
 			cs = cs[:n]
 			differing := 0
+			documentedBefore := documented.Load()
 			for _, c := range cs {
 				if bad, detail := runCheck(t, dir, c); bad {
 					differing++
 					t.Errorf("DIFF %s :: %s", c, firstLine(strings.SplitN(detail, "\n", 2)[0]+" "+strings.Join(strings.SplitN(detail, "\n", 4)[1:], " | ")))
 				}
 			}
-			fmt.Fprintf(os.Stderr, "git differential suite on %s: %d checks, %d differing, %s\n", repo, len(cs), differing, time.Since(start).Round(time.Second))
+			fmt.Fprintf(os.Stderr, "git differential suite on %s: %d checks, %d differing, %d documented differences (all repositories so far: %s), %s\n",
+				repo, len(cs), differing, documented.Load()-documentedBefore, documentedClasses(), time.Since(start).Round(time.Second))
 		})
 	}
 }

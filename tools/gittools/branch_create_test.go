@@ -45,3 +45,21 @@ func TestRegressBranchCreateAsGit(t *testing.T) {
 		t.Errorf("unborn: %q", te.Message)
 	}
 }
+
+// TestRegressCheckoutNewBranchWritesNothingAsGit: git checkout -b <new>
+// from HEAD, not quiet, makes the branch and switches to it without
+// merging (git 2.39): a clone never checked out stays so (its status
+// lists every file as deleted), a local change stays, an unmerged index
+// stays unmerged.
+func TestRegressCheckoutNewBranchWritesNothingAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.write(t, "d/b.txt", "b\n")
+	f.commitAll(t, "one")
+	clone := t.TempDir() + "/clone"
+	gittest.Git(t, f.dir, "clone", "-q", "--no-checkout", f.dir, clone)
+	twin(t, clone, "", "git_checkout", map[string]any{"create_branch": "nb"}, "checkout", "-b", "nb")
+	f.write(t, "a.txt", "changed\n")
+	twin(t, f.dir, "", "git_checkout", map[string]any{"create_branch": "nb"}, "checkout", "-b", "nb")
+	twin(t, f.dir, "", "git_checkout", map[string]any{"create_branch": "nb", "commit": "HEAD"}, "checkout", "-b", "nb", "HEAD")
+}

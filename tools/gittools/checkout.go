@@ -173,13 +173,18 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		target = c.Hash
 	}
 	// git merges the index into the new tree (unpack_trees), which an
-	// unmerged index refuses; only "-b <new>" from HEAD skips the merge.
+	// unmerged index refuses. Only "-b <new>" from HEAD, not quiet (as
+	// the tool is), skips the merge in git 2.39: index and worktree are
+	// left as they are, unwritten (resolve-undo records kept, a checkout
+	// never made stays unmade).
 	if !(a.CreateBranch != "" && a.Commit == "") {
 		if um := indexUnmerged(r); len(um) > 0 {
 			return "", needsMerge("error: you need to resolve your current index first", um)
 		}
-	}
-	if err := switchTree(ctx, r, s, w, wd, head, target); err != nil {
+		if err := switchTree(ctx, r, s, w, wd, head, target); err != nil {
+			return "", err
+		}
+	} else if err := beforeChange(ctx); err != nil {
 		return "", err
 	}
 	// A switch ends a merge in progress (remove_branch_state).

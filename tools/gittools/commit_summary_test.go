@@ -29,36 +29,55 @@ func TestRegressCommitSummaryAsGit(t *testing.T) {
 		name  string
 		setup func(t *testing.T, f *fixture)
 		env   []string
+		wd    string // the directory the commit runs in
 	}{
 		{"mode-only", func(t *testing.T, f *fixture) {
 			chmod(t, f, "run.sh", 0o755)
-		}, nil},
+		}, nil, ""},
 		{"rename-exact", func(t *testing.T, f *fixture) {
 			f.git(t, "mv", "a.go", "b.go")
-		}, nil},
+		}, nil, ""},
 		{"rename-dir-edit-mode", func(t *testing.T, f *fixture) {
 			f.git(t, "mv", "a.go", "docs/a.go")
 			f.write(t, "docs/a.go", "package a\n\nfunc A() int {\n\treturn 10\n}\n\nfunc B() int {\n\treturn 2\n}\n")
 			chmod(t, f, "docs/a.go", 0o755)
-		}, nil},
+		}, nil, ""},
 		{"renames-off", func(t *testing.T, f *fixture) {
 			f.git(t, "config", "diff.renames", "false")
 			f.git(t, "mv", "run.sh", "go.sh")
-		}, nil},
+		}, nil, ""},
 		{"binary", func(t *testing.T, f *fixture) {
 			f.write(t, "img.bin", "\x00\x01\x02\x03")
 			f.write(t, "new.bin", "\x00x")
-		}, nil},
+		}, nil, ""},
 		{"typechange-delete", func(t *testing.T, f *fixture) {
 			mustRemove(t, filepath.Join(f.dir, "run.sh"))
 			if err := os.Symlink("a.go", filepath.Join(f.dir, "run.sh")); err != nil {
 				t.Fatal(err)
 			}
 			mustRemove(t, filepath.Join(f.dir, "docs/readme.md"))
-		}, nil},
+		}, nil, ""},
 		{"author", func(t *testing.T, f *fixture) {
 			f.write(t, "a.go", "package a\n")
-		}, []string{"GIT_AUTHOR_NAME=Someone Else", "GIT_AUTHOR_EMAIL=else@example.com", "GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com"}},
+		}, []string{"GIT_AUTHOR_NAME=Someone Else", "GIT_AUTHOR_EMAIL=else@example.com", "GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com"}, ""},
+		// diff.relative limits the summary to the directory the commit
+		// runs in (paths left whole); with nothing there, no stat line
+		// (differential seed 900161).
+		{"relative-nothing-here", func(t *testing.T, f *fixture) {
+			f.git(t, "config", "diff.relative", "true")
+			f.write(t, "a.go", "package a\n")
+		}, nil, "docs"},
+		{"relative-across-the-edge", func(t *testing.T, f *fixture) {
+			f.git(t, "config", "diff.relative", "true")
+			f.git(t, "mv", "a.go", "docs/a.go")
+			f.git(t, "mv", "docs/readme.md", "readme.md")
+			f.write(t, "docs/new.txt", "new\n")
+			chmod(t, f, "run.sh", 0o755)
+		}, nil, "docs"},
+		{"relative-off", func(t *testing.T, f *fixture) {
+			f.write(t, "a.go", "package a\n")
+			f.write(t, "docs/new.txt", "new\n")
+		}, nil, "docs"},
 		{"merge", func(t *testing.T, f *fixture) {
 			f.git(t, "checkout", "-q", "-b", "side")
 			f.write(t, "side.txt", "side\n")
@@ -67,7 +86,7 @@ func TestRegressCommitSummaryAsGit(t *testing.T) {
 			f.write(t, "main.txt", "main\n")
 			f.commitAll(t, "main")
 			f.git(t, "merge", "-q", "--no-commit", "side")
-		}, nil},
+		}, nil, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,12 +95,16 @@ func TestRegressCommitSummaryAsGit(t *testing.T) {
 			f.git(t, "add", "-A")
 			toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
 			env := append(append([]string{}, dates...), c.env...)
-			raw, _ := json.Marshal(map[string]any{"type": "feat", "message": "the change"})
+			args := map[string]any{"type": "feat", "message": "the change"}
+			if c.wd != "" {
+				args["working_dir"] = c.wd
+			}
+			raw, _ := json.Marshal(args)
 			res, err := openEnv(t, toolDir, env...).set.Call(context.Background(), "git_commit", raw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, errOut, ok := gitAt(t, gitDir, env, "commit", "-m", "feat: the change")
+			out, errOut, ok := gitAt(t, filepath.Join(gitDir, c.wd), env, "commit", "-m", "feat: the change")
 			if !ok {
 				t.Fatal(errOut)
 			}

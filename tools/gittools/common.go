@@ -140,9 +140,15 @@ var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x
 
 var secretNameRe = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_?KEY|CREDENTIAL|DSN)`)
 
+// StripTerminalControl removes what a terminal would take as a control
+// sequence (CSI, OSC, and two-byte ESC sequences) from s: the git tools'
+// output never carries one, whatever bytes a file or message holds, so
+// a result shown on a terminal cannot drive it.
+func StripTerminalControl(s string) string { return ansiRe.ReplaceAllString(s, "") }
+
 // clean strips terminal control sequences and redacts secret values.
 func (d Deps) clean(s string) string {
-	s = ansiRe.ReplaceAllString(s, "")
+	s = StripTerminalControl(s)
 	env := d.Environ
 	if env == nil {
 		env = os.Environ()
@@ -239,6 +245,18 @@ func checkArg(field, v string) error {
 func unknownRevision(ref string) error {
 	return &tools.Error{Kind: tools.KindExecutionFailed,
 		Message: fmt.Sprintf("fatal: ambiguous argument '%s': unknown revision or path not in the working tree.", ref)}
+}
+
+// afterSeparator is git's wording for a revision that does not resolve
+// when paths follow "--": nothing is ambiguous then, the revision is bad
+// (handle_revision_arg's die after a seen "--").
+func afterSeparator(err error) error {
+	const pre, suf = "fatal: ambiguous argument '", "': unknown revision or path not in the working tree."
+	var te *tools.Error
+	if errors.As(err, &te) && strings.HasPrefix(te.Message, pre) && strings.HasSuffix(te.Message, suf) {
+		return badRevision(strings.TrimSuffix(strings.TrimPrefix(te.Message, pre), suf))
+	}
+	return err
 }
 
 // findEntry looks a path up in a tree (nil when absent); see

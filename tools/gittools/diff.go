@@ -27,7 +27,7 @@ import (
 )
 
 type diffArgs struct {
-	Cached     bool     `json:"cached,omitempty" default:"false" jsonschema:"Diff staged changes (--cached)"`
+	Cached     bool     `json:"cached,omitempty" default:"false" jsonschema:"Diff staged changes (--cached): the index against HEAD, or against from_ref when given"`
 	NameOnly   bool     `json:"name_only,omitempty" default:"false" jsonschema:"Show only changed file names (--name-only)"`
 	Stat       bool     `json:"stat,omitempty" default:"false" jsonschema:"Show diffstat only (--stat)"`
 	Unified    *int     `json:"unified,omitempty" minimum:"0" jsonschema:"Number of context lines (-U<N>)"`
@@ -43,12 +43,13 @@ type diffArgs struct {
 func diffTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[diffArgs]{
 		Name:        "git_diff",
-		Description: "Show changes (git diff): worktree vs index, cached (index vs HEAD), or from_ref..to_ref; name_only, stat, unified, paths.",
+		Description: "Show changes (git diff): worktree vs index, cached (index vs HEAD or from_ref), or from_ref..to_ref; name_only, stat, unified, paths.",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(diffArgs) string { return "Show git diff" },
 		Validate: func(a diffArgs) error {
-			if a.Cached && (a.FromRef != "" || a.ToRef != "") {
-				return tools.BadArg("cached", "cached cannot be used with from_ref/to_ref")
+			if a.Cached && a.ToRef != "" {
+				// git diff --cached A B: git's usage (one revision at most).
+				return errDiffUsage
 			}
 			if a.OutputDir != "" && (a.FromRef == "" || a.ToRef == "") {
 				return tools.BadArg("output_dir", "output_dir requires from_ref and to_ref")
@@ -74,6 +75,9 @@ func diffTool(d Deps) *tools.Tool {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
 				st := d.settings(r)
 				changes, err := collectChanges(ctx, r, st, d.relDir(a.WorkingDir), a)
+				if err != nil && len(a.Paths) > 0 {
+					return "", afterSeparator(err)
+				}
 				if err != nil {
 					return "", err
 				}
@@ -355,7 +359,11 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 	if err != nil {
 		return nil, err
 	}
-	if isRange && a.ToRef == "" && !a.Cached {
+	if isRange && a.Cached {
+		// --cached compares the index with one commit: a range is two.
+		return nil, errDiffUsage
+	}
+	if isRange && a.ToRef == "" {
 		ft, tt, err := rr.trees(ctx, r)
 		if err != nil {
 			return nil, err
@@ -397,6 +405,29 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		if to, err = treeFiles(r, tt); err != nil {
 			return nil, err
 		}
+	case a.Cached:
+		// The index against HEAD, or against the one revision given
+		// (git diff --cached <commit>).
+		ht, err := headTree(r)
+		if a.FromRef != "" {
+			ht, err = resolveTree(r, a.FromRef)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if from, err = treeFiles(r, ht); err != nil {
+			return nil, err
+		}
+		var conflicts map[string]*conflictSides
+		if to, conflicts, err = stagedIndexFiles(r); err != nil {
+			return nil, err
+		}
+		for p := range conflicts {
+			delete(from, p) // shown as unmerged, not as a change
+		}
+		dropIntentToAdd(to, nil)
+		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, match))
+		return unmergedChanges(changes, conflicts, match, nil, false), nil
 	case a.FromRef != "":
 		ft, err := resolveTree(r, a.FromRef)
 		if err != nil {
@@ -415,24 +446,6 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		if to, err = worktreeFiles(r, s, idx); err != nil {
 			return nil, err
 		}
-	case a.Cached:
-		ht, err := headTree(r)
-		if err != nil {
-			return nil, err
-		}
-		if from, err = treeFiles(r, ht); err != nil {
-			return nil, err
-		}
-		var conflicts map[string]*conflictSides
-		if to, conflicts, err = stagedIndexFiles(r); err != nil {
-			return nil, err
-		}
-		for p := range conflicts {
-			delete(from, p) // shown as unmerged, not as a change
-		}
-		dropIntentToAdd(to, nil)
-		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, match))
-		return unmergedChanges(changes, conflicts, match, nil, false), nil
 	default:
 		var conflicts map[string]*conflictSides
 		if from, conflicts, err = stagedIndexFiles(r); err != nil {

@@ -127,3 +127,123 @@ func tryOpen(dir string) (*gitbackend.Repo, error) {
 	}
 	return gitbackend.Open(context.Background(), f.Billy(), gitbackend.Config{})
 }
+
+// indexHas reports whether the index file in dir carries the extension
+// sig (its four letters and a size below 16 MiB: no entry of these
+// fixtures holds them).
+func indexHas(t *testing.T, dir, sig string) bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(b), sig+"\x00")
+}
+
+// TestKnownCacheTreeAndUntrackedCacheNotWritten: git keeps the index's
+// cache tree (TREE, the trees of unchanged directories) and untracked
+// cache (UNTR, core.untrackedCache) across an add; the tools' index
+// writes leave both out. Kept: both are caches git rebuilds when it
+// needs them (write-tree, status), and one the tools kept without
+// invalidating exactly as git does would be wrong, not slow. Nothing git
+// prints differs.
+func TestKnownCacheTreeAndUntrackedCacheNotWritten(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.write(t, "d/b.txt", "b\n")
+	f.write(t, "e/c.txt", "c\n")
+	f.commitAll(t, "base")
+	f.git(t, "config", "core.untrackedCache", "true")
+	f.write(t, "d/new.txt", "n\n")
+	f.write(t, "u/untracked.txt", "u\n")
+	f.git(t, "status", "--porcelain")
+	if !indexHas(t, f.dir, "TREE") || !indexHas(t, f.dir, "UNTR") {
+		t.Fatal("git wrote no TREE or UNTR extension: the fixture proves nothing")
+	}
+	toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+	open(t, toolDir).call(t, "git_add", map[string]any{"paths": []string{"d/new.txt"}})
+	gittest.Git(t, gitDir, "add", "--", "d/new.txt")
+	if !indexHas(t, gitDir, "TREE") || !indexHas(t, gitDir, "UNTR") {
+		t.Error("git's add dropped its caches")
+	}
+	if indexHas(t, toolDir, "TREE") || indexHas(t, toolDir, "UNTR") {
+		t.Error("the tools' index keeps TREE or UNTR (is the difference closed? update docs/git-fidelity.md)")
+	}
+	view := func(dir string) string {
+		return gittest.Git(t, dir, "status", "--porcelain=2", "-uall") + gittest.Git(t, dir, "ls-files", "-s") + gittest.Git(t, dir, "write-tree")
+	}
+	same(t, "what git reads", view(toolDir), view(gitDir))
+}
+
+// TestKnownStashLeavesAssumeUnchangedChange: git stash push resets a
+// file marked assume-unchanged that was changed anyway: the stash does
+// not hold the change (git takes the file as unchanged) and the reset
+// overwrites it, so the change is nowhere. git_stash leaves that file as
+// it is. Kept on purpose: the tools lose no work git would not have
+// saved; everything else (the stash's commits, the index) is git's.
+func TestKnownStashLeavesAssumeUnchangedChange(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "flagged.txt", "committed\n")
+	f.write(t, "other.txt", "o\n")
+	f.commitAll(t, "base")
+	f.git(t, "update-index", "--assume-unchanged", "flagged.txt")
+	f.write(t, "flagged.txt", "local work\n")
+	f.write(t, "other.txt", "o2\n")
+	dates := []string{"GIT_AUTHOR_DATE=1700500000 +0100", "GIT_COMMITTER_DATE=1700500000 +0100"}
+	toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+	if _, err := openEnv(t, toolDir, dates...).set.Call(context.Background(), "git_stash", []byte(`{"action":"push"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, ok := gitAt(t, gitDir, dates, "stash", "push", "-q"); !ok {
+		t.Fatal(errOut)
+	}
+	read := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "flagged.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got, want := read(toolDir), read(gitDir); got != "local work\n" || want != "committed\n" {
+		t.Errorf("flagged.txt: tools %q, git %q (is the difference closed? update docs/git-fidelity.md)", got, want)
+	}
+	view := func(dir string) string {
+		return gittest.Git(t, dir, "rev-parse", "refs/stash", "refs/stash^2") + gittest.Git(t, dir, "ls-files", "-s", "-v")
+	}
+	same(t, "the stash and the index", view(toolDir), view(gitDir))
+}
+
+// TestKnownTerminalControlStripped: the git tools' output carries no
+// terminal control sequence (CSI, OSC, a two-byte ESC sequence), where
+// git prints a file's or a message's bytes as they are (differential
+// corpus: a PNG's blame holding ESC Z). Kept on purpose: a result shown
+// on a terminal must not drive it. Everything else is git's, byte for
+// byte.
+func TestKnownTerminalControlStripped(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "plain\n")
+	f.commitAll(t, "base")
+	f.write(t, "a.txt", "plain\n\x1b[31mred\x1b[0m and \x1bZ and \x1b]0;title\x07 end\n")
+	f.git(t, "add", "a.txt")
+	f.git(t, "commit", "-q", "-m", "colour \x1b[1mbold\x1b[0m")
+	f = open(t, f.dir)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		git  []string
+	}{
+		{"git_show", map[string]any{}, []string{"show"}},
+		{"git_diff", map[string]any{"from_ref": "HEAD~1", "to_ref": "HEAD"}, []string{"diff", "HEAD~1", "HEAD"}},
+		{"git_blame", map[string]any{"path": "a.txt"}, []string{"blame", "--", "a.txt"}},
+		{"git_log", map[string]any{"format": "%s"}, []string{"log", "--format=%s"}},
+	} {
+		got := f.call(t, c.tool, c.args)
+		want := f.git(t, c.git...)
+		if !strings.Contains(want, "\x1b") {
+			t.Fatalf("%s: git printed no ESC: the fixture proves nothing", c.tool)
+		}
+		if got == want || got != StripTerminalControl(want) {
+			t.Errorf("%s: tool %q, git %q (is the difference closed? update docs/git-fidelity.md)", c.tool, got, want)
+		}
+	}
+}

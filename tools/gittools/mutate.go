@@ -343,7 +343,7 @@ func commitTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a commitArgs) (tools.Result, error) {
 			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
-				return commit(ctx, d, r, commitMessage(a))
+				return commit(ctx, d, r, commitMessage(a), d.relDir(a.WorkingDir))
 			})
 			if err != nil {
 				return tools.Result{}, err
@@ -373,7 +373,9 @@ func commitTool(d Deps) *tools.Tool {
 
 // ErrIdentity is the git tools' message when no identity is configured.
 
-func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string, error) {
+// commit commits the index with msg; wd is the directory the call runs
+// in, which diff.relative limits the summary to.
+func commit(ctx context.Context, d Deps, r *git.Repository, msg, wd string) (string, error) {
 	baseTree, unborn, err := headTreeHash(r)
 	if err != nil {
 		return "", err
@@ -484,7 +486,7 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 		// log_tree_commit shows no diff of a merge (no -m, no --cc).
 		return strings.TrimRight(b.String(), "\n"), nil
 	}
-	writeCommitSummary(&b, r, cfg, po, changes)
+	writeCommitSummary(&b, r, cfg, po, cfg.relativeFilter(changes, wd))
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
@@ -492,7 +494,13 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 // detected (never copies, whatever diff.renames says), a --shortstat line
 // (binary files counted as files, their bytes not as lines), then the
 // --summary lines in the queue's order.
+//
+// No change at all (a commit whose changes diff.relative leaves out of
+// the directory it runs in) prints nothing: diff_flush has no queue.
 func writeCommitSummary(b *strings.Builder, r *git.Repository, cfg *settings, po patchOpts, changes []*change) {
+	if len(changes) == 0 {
+		return
+	}
 	prefetchBlobs(r, changes)
 	changes = detectRenamesOrCopies(changes, false)
 	adds, dels := 0, 0

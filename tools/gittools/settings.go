@@ -190,12 +190,12 @@ const (
 // diffSidesOf is the kind of diff git_diff's arguments ask for.
 func diffSidesOf(a diffArgs) diffKind {
 	switch {
+	case a.Cached:
+		return diffCached // the index against HEAD or from_ref
 	case a.FromRef != "" && a.ToRef != "":
 		return diffTrees
 	case a.FromRef != "":
 		return diffWorktree
-	case a.Cached:
-		return diffCached
 	}
 	return diffFiles
 }
@@ -259,6 +259,24 @@ func (s *settings) relativeMatch(wd string, match func(string) bool) func(string
 	}
 	prefix := strings.TrimSuffix(wd, "/") + "/"
 	return func(p string) bool { return strings.HasPrefix(p, prefix) && (match == nil || match(p)) }
+}
+
+// relativeFilter is diff.relative from directory wd for git commit's
+// summary: only changes under wd, their paths left whole (before rename
+// detection, so a file moved across wd's edge is a creation or a
+// deletion).
+func (s *settings) relativeFilter(changes []*change, wd string) []*change {
+	match := s.relativeMatch(wd, nil)
+	if match == nil {
+		return changes
+	}
+	out := changes[:0:0]
+	for _, c := range changes {
+		if match(c.path) && (c.oldPath == "" || match(c.oldPath)) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // relativize is diff.relative from directory wd ("" is the top): only

@@ -435,12 +435,6 @@ func genChecksWith(r *rand.Rand, dir string, f repoFacts) []check {
 		case 0:
 			a["cached"] = true
 			g = append(g, "--cached")
-			if r.Intn(3) == 0 {
-				// The index against a revision (a range is git's usage).
-				from := revArg(r, f)
-				a["from_ref"] = from
-				g = append(g, from)
-			}
 		case 1:
 			from := revArg(r, f)
 			a["from_ref"] = from

@@ -27,7 +27,7 @@ import (
 )
 
 type diffArgs struct {
-	Cached     bool     `json:"cached,omitempty" default:"false" jsonschema:"Diff staged changes (--cached): the index against HEAD, or against from_ref when given"`
+	Cached     bool     `json:"cached,omitempty" default:"false" jsonschema:"Diff staged changes (--cached)"`
 	NameOnly   bool     `json:"name_only,omitempty" default:"false" jsonschema:"Show only changed file names (--name-only)"`
 	Stat       bool     `json:"stat,omitempty" default:"false" jsonschema:"Show diffstat only (--stat)"`
 	Unified    *int     `json:"unified,omitempty" minimum:"0" jsonschema:"Number of context lines (-U<N>)"`
@@ -43,13 +43,15 @@ type diffArgs struct {
 func diffTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[diffArgs]{
 		Name:        "git_diff",
-		Description: "Show changes (git diff): worktree vs index, cached (index vs HEAD or from_ref), or from_ref..to_ref; name_only, stat, unified, paths.",
+		Description: "Show changes (git diff): worktree vs index, cached (index vs HEAD), or from_ref..to_ref; name_only, stat, unified, paths.",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(diffArgs) string { return "Show git diff" },
 		Validate: func(a diffArgs) error {
-			if a.Cached && a.ToRef != "" {
-				// git diff --cached A B: git's usage (one revision at most).
-				return errDiffUsage
+			// The tool's specification makes cached and from_ref/to_ref
+			// exclusive (FR-GIT-DIFF-03), where git diff --cached <commit>
+			// compares the index with that commit.
+			if a.Cached && (a.FromRef != "" || a.ToRef != "") {
+				return tools.BadArg("cached", "cached cannot be used with from_ref/to_ref")
 			}
 			if a.OutputDir != "" && (a.FromRef == "" || a.ToRef == "") {
 				return tools.BadArg("output_dir", "output_dir requires from_ref and to_ref")

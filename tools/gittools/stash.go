@@ -2,8 +2,10 @@ package gittools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -909,8 +911,10 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 	eol := newEOLConverter(s.r, s.cfg) // read as the merge writes .gitattributes
 	for _, wr := range writes {
 		if wr.del {
-			if w.Filesystem.Remove(wr.path) == nil {
-				// unlink_entry: the directories left empty go too.
+			// unlink_entry: a file already gone counts as removed
+			// (unlink_or_warn takes ENOENT for success), and the
+			// directories left empty go too.
+			if err := w.Filesystem.Remove(wr.path); err == nil || errors.Is(err, fs.ErrNotExist) {
 				for d := path.Dir(wr.path); d != "." && d != "/"; d = path.Dir(d) {
 					if w.Filesystem.Remove(d) != nil {
 						break

@@ -42,6 +42,11 @@ func TestRegressStashApplyConflicts(t *testing.T) {
 		{"UntrackedSymlink", "apply", []sop{w("b.txt", "x\n"), all, commit, {Kind: "link", Path: "dir/ln", To: "b.txt"}, {Kind: "stash", Flag: true}}},
 		// seed 0: a deletion takes the directories it empties.
 		{"DeletionEmptiesDirectories", "apply", []sop{w("dir/sub/d.md", "same\n{\n\n"), all, commit, {Kind: "rm", Path: "dir/sub/d.md"}, {Kind: "stash", Flag: true}}},
+		// seed 700287: the file the stash deletes is already gone; its
+		// emptied directories go all the same (unlink_or_warn takes
+		// ENOENT for success).
+		{"DeletionOfMissingFileEmptiesDirectories", "apply", []sop{w("dir/sub/d.md", "gamma\nsame\n"), all, commit, {Kind: "rm", Path: "dir/sub/d.md"},
+			{Kind: "stash", Data: "wip", Flag: true}, {Kind: "rm", Path: "dir/sub/d.md"}}},
 		{"Diff3Style", "apply", []sop{{Kind: "config", Path: "merge.conflictStyle", Data: "zdiff3"}, w("f", "a\nb\nc\nd\n"), all, commit,
 			w("f", "a\nX\nY\nc\nd\n"), stash, w("f", "a\nX\nZ\nc\nd\n"), all, commit}},
 	}

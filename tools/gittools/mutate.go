@@ -337,7 +337,7 @@ func commitTool(d Deps) *tools.Tool {
 		},
 		Run: func(ctx context.Context, a commitArgs) (tools.Result, error) {
 			out, err := d.run(ctx, a.WorkingDir, a.TimeoutMS, func(ctx context.Context, r *git.Repository) (string, error) {
-				return commit(ctx, d, r, commitMessage(a))
+				return commit(ctx, d, r, d.relDir(a.WorkingDir), commitMessage(a))
 			})
 			if err != nil {
 				return tools.Result{}, err
@@ -367,7 +367,9 @@ func commitTool(d Deps) *tools.Tool {
 
 // ErrIdentity is the git tools' message when no identity is configured.
 
-func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string, error) {
+// commit is git commit -m msg run in wd (repository-relative: the
+// summary's diff.relative prefix).
+func commit(ctx context.Context, d Deps, r *git.Repository, wd, msg string) (string, error) {
 	baseTree, unborn, err := headTreeHash(r)
 	if err != nil {
 		return "", err
@@ -478,15 +480,29 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg string) (string,
 		// log_tree_commit shows no diff of a merge (no -m, no --cc).
 		return strings.TrimRight(b.String(), "\n"), nil
 	}
-	writeCommitSummary(&b, r, cfg, po, changes)
+	writeCommitSummary(&b, r, cfg, po, changes, wd)
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
-// writeCommitSummary is the diff print_commit_summary shows: renames
-// detected (never copies, whatever diff.renames says), a --shortstat line
-// (binary files counted as files, their bytes not as lines), then the
-// --summary lines in the queue's order.
-func writeCommitSummary(b *strings.Builder, r *git.Repository, cfg *settings, po patchOpts, changes []*change) {
+// writeCommitSummary is the diff print_commit_summary shows: with
+// diff.relative only the changes under wd (the revisions' prefix; the
+// summary lines still name full paths), renames detected (never copies,
+// whatever diff.renames says), a --shortstat line (binary files counted
+// as files, their bytes not as lines), then the --summary lines in the
+// queue's order.
+func writeCommitSummary(b *strings.Builder, r *git.Repository, cfg *settings, po patchOpts, changes []*change, wd string) {
+	if match := cfg.relativeMatch(wd, nil); match != nil {
+		kept := changes[:0:0]
+		for _, c := range changes {
+			if match(c.path) {
+				kept = append(kept, c)
+			}
+		}
+		changes = kept
+	}
+	if len(changes) == 0 {
+		return // git's --shortstat prints nothing for no file
+	}
 	prefetchBlobs(r, changes)
 	changes = detectRenamesOrCopies(changes, false)
 	adds, dels := 0, 0

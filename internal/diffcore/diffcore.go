@@ -4,7 +4,9 @@
 // its chunks found again in the destination over the larger size. Every
 // command that pairs a deleted or copied file with an added one (diff,
 // status, show, stash, log --follow, blame) scores and ranks its
-// candidates here, so they pair files the way git does.
+// candidates here, so they pair files the way git does: identical
+// contents first (Identical), then, for renames, unique basenames
+// (BasenameMatches), then the best candidates by similarity (Best, Rank).
 //
 // Scores run from 0 to MaxScore; git's -M50% is DefaultScore.
 package diffcore

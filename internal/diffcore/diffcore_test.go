@@ -95,3 +95,31 @@ func TestIdentical(t *testing.T) {
 		t.Errorf("picked %d from no sources", got)
 	}
 }
+
+// TestBasenameMatches: only a basename unique among the sources and
+// among the destinations pairs, at MinBasenameScore, and an irrelevant
+// source is not looked at.
+func TestBasenameMatches(t *testing.T) {
+	srcs := []string{"a/x.txt", "b/y.txt", "c/y.txt", "d/z.txt", "e/w.txt"}
+	dsts := []string{"n/x.txt", "n/y.txt", "n/z.txt", "m/w.txt", "o/w.txt"}
+	scores := map[[2]int]int{{0, 0}: MinBasenameScore(DefaultScore), {1, 1}: MaxScore, {3, 2}: MinBasenameScore(DefaultScore) - 1}
+	var asked []int
+	got := BasenameMatches(srcs, dsts, func(i int) bool { return i != 3 }, DefaultScore, func(s, d, min int) int {
+		if min != MinBasenameScore(DefaultScore) {
+			t.Errorf("asked with min %d", min)
+		}
+		asked = append(asked, s)
+		return scores[[2]int{s, d}]
+	})
+	if len(got) != 1 || got[0].Src != 0 || got[0].Dst != 0 || got[0].Score != MinBasenameScore(DefaultScore) {
+		t.Fatalf("got %+v: want a/x.txt -> n/x.txt only", got)
+	}
+	// y.txt is two sources' basename, z.txt's source is irrelevant, w.txt
+	// two destinations'.
+	if len(asked) != 1 {
+		t.Fatalf("sources scored: %v, want only a/x.txt", asked)
+	}
+	if MinBasenameScore(DefaultScore) != 45000 {
+		t.Fatalf("MinBasenameScore(50%%) = %d, want 75%%", MinBasenameScore(DefaultScore))
+	}
+}

@@ -1,6 +1,9 @@
 package diffcore
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // CandidatesPerDst is NUM_CANDIDATE_PER_DST: how many sources a
 // destination keeps for the global ranking.
@@ -118,4 +121,61 @@ func Identical(n int, cand func(i int) (ok, unused, sameName bool)) int {
 		}
 	}
 	return best
+}
+
+// MinBasenameScore is the score a basename match needs
+// (find_basename_matches' minimum: halfway from minScore to MaxScore, git's
+// default basename factor of 50%).
+func MinBasenameScore(minScore int) int { return minScore + (MaxScore-minScore)/2 }
+
+// BasenameMatches is find_basename_matches, the step between exact and
+// inexact renames when renames, not copies, are sought: of the sources and
+// destinations not paired yet (their paths, in the caller's order: git's
+// path order), a source whose basename no other source has is paired
+// with the destination whose basename it is, when no other destination
+// has it either and score(src, dst) (estimate_similarity, cut at
+// MinBasenameScore(minScore)) reaches MinBasenameScore(minScore).
+// relevant, when not nil, leaves out the sources merge-ort does not look
+// for (relevant_sources). Each pair is a Candidate with the sources' and
+// destinations' indexes.
+func BasenameMatches(srcs, dsts []string, relevant func(src int) bool, minScore int, score func(src, dst, minScore int) int) []Candidate {
+	base := func(p string) string {
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			return p[i+1:]
+		}
+		return p
+	}
+	unique := func(paths []string) map[string]int {
+		m := make(map[string]int, len(paths))
+		for i, p := range paths {
+			if _, dup := m[base(p)]; dup {
+				m[base(p)] = -1
+			} else {
+				m[base(p)] = i
+			}
+		}
+		return m
+	}
+	srcBase, dstBase := unique(srcs), unique(dsts)
+	min := MinBasenameScore(minScore)
+	var out []Candidate
+	taken := map[int]bool{}
+	for i, p := range srcs {
+		if relevant != nil && !relevant(i) {
+			continue
+		}
+		b := base(p)
+		d, ok := dstBase[b]
+		// A basename shared by several sources or destinations is left
+		// to directory rename heuristics (idx_possible_rename), which
+		// only merges have.
+		if !ok || d < 0 || srcBase[b] != i || taken[d] {
+			continue
+		}
+		if s := score(i, d, min); s >= min {
+			out = append(out, Candidate{Src: i, Dst: d, Score: s, SameName: true})
+			taken[d] = true
+		}
+	}
+	return out
 }

@@ -271,20 +271,15 @@ func (sb *scoreboard) findRename(p *bcommit, o *borigin) (*borigin, error) {
 		}
 		return diffcore.Estimate(b, dst, minScore)
 	}
-	// Basename matches: a source whose basename is unique among sources.
-	n, at := 0, -1
+	// Basename matches (blame looks for renames, not copies).
+	paths := make([]string, len(srcs))
 	for i, s := range srcs {
-		if path.Base(s.path) == base {
-			n++
-			at = i
-		}
+		paths[i] = s.path
 	}
-	if n == 1 {
-		s := srcs[at]
-		minBase := diffcore.DefaultScore + (diffcore.MaxScore-diffcore.DefaultScore)/2
-		if sc := estimate(s, minBase); sc >= minBase {
-			return pick(s), nil
-		}
+	if m := diffcore.BasenameMatches(paths, []string{o.path}, nil, diffcore.DefaultScore, func(si, _, min int) int {
+		return estimate(srcs[si], min)
+	}); len(m) > 0 {
+		return pick(srcs[m[0].Src]), nil
 	}
 	// Inexact: the four best candidates (record_if_better).
 	var four diffcore.Best

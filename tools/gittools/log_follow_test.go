@@ -274,9 +274,19 @@ func followHistory(t *testing.T, seed int64) (compared, differing int) {
 			if st, _, _ := bgit(t, f.dir, nil, "status", "--porcelain"); st != "" {
 				commit()
 			}
-			if _, _, err := bgit(t, f.dir, env, "merge", "-q", "--no-ff", "-m", fmt.Sprint("merge ", b, " c", step), b); err != nil {
+			if _, me, err := bgit(t, f.dir, env, "merge", "-q", "--no-ff", "-m", fmt.Sprint("merge ", b, " c", step), b); err != nil {
 				if _, err := os.Stat(filepath.Join(f.dir, ".git", "MERGE_HEAD")); err != nil {
-					t.Fatalf("merge %s failed with no merge in progress", b)
+					if !strings.Contains(me, "Assertion") {
+						t.Fatalf("merge %s failed with no merge in progress: %s", b, me)
+					}
+					// git 2.39's merge-ort can trip its own assertion on
+					// renames (seed 700159: process_renames) before it
+					// touches anything but its index lock: that merge
+					// does not happen.
+					_ = os.Remove(filepath.Join(f.dir, ".git", "index.lock"))
+					f.git(t, "reset", "-q", "--hard")
+					f.resync(t, files, links)
+					continue
 				}
 				f.git(t, "add", "-A")
 				if _, e, err := bgit(t, f.dir, env, "commit", "-q", "--no-edit"); err != nil {

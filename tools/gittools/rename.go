@@ -19,18 +19,27 @@ func basenameSame(a, b string) bool { return path.Base(a) == path.Base(b) }
 
 // detectRenames pairs deleted and added files as git's diffcore_rename
 // does for renames.
-func detectRenames(changes []*change) []*change { return detectRenamesOrCopies(changes, false) }
+func detectRenames(changes []*change) []*change { return detectRenamesIn(changes, false, nil) }
 
-// detectRenamesOrCopies is diffcore_rename. Sources are the deleted files
-// and, finding copies (diff.renames=copies), the modified ones too, whose
-// old version may have been copied. Exact matches come first (a source
-// not used yet and one with the same basename preferred), then
-// similarity: the four best sources per destination, taken best first,
-// unused sources only, and finding copies, a second pass that may reuse
-// any. A modified source stays and every pair from it is a copy; of the
-// pairs from a deleted source, the last (by path) is its rename and the
-// others copies.
+// detectRenamesOrCopies is diffcore_rename, finding copies too when
+// copies is set.
 func detectRenamesOrCopies(changes []*change, copies bool) []*change {
+	return detectRenamesIn(changes, copies, nil)
+}
+
+// detectRenamesIn is diffcore_rename. Sources are the deleted files and,
+// finding copies (diff.renames=copies), the modified ones too, whose old
+// version may have been copied. Exact matches come first (a source not
+// used yet and one with the same basename preferred); then, finding
+// renames only, a source and a destination whose basenames are each
+// unique and the same (find_basename_matches); then similarity: the four
+// best sources per destination, taken best first, unused sources only,
+// and finding copies, a second pass that may reuse any. relevant, when
+// not nil, keeps the sources merge-ort looks for after the exact matches
+// (relevant_sources). A modified source stays and every pair from it is a
+// copy; of the pairs from a deleted source, the last (by path) is its
+// rename and the others copies.
+func detectRenamesIn(changes []*change, copies bool, relevant func(*change) bool) []*change {
 	var srcs, adds []*change
 	for _, c := range changes {
 		switch {
@@ -72,6 +81,35 @@ func detectRenamesOrCopies(changes []*change, copies bool) []*change {
 			used[best]++
 		}
 	}
+	if !copies {
+		var restSrc, restDst []*change
+		var srcPaths, dstPaths []string
+		for _, d := range srcs {
+			if used[d] == 0 {
+				restSrc, srcPaths = append(restSrc, d), append(srcPaths, d.path)
+			}
+		}
+		for _, a := range adds {
+			if paired[a] == nil {
+				restDst, dstPaths = append(restDst, a), append(dstPaths, a.path)
+			}
+		}
+		var rel func(int) bool
+		if relevant != nil {
+			rel = func(i int) bool { return relevant(restSrc[i]) }
+		}
+		for _, c := range diffcore.BasenameMatches(srcPaths, dstPaths, rel, diffcore.DefaultScore, func(si, di, min int) int {
+			d, a := restSrc[si], restDst[di]
+			if !diffcore.IsRegular(d.oldMode) || !diffcore.IsRegular(a.newMode) {
+				return 0
+			}
+			return diffcore.Estimate(d.old(), a.new(), min)
+		}) {
+			d, a := restSrc[c.Src], restDst[c.Dst]
+			paired[a], scores[a] = d, c.Score
+			used[d]++
+		}
+	}
 	var cands []diffcore.Candidate
 	left := 0
 	for _, a := range adds {
@@ -86,7 +124,7 @@ func detectRenamesOrCopies(changes []*change, copies bool) []*change {
 			}
 			var best diffcore.Best
 			for si, d := range srcs {
-				if (used[d] > 0 && !copies) || !diffcore.IsRegular(d.oldMode) {
+				if (used[d] > 0 && !copies) || !diffcore.IsRegular(d.oldMode) || relevant != nil && !relevant(d) {
 					continue
 				}
 				score := diffcore.Estimate(d.old(), a.new(), diffcore.DefaultScore)

@@ -2,8 +2,10 @@ package gittools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -909,8 +911,10 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 	eol := newEOLConverter(s.r, s.cfg) // read as the merge writes .gitattributes
 	for _, wr := range writes {
 		if wr.del {
-			if w.Filesystem.Remove(wr.path) == nil {
-				// unlink_entry: the directories left empty go too.
+			// unlink_entry: a file already gone counts as removed
+			// (unlink_or_warn takes ENOENT for success), and the
+			// directories left empty go too.
+			if err := w.Filesystem.Remove(wr.path); err == nil || errors.Is(err, fs.ErrNotExist) {
 				for d := path.Dir(wr.path); d != "." && d != "/"; d = path.Dir(d) {
 					if w.Filesystem.Remove(d) != nil {
 						break
@@ -1047,12 +1051,17 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, sp
 	return empty
 }
 
-// renamedBetween pairs the paths tree a lost with those b gained, as
-// rename detection does: source path → new path.
 // emptyBlob is the object id of the empty file.
 var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
 
-func renamedBetween(a, b map[string]side) map[string]string {
+// renamedBetween pairs the paths tree a (the merge base) lost with those
+// b (one side) gained, as merge-ort's detect_regular_renames does: source
+// path → new path. Beyond exact renames, only the sources merge-ort finds
+// relevant are looked for (relevant_sources: a source the other side
+// changed or deleted too; one it left as it was is a plain deletion
+// whatever it became), so that those do not take the destinations the
+// relevant ones would pair with.
+func renamedBetween(a, b, other map[string]side) map[string]string {
 	var changes []*change
 	for p, x := range a {
 		if _, ok := b[p]; !ok {
@@ -1071,7 +1080,11 @@ func renamedBetween(a, b map[string]side) map[string]string {
 		return out
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
-	for _, c := range detectRenames(changes) {
+	relevant := func(c *change) bool {
+		ov, ok := other[c.path]
+		return !sameVersion(a[c.path], true, ov, ok)
+	}
+	for _, c := range detectRenamesIn(changes, false, relevant) {
 		if c.oldPath != "" {
 			out[c.oldPath] = c.path
 		}

@@ -42,6 +42,20 @@ func TestRegressStashApplyConflicts(t *testing.T) {
 		{"UntrackedSymlink", "apply", []sop{w("b.txt", "x\n"), all, commit, {Kind: "link", Path: "dir/ln", To: "b.txt"}, {Kind: "stash", Flag: true}}},
 		// seed 0: a deletion takes the directories it empties.
 		{"DeletionEmptiesDirectories", "apply", []sop{w("dir/sub/d.md", "same\n{\n\n"), all, commit, {Kind: "rm", Path: "dir/sub/d.md"}, {Kind: "stash", Flag: true}}},
+		// seed 700287: the file the stash deletes is already gone; its
+		// emptied directories go all the same (unlink_or_warn takes
+		// ENOENT for success).
+		{"DeletionOfMissingFileEmptiesDirectories", "apply", []sop{w("dir/sub/d.md", "gamma\nsame\n"), all, commit, {Kind: "rm", Path: "dir/sub/d.md"},
+			{Kind: "stash", Data: "wip", Flag: true}, {Kind: "rm", Path: "dir/sub/d.md"}}},
+		// seed 700290: merge-ort looks for the renames of the sources the
+		// other side changed (relevant_sources) after the exact ones:
+		// dir/sub/d.md, which the stash left alone, took moved.txt from
+		// b.txt, which the stash changed.
+		{"RenameOfRelevantSourceOnly", "pop", []sop{w("b.txt", "delta\nsame\nalpha\nx = 1\nalpha\ndelta\n{\nx = 1\n{\ndelta\n"),
+			w("dir/sub/d.md", "delta\nsame\nsame\nx = 1\nend\nbeta\ndelta\ndelta\n"), all, commit,
+			w("b.txt", "delta\n{ changed\nalpha\nx = 1\nalpha\ndelta\n{\nx = 1\nx = 1\n{\ndelta\n"), {Kind: "stash", Data: "wip"},
+			{Kind: "mv", Path: "dir/sub/d.md", To: "moved.txt"}, w("moved.txt", "delta\nsame changed\nsame\nx = 1\nend\n{\nbeta\ndelta\ndelta\n"),
+			{Kind: "mv", Path: "b.txt", To: "dir/moved.txt"}, w("dir/moved.txt", "same changed\nx = 1\nalpha\ndelta\nbeta changed\nx = 1\n{\ndelta\n"), all}},
 		{"Diff3Style", "apply", []sop{{Kind: "config", Path: "merge.conflictStyle", Data: "zdiff3"}, w("f", "a\nb\nc\nd\n"), all, commit,
 			w("f", "a\nX\nY\nc\nd\n"), stash, w("f", "a\nX\nZ\nc\nd\n"), all, commit}},
 	}

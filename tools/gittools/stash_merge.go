@@ -200,7 +200,7 @@ func collectOrtEntries(base, ours, theirs map[string]side) *ortMerge {
 // rename matters only where the other side did not leave the source as
 // it was (merge-ort does not even look for it then).
 func (m *ortMerge) processRenames(ctx context.Context, base, ours, theirs map[string]side, o ortOptions) error {
-	ren := [3]map[string]string{nil, renamedBetween(base, ours), renamedBetween(base, theirs)}
+	ren := [3]map[string]string{nil, renamedBetween(base, ours, theirs), renamedBetween(base, theirs, ours)}
 	trees := [3]map[string]side{base, ours, theirs}
 	branch := [3]string{o.ancestor, o.branch1, o.branch2}
 	for _, target := range []int{1, 2} {

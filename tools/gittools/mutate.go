@@ -259,19 +259,13 @@ func checkPathspecMatches(fsys billy.Filesystem, st git.Status, ps pathspec, bef
 
 // ignoredNamed are the ignored paths git add reports (add_files'
 // dir->ignored): the top-most ignored entries its walk meets (an
-// excluded directory, or a file) that the pathspec does not exclude, and
-// that an item's literal part names or lies inside
-// (exclude_matches_pathspec).
+// excluded directory, or a file) that an item's literal part names or
+// lies inside (exclude_matches_pathspec). git collects them before it
+// looks at the exclusions: an exclusion that covers one does not spare
+// it.
 func ignoredNamed(ps pathspec, ignored ignoredPaths) []string {
 	var ignoredItems []string
 	for e := range ignored.top {
-		excluded := false
-		for _, ex := range ps.exclude {
-			excluded = excluded || (pathspec{items: []specItem{ex}}).match(e)
-		}
-		if excluded {
-			continue
-		}
 		for _, it := range ps.items {
 			if collectsIgnored(it, e) {
 				ignoredItems = append(ignoredItems, e)

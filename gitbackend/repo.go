@@ -159,6 +159,8 @@ type Repo struct {
 	// stopAt, in tests, stops a persist at a named point as if the
 	// process had died there (stopped).
 	stopAt func(point string) bool
+	// lazy are the files of HEAD replays left unwritten (lazy.go).
+	lazy lazyFiles
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string
@@ -195,6 +197,11 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 	}
 	if cfg.Progress != nil {
 		r.progress = progressWriter(cfg.Progress)
+	}
+	if _, ok := osPathOf(wt, "."); ok {
+		// Another process may have left files unwritten: looked for
+		// at the first call that needs the root whole.
+		r.lazy.n.Store(lazyUnknown)
 	}
 	if err := r.lock(ctx); err != nil {
 		return nil, err
@@ -308,8 +315,13 @@ func (r *Repo) Close() error {
 		return err
 	}
 	defer r.unlock()
+	// A root is left whole: files a replay left unwritten are written.
+	merr := r.materializeLocked(context.Background(), nil)
 	r.idx.packs.close()
-	return r.store.Close()
+	if err := r.store.Close(); err != nil {
+		return err
+	}
+	return merr
 }
 
 // Git returns the go-git repository. Use it only inside Do.
@@ -325,6 +337,10 @@ func (r *Repo) Do(ctx context.Context, fn func(*git.Repository) error) error {
 		return err
 	}
 	defer r.unlock()
+	// fn may read any file of the root (the git tools do).
+	if err := r.materializeLocked(ctx, nil); err != nil {
+		return err
+	}
 	return fn(r.repo)
 }
 
@@ -385,6 +401,9 @@ func (r *Repo) Hydrate(ctx context.Context) (*HydrateResult, error) {
 		return nil, err
 	}
 	defer r.unlock()
+	if err := r.materializeLocked(ctx, nil); err != nil {
+		return nil, err
+	}
 	res, err := r.hydrate(ctx)
 	if res != nil {
 		for _, n := range res.Notes {
@@ -529,7 +548,7 @@ func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash
 	smudgeAll(changes, r.checkoutSmudgerFor(r.store, toTree))
 	// The index through the Repo's cache, which reads every index git
 	// writes (version 4, split).
-	if err := applyToWorktree(r.gitStorage(), r.wt, changes); err != nil {
+	if err := applyChanges(r.gitStorage(), r.wt, changes, &lazyCheckout{files: &r.lazy}); err != nil {
 		return err
 	}
 	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), to)); err != nil {

@@ -415,6 +415,9 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (r
 		return tools.Result{}, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf(
 			"%s is not available: this kernel's root is in memory (kernel.WithMemoryFS) and commands need real files; give the kernel a root_dir on disk", name)}
 	}
+	if err := k.materialize(ctx, name, args); err != nil {
+		return tools.Result{}, tools.Wrap(tools.KindInternal, err, "write the files other agents pushed to the root")
+	}
 	res, err = k.set.Call(ctx, name, args)
 	if err == nil && stale != "" {
 		res.Stale = stale
@@ -438,6 +441,28 @@ func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*sandbox.
 	}
 	out := forgetools.OutcomeOf(res)
 	return out, out.Err()
+}
+
+// materialize writes the files of the root's commit that persists left
+// unwritten (other agents' new files, gitbackend.Repo.Materialize) before
+// a call that may read them: every call but write_file, which reads only
+// its own path.
+func (k *Kernel) materialize(ctx context.Context, name string, args json.RawMessage) error {
+	repo := k.box.Repo()
+	if repo == nil || repo.Unwritten() == 0 {
+		return nil
+	}
+	if name == "write_file" {
+		var a struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(args, &a) == nil && a.Path != "" {
+			if rel, err := k.fs.Resolve(a.Path); err == nil {
+				return repo.Materialize(ctx, rel)
+			}
+		}
+	}
+	return repo.Materialize(ctx)
 }
 
 // diskOnly are the tools a memory root does not have.

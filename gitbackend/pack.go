@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -174,6 +175,25 @@ type packEncoder struct {
 	ents []packEntry
 }
 
+// compressors are the zlib writers of every packEncoder of the process,
+// each held for one encoding: a compressor is ~650 KB of state, and a
+// process of many roots (one kernel each) made one per root and per
+// remote, all garbage for the collector to scan.
+var compressors = sync.Pool{New: func() any {
+	// Git's default level costs more CPU than it saves bytes on the
+	// small objects of a persist.
+	w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+	return w
+}}
+
+// releaseCompressor gives the encoder's compressor back to the pool.
+func (e *packEncoder) releaseCompressor() {
+	if e.zw != nil {
+		compressors.Put(e.zw)
+		e.zw = nil
+	}
+}
+
 type packEntry struct {
 	h   plumbing.Hash
 	off uint64
@@ -184,6 +204,7 @@ type packEntry struct {
 func (e *packEncoder) encode(src interface {
 	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
 }, hashes []plumbing.Hash) (*packed, error) {
+	defer e.releaseCompressor()
 	var pack bytes.Buffer
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
@@ -477,7 +498,7 @@ func (r *Repo) storeOverlay(p *packed) error {
 	if r.packsWritten++; r.packsWritten%(maxSmallPacks/2) != 0 {
 		return nil
 	}
-	merged, err := consolidatePacks(r.dot, r.store, &r.packer, func(p *packed) error { return writeLocalPack(r.store, p) })
+	merged, err := consolidatePacks(r.dot, r.store, &r.packer, r.storeMerged)
 	if err != nil {
 		r.progressf("warning: %v", err) // the packs stay as they are: still a valid store
 	}
@@ -488,6 +509,11 @@ func (r *Repo) storeOverlay(p *packed) error {
 	}
 	return nil
 }
+
+// storeMerged writes a pack consolidatePacks merged, with the index the
+// merge made: go-git's PackfileWriter would inflate and hash every object
+// of it again to make its own (the store is read afresh after a merge).
+func (r *Repo) storeMerged(p *packed) error { return storePack(r.store, r.dot, p, r.packer.ents) }
 
 // Packs are merged once more than maxSmallPacks of them are under
 // smallPackSize, geometrically (as git repack --geometric=2): the smallest
@@ -564,6 +590,7 @@ func geometricPrefix(packs []packFile) int {
 func (e *packEncoder) merge(fs billy.Filesystem, packs []packFile, src interface {
 	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
 }) (*packed, error) {
+	defer e.releaseCompressor()
 	var pack bytes.Buffer
 	pack.Write(make([]byte, 12)) // the header, once the count is known
 	e.ents = e.ents[:0]
@@ -630,12 +657,9 @@ func (e *packEncoder) appendObject(pack *bytes.Buffer, src interface {
 		return fmt.Errorf("pack object %s: %w", h, err)
 	}
 	if e.zw == nil {
-		// Git's default level costs more CPU than it saves bytes on the
-		// small objects of a persist.
-		e.zw, _ = zlib.NewWriterLevel(pack, zlib.BestSpeed)
-	} else {
-		e.zw.Reset(pack)
+		e.zw = compressors.Get().(*zlib.Writer)
 	}
+	e.zw.Reset(pack)
 	_, err = io.Copy(e.zw, r)
 	r.Close()
 	if err == nil {

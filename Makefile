@@ -38,18 +38,28 @@ vet:
 # beside the tests (make -j3, output kept per target): the tests' tail is one
 # long package on one core.
 GEN_SMALL := TGP_CLONEGEN_SEEDS=5 TGP_INDEX_GEN=3 TGP_STASHGEN_SEEDS=10 \
-	TGP_COPIES_SEEDS=8 TGP_FOLLOW_SEEDS=2 TGP_ADDSPEC_SEEDS=20 TGP_BLAME_SEEDS=2 TGP_XMERGE_SEEDS=60
+	TGP_COPIES_SEEDS=8 TGP_FOLLOW_SEEDS=2 TGP_ADDSPEC_SEEDS=20 TGP_BLAME_SEEDS=2 TGP_XMERGE_SEEDS=60 \
+	TGP_RESTORESPEC_SEEDS=20 TGP_MERGEFILE_SEEDS=60 TGP_REPLAY_MERGE_SEEDS=4 XDIFF_PAIRS=200 TGP_GITPATH_CASES=50
 # TGP_GIT_SEEDS is in the configuration's TGP_GIT_ namespace (a kernel
 # reading the environment refuses it as a typo): only test/integration,
 # which reads it, gets it, in a go test of its own beside the others.
 test: deps
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-go test-integration
 
+# The packages whose tests run longest go first, and up to TEST_P
+# packages run at once: go test starts them in the order given, and
+# tools/gittools, last in ./... order, was the run's tail, alone for
+# its 2-3 minutes. Most tests wait on git processes, so more than one
+# package per core keeps the cores busy.
+# TESTFLAGS adds go test flags to both (-v, -json).
+SLOW_PKGS := ./tools/gittools ./gitbackend ./internal/xdiff ./kernel ./sandbox
+TEST_P    ?= 4
+TESTFLAGS ?=
 test-go:
-	$(GEN_SMALL) $(GO) test -race -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /test/integration)
+	$(GEN_SMALL) $(GO) test -race -count=1 -p $(TEST_P) -timeout 20m $(TESTFLAGS) $$($(GO) list $(SLOW_PKGS) $(PKGS) | grep -v /test/integration)
 
 test-integration:
-	cd test/integration && TGP_GIT_SEEDS=6 $(GO) test -race -count=1 -timeout 20m .
+	cd test/integration && TGP_GIT_SEEDS=6 $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) .
 
 # bench prints one table: every row of issue #15 as a ratio against its
 # reference measured in the same run, with allocations per operation
@@ -79,12 +89,14 @@ bench-all:
 SEEDS ?= 1000
 SEED0 ?= 1
 GEN_LARGE := TGP_CLONEGEN_SEEDS=200 TGP_INDEX_GEN=100 TGP_STASHGEN_SEEDS=400 TGP_COPIES_SEEDS=300 \
-	TGP_FOLLOW_SEEDS=60 TGP_ADDSPEC_SEEDS=600 TGP_BLAME_SEEDS=40 TGP_XMERGE_SEEDS=3000
+	TGP_FOLLOW_SEEDS=60 TGP_ADDSPEC_SEEDS=600 TGP_BLAME_SEEDS=40 TGP_XMERGE_SEEDS=3000 \
+	TGP_RESTORESPEC_SEEDS=600 TGP_MERGEFILE_SEEDS=3000 TGP_REPLAY_MERGE_SEEDS=100 XDIFF_PAIRS=3000 TGP_GITPATH_CASES=20000
 fuzz-git: deps
 	cd test/integration && TGP_GIT_SEEDS=$(SEEDS) TGP_GIT_SEED0=$(SEED0) $(GO) test -run '^(TestGitDifferential|TestBootClonesLikeGit)$$' -count=1 -timeout 0
-	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^(TestBootMatchesGitCloneGenerated|TestIndexGenerated)$$' ./gitbackend
-	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^TestMergeMatchesMergeFile$$' ./internal/xdiff
-	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^(TestStashApplyRandomConflicts|TestCopyDetectionMatchesGit|TestLogFollowRandom|TestAddPathspecRandom|TestBlameRandomHistories)$$' ./tools/gittools
+	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^(TestBootMatchesGitCloneGenerated|TestIndexGenerated|TestMergeFileMatchesGitMergeFile|TestReplayMergesAsGitMergeFile)$$' ./gitbackend
+	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^(TestMergeMatchesMergeFile|TestDiffGenerated)$$' ./internal/xdiff
+	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^TestVerifyMatchesGit$$' ./gitpath
+	$(GEN_LARGE) $(GO) test -count=1 -timeout 0 -run '^(TestStashApplyRandomConflicts|TestCopyDetectionMatchesGit|TestLogFollowRandom|TestAddPathspecRandom|TestRestorePathspecRandom|TestBlameRandomHistories)$$' ./tools/gittools
 
 fuzz:
 	$(GO) test ./vfs -run '^$$' -fuzz FuzzJail -fuzztime $(FUZZTIME)
@@ -95,9 +107,9 @@ fuzz:
 	$(GO) test ./internal/gitformat -run '^$$' -fuzz FuzzDecodeIndex -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/gitformat -run '^$$' -fuzz FuzzParseIndex -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/gitformat -run '^$$' -fuzz FuzzEWAH -fuzztime $(FUZZTIME)
-	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzApplyDelta -fuzztime $(FUZZTIME)
-	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzPackEntry -fuzztime $(FUZZTIME)
-	$(GO) test ./gitbackend -run '^$$' -fuzz FuzzPackIndexFind -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/gitformat/packfile -run '^$$' -fuzz FuzzApplyDelta -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/gitformat/packfile -run '^$$' -fuzz FuzzPackEntry -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/gitformat/idxfile -run '^$$' -fuzz FuzzIndexFind -fuzztime $(FUZZTIME)
 
 # lint: gofmt, go vet, go mod tidy and staticcheck (pinned; fetched through
 # the module proxy on first use).

@@ -14,6 +14,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
+	"github.com/tgp-go/tgp/internal/receive"
 )
 
 // Group commit across the repositories of one process (#15): the roots
@@ -225,7 +228,7 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 		j.err = j.l.updateOne(j, &rs, lk, branch, tip)
 		return
 	}
-	pr, err := openPackReader(l.path, l.open, &l.packs)
+	pr, err := packfile.Open(l.path, l.open, &l.packs)
 	if err != nil {
 		for _, j := range batch {
 			j.again = true
@@ -233,7 +236,7 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 		return
 	}
 	defer pr.Close()
-	bs := &batchSource{packReader: pr, objs: map[plumbing.Hash]plumbing.EncodedObject{}, raws: map[plumbing.Hash][]byte{}}
+	bs := &batchSource{Reader: pr, objs: map[plumbing.Hash]plumbing.EncodedObject{}, raws: map[plumbing.Hash][]byte{}}
 	chain := tip
 	var members []*pushJob
 	var hashes []plumbing.Hash
@@ -280,7 +283,7 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 			continue
 		}
 		raws := packEntries(seg.pack)
-		for _, h := range seg.pack.hashes {
+		for _, h := range seg.pack.Hashes {
 			if _, ok := bs.objs[h]; ok {
 				continue
 			}
@@ -310,7 +313,7 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 	if len(members) == 1 {
 		seg, src = members[0].seg, members[0].src
 	} else {
-		p, err := l.enc.encode(bs, hashes)
+		p, err := l.enc.Encode(bs, hashes)
 		if err != nil {
 			for _, j := range members {
 				j.again = true
@@ -328,7 +331,7 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 			}
 		}
 	}
-	err = l.receive(context.WithoutCancel(ctx), rs, lk, refUpdate{Ref: ref, Old: tip, New: chain}, seg, src)
+	err = l.receive(context.WithoutCancel(ctx), rs, lk, receive.Update{Ref: ref, Old: tip, New: chain}, seg, src)
 	l.progress = saved
 	if err != nil {
 		for _, j := range members {
@@ -364,7 +367,7 @@ func (l *localRemote) updateOne(j *pushJob, rs **filesystem.Storage, lk *refLock
 	if head == tip {
 		return nil
 	}
-	if err := l.receive(ctx, *rs, lk, refUpdate{Ref: "refs/heads/" + branch, Old: tip, New: head}, seg, j.src); err != nil {
+	if err := l.receive(ctx, *rs, lk, receive.Update{Ref: "refs/heads/" + branch, Old: tip, New: head}, seg, j.src); err != nil {
 		return err
 	}
 	if tip.IsZero() {
@@ -378,7 +381,7 @@ func (l *localRemote) updateOne(j *pushJob, rs **filesystem.Storage, lk *refLock
 // from the remote's packs is kept for the batch: every writer of a batch
 // reads the same new commits.
 type batchSource struct {
-	*packReader
+	*packfile.Reader
 	objs map[plumbing.Hash]plumbing.EncodedObject
 	raws map[plumbing.Hash][]byte
 	// read are the remote's objects read so far; noRaw those with no
@@ -394,7 +397,7 @@ func (b *batchSource) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plu
 	if !ok {
 		if o, ok = b.read[h]; !ok {
 			var err error
-			if o, err = b.packReader.EncodedObject(plumbing.AnyObject, h); err != nil {
+			if o, err = b.Reader.EncodedObject(plumbing.AnyObject, h); err != nil {
 				return nil, err
 			}
 			if b.read == nil {
@@ -428,24 +431,24 @@ func (b *batchSource) HasEncodedObject(h plumbing.Hash) error {
 	if _, ok := b.objs[h]; ok {
 		return nil
 	}
-	return b.packReader.HasEncodedObject(h)
+	return b.Reader.HasEncodedObject(h)
 }
 
 func (b *batchSource) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	if o, ok := b.objs[h]; ok {
 		return o.Size(), nil
 	}
-	return b.packReader.EncodedObjectSize(h)
+	return b.Reader.EncodedObjectSize(h)
 }
 
-func (b *batchSource) raw(h plumbing.Hash) ([]byte, bool) {
+func (b *batchSource) Raw(h plumbing.Hash) ([]byte, bool) {
 	if r, ok := b.raws[h]; ok {
 		return r, true
 	}
 	if _, ok := b.objs[h]; ok || b.noRaw[h] {
 		return nil, false
 	}
-	r, ok := b.packReader.raw(h)
+	r, ok := b.Reader.Raw(h)
 	if !ok {
 		if b.noRaw == nil {
 			b.noRaw = map[plumbing.Hash]bool{}
@@ -459,8 +462,8 @@ func (b *batchSource) raw(h plumbing.Hash) ([]byte, bool) {
 
 // packEntries maps the objects of a pack we encoded (whole objects, no
 // deltas) to their entries, as they are, from its .idx.
-func packEntries(p *packed) map[plumbing.Hash][]byte {
-	idx := p.idx
+func packEntries(p *packfile.Packed) map[plumbing.Hash][]byte {
+	idx := p.Idx
 	if len(idx) < 8+256*4 {
 		return nil
 	}
@@ -482,13 +485,13 @@ func packEntries(p *packed) map[plumbing.Hash][]byte {
 		}
 	}
 	sort.Slice(ents, func(a, b int) bool { return ents[a].off < ents[b].off })
-	end := len(p.pack) - 20
+	end := len(p.Pack) - 20
 	out := make(map[plumbing.Hash][]byte, n)
 	for i := n - 1; i >= 0; i-- {
 		if int(ents[i].off) > end {
 			return nil
 		}
-		out[ents[i].h] = p.pack[ents[i].off:end]
+		out[ents[i].h] = p.Pack[ents[i].off:end]
 		end = int(ents[i].off)
 	}
 	return out

@@ -28,6 +28,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
@@ -828,7 +829,7 @@ type packedClone struct {
 	// pack is the pack fetched (nil: none), read again by the checkout
 	// from memory; walk is the walk that listed it (its commits make the
 	// commit-graph).
-	pack *packed
+	pack *packfile.Packed
 	walk *cloneWalk
 }
 
@@ -840,11 +841,10 @@ func (c *packedClone) blobs() func() blobReader {
 	if p == nil {
 		return nil
 	}
-	rp := &readPack{path: "fetched", idx: p.idx, n: len(p.hashes), data: p.pack, size: int64(len(p.pack))}
 	return func() blobReader {
-		dr := newDeltaReader(&packReader{packs: []*readPack{rp}, fallback: func() *filesystem.Storage { return nil }}, 16<<20)
+		dr := packfile.NewDeltaReader(packfile.MemoryReader("fetched", p), 16<<20)
 		return func(h plumbing.Hash) ([]byte, bool) {
-			t, b, err := dr.read(h)
+			t, b, err := dr.Read(h)
 			return b, err == nil && t == plumbing.BlobObject
 		}
 	}
@@ -882,12 +882,12 @@ func (c *packedClone) Fetch(ctx context.Context, branch string, depth int) (plum
 // branches and tags (git clone fetches them all; one that cannot be read
 // is left to mirrorRemoteRefs, which notes it) as one pack.
 func (c *packedClone) copyPacked(ctx context.Context, dst *filesystem.Storage, tip plumbing.Hash) error {
-	src, err := openPackReader(c.path, c.open, nil)
+	src, err := packfile.Open(c.path, c.open, nil)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	if err := src.loadWhole(); err != nil {
+	if err := src.LoadWhole(); err != nil {
 		return err
 	}
 	var loose *filesystem.Storage

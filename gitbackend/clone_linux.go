@@ -197,9 +197,16 @@ func writeCheckoutFile(root int, e checkoutEntry, content []byte) (checkoutStat,
 	if err != nil {
 		return checkoutStat{}, false
 	}
+	return fillFile(fd, perm, content)
+}
+
+// fillFile writes content to the file open at fd, gives it the mode git's
+// checkout gives (an existing file's mode or a umask may differ), closes
+// it and returns its stat data; ok false when any step failed.
+func fillFile(fd int, perm uint32, content []byte) (checkoutStat, bool) {
+	var st unix.Stat_t
 	ok := writeAll(fd, content) && unix.Fstat(fd, &st) == nil
 	if ok && uint32(st.Mode)&0o777 != perm {
-		// A umask took bits away: the mode git's checkout gives.
 		ok = unix.Fchmod(fd, perm) == nil && unix.Fstat(fd, &st) == nil
 	}
 	if cerr := unix.Close(fd); cerr != nil || !ok {

@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/tgp-go/tgp/internal/commitgraph"
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
+	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
 )
 
 // This file makes the root's commit-graph (internal/commitgraph): at boot
@@ -33,24 +35,24 @@ func graphCommits(commits []walkedCommit, trees treeSource, parentTree func(plum
 	out := make([]commitgraph.Commit, len(commits))
 	treeOf := make(map[plumbing.Hash]plumbing.Hash, len(commits))
 	for _, c := range commits {
-		treeOf[c.h] = c.tree
+		treeOf[c.h] = c.Tree
 	}
 	var d pathDiff
 	for i, c := range commits {
 		var parent plumbing.Hash
-		if len(c.parents) > 0 {
+		if len(c.Parents) > 0 {
 			var ok bool
-			if parent, ok = treeOf[c.parents[0]]; !ok {
-				if parent, ok = parentTree(c.parents[0]); !ok {
-					return nil, fmt.Errorf("commit-graph: parent %s of %s: %w", c.parents[0], c.h, plumbing.ErrObjectNotFound)
+			if parent, ok = treeOf[c.Parents[0]]; !ok {
+				if parent, ok = parentTree(c.Parents[0]); !ok {
+					return nil, fmt.Errorf("commit-graph: parent %s of %s: %w", c.Parents[0], c.h, plumbing.ErrObjectNotFound)
 				}
 			}
 		}
-		paths, large, err := d.changed(trees, parent, c.tree)
+		paths, large, err := d.changed(trees, parent, c.Tree)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = commitgraph.Commit{Hash: c.h, Tree: c.tree, Parents: c.parents, Time: c.time,
+		out[i] = commitgraph.Commit{Hash: c.h, Tree: c.Tree, Parents: c.Parents, Time: c.Time,
 			Filter: commitgraph.NewFilter(paths, large)}
 	}
 	return out, nil
@@ -120,7 +122,7 @@ func (d *pathDiff) diffTrees(trees treeSource, a, b plumbing.Hash, prefix []byte
 		if len(*data) == 0 {
 			return ent{}, nil
 		}
-		m, n, h, rest, ok := nextTreeEntry(*data)
+		m, n, h, rest, ok := rawobj.NextTreeEntry(*data)
 		if !ok {
 			return ent{}, errors.New("malformed tree entry")
 		}
@@ -245,7 +247,7 @@ func writeCloneGraph(objects string, w *cloneWalk) error {
 // fresh clone's git directory (a network remote's: its pack as go-git
 // stored it).
 func writeStoreGraph(ctx context.Context, gitdir string, st *filesystem.Storage, tip plumbing.Hash) error {
-	pr, err := openPackReader(gitdir, func() *filesystem.Storage { return nil }, nil)
+	pr, err := packfile.Open(gitdir, func() *filesystem.Storage { return nil }, nil)
 	if err != nil {
 		return err
 	}
@@ -408,13 +410,13 @@ func (r *Repo) extendGraph(tip plumbing.Hash) error {
 		if err != nil {
 			return fmt.Errorf("commit-graph: read commit %s: %w", h, err)
 		}
-		c, ok := parseCommitHeader(data)
+		rc, ok := rawobj.ParseCommit(data)
 		if !ok {
 			return fmt.Errorf("commit-graph: commit %s is malformed", h)
 		}
-		c.h = h
+		c := walkedCommit{h, rc}
 		commits = append(commits, c)
-		for _, p := range c.parents {
+		for _, p := range c.Parents {
 			if seen[p] {
 				continue
 			}

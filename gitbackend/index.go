@@ -21,8 +21,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage"
+
 	"github.com/tgp-go/tgp/internal/gitconfig"
 	"github.com/tgp-go/tgp/internal/gitformat"
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 )
 
 // indexCache keeps the index a persist decoded or wrote, so that the next
@@ -247,7 +249,9 @@ func defaultIndexVersion(dot billy.Filesystem) uint32 {
 		}
 		switch key {
 		case "feature.manyfiles":
-			manyFiles = gitBool(val, false)
+			// A bare key is true; an empty value false, as git reads it.
+			b, _ := gitconfig.ParseBool(val)
+			manyFiles = value == nil || b
 		case "index.version":
 			version = val
 		}
@@ -472,12 +476,12 @@ func (r *Repo) storeBlobs(blobs map[plumbing.Hash]plumbing.EncodedObject, order 
 		}
 		return nil
 	}
-	var enc packEncoder
-	p, err := enc.encode(memObjects(blobs), order)
+	var enc packfile.Encoder
+	p, err := enc.Encode(memObjects(blobs), order)
 	if err != nil {
 		return err
 	}
-	if err := storePack(r.store, r.dot, p, enc.ents); err != nil {
+	if err := storePack(r.store, r.dot, p, enc.Entries()); err != nil {
 		return err
 	}
 	if r.packsWritten++; r.packsWritten%(maxSmallPacks/2) != 0 {

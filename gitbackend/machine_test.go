@@ -139,3 +139,38 @@ func TestMachineQueuePushesWhatAnotherRootLeft(t *testing.T) {
 		t.Fatalf("the remote lacks a queued change:\n%s", files)
 	}
 }
+
+// A machine that just pushed leaves a gap of about one losing attempt
+// (two to three push durations) whether or not it saw contention: the
+// winner of a race needs no fetch, so without the gap it wins every
+// race after it (the capture effect). Contention widens the gap to about
+// a round of the machines contending.
+func TestPoliteWaitLeavesAGapAfterEveryPush(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	push := 100 * time.Millisecond
+	var nilTip *machineTip
+	if w := nilTip.politeWait(now); w != 0 {
+		t.Fatalf("no push from this machine yet: wait %v, want 0", w)
+	}
+	for i := 0; i < 200; i++ {
+		fresh := &machineTip{PushedAt: now.UnixNano(), PushNanos: int64(push), Attempts: 1}
+		if w := fresh.politeWait(now); w < 2*push || w > 3*push {
+			t.Fatalf("uncontended, just pushed: wait %v, want within [%v, %v]", w, 2*push, 3*push)
+		}
+		contended := &machineTip{PushedAt: now.UnixNano(), PushNanos: int64(push), Attempts: 8,
+			ContendedAt: now.Add(-time.Minute).UnixNano()}
+		// round = 8 pushes: at least half a round, at most one and a half.
+		if w := contended.politeWait(now); w < 4*push || w > 12*push {
+			t.Fatalf("8 machines contending: wait %v, want within [%v, %v]", w, 4*push, 12*push)
+		}
+		stale := &machineTip{PushedAt: now.UnixNano(), PushNanos: int64(push), Attempts: 8,
+			ContendedAt: now.Add(-3 * time.Minute).UnixNano()}
+		if w := stale.politeWait(now); w > 3*push {
+			t.Fatalf("contention 3 minutes ago: wait %v, want the uncontended gap (<= %v)", w, 3*push)
+		}
+	}
+	old := &machineTip{PushedAt: now.Add(-time.Second).UnixNano(), PushNanos: int64(push), Attempts: 1}
+	if w := old.politeWait(now); w != 0 {
+		t.Fatalf("last push a second ago (gap is at most %v): wait %v, want 0", 3*push, w)
+	}
+}

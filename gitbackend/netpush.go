@@ -108,7 +108,7 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		return out
 	}
 	mt := q.readTip()
-	if w := mt.politeWait(); w > 0 {
+	if w := mt.politeWait(time.Now()); w > 0 {
 		if err := r.sleep(dctx, w); err != nil {
 			q.unlock()
 			return 0, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, true, err)
@@ -264,10 +264,13 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 		if attempt > 1 && more != nil {
 			items = append(items, more()...)
 		}
+		var opened chan openedPush
 		if (tip.IsZero() && !fetched) || attempt > 1 {
 			fetched = true
+			opened = r.openPushBeside(ctx)
 			t, err := r.remote.Fetch(ctx, branch, 0)
 			if err != nil {
+				closeOpened(opened)
 				lastErr = err
 				if errors.Is(err, ErrAuth) {
 					return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("fetch", err)
@@ -281,18 +284,21 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 		}
 		plan, chain, err := r.planBatch(ctx, tip, prev, items, sources)
 		if err != nil {
+			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
 		}
 		if chain == tip {
+			closeOpened(opened)
 			return attempt, plan, tip, nil
 		}
 		// go-git's push reads the objects from the store (and the other
 		// roots of this machine copy them from there).
 		if err := r.writeOverlay(); err != nil {
+			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
 		}
 		pushStart := time.Now()
-		err = r.pushTraced(actx, branch, tip, chain)
+		err = r.pushTraced(actx, branch, tip, chain, takeOpened(opened))
 		r.lastPush = time.Since(pushStart)
 		if err == nil {
 			return attempt, plan, chain, nil
@@ -316,11 +322,56 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, i
 	return attempt, nil, plumbing.ZeroHash, fmt.Errorf("gave up after %d attempt(s): %w", attempt, lastErr)
 }
 
+// openedPush is a receive-pack session opened beside a fetch, or why not.
+type openedPush struct {
+	ps  *pushSession
+	err error
+}
+
+// openPushBeside opens the push's receive-pack session while the fetch
+// runs (nil for a remote that is not a network one). A retry's window,
+// from the fetch's advertisement to the update landing, is then the rest
+// of the fetch, the replay and the send: the push's connection and
+// advertisement (a round trip and a half, and a process the server
+// starts) are out of it, and a machine whose window is shorter loses
+// fewer races.
+func (r *Repo) openPushBeside(ctx context.Context) chan openedPush {
+	n, ok := r.remote.(*netRemote)
+	if !ok {
+		return nil
+	}
+	ch := make(chan openedPush, 1)
+	go func() {
+		ps, err := n.openPush(ctx)
+		ch <- openedPush{ps, err}
+	}()
+	return ch
+}
+
+// takeOpened is the session opened beside the fetch, nil when it could
+// not be opened (the push opens its own).
+func takeOpened(ch chan openedPush) *pushSession {
+	if ch == nil {
+		return nil
+	}
+	o := <-ch
+	if o.err != nil {
+		return nil
+	}
+	return o.ps
+}
+
+func closeOpened(ch chan openedPush) {
+	if ch != nil {
+		go func() { takeOpened(ch).close() }()
+	}
+}
+
 // pushTraced is r.pushChain in a git.push span; a push another agent
 // beat is an outcome ("rejected"), not a span error.
-func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.Hash) error {
+func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.Hash, ps *pushSession) error {
 	ctx, span := telemetry.Start(ctx, "git.push")
-	err := r.pushChain(ctx, branch, from, to)
+	err := r.pushChain(ctx, branch, from, to, ps)
 	switch {
 	case err == nil:
 		span.SetAttributes(attribute.String("tgp.outcome", "pushed"))
@@ -466,6 +517,7 @@ func (r *Repo) finishBatch(ctx context.Context, branch string, plan *replayPlan,
 	if err := r.finishReplay(ctx, branch, plan, final); err != nil {
 		return fmt.Errorf("the remote has commit %s, but bringing the root to it failed (the next persist or boot does): %w", short(final), err)
 	}
+	r.logPush(branch, plan.tip, final)
 	to, err := r.treeOf(final)
 	if err != nil {
 		return err

@@ -1,29 +1,25 @@
 package gitbackend
 
 import (
-	"bytes"
-	"compress/zlib"
-	"crypto/sha1"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	gogitidx "github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"github.com/tgp-go/tgp/internal/gitformat/idxfile"
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 )
 
 // This file is how a persist stores what it creates: the blobs, trees and
@@ -54,8 +50,8 @@ type overlay struct {
 	raws    map[plumbing.Hash][]byte
 }
 
-// raw makes the overlay a rawSource for the fetched objects.
-func (o *overlay) raw(h plumbing.Hash) ([]byte, bool) {
+// Raw makes the overlay a packfile.RawSource for the fetched objects.
+func (o *overlay) Raw(h plumbing.Hash) ([]byte, bool) {
 	b, ok := o.raws[h]
 	return b, ok
 }
@@ -64,7 +60,7 @@ func (o *overlay) raw(h plumbing.Hash) ([]byte, bool) {
 // base's closure lacks: a remote at base needs exactly it.
 type segment struct {
 	base, head plumbing.Hash
-	pack       *packed
+	pack       *packfile.Packed
 }
 
 func (r *Repo) newOverlay() *overlay {
@@ -127,7 +123,7 @@ func (o *overlay) addFetched(src storer.EncodedObjectStorer, order []plumbing.Ha
 		o.fetched = map[plumbing.Hash]bool{}
 		o.raws = map[plumbing.Hash][]byte{}
 	}
-	rs, _ := src.(rawSource)
+	rs, _ := src.(packfile.RawSource)
 	for _, h := range order {
 		if _, ok := o.objs[h]; ok {
 			continue
@@ -138,7 +134,10 @@ func (o *overlay) addFetched(src storer.EncodedObjectStorer, order []plumbing.Ha
 		}
 		o.add(h, obj)
 		o.fetched[h] = true
-		if b, ok := packedEntry(rs, h); ok {
+		if rs == nil {
+			continue
+		}
+		if b, ok := rs.Raw(h); ok {
 			o.raws[h] = append([]byte(nil), b...)
 		}
 	}
@@ -161,191 +160,14 @@ func (o *overlay) include(h plumbing.Hash) error {
 	return nil
 }
 
-// packed is an encoded pack and its index, ready to be written.
-type packed struct {
-	sum       plumbing.Hash
-	pack, idx []byte
-	hashes    []plumbing.Hash
-}
-
-// packEncoder encodes packs (version 2, no deltas: a persist's objects are
-// new content) and their .idx, reusing its buffers and compressor.
-type packEncoder struct {
-	zw   *zlib.Writer
-	ents []packEntry
-}
-
-// compressors are the zlib writers of every packEncoder of the process,
-// each held for one encoding: a compressor is ~650 KB of state, and a
-// process of many roots (one kernel each) made one per root and per
-// remote, all garbage for the collector to scan.
-var compressors = sync.Pool{New: func() any {
-	// Git's default level costs more CPU than it saves bytes on the
-	// small objects of a persist.
-	w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
-	return w
-}}
-
-// releaseCompressor gives the encoder's compressor back to the pool.
-func (e *packEncoder) releaseCompressor() {
-	if e.zw != nil {
-		compressors.Put(e.zw)
-		e.zw = nil
-	}
-}
-
-type packEntry struct {
-	h   plumbing.Hash
-	off uint64
-	crc uint32
-}
-
-// encode packs the objects named by hashes, read from src.
-func (e *packEncoder) encode(src interface {
-	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
-}, hashes []plumbing.Hash) (*packed, error) {
-	defer e.releaseCompressor()
-	var pack bytes.Buffer
-	var hdr [12]byte
-	copy(hdr[:], "PACK")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(hashes)))
-	pack.Write(hdr[:])
-	e.ents = e.ents[:0]
-	raws, _ := src.(rawSource)
-	for _, h := range hashes {
-		off := pack.Len()
-		if b, ok := packedEntry(raws, h); ok {
-			pack.Write(b)
-		} else if err := e.appendObject(&pack, src, h); err != nil {
-			return nil, err
-		}
-		e.ents = append(e.ents, packEntry{h: h, off: uint64(off), crc: crc32.ChecksumIEEE(pack.Bytes()[off:])})
-	}
-	sum := sha1.Sum(pack.Bytes())
-	pack.Write(sum[:])
-	p := &packed{sum: plumbing.Hash(sum), pack: pack.Bytes(), hashes: hashes}
-	p.idx = e.encodeIdx(p.sum)
-	return p, nil
-}
-
-// rawSource hands out whole objects' pack entries as they are stored.
-type rawSource interface {
-	raw(plumbing.Hash) ([]byte, bool)
-}
-
-func packedEntry(s rawSource, h plumbing.Hash) ([]byte, bool) {
-	if s == nil {
-		return nil, false
-	}
-	return s.raw(h)
-}
-
-// writeEntryHeader is a pack entry's type and size (git's
-// encode_in_pack_object_header).
-func writeEntryHeader(w *bytes.Buffer, t plumbing.ObjectType, size int64) {
-	c := byte(t)<<4 | byte(size&0x0f)
-	size >>= 4
-	for size != 0 {
-		w.WriteByte(c | 0x80)
-		c = byte(size & 0x7f)
-		size >>= 7
-	}
-	w.WriteByte(c)
-}
-
-// encodeIdx is the version 2 .idx of the entries just packed.
-func (e *packEncoder) encodeIdx(packSum plumbing.Hash) []byte { return encodeIdx(e.ents, packSum) }
-
-// encodeIdx is the version 2 .idx of a pack's entries (sorted in place
-// by hash).
-func encodeIdx(ents []packEntry, packSum plumbing.Hash) []byte {
-	sort.Slice(ents, func(i, j int) bool { return bytes.Compare(ents[i].h[:], ents[j].h[:]) < 0 })
-	// Duplicates cannot occur: every caller packs distinct hashes.
-	var large []uint64
-	out := make([]byte, 0, 8+256*4+len(ents)*(20+4+4)+40)
-	out = append(out, 0xff, 't', 'O', 'c', 0, 0, 0, 2)
-	n := 0
-	for b := 0; b < 256; b++ {
-		for n < len(ents) && int(ents[n].h[0]) <= b {
-			n++
-		}
-		out = binary.BigEndian.AppendUint32(out, uint32(n))
-	}
-	for _, en := range ents {
-		out = append(out, en.h[:]...)
-	}
-	for _, en := range ents {
-		out = binary.BigEndian.AppendUint32(out, en.crc)
-	}
-	for _, en := range ents {
-		if en.off > 0x7fffffff {
-			out = binary.BigEndian.AppendUint32(out, 0x80000000|uint32(len(large)))
-			large = append(large, en.off)
-			continue
-		}
-		out = binary.BigEndian.AppendUint32(out, uint32(en.off))
-	}
-	for _, off := range large {
-		out = binary.BigEndian.AppendUint64(out, off)
-	}
-	out = append(out, packSum[:]...)
-	sum := sha1.Sum(out)
-	return append(out, sum[:]...)
-}
-
-// writePackFiles puts a pack into gitdir's objects/pack, the way git's
-// index-pack finishes one: each file written under a temporary name and
-// renamed into place, the .idx before the .pack (a reader that lists
-// either finds the other). perm adjusts each file and is optional.
-func writePackFiles(gitdir string, p *packed, perm func(string) error) error {
-	dir := filepath.Join(gitdir, "objects", "pack")
-	base := filepath.Join(dir, "pack-"+p.sum.String())
-	if _, err := os.Stat(base + ".pack"); err == nil {
-		return nil // the same objects, already there
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write pack in %s: %w", dir, err)
-	}
-	put := func(ext string, data []byte) error {
-		f, err := os.CreateTemp(dir, "tmp_pack_")
-		if err != nil {
-			return err
-		}
-		tmp := f.Name()
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(tmp, 0o444)
-		}
-		if err == nil && perm != nil {
-			err = perm(tmp)
-		}
-		if err == nil {
-			err = os.Rename(tmp, base+ext)
-		}
-		if err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("write %s: %w", base+ext, err)
-		}
-		return nil
-	}
-	if err := put(".idx", p.idx); err != nil {
-		return err
-	}
-	return put(".pack", p.pack)
-}
-
 // writeLocalPack stores a pack in the root's own store through go-git,
 // which indexes it and makes its objects readable at once.
-func writeLocalPack(s *filesystem.Storage, p *packed) error {
+func writeLocalPack(s *filesystem.Storage, p *packfile.Packed) error {
 	w, err := s.PackfileWriter()
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	if _, err := w.Write(p.pack); err != nil {
+	if _, err := w.Write(p.Pack); err != nil {
 		w.Close()
 		return fmt.Errorf("write pack: %w", err)
 	}
@@ -356,12 +178,12 @@ func writeLocalPack(s *filesystem.Storage, p *packed) error {
 }
 
 // storePack writes a pack and its index into the root's .git (dot) as
-// writePackFiles does, and makes go-git's store read it at once: go-git
+// packfile.WriteFiles does, and makes go-git's store read it at once: go-git
 // registers only the packs written through its own PackfileWriter, which
 // parses the whole pack again to index it. The writer's registration
 // (Notify) is taken and the index we already have handed to it; when
 // go-git's writer is not the one expected, its own path is used.
-func storePack(s *filesystem.Storage, dot billy.Filesystem, p *packed, entries []packEntry) error {
+func storePack(s *filesystem.Storage, dot billy.Filesystem, p *packfile.Packed, entries []idxfile.Entry) error {
 	// On the root's store the writer's temporary file is one in memory
 	// (storeFS): creating a file is most of what a persist costs.
 	sf, _ := s.Filesystem().(*storeFS)
@@ -385,7 +207,7 @@ func storePack(s *filesystem.Storage, dot billy.Filesystem, p *packed, entries [
 	if err := pw.Close(); err != nil { // nothing written: its temporary file goes
 		return fmt.Errorf("write pack: %w", err)
 	}
-	base := "objects/pack/pack-" + p.sum.String()
+	base := "objects/pack/pack-" + p.Sum.String()
 	put := func(ext string, data []byte) error {
 		if _, err := dot.Lstat(base + ext); err == nil {
 			return nil // the same objects, already there
@@ -408,35 +230,35 @@ func storePack(s *filesystem.Storage, dot billy.Filesystem, p *packed, entries [
 		}
 		return nil
 	}
-	if err := put(".idx", p.idx); err != nil {
+	if err := put(".idx", p.Idx); err != nil {
 		return err
 	}
-	if err := put(".pack", p.pack); err != nil {
+	if err := put(".pack", p.Pack); err != nil {
 		return err
 	}
-	iw := new(idxfile.Writer)
+	iw := new(gogitidx.Writer)
 	if err := iw.OnHeader(uint32(len(entries))); err != nil {
 		return err
 	}
 	for _, e := range entries {
-		iw.Add(e.h, e.off, e.crc)
+		iw.Add(e.Hash, e.Offset, e.CRC32)
 	}
-	if err := iw.OnFooter(p.sum); err != nil {
+	if err := iw.OnFooter(p.Sum); err != nil {
 		return err
 	}
-	notify(p.sum, iw)
+	notify(p.Sum, iw)
 	return nil
 }
 
 // flushOverlay writes the overlay's objects not yet on disk as one pack in
 // the root's store and returns it (nil when there was nothing to write).
-func (r *Repo) flushOverlay() (*packed, error) {
+func (r *Repo) flushOverlay() (*packfile.Packed, error) {
 	o := r.ov
 	if o == nil || len(o.pending) == 0 {
 		return nil, nil
 	}
 	if len(o.fetched) == 0 {
-		p, err := r.packer.encode(o, o.pending)
+		p, err := r.packer.Encode(o, o.pending)
 		if err != nil {
 			return nil, err
 		}
@@ -452,7 +274,7 @@ func (r *Repo) flushOverlay() (*packed, error) {
 
 // packOwn packs the overlay's objects not yet on disk that the remote
 // did not send (nil when none): what a push brings. Nothing is written.
-func (r *Repo) packOwn() (*packed, error) {
+func (r *Repo) packOwn() (*packfile.Packed, error) {
 	o := r.ov
 	if o == nil {
 		return nil, nil
@@ -466,7 +288,7 @@ func (r *Repo) packOwn() (*packed, error) {
 	if len(own) == 0 {
 		return nil, nil
 	}
-	return r.packer.encode(o, own)
+	return r.packer.Encode(o, own)
 }
 
 // writeOverlay writes the overlay's objects not yet on disk as one pack
@@ -476,7 +298,7 @@ func (r *Repo) writeOverlay() error {
 	if o == nil || len(o.pending) == 0 {
 		return nil
 	}
-	p, err := r.packer.encode(o, o.pending)
+	p, err := r.packer.Encode(o, o.pending)
 	if err != nil {
 		return err
 	}
@@ -485,9 +307,9 @@ func (r *Repo) writeOverlay() error {
 
 // storeOverlay stores p, the pack of every pending object the packer
 // just encoded, in the root; the overlay then has nothing pending.
-func (r *Repo) storeOverlay(p *packed) error {
+func (r *Repo) storeOverlay(p *packfile.Packed) error {
 	o := r.ov
-	if err := storePack(r.store, r.dot, p, r.packer.ents); err != nil {
+	if err := storePack(r.store, r.dot, p, r.packer.Entries()); err != nil {
 		return err
 	}
 	clear(o.fetched)
@@ -513,7 +335,9 @@ func (r *Repo) storeOverlay(p *packed) error {
 // storeMerged writes a pack consolidatePacks merged, with the index the
 // merge made: go-git's PackfileWriter would inflate and hash every object
 // of it again to make its own (the store is read afresh after a merge).
-func (r *Repo) storeMerged(p *packed) error { return storePack(r.store, r.dot, p, r.packer.ents) }
+func (r *Repo) storeMerged(p *packfile.Packed) error {
+	return storePack(r.store, r.dot, p, r.packer.Entries())
+}
 
 // Packs are merged once more than maxSmallPacks of them are under
 // smallPackSize, geometrically (as git repack --geometric=2): the smallest
@@ -584,135 +408,6 @@ func geometricPrefix(packs []packFile) int {
 	return k
 }
 
-// merge packs the objects of the given packs into one, copying each
-// whole object's entry as it is (no inflating, no hashing) and re-encoding
-// only deltas, read through src; an object in several packs is kept once.
-func (e *packEncoder) merge(fs billy.Filesystem, packs []packFile, src interface {
-	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
-}) (*packed, error) {
-	defer e.releaseCompressor()
-	var pack bytes.Buffer
-	pack.Write(make([]byte, 12)) // the header, once the count is known
-	e.ents = e.ents[:0]
-	seen := map[plumbing.Hash]bool{}
-	var hashes []plumbing.Hash
-	for _, sp := range packs {
-		idx, err := readAll(fs, sp.base+".idx")
-		if err != nil {
-			return nil, err
-		}
-		data, err := readAll(fs, sp.base+".pack")
-		if err != nil {
-			return nil, err
-		}
-		ents, err := idxEntries(idx, len(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s.idx: %w", sp.base, err)
-		}
-		for i, en := range ents {
-			if seen[en.h] {
-				continue
-			}
-			seen[en.h] = true
-			end := uint64(len(data) - 20)
-			if i+1 < len(ents) {
-				end = ents[i+1].off
-			}
-			if en.off >= end || end > uint64(len(data)) {
-				return nil, fmt.Errorf("%s.pack: bad offset %d", sp.base, en.off)
-			}
-			raw := data[en.off:end]
-			off := pack.Len()
-			if t := plumbing.ObjectType((raw[0] >> 4) & 7); t >= plumbing.CommitObject && t <= plumbing.TagObject {
-				pack.Write(raw)
-			} else if err := e.appendObject(&pack, src, en.h); err != nil {
-				return nil, err
-			}
-			e.ents = append(e.ents, packEntry{h: en.h, off: uint64(off), crc: crc32.ChecksumIEEE(pack.Bytes()[off:])})
-			hashes = append(hashes, en.h)
-		}
-	}
-	b := pack.Bytes()
-	copy(b, "PACK")
-	binary.BigEndian.PutUint32(b[4:], 2)
-	binary.BigEndian.PutUint32(b[8:], uint32(len(e.ents)))
-	sum := sha1.Sum(b)
-	pack.Write(sum[:])
-	p := &packed{sum: plumbing.Hash(sum), pack: pack.Bytes(), hashes: hashes}
-	p.idx = e.encodeIdx(p.sum)
-	return p, nil
-}
-
-// appendObject writes one whole object's pack entry.
-func (e *packEncoder) appendObject(pack *bytes.Buffer, src interface {
-	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
-}, h plumbing.Hash) error {
-	obj, err := src.EncodedObject(plumbing.AnyObject, h)
-	if err != nil {
-		return fmt.Errorf("pack object %s: %w", h, err)
-	}
-	writeEntryHeader(pack, obj.Type(), obj.Size())
-	r, err := obj.Reader()
-	if err != nil {
-		return fmt.Errorf("pack object %s: %w", h, err)
-	}
-	if e.zw == nil {
-		e.zw = compressors.Get().(*zlib.Writer)
-	}
-	e.zw.Reset(pack)
-	_, err = io.Copy(e.zw, r)
-	r.Close()
-	if err == nil {
-		err = e.zw.Close()
-	}
-	if err != nil {
-		return fmt.Errorf("pack object %s: %w", h, err)
-	}
-	return nil
-}
-
-func readAll(fs billy.Filesystem, name string) ([]byte, error) {
-	f, err := fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
-// idxEntries reads a version 2 .idx: every object with its offset,
-// sorted by offset.
-func idxEntries(b []byte, packLen int) ([]packEntry, error) {
-	if len(b) < 8+256*4 || !bytes.Equal(b[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-		return nil, errors.New("not a version 2 pack index")
-	}
-	n := int(binary.BigEndian.Uint32(b[8+255*4:]))
-	names := 8 + 256*4
-	offs := names + n*20 + n*4
-	large := offs + n*4
-	if len(b) < large+40 {
-		return nil, errors.New("truncated")
-	}
-	out := make([]packEntry, n)
-	for i := range out {
-		copy(out[i].h[:], b[names+i*20:])
-		o := uint64(binary.BigEndian.Uint32(b[offs+i*4:]))
-		if o&0x80000000 != 0 {
-			j := large + int(o&0x7fffffff)*8
-			if j+8 > len(b)-40 {
-				return nil, errors.New("bad large offset")
-			}
-			o = binary.BigEndian.Uint64(b[j:])
-		}
-		if o < 12 || o >= uint64(packLen) {
-			return nil, errors.New("offset out of the pack")
-		}
-		out[i].off = o
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].off < out[j].off })
-	return out, nil
-}
-
 // consolidatePacks merges the small packs of the git directory fs when
 // there are too many: the merged pack is written (by write) before any
 // small pack is removed, so every object stays readable throughout; a
@@ -720,9 +415,7 @@ func idxEntries(b []byte, packLen int) ([]packEntry, error) {
 // when it looks again. Another process merging at the same time makes this
 // one stand down (objects/pack/tgp-repack.lock). It reports whether it
 // merged.
-func consolidatePacks(fs billy.Filesystem, src interface {
-	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
-}, enc *packEncoder, write func(*packed) error) (bool, error) {
+func consolidatePacks(fs billy.Filesystem, src packfile.ObjectSource, enc *packfile.Encoder, write func(*packfile.Packed) error) (bool, error) {
 	small, err := smallPacks(fs)
 	if err != nil || len(small) <= maxSmallPacks {
 		return false, err
@@ -741,14 +434,18 @@ func consolidatePacks(fs billy.Filesystem, src interface {
 	}
 	f.Close()
 	defer fs.Remove(lock)
-	p, err := enc.merge(fs, small, src)
+	bases := make([]string, len(small))
+	for i, sp := range small {
+		bases[i] = sp.base
+	}
+	p, err := enc.Merge(fs, bases, src)
 	if err != nil {
 		return false, fmt.Errorf("consolidate packs: %w", err)
 	}
 	if err := write(p); err != nil {
 		return false, fmt.Errorf("consolidate packs: %w", err)
 	}
-	merged := "objects/pack/pack-" + p.sum.String()
+	merged := "objects/pack/pack-" + p.Sum.String()
 	for _, sp := range small {
 		base := sp.base
 		if base == merged {

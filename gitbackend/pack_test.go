@@ -1,33 +1,30 @@
 package gitbackend
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
-	"github.com/tgp-go/tgp/internal/gitformat"
 )
 
 // Guard limits for one persist (a new file in a directory two levels
-// down, pushed to a local remote). They were measured after the pack and
-// index work of issue #15 (5 files, ~2,100 allocations, where a persist
-// used to create ~15 files and make ~6,800 allocations); a change that
-// makes a persist create more files or allocate much more fails here.
+// down, pushed to a local remote). They were measured once a persist
+// wrote its objects as one pack and kept the index decoded (5 files,
+// ~2,100 allocations, where a persist used to create ~15 files and make
+// ~6,800 allocations), then raised by what the reflog entries git writes
+// for a commit and a push cost (three appends: ~170 allocations, ~220
+// under -race); a change that makes a persist create more files or
+// allocate much more fails here.
 const (
 	maxFilesPerPersist  = 5
-	maxAllocsPerPersist = 2400
+	maxAllocsPerPersist = 2600
 )
 
 // fileIDs maps every file under the directories to its inode: a path that
@@ -142,58 +139,6 @@ func TestPacksMergedAndComplete(t *testing.T) {
 	}
 }
 
-// TestEncodeIndexMatchesGoGit: the index encoder writes what go-git's
-// does, byte for byte, for random entries (stages, long names, flags).
-func TestEncodeIndexMatchesGoGit(t *testing.T) {
-	rng := rand.New(rand.NewSource(7))
-	for round := 0; round < 50; round++ {
-		idx := &index.Index{Version: uint32(2 + round%2)}
-		for i := 0; i < rng.Intn(40); i++ {
-			name := fmt.Sprintf("d%d/f%d", rng.Intn(5), rng.Intn(1000))
-			if rng.Intn(10) == 0 {
-				name = strings.Repeat("x", 4000+rng.Intn(200)) + name
-			}
-			e := &index.Entry{Name: name, Mode: filemode.Regular, Size: uint32(rng.Intn(1 << 20)),
-				Dev: uint32(rng.Intn(100)), Inode: rng.Uint32(), UID: 1000, GID: 1000}
-			rng.Read(e.Hash[:])
-			if rng.Intn(2) == 0 {
-				e.ModifiedAt = time.Unix(int64(rng.Intn(2e9)), int64(rng.Intn(1e9)))
-				e.CreatedAt = e.ModifiedAt
-			}
-			if idx.Version == 3 && rng.Intn(4) == 0 {
-				e.IntentToAdd = true
-			}
-			idx.Entries = append(idx.Entries, e)
-		}
-		// Distinct names: git's order for equal names (by stage) is one
-		// go-git's sort leaves unspecified.
-		seen := map[string]bool{}
-		kept := idx.Entries[:0]
-		for _, e := range idx.Entries {
-			if !seen[e.Name] {
-				seen[e.Name] = true
-				kept = append(kept, e)
-			}
-		}
-		idx.Entries = kept
-		var want bytes.Buffer
-		if err := index.NewEncoder(&want).Encode(idx); err != nil {
-			t.Fatal(err)
-		}
-		got, err := gitformat.EncodeIndex(nil, idx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("round %d: EncodeIndex differs from go-git's encoder (%d vs %d bytes)", round, len(got), want.Len())
-		}
-		back := &index.Index{}
-		if err := index.NewDecoder(bytes.NewReader(got)).Decode(back); err != nil || len(back.Entries) != len(idx.Entries) {
-			t.Fatalf("round %d: decode: %v", round, err)
-		}
-	}
-}
-
 // TestIndexCacheSeesOtherWriters: an index rewritten behind the cache's
 // back (same size, same second) is read again, not overwritten with the
 // cached one.
@@ -216,64 +161,5 @@ func TestIndexCacheSeesOtherWriters(t *testing.T) {
 	h := plumbing.ComputeHash(plumbing.BlobObject, []byte("c\n")).String()
 	if !strings.Contains(out, h) {
 		t.Fatalf("c.txt staged with the wrong blob:\n%s", out)
-	}
-}
-
-// TestPackReaderMatchesGoGit: every object of a repository git packed
-// (with deltas) reads the same through packReader as through go-git, and
-// raw entries, where given, are whole objects that inflate to it.
-func TestPackReaderMatchesGoGit(t *testing.T) {
-	files := map[string]string{}
-	for i := 0; i < 30; i++ {
-		files[fmt.Sprintf("d%d/f%d.txt", i%3, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i%4), 50+i)
-	}
-	remote := gittest.SeedRemote(t, files)
-	clone := gittest.Clone(t, remote)
-	for i := 0; i < 5; i++ { // similar versions: git stores deltas
-		p := filepath.Join(clone, "d0", "f0.txt")
-		if err := os.WriteFile(p, []byte(strings.Repeat("line 0\n", 60+i)+"end\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		gittest.Git(t, clone, "commit", "-qam", fmt.Sprint("v", i))
-	}
-	gittest.Git(t, clone, "push", "-q", "origin", "main")
-	gittest.Git(t, remote, "gc", "-q", "--aggressive")
-	ref := (&localRemote{path: remote}).open()
-	defer ref.Close()
-	pr, err := openPackReader(remote, (&localRemote{path: remote}).open, &packCache{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	var enc packEncoder
-	var hashes []plumbing.Hash
-	for _, line := range strings.Split(strings.TrimSpace(gittest.Git(t, remote, "rev-list", "--objects", "--all")), "\n") {
-		h := plumbing.NewHash(strings.Fields(line)[0])
-		hashes = append(hashes, h)
-		want, err := ref.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pr.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			t.Fatalf("%s: %v", h, err)
-		}
-		if got.Type() != want.Type() || got.Hash() != want.Hash() {
-			t.Fatalf("%s: read %s %s, go-git %s %s", h, got.Type(), got.Hash(), want.Type(), want.Hash())
-		}
-	}
-	// A pack made from the reader (raw entries copied) is a valid pack.
-	p, err := enc.encode(pr, hashes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := t.TempDir()
-	gittest.Git(t, "", "init", "-q", "--bare", dst)
-	if err := writePackFiles(dst, p, nil); err != nil {
-		t.Fatal(err)
-	}
-	out := gittest.Git(t, dst, "verify-pack", "-v", filepath.Join(dst, "objects", "pack", "pack-"+p.sum.String()+".idx"))
-	if !strings.Contains(out, fmt.Sprintf("non delta: %d objects", len(hashes))) {
-		t.Fatalf("verify-pack:\n%s", out)
 	}
 }

@@ -334,6 +334,7 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if err := r.setBranch(branch, c); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
+	r.logCommit(branch, true, head, c, msg) // branch is HEAD's (persistLocked)
 	return c, true, nil
 }
 
@@ -447,11 +448,14 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	}
 	ov := r.ov
 	var plan *replayPlan
+	// over is the remote's tip the push goes over (for the reflog).
+	over := base
 	// One attempt (the replay is made under the remote's lock), its push
 	// the locked update.
 	actx, aspan := telemetry.Start(ctx, "tgp.persist.attempt", attribute.Int("tgp.persist.attempt", 1))
 	pctx, pspan := telemetry.Start(actx, "git.push")
 	err = lr.Update(pctx, branch, budget, base, ov, ov.addFetched, func(tip plumbing.Hash) (plumbing.Hash, *segment, error) {
+		over = tip
 		if (tip == base || tip == head) && plan == nil {
 			// Nothing to replay (or the remote has our head already: a
 			// process stopped after the push, before its refs moved).
@@ -508,6 +512,7 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	if err := r.setTracking(branch, final); err != nil {
 		return 1, final, err
 	}
+	r.logPush(branch, over, final)
 	return 1, final, nil
 }
 
@@ -1018,11 +1023,20 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		return nil, err
 	}
 	clean := r.checkinCleaner(r.store, parentTree)
+	// The root's derived file was made for the base branch: with a hook
+	// that can, it is derived again for the branch (derived holds the
+	// root's own, for when it cannot), and it is never a clash.
+	bh, _ := r.hook.(BranchHook)
 	var changes []fileChange
+	var derived *fileChange
 	for _, p := range ch.Paths {
 		c, err := stagePathWith(r.store, r.wt, p, clean)
 		if err != nil {
 			return nil, fmt.Errorf("stage %s: %w", p, err)
+		}
+		if bh != nil && p == DerivedFile {
+			derived = &c
+			continue
 		}
 		changes = append(changes, c)
 	}
@@ -1036,6 +1050,11 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		tree, err := writeTree(r.store, baseTree, changes)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
+		}
+		if derived != nil {
+			if tree, err = r.deriveOnBranch(ctx, bh, parent, baseTree, tree, *derived); err != nil {
+				return plumbing.ZeroHash, false, err
+			}
 		}
 		if tree == baseTree && !parent.IsZero() {
 			return parent, false, nil
@@ -1053,7 +1072,12 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
-		return head, true, r.setBranch(branch, head)
+		if err := r.setBranch(branch, head); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		cur, err := r.branch()
+		r.logCommit(branch, err == nil && cur == branch, parent, head, ch.Message)
+		return head, true, nil
 	}
 	head, made, err := build(parent)
 	if err != nil {
@@ -1109,7 +1133,50 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		res.Attempts = attempt
 	}
 	res.Attempts++
-	return res, r.setTracking(branch, head)
+	if err := r.setTracking(branch, head); err != nil {
+		return res, err
+	}
+	r.logPush(branch, old, head)
+	return res, nil
+}
+
+// deriveOnBranch adds the derived files to tree, the change committed on
+// a branch at parent (whose tree is baseTree). On the root's own HEAD the
+// root's derived file (own) was made for that very tree and is taken;
+// elsewhere (a branch other roots committed to) the hook derives them from
+// the branch's own and the paths the change makes differ, and own only
+// when the hook cannot.
+func (r *Repo) deriveOnBranch(ctx context.Context, bh BranchHook, parent, baseTree, tree plumbing.Hash, own fileChange) (plumbing.Hash, error) {
+	if head, err := r.head(); err == nil && head == parent {
+		return writeTree(r.store, tree, []fileChange{own})
+	}
+	diff, err := treeDiff(ctx, r.store, baseTree, tree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	changed := make([]string, len(diff))
+	for i, c := range diff {
+		changed[i] = c.Path
+	}
+	files, ok, err := bh.DeriveOnBranch(ctx, changed, &treeReader{s: r.store, tree: tree, smudge: r.checkoutSmudgerFor(r.store, tree)})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("regenerate derived files for the branch: %w", err)
+	}
+	if !ok {
+		return writeTree(r.store, tree, []fileChange{own})
+	}
+	clean := r.checkinCleaner(r.store, tree)
+	extra := make([]fileChange, 0, len(files))
+	for p, data := range files {
+		data, mode := clean(p, data, filemode.Regular)
+		h, err := storeBlob(r.store, data)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		extra = append(extra, fileChange{Path: p, Mode: mode, Hash: h})
+	}
+	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
+	return writeTree(r.store, tree, extra)
 }
 
 // sameTreePaths lists the paths among changes that differ between the

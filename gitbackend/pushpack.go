@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
+
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 )
 
 // pushPack moves branch from old to new on a network remote, sending pack
@@ -21,24 +23,58 @@ import (
 // are: one connection, the advertisement checked against old before
 // anything is sent.
 func (n *netRemote) pushPack(ctx context.Context, branch string, old, new plumbing.Hash, pack []byte) error {
-	ep, err := transport.NewEndpoint(n.url)
+	ps, err := n.openPush(ctx)
 	if err != nil {
 		return err
+	}
+	defer ps.close()
+	return n.sendPack(ctx, ps, branch, old, new, pack, nil)
+}
+
+// pushSession is a receive-pack session opened ahead of its push, with
+// the remote's advertisement read.
+type pushSession struct {
+	s  transport.ReceivePackSession
+	ar *packp.AdvRefs
+}
+
+func (ps *pushSession) close() {
+	if ps != nil {
+		_ = ps.s.Close()
+	}
+}
+
+// openPush opens a receive-pack session and reads the advertisement.
+func (n *netRemote) openPush(ctx context.Context) (*pushSession, error) {
+	ep, err := transport.NewEndpoint(n.url)
+	if err != nil {
+		return nil, err
 	}
 	cl, err := client.NewClient(ep)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s, err := cl.NewReceivePackSession(ep, n.auth)
 	if err != nil {
-		return classifyNetErr(err)
+		return nil, classifyNetErr(err)
 	}
-	defer s.Close()
 	ar, err := s.AdvertisedReferencesContext(ctx)
 	if err != nil {
-		return classifyNetErr(err)
+		_ = s.Close()
+		return nil, classifyNetErr(err)
 	}
-	refs, err := ar.AllReferences()
+	return &pushSession{s: s, ar: ar}, nil
+}
+
+// sendPack sends the update old -> new of branch and its pack on an open
+// session. The advertisement is checked against old first: a remote at
+// another commit refuses the update anyway, so nothing is sent. Except
+// when known(cur) says the advertised commit is one this repository has
+// (the session was opened beside the fetch that brought old, and the
+// remote moved to old in between): receive-pack compares the old value
+// under its ref lock, so the remote decides.
+func (n *netRemote) sendPack(ctx context.Context, ps *pushSession, branch string, old, new plumbing.Hash, pack []byte, known func(plumbing.Hash) bool) error {
+	refs, err := ps.ar.AllReferences()
 	if err != nil {
 		return err
 	}
@@ -47,21 +83,21 @@ func (n *netRemote) pushPack(ctx context.Context, branch string, old, new plumbi
 	if ref, err := refs.Reference(name); err == nil {
 		cur = ref.Hash()
 	}
-	if cur != old {
+	if cur != old && (known == nil || cur.IsZero() || !known(cur)) {
 		return fmt.Errorf("%w: remote ref %s is %s, not %s", ErrRejected, name, short(cur), short(old))
 	}
-	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	req := packp.NewReferenceUpdateRequestFromCapabilities(ps.ar.Capabilities)
 	if n.progress != nil {
 		req.Progress = n.progress
-		if ar.Capabilities.Supports(capability.Sideband64k) {
+		if ps.ar.Capabilities.Supports(capability.Sideband64k) {
 			_ = req.Capabilities.Set(capability.Sideband64k)
-		} else if ar.Capabilities.Supports(capability.Sideband) {
+		} else if ps.ar.Capabilities.Supports(capability.Sideband) {
 			_ = req.Capabilities.Set(capability.Sideband)
 		}
 	}
 	req.Commands = []*packp.Command{{Name: name, Old: old, New: new}}
 	req.Packfile = io.NopCloser(bytes.NewReader(pack))
-	rs, err := s.ReceivePack(ctx, req)
+	rs, err := ps.s.ReceivePack(ctx, req)
 	if err != nil {
 		return classifyNetErr(err)
 	}
@@ -76,19 +112,30 @@ func (n *netRemote) pushPack(ctx context.Context, branch string, old, new plumbi
 // pushChain pushes chain, a line of commits on tip, to a network remote:
 // with a pack of exactly the objects the commits add when they are a line
 // of single-parent commits (pushPack), else through go-git's Push.
-func (r *Repo) pushChain(ctx context.Context, branch string, tip, chain plumbing.Hash) error {
+//
+// ps, when not nil, is a receive-pack session opened while the tip was
+// fetched; the push uses it (and closes it) instead of opening its own.
+func (r *Repo) pushChain(ctx context.Context, branch string, tip, chain plumbing.Hash, ps *pushSession) error {
 	n, ok := r.remote.(*netRemote)
 	if !ok || tip.IsZero() {
+		ps.close()
 		return r.remote.Push(ctx, branch, tip, chain)
 	}
 	order, line, err := collectNew(ctx, r.objs(), tip, chain)
-	if err != nil || !line || len(order) == 0 {
+	var p *packfile.Packed
+	if err == nil && line && len(order) > 0 {
+		var enc packfile.Encoder
+		p, err = enc.Encode(r.store, order)
+	}
+	if err != nil || p == nil {
+		ps.close()
 		return r.remote.Push(ctx, branch, tip, chain)
 	}
-	var enc packEncoder
-	p, err := enc.encode(r.store, order)
-	if err != nil {
-		return r.remote.Push(ctx, branch, tip, chain)
+	if ps == nil {
+		return n.pushPack(ctx, branch, tip, chain, p.Pack)
 	}
-	return n.pushPack(ctx, branch, tip, chain, p.pack)
+	defer ps.close()
+	return n.sendPack(ctx, ps, branch, tip, chain, p.Pack, func(h plumbing.Hash) bool {
+		return r.store.HasEncodedObject(h) == nil
+	})
 }

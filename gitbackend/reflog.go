@@ -1,10 +1,14 @@
 package gitbackend
 
 import (
+	"io"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/internal/gitconfig"
 	"github.com/tgp-go/tgp/internal/gitident"
 	"github.com/tgp-go/tgp/internal/reflog"
 )
@@ -23,4 +27,82 @@ func (r *Repo) logClone(branch string, tip plumbing.Hash) {
 	for _, ref := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(branch), plumbing.HEAD} {
 		_ = reflog.Append(r.dot, ref, e, reflog.DefaultCreate(ref, "true"))
 	}
+}
+
+// The kernel's own ref moves are logged as the git CLI logs the same
+// operations (checked against it in reflog_test.go): a persist's commit
+// moves HEAD and its branch ("commit: <first line>", "commit (initial):
+// ..." for a root commit), a push the remote-tracking branch ("update by
+// push"). The moves a replay or a fetch makes are not logged.
+
+// logMode is core.logAllRefUpdates as git reads it for the root (every
+// scope; "" when unset). Read once per Repo, as eolSettings is.
+func (r *Repo) logMode() string {
+	r.logOnce.Do(func() {
+		var repoConf []byte
+		if r.dot != nil {
+			if f, err := r.dot.Open("config"); err == nil {
+				repoConf, _ = io.ReadAll(f)
+				f.Close()
+			}
+		}
+		r.logAll = gitconfig.Load(r.cfg.Environ, repoConf, "").String("core.logallrefupdates", "")
+	})
+	return r.logAll
+}
+
+// logMove appends old -> new with msg to the logs of refs in the name of
+// who (reflog.Ident). A log that cannot be written leaves the move as it
+// is (git warns).
+func (r *Repo) logMove(old, new plumbing.Hash, who, msg string, refs ...plumbing.ReferenceName) {
+	if r.dot == nil || old == new {
+		return
+	}
+	e := reflog.Entry{Old: old, New: new, Who: who, Message: msg}
+	mode := r.logMode()
+	for _, ref := range refs {
+		_ = reflog.Append(r.dot, ref, e, reflog.DefaultCreate(ref, mode))
+	}
+}
+
+// committerOf is the committer of commit h, which git names in the
+// reflog entries of the moves it makes with it (the same identity that
+// made it; resolving it again would read every configuration scope).
+func (r *Repo) committerOf(h plumbing.Hash) (object.Signature, bool) {
+	c, err := object.GetCommit(r.objs(), h)
+	if err != nil {
+		return object.Signature{}, false
+	}
+	return c.Committer, true
+}
+
+// logCommit logs commit, just made on branch over parent with message
+// msg: the branch's log, and HEAD's when onHead (HEAD is on branch).
+func (r *Repo) logCommit(branch string, onHead bool, parent, commit plumbing.Hash, msg string) {
+	who, ok := r.committerOf(commit)
+	if !ok {
+		return
+	}
+	what := "commit"
+	if parent.IsZero() {
+		what = "commit (initial)"
+	}
+	line, _, _ := strings.Cut(msg, "\n")
+	ref := plumbing.NewBranchReferenceName(branch)
+	refs := []plumbing.ReferenceName{ref}
+	if onHead {
+		refs = append(refs, plumbing.HEAD)
+	}
+	r.logMove(parent, commit, reflog.Ident(who.Name, who.Email, who.When), what+": "+line, refs...)
+}
+
+// logPush logs a push that moved the remote's branch from old to new, in
+// the name of new's committer (the kernel, which made or replayed it),
+// now.
+func (r *Repo) logPush(branch string, old, new plumbing.Hash) {
+	who, ok := r.committerOf(new)
+	if !ok {
+		return
+	}
+	r.logMove(old, new, reflog.Ident(who.Name, who.Email, time.Now()), "update by push", plumbing.NewRemoteReferenceName("origin", branch))
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	gogitpack "github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -26,6 +26,9 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/gofrs/flock"
+
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
+	"github.com/tgp-go/tgp/internal/receive"
 )
 
 // Errors callers can test with errors.Is.
@@ -82,9 +85,9 @@ type localRemote struct {
 	progress func(string)
 	// enc packs what a push sends; pol caches the receive policy, packs
 	// the remote's pack indexes and small packs.
-	enc   packEncoder
-	pol   *policyCache
-	packs packCache
+	enc   packfile.Encoder
+	pol   receive.PolicyCache
+	packs packfile.Cache
 }
 
 func newLocalRemote(p string, local storage.Storer) (*localRemote, error) {
@@ -195,11 +198,11 @@ func (l *localRemote) fetchSince(ctx context.Context, rs **filesystem.Storage, k
 }
 
 // fetchNew copies the objects known..tip adds into the local store as
-// one pack, read from the remote's packs directly (packReader): the
+// one pack, read from the remote's packs directly (packfile.Reader): the
 // entries of whole objects are copied as they are. ok is false when tip
 // does not descend from known along single parents.
 func (l *localRemote) fetchNew(ctx context.Context, known, tip plumbing.Hash, sink func(storer.EncodedObjectStorer, []plumbing.Hash) error) ([]plumbing.Hash, bool, error) {
-	pr, err := openPackReader(l.path, l.open, &l.packs)
+	pr, err := packfile.Open(l.path, l.open, &l.packs)
 	if err != nil {
 		return nil, false, err
 	}
@@ -215,7 +218,7 @@ func (l *localRemote) fetchNew(ctx context.Context, known, tip plumbing.Hash, si
 	if !isFS {
 		return order, true, writeObjects(pr, l.local, order, len(order) > packThreshold)
 	}
-	p, err := l.enc.encode(pr, order)
+	p, err := l.enc.Encode(pr, order)
 	if err != nil {
 		return nil, false, err
 	}
@@ -348,7 +351,7 @@ func (l *localRemote) Push(ctx context.Context, branch string, old, new plumbing
 	}
 	rs := l.open()
 	defer rs.Close()
-	if err := l.receive(ctx, rs, lk, refUpdate{Ref: ref, Old: old, New: new}, nil, nil); err != nil {
+	if err := l.receive(ctx, rs, lk, receive.Update{Ref: ref, Old: old, New: new}, nil, nil); err != nil {
 		return err
 	}
 	if old.IsZero() {
@@ -497,7 +500,7 @@ func writeObjects(src, dst storer.EncodedObjectStorer, hashes []plumbing.Hash, p
 			if err != nil {
 				return fmt.Errorf("write pack: %w", err)
 			}
-			if _, err := packfile.NewEncoder(w, src, false).Encode(hashes, 0); err != nil {
+			if _, err := gogitpack.NewEncoder(w, src, false).Encode(hashes, 0); err != nil {
 				w.Close()
 				return fmt.Errorf("write pack: %w", err)
 			}
@@ -907,7 +910,10 @@ func classifyNetErr(err error) error {
 		strings.Contains(msg, "remote ref value does not match"),
 		strings.Contains(msg, "failed to update ref"),
 		strings.Contains(msg, "failed to lock"),
-		strings.Contains(msg, "stale info"):
+		strings.Contains(msg, "stale info"),
+		// go-git's own check of RequireRemoteRefs, before it sends a
+		// thing: another root moved (or deleted) the branch.
+		strings.Contains(msg, "required to be"):
 		return fmt.Errorf("%w: %v", ErrRejected, err)
 	case strings.Contains(msg, "authentication required"), strings.Contains(msg, "authorization failed"),
 		strings.Contains(msg, "status code: 401"), strings.Contains(msg, "status code: 403"),

@@ -25,6 +25,7 @@ import (
 	"github.com/gofrs/flock"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
@@ -114,7 +115,22 @@ type TreeHook interface {
 	DeriveFromTree(ctx context.Context, changed []string, t TreeReader) (files map[string][]byte, ok bool, err error)
 }
 
-// TreeReader reads the tree a replay made.
+// BranchHook is a Hook that also derives its files for PersistBranch,
+// which commits on a branch the root is not on (the pull-request
+// strategy): other roots may have committed there, so the root's own
+// derived files, made for the base branch, would drop what they added.
+type BranchHook interface {
+	Hook
+	// DeriveOnBranch is told the paths a commit on the branch changes
+	// and reads that commit's tree through t, whose derived files are
+	// still the branch tip's; it returns their new content. ok false
+	// means it cannot (the tip's derived files are missing or unreadable):
+	// the root's own are committed. It must not change the hook's state,
+	// which follows the root.
+	DeriveOnBranch(ctx context.Context, changed []string, t TreeReader) (files map[string][]byte, ok bool, err error)
+}
+
+// TreeReader reads a tree a replay or PersistBranch made.
 type TreeReader interface {
 	// ReadFile returns what a checkout would write for p, a regular file
 	// (ok false: p is absent, or not a regular file).
@@ -143,7 +159,7 @@ type Repo struct {
 	// progress (nil between persists); packer encodes their packs.
 	dot    billy.Filesystem
 	ov     *overlay
-	packer packEncoder
+	packer packfile.Encoder
 	// packsWritten counts the packs flushed, to look for packs to merge
 	// every few of them.
 	packsWritten int
@@ -164,6 +180,9 @@ type Repo struct {
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string
+	// logOnce reads core.logAllRefUpdates (logMode).
+	logOnce sync.Once
+	logAll  string
 }
 
 // Option configures Open.

@@ -11,13 +11,15 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 )
 
 // warmPacks reads the root's pack files for the git tools without go-git's
 // packfile machinery, whose first read of a repository checks the whole
 // .idx with a collision-detecting SHA-1 and builds a map of every object's
 // offset (a third of a git_commit on a fresh 10,000-file repository): the
-// .idx is searched in place (packReader), entries are inflated directly
+// .idx is searched in place (packfile.Reader), entries are inflated directly
 // and deltas applied here, the objects kept in a bounded cache (delta
 // bases are read again and again along a history). A pack is named by its
 // checksum, so nothing cached goes stale; an object not found makes the
@@ -26,12 +28,12 @@ import (
 // is go-git's to read.
 type warmPacks struct {
 	mu   sync.Mutex
-	pr   *packReader
-	dir  dirStamp  // the pack directory when pr listed it
-	idxs packCache // the .idx files read, by pack
+	pr   *packfile.Reader
+	dir  dirStamp       // the pack directory when pr listed it
+	idxs packfile.Cache // the .idx files read, by pack
 	// dr resolves the entries (its cache outlives a new listing: a pack
 	// is named by its checksum).
-	dr *deltaReader
+	dr *packfile.DeltaReader
 }
 
 // close releases the packs' files.
@@ -61,7 +63,7 @@ func (r *Repo) packObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Enco
 	if !found {
 		return nil, false
 	}
-	typ, data, err := w.dr.readAt(p, off)
+	typ, data, err := w.dr.ReadAt(p, off)
 	if err != nil {
 		return nil, false
 	}
@@ -73,9 +75,9 @@ func (r *Repo) packObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Enco
 
 // find looks h up in the packs listed, listing them (again) when the pack
 // directory changed since.
-func (w *warmPacks) find(gitdir string, h plumbing.Hash) (*readPack, uint64, bool) {
+func (w *warmPacks) find(gitdir string, h plumbing.Hash) (*packfile.Pack, uint64, bool) {
 	if w.pr != nil {
-		if p, off, ok := w.pr.find(h); ok {
+		if p, off, ok := w.pr.Find(h); ok {
 			return p, off, true
 		}
 	}
@@ -90,17 +92,17 @@ func (w *warmPacks) find(gitdir string, h plumbing.Hash) (*readPack, uint64, boo
 	if w.pr != nil {
 		w.pr.Close()
 	}
-	pr, err := openPackReader(gitdir, func() *filesystem.Storage { return nil }, &w.idxs)
+	pr, err := packfile.Open(gitdir, func() *filesystem.Storage { return nil }, &w.idxs)
 	if err != nil {
 		w.pr = nil
 		return nil, 0, false
 	}
 	w.pr, w.dir = pr, stamp
 	if w.dr == nil {
-		w.dr = newDeltaReader(pr, maxWarmCache)
+		w.dr = packfile.NewDeltaReader(pr, maxWarmCache)
 	}
-	w.dr.pr = pr
-	return pr.find(h)
+	w.dr.SetReader(pr)
+	return pr.Find(h)
 }
 
 type dirStamp struct {
@@ -143,81 +145,4 @@ func objectBytes(o *plumbing.MemoryObject) ([]byte, error) {
 	b := make([]byte, o.Size())
 	_, err = io.ReadFull(rd, b)
 	return b, err
-}
-
-// applyDelta is git's patch_delta: the source and target sizes, then
-// copies from the source and inserted bytes.
-func applyDelta(src, delta []byte) ([]byte, error) {
-	varint := func() (uint64, bool) {
-		var v uint64
-		for shift := uint(0); len(delta) > 0; shift += 7 {
-			c := delta[0]
-			delta = delta[1:]
-			v |= uint64(c&0x7f) << shift
-			if c&0x80 == 0 {
-				return v, true
-			}
-			if shift > 56 {
-				return 0, false
-			}
-		}
-		return 0, false
-	}
-	srcSize, ok1 := varint()
-	dstSize, ok2 := varint()
-	if !ok1 || !ok2 || srcSize != uint64(len(src)) {
-		return nil, errors.New("bad delta header")
-	}
-	// The target size is the delta's word; it sizes the buffer only as far
-	// as the delta could fill it (each copy op takes at least one byte and
-	// brings at most 2^24 bytes of the source).
-	if dstSize > uint64(len(delta)+1)<<24 {
-		return nil, errors.New("bad delta header: target larger than the delta can make")
-	}
-	out := make([]byte, 0, min(dstSize, 64<<20))
-	for len(delta) > 0 {
-		op := delta[0]
-		delta = delta[1:]
-		switch {
-		case op&0x80 != 0:
-			var off, n uint64
-			for i := uint(0); i < 4; i++ {
-				if op&(1<<i) != 0 {
-					if len(delta) == 0 {
-						return nil, errors.New("truncated copy")
-					}
-					off |= uint64(delta[0]) << (8 * i)
-					delta = delta[1:]
-				}
-			}
-			for i := uint(0); i < 3; i++ {
-				if op&(0x10<<i) != 0 {
-					if len(delta) == 0 {
-						return nil, errors.New("truncated copy")
-					}
-					n |= uint64(delta[0]) << (8 * i)
-					delta = delta[1:]
-				}
-			}
-			if n == 0 {
-				n = 0x10000
-			}
-			if off+n > uint64(len(src)) || off+n < off {
-				return nil, errors.New("copy out of the source")
-			}
-			out = append(out, src[off:off+n]...)
-		case op != 0:
-			if int(op) > len(delta) {
-				return nil, errors.New("truncated insert")
-			}
-			out = append(out, delta[:op]...)
-			delta = delta[op:]
-		default:
-			return nil, errors.New("reserved delta opcode")
-		}
-	}
-	if uint64(len(out)) != dstSize {
-		return nil, errors.New("delta result has the wrong size")
-	}
-	return out, nil
 }

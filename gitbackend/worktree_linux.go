@@ -63,17 +63,7 @@ func (w *fastWriter) write(p string, mode filemode.FileMode, content []byte) (ch
 	if err != nil {
 		return checkoutStat{}, false
 	}
-	var st unix.Stat_t
-	ok := writeAll(fd, content) && unix.Fstat(fd, &st) == nil
-	if ok && uint32(st.Mode)&0o777 != perm {
-		// An existing file's mode, or a umask: the mode git's checkout
-		// gives.
-		ok = unix.Fchmod(fd, perm) == nil && unix.Fstat(fd, &st) == nil
-	}
-	if cerr := unix.Close(fd); cerr != nil || !ok {
-		return checkoutStat{}, false
-	}
-	return statOfUnix(&st), true
+	return fillFile(fd, perm, content)
 }
 
 // absent reports whether nothing (no file, link or directory) is at p,

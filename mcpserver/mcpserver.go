@@ -316,8 +316,20 @@ func HTTPHandler(s *mcp.Server, o HTTPOptions) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
 		}
-		inner.ServeHTTP(w, r)
+		inner.ServeHTTP(w, r.WithContext(traceParentHeader(r)))
 	})
+}
+
+// traceParentHeader is the request's context with the W3C trace context
+// of its traceparent and tracestate headers (how HTTP clients and
+// gateways propagate a trace) as the remote parent of the call's spans.
+// A call's own _meta.traceparent is not looked at then (traceParent).
+func traceParentHeader(r *http.Request) context.Context {
+	ctx := r.Context()
+	if r.Header.Get("traceparent") == "" || trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 }
 
 // originAllowed accepts loopback origins and the configured ones.

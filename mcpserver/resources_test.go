@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -279,5 +281,56 @@ func TestTraceParentFromMeta(t *testing.T) {
 	}
 	if c.got.IsValid() {
 		t.Fatalf("a call without _meta got a parent: %+v", c.got)
+	}
+}
+
+// traceHeader sets a traceparent header on every request of an MCP
+// client, as an instrumented HTTP client or gateway does.
+type traceHeader struct {
+	parent string
+	next   http.RoundTripper
+}
+
+func (h traceHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("traceparent", h.parent)
+	return h.next.RoundTrip(r)
+}
+
+// TestTraceParentFromHTTPHeader: over streamable HTTP, the request's
+// traceparent header becomes the parent of the kernel's spans, in
+// stateful and stateless sessions; a request without it gets none.
+func TestTraceParentFromHTTPHeader(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		set := testSet(t)
+		c := &spanCaller{}
+		s, err := New(set.List(), c, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(HTTPHandler(s, HTTPOptions{Stateless: stateless}))
+		ctx := context.Background()
+		call := func(rt http.RoundTripper) trace.SpanContext {
+			t.Helper()
+			c.got = trace.SpanContext{}
+			tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: rt}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+				t.Fatal(err)
+			}
+			return c.got
+		}
+		got := call(traceHeader{parent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", next: http.DefaultTransport})
+		if got.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || got.SpanID().String() != "00f067aa0ba902b7" || !got.IsRemote() {
+			t.Fatalf("stateless=%v: span context %+v", stateless, got)
+		}
+		if got := call(http.DefaultTransport); got.IsValid() {
+			t.Fatalf("stateless=%v: a request without traceparent got a parent: %+v", stateless, got)
+		}
+		srv.Close()
 	}
 }

@@ -273,6 +273,24 @@ func Load(src Source, hashes map[string]string) (reg *Registry, stale bool, err 
 	return r, stale, nil
 }
 
+// Parse reads meta.json's content as it is, checking nothing against the
+// tools (Load does): an entry's path is its key.
+func Parse(data []byte) (*Registry, error) {
+	var f file
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("registry: parse %s: %w", FileName, err)
+	}
+	if f.Tools == nil {
+		return nil, fmt.Errorf("registry: parse %s: no \"tools\" object", FileName)
+	}
+	r := New()
+	for p, e := range f.Tools {
+		e.Path = p
+		r.entries[p] = e
+	}
+	return r, nil
+}
+
 // Update records a tool's new content; non-tool paths are ignored. It
 // reports whether the registry changed.
 func (r *Registry) Update(p string, content []byte) bool {

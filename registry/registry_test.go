@@ -142,6 +142,27 @@ func TestMarshalDeterministic(t *testing.T) {
 	}
 }
 
+// TestParseReadsMarshal: Parse gives back the registry Marshal wrote,
+// entry for entry, and refuses what is not meta.json.
+func TestParseReadsMarshal(t *testing.T) {
+	a, err := Build(seed(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Parse(a.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b.Marshal()) != string(a.Marshal()) || b.Len() != 4 {
+		t.Fatalf("parsed\n%s\nfrom\n%s", b.Marshal(), a.Marshal())
+	}
+	for _, bad := range []string{"", "{", "[]", "{}", `{"tools": 1}`} {
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%q) took it", bad)
+		}
+	}
+}
+
 func TestFindRanking(t *testing.T) {
 	r, err := Build(seed(t))
 	if err != nil {

@@ -220,6 +220,36 @@ func (c *catalog) DeriveFromTree(ctx context.Context, changed []string, t gitbac
 	return map[string][]byte{registry.FileName: c.reg.Marshal()}, true, nil
 }
 
+// DeriveOnBranch is DeriveFromTree for a commit on a branch the root is
+// not on (gitbackend.BranchHook, the pull-request strategy): it starts
+// from the branch's meta.json, which lists what other roots of the session
+// added, not from this root's registry, and leaves the latter as it is.
+func (c *catalog) DeriveOnBranch(ctx context.Context, changed []string, t gitbackend.TreeReader) (map[string][]byte, bool, error) {
+	data, ok, err := t.ReadFile(registry.FileName)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	reg, err := registry.Parse(data)
+	if err != nil {
+		return nil, false, nil // unreadable: the root's own is committed
+	}
+	for _, p := range changed {
+		if !registry.IsTool(p) || skippedByRegistry(p) {
+			continue
+		}
+		b, ok, err := t.ReadFile(p)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			reg.Remove(p)
+			continue
+		}
+		reg.Update(p, b)
+	}
+	return map[string][]byte{registry.FileName: reg.Marshal()}, true, nil
+}
+
 // skippedByRegistry: registry.Build does not descend into these.
 func skippedByRegistry(p string) bool {
 	for _, part := range strings.Split(p, "/") {
@@ -230,4 +260,7 @@ func skippedByRegistry(p string) bool {
 	return false
 }
 
-var _ gitbackend.TreeHook = (*catalog)(nil)
+var (
+	_ gitbackend.TreeHook   = (*catalog)(nil)
+	_ gitbackend.BranchHook = (*catalog)(nil)
+)

@@ -9,6 +9,7 @@ import (
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/forge/githubtest"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -179,5 +180,56 @@ func TestSlug(t *testing.T) {
 		if got := slug(in); got != want {
 			t.Errorf("slug(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestPRSessionBranchKeepsEveryRootsTools: roots sharing one session
+// branch each commit meta.json with their tools; the branch's meta.json
+// lists every tool on the branch, whichever root wrote last, whether the
+// root joined the branch (built on its tip) or found it moved under its
+// own push (rebuilt on the new tip). meta.json is checked against the
+// registry the branch's own tree makes, read with the git CLI.
+func TestPRSessionBranchKeepsEveryRootsTools(t *testing.T) {
+	e := newPREnv(t)
+	root := func() *rig {
+		cfg := e.config(t, "local")
+		cfg.PR.Session = "Shared"
+		return newRig(t, cfg, false)
+	}
+	a, b := root(), root()
+	const branch = "tgp/session-shared"
+	check := func(step string, want ...string) {
+		t.Helper()
+		listed := strings.Fields(gittest.Git(t, e.remoteDir, "ls-tree", "-r", "--name-only", branch, "tools/"))
+		if strings.Join(listed, " ") != strings.Join(want, " ") {
+			t.Fatalf("%s: branch has tools %v, want %v", step, listed, want)
+		}
+		reg := registry.New()
+		for _, p := range listed {
+			reg.Update(p, []byte(gittest.Git(t, e.remoteDir, "show", branch+":"+p)))
+		}
+		if got := gittest.Git(t, e.remoteDir, "show", branch+":"+registry.FileName); got != string(reg.Marshal()) {
+			t.Fatalf("%s: the branch's meta.json\n%s\nwant the registry of its tools\n%s", step, got, reg.Marshal())
+		}
+	}
+	for _, w := range []struct {
+		r    *rig
+		who  string
+		path string
+		want []string
+	}{
+		{a, "a", "tools/x.ts", []string{"tools/x.ts"}},
+		{b, "b", "tools/y.ts", []string{"tools/x.ts", "tools/y.ts"}},               // b joins the branch
+		{a, "a", "tools/z.ts", []string{"tools/x.ts", "tools/y.ts", "tools/z.ts"}}, // a's push is rejected: rebuilt
+		{b, "b", "tools/x.ts", []string{"tools/x.ts", "tools/y.ts", "tools/z.ts"}}, // b changes a's tool
+	} {
+		p := w.r.write(t, w.path, "/** "+w.path+", written by "+w.who+". */\nexport default () => 1;\n")
+		if p.Branch != branch || !p.Persisted {
+			t.Fatalf("%s: %+v", w.path, p)
+		}
+		check("after writing "+w.path, w.want...)
+	}
+	if n := strings.TrimSpace(gittest.Git(t, e.remoteDir, "rev-list", "--count", "main.."+branch)); n != "4" {
+		t.Fatalf("branch has %s commits, want 4", n)
 	}
 }

@@ -255,6 +255,14 @@ type writer interface {
 func newWriter(ctx context.Context, spec Spec, srv *Server, env []string, mdir, root string) (writer, error) {
 	switch spec.Mode {
 	case "proc":
+		// The root is cloned now (tgp boot), as the other modes' are: the
+		// table measures writes, and a first call cloning while the remote
+		// is down (PauseAt) has nothing to say pending, only a failed boot.
+		cmd := exec.CommandContext(ctx, spec.TgpBin, "boot", "--root", root)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("tgp boot: %v: %s", err, out)
+		}
 		return &procWriter{bin: spec.TgpBin, env: env, root: root}, nil
 	case "kernel":
 		opts := []kernel.Option{kernel.WithEnviron(env), kernel.WithRoot(root),

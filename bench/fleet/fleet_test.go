@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -83,7 +84,7 @@ func BuildTgp(t testing.TB) string {
 }
 
 // TestProxyDelaysAndPauses: the proxy adds its delay to a round trip and
-// refuses connections while paused.
+// refuses connections while down.
 func TestProxyDelaysAndPauses(t *testing.T) {
 	srv := NewServer(t, "git", Link{Delay: 30 * time.Millisecond})
 	t0 := time.Now()
@@ -98,14 +99,19 @@ func TestProxyDelaysAndPauses(t *testing.T) {
 	if d := time.Since(t0); d < 120*time.Millisecond {
 		t.Fatalf("ls-remote took %v through a 60 ms RTT link: the proxy adds no delay", d)
 	}
-	done := make(chan struct{})
-	go func() { srv.Proxy.Pause(t.Context(), 500*time.Millisecond); close(done) }()
-	time.Sleep(50 * time.Millisecond)
+	up := srv.Proxy.Down()
 	if out, err := exec.Command("git", "ls-remote", srv.URL).CombinedOutput(); err == nil {
-		t.Fatalf("ls-remote succeeded while the proxy was paused: %s", out)
+		t.Fatalf("ls-remote succeeded while the proxy was down: %s", out)
 	}
-	<-done
+	up()
 	if out, err := exec.Command("git", "ls-remote", srv.URL).CombinedOutput(); err != nil {
-		t.Fatalf("ls-remote after the pause: %v %s", err, out)
+		t.Fatalf("ls-remote once the proxy is up: %v %s", err, out)
+	}
+	// Pause is Down for a while: it is up again once Pause returns.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	srv.Proxy.Pause(ctx, time.Hour)
+	if out, err := exec.Command("git", "ls-remote", srv.URL).CombinedOutput(); err != nil {
+		t.Fatalf("ls-remote after a pause: %v %s", err, out)
 	}
 }

@@ -181,6 +181,20 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 // remote went away), then serves again. It returns when d has passed or
 // ctx ends.
 func (p *Proxy) Pause(ctx context.Context, d time.Duration) {
+	up := p.Down()
+	defer up()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// Down drops every open connection and refuses new ones (the remote went
+// away) until up is called: a test can act on a remote that is down
+// already, instead of waiting a while for it to go.
+func (p *Proxy) Down() (up func()) {
 	gate := make(chan struct{})
 	p.mu.Lock()
 	p.pausedC = gate
@@ -188,15 +202,14 @@ func (p *Proxy) Pause(ctx context.Context, d time.Duration) {
 		c.Close()
 	}
 	p.mu.Unlock()
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			close(gate)
+			p.mu.Unlock()
+		})
 	}
-	p.mu.Lock()
-	close(gate)
-	p.mu.Unlock()
 }
 
 // Close stops the proxy and drops its connections.

@@ -4,7 +4,9 @@
 // extended flags, and split-index.c's "link" extension with its EWAH
 // bitmaps, ewah/ewah_io.c). A codec knows bytes, not repositories: where a
 // split index needs its shared index, the caller reads the file. Each
-// decoder has a fuzz target beside it.
+// decoder has a fuzz target beside it. The packs' formats are the
+// packages below: idxfile (pack indexes), packfile (packs and deltas) and
+// rawobj (the headers of commits, trees and tags a walk reads).
 package gitformat
 
 import (

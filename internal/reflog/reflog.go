@@ -26,6 +26,8 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/tgp-go/tgp/internal/gitconfig"
 )
 
 // Entry is one line of a reflog.
@@ -117,32 +119,28 @@ func format(e Entry) string {
 
 // Append adds e to ref's log as log_ref_write does: with one write to the
 // end of the file, its message condensed. A missing log is started when
-// create is true (core.logAllRefUpdates: HEAD and branches when "true",
-// every ref when "always", or a ref that must have a log, refs/stash);
-// otherwise a ref with no log gets none.
+// create is true (core.logAllRefUpdates: DefaultCreate, or a ref that
+// must have a log, refs/stash); otherwise a ref with no log gets none.
 func Append(dot billy.Filesystem, ref plumbing.ReferenceName, e Entry, create bool) error {
 	name := Path(ref)
-	fi, err := dot.Stat(name)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("reflog: %s: %w", name, err)
-		}
+	f, err := dot.OpenFile(name, os.O_RDWR|os.O_APPEND, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
 		if !create {
 			return nil
 		}
 		if err := dot.MkdirAll(path.Dir(name), 0o755); err != nil {
 			return fmt.Errorf("reflog: %s: %w", name, err)
 		}
+		f, err = dot.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("reflog: append %s: %w", name, err)
 	}
 	e.Message = Message(e.Message)
 	line := format(e)
-	if fi != nil && fi.Size() > 0 && !endsInNewline(dot, name, fi.Size()) {
+	if !endsInNewline(f) {
 		// A writer died mid-line: end its line so this entry stays whole.
 		line = "\n" + line
-	}
-	f, err := dot.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("reflog: append %s: %w", name, err)
 	}
 	_, err = io.WriteString(f, line)
 	if cerr := f.Close(); err == nil {
@@ -154,14 +152,13 @@ func Append(dot billy.Filesystem, ref plumbing.ReferenceName, e Entry, create bo
 	return nil
 }
 
-// endsInNewline reports whether the file's last byte is a newline (true
-// when it cannot tell: nothing is added then).
-func endsInNewline(dot billy.Filesystem, name string, size int64) bool {
-	f, err := dot.Open(name)
-	if err != nil {
+// endsInNewline reports whether the file is empty or its last byte is a
+// newline (true when it cannot tell: nothing is added then).
+func endsInNewline(f billy.File) bool {
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil || size == 0 {
 		return true
 	}
-	defer f.Close()
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], size-1); err != nil {
 		return true
@@ -170,10 +167,23 @@ func endsInNewline(dot billy.Filesystem, name string, size int64) bool {
 }
 
 // DefaultCreate is core.logAllRefUpdates' rule for whether a move of ref
-// starts a log: mode "always" logs every ref, "true" (git's default with
-// a worktree) HEAD and branches only.
+// starts a log (should_autocreate_reflog): mode "always" logs every ref,
+// a false value none, "true" (and "", unset: git's default in a
+// repository with a work tree) HEAD, branches, remote-tracking branches
+// and notes.
 func DefaultCreate(ref plumbing.ReferenceName, mode string) bool {
-	return mode == "always" || ref == plumbing.HEAD || ref.IsBranch()
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "always":
+		return true
+	case "":
+	default:
+		if on, ok := gitconfig.ParseBool(mode); ok && !on {
+			return false
+		}
+	}
+	name := ref.String()
+	return ref == plumbing.HEAD || strings.HasPrefix(name, "refs/heads/") ||
+		strings.HasPrefix(name, "refs/remotes/") || strings.HasPrefix(name, "refs/notes/")
 }
 
 // Option changes how Write writes.

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -79,28 +81,30 @@ func TestAppendCondensesAndCreatesOnlyWhenAsked(t *testing.T) {
 
 // A writer that died mid-line leaves a partial line: the reader skips it
 // and the next append starts on a line of its own.
+// Both on disk and in memory (a root in memory keeps its .git there).
 func TestTornAppendLosesNoEntry(t *testing.T) {
-	dot := osfs.New(t.TempDir())
-	for _, e := range entries(2) {
-		if err := Append(dot, stash, e, true); err != nil {
+	for name, dot := range map[string]billy.Filesystem{"disk": osfs.New(t.TempDir()), "memory": memfs.New()} {
+		for _, e := range entries(2) {
+			if err := Append(dot, stash, e, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := dot.OpenFile("logs/refs/stash", os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	f, err := os.OpenFile(filepath.Join(dot.Root(), "logs/refs/stash"), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = f.WriteString("0000000000000000000000000000000000000002 00000000")
-	f.Close()
-	if err := Append(dot, stash, entry(2), true); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Read(dot, stash)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(got) != fmt.Sprint(entries(3)) {
-		t.Fatalf("read %v\nwant %v", got, entries(3))
+		_, _ = f.Write([]byte("0000000000000000000000000000000000000002 00000000"))
+		f.Close()
+		if err := Append(dot, stash, entry(2), true); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(dot, stash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(entries(3)) {
+			t.Fatalf("%s: read %v\nwant %v", name, got, entries(3))
+		}
 	}
 }
 
@@ -255,5 +259,40 @@ func TestRenameRemoveFind(t *testing.T) {
 	}
 	if _, ok := Find(dot, ""); ok {
 		t.Fatal("HEAD has a log in an empty directory")
+	}
+}
+
+// TestDefaultCreateAsGit: under each core.logAllRefUpdates, a ref moved by
+// git update-ref gets a log exactly when DefaultCreate says so.
+func TestDefaultCreateAsGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git CLI not installed")
+	}
+	refs := []plumbing.ReferenceName{"refs/heads/b", "refs/remotes/origin/b", "refs/notes/commits",
+		"refs/tags/v1", "refs/stash", "refs/other/x", "refs/headsx/y"}
+	for _, mode := range []string{"", "true", "always", "false", "no", "1"} {
+		dir := t.TempDir()
+		git := func(args ...string) {
+			t.Helper()
+			cmd := exec.Command("git", args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+				"GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@e", "GIT_COMMITTER_NAME=A", "GIT_COMMITTER_EMAIL=a@e")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+		git("init", "-q")
+		if mode != "" {
+			git("config", "core.logAllRefUpdates", mode)
+		}
+		git("commit", "-q", "--allow-empty", "-m", "one")
+		for _, ref := range refs {
+			git("update-ref", "-m", "moved", ref.String(), "HEAD")
+			_, err := os.Stat(filepath.Join(dir, ".git", Path(ref)))
+			if got, want := DefaultCreate(ref, mode), err == nil; got != want {
+				t.Errorf("logAllRefUpdates=%q: %s: DefaultCreate %v, git logged it: %v", mode, ref, got, want)
+			}
+		}
 	}
 }

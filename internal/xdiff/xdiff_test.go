@@ -93,6 +93,74 @@ func (g *gitDiffRunner) headers(a, b []byte, algo string, ih bool) (string, erro
 	return sb.String(), nil
 }
 
+// writePairs puts each pair in the runner's directory, as a/NNNNN and
+// b/NNNNN, for headersAll.
+func (g *gitDiffRunner) writePairs(pairs []xdiffCase) error {
+	for _, side := range []string{"a", "b"} {
+		if err := os.MkdirAll(filepath.Join(g.dir, side), 0o755); err != nil {
+			return err
+		}
+	}
+	for i, c := range pairs {
+		name := fmt.Sprintf("%05d", i)
+		if err := os.WriteFile(filepath.Join(g.dir, "a", name), c.a, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(g.dir, "b", name), c.b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// headersAll is headers for each of the n pairs writePairs wrote, from
+// one git diff --no-index of the two directories: git pairs the files by
+// name and diffs each as it diffs two files, and a process per pair and
+// configuration (4,800 of them) was most of the test's time.
+func (g *gitDiffRunner) headersAll(n int, algo string, ih bool) ([]string, error) {
+	heur := "--indent-heuristic"
+	if !ih {
+		heur = "--no-indent-heuristic"
+	}
+	cmd := exec.Command("git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+		"-U0", "--diff-algorithm="+algo, heur, "--", "a", "b")
+	cmd.Dir, cmd.Env = g.dir, g.env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			return nil, fmt.Errorf("git diff: %v: %s", err, stderr.String())
+		}
+	}
+	hs := make([]strings.Builder, n)
+	cur := -1
+	for _, l := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(l, "diff --git a/a/"); ok {
+			i, err := strconv.Atoi(rest[:strings.IndexByte(rest+" ", ' ')])
+			if err != nil || i < 0 || i >= n {
+				return nil, fmt.Errorf("git diff: unexpected header %q", l)
+			}
+			cur = i
+			continue
+		}
+		if !strings.HasPrefix(l, "@@ -") {
+			continue
+		}
+		end := strings.Index(l[3:], " @@")
+		if end < 0 || cur < 0 {
+			return nil, fmt.Errorf("bad hunk header %q", l)
+		}
+		hs[cur].WriteString(l[3:3+end] + "\n")
+	}
+	res := make([]string, n)
+	for i := range hs {
+		res[i] = hs[i].String()
+	}
+	return res, nil
+}
+
 func ourHeaders(a, b []byte, algo string, ih bool) string {
 	hs, err := Diff(context.Background(), a, b, Params{Algorithm: algo, IndentHeuristic: ih, TrimTail: true})
 	if err != nil {
@@ -352,23 +420,28 @@ func TestDiffGenerated(t *testing.T) {
 		failures = map[config][]int{}
 		gitErr   error
 	)
-	work := make(chan int)
+	all := newGitDiffRunner(t)
+	if err := all.writePairs(cases); err != nil {
+		t.Fatal(err)
+	}
+	work := make(chan config)
 	var wg sync.WaitGroup
 	for range max(runtime.NumCPU(), 2) {
-		run := newGitDiffRunner(t)
 		wg.Go(func() {
-			for i := range work {
-				c := cases[i]
-				for _, cf := range configs {
-					want, err := run.headers(c.a, c.b, cf.algo, cf.ih)
+			for cf := range work {
+				wants, err := all.headersAll(n, cf.algo, cf.ih)
+				if err != nil {
+					mu.Lock()
+					gitErr = err
+					mu.Unlock()
+					continue
+				}
+				for i, c := range cases {
 					got := ourHeaders(c.a, c.b, cf.algo, cf.ih)
 					mu.Lock()
-					switch {
-					case err != nil:
-						gitErr = err
-					case got == want:
+					if got == wants[i] {
 						matched[cf]++
-					default:
+					} else {
 						failures[cf] = append(failures[cf], i)
 					}
 					mu.Unlock()
@@ -376,8 +449,8 @@ func TestDiffGenerated(t *testing.T) {
 			}
 		})
 	}
-	for i := range cases {
-		work <- i
+	for _, cf := range configs {
+		work <- cf
 	}
 	close(work)
 	wg.Wait()

@@ -262,8 +262,9 @@ func ref(r *rand.Rand, f repoFacts) string {
 }
 
 // revArg picks a revision for a tool that takes ranges as git does (the
-// commit of git_show, the from_ref of git_diff): a revision, A..B, A...B,
-// or one of their one-sided forms.
+// commit of git_show and git_blame, the refs of git_diff) or refuses
+// them (git_checkout's commit): a revision, A..B, A...B, or one of their
+// one-sided forms.
 func revArg(r *rand.Rand, f repoFacts) string {
 	switch r.Intn(6) {
 	case 0:
@@ -423,6 +424,9 @@ func genChecks(r *rand.Rand, dir string) []check {
 			g = append(g, from)
 			if r.Intn(2) == 0 {
 				to := ref(r, f)
+				if r.Intn(4) == 0 {
+					to = revArg(r, f)
+				}
 				a["to_ref"] = to
 				g = append(g, to)
 			}
@@ -496,7 +500,7 @@ func genChecks(r *rand.Rand, dir string) []check {
 			g = append(g, "-L", fmt.Sprintf("%d,%d", s, e))
 		}
 		if r.Intn(3) == 0 {
-			c := ref(r, f)
+			c := revArg(r, f)
 			a["commit"] = c
 			g = append(g, c)
 		}
@@ -616,6 +620,9 @@ func genMutations(r *rand.Rand, f repoFacts) []check {
 				c.Args, c.Git = map[string]any{"create_branch": "new-b"}, []string{"checkout", "-b", "new-b"}
 			case 2:
 				x := ref(r, f)
+				if r.Intn(4) == 0 {
+					x = revArg(r, f) // a range is git's refusal
+				}
 				c.Args, c.Git = map[string]any{"commit": x}, []string{"checkout", "-q", "--detach", x}
 			case 3:
 				ps := []string{pathArg(r, f)}

@@ -221,6 +221,21 @@ func genOps(seed int64) []op {
 			ops = append(ops[:at], append([]op{rt}, ops[at:]...)...)
 		}
 	}
+	// Type changes through directories: a directory of tracked files
+	// replaced by a file or a symbolic link, a symbolic link by a
+	// directory, a symbolic link by a gitlink in the index; staged or
+	// not, in the history or in the final worktree. Their own generator.
+	dr := rand.New(rand.NewSource(seed ^ 0xd17e))
+	if dr.Intn(4) == 0 {
+		for n := 1 + dr.Intn(2); n > 0; n-- {
+			at := dr.Intn(len(ops) + 1)
+			if dr.Intn(2) == 0 {
+				at = len(ops)
+			}
+			rt := op{Kind: "retypedir", Sel: dr.Intn(1000), Content: dr.Intn(4), Seed: dr.Int63(), Flag: dr.Intn(2) == 0}
+			ops = append(ops[:at], append([]op{rt}, ops[at:]...)...)
+		}
+	}
 	// A big file (its diff over 1 MiB), written somewhere in the history
 	// or the final worktree, now and then. Its own generator.
 	bgr := rand.New(rand.NewSource(seed ^ 0xb16f11e))
@@ -272,6 +287,14 @@ func genOps(seed int64) []op {
 		for n := 1 + fr.Intn(3); n > 0; n-- {
 			add(op{Kind: "flag", Sel: fr.Intn(1000), Content: fr.Intn(3), Flag: fr.Intn(2) == 0, Path: genName(fr), Seed: fr.Int63()})
 		}
+	}
+	// A long history under everything else, now and then: hundreds of
+	// commits with side branches merged back, tags far down, and
+	// committer clocks out of order here and there. Its own generator;
+	// first, as the history the other operations build on.
+	hgr := rand.New(rand.NewSource(seed ^ 0x415707))
+	if hgr.Intn(8) == 0 {
+		ops = append([]op{{Kind: "history", Content: 150 + hgr.Intn(450), Seed: hgr.Int63()}}, ops...)
 	}
 	return ops
 }
@@ -822,6 +845,10 @@ func (b *builder) apply(o op) {
 		}
 	case "retype":
 		b.retype(o)
+	case "history":
+		b.history(o)
+	case "retypedir":
+		b.retypeDir(o)
 	case "sign":
 		b.sign(o.Flag)
 	case "rmcached":
@@ -955,6 +982,187 @@ func (b *builder) retype(o op) {
 			b.writeFile(p, content(5, o.Seed), 0o644)
 		}
 		stage(p)
+	}
+}
+
+// history imports o.Content commits onto main with git fast-import: each
+// edits one of a few files under hist/ (lines inserted, deleted,
+// replaced), one in six or so is on a side branch that a merge brings
+// back, every fiftieth is tagged h<n>, and one in fifteen has a committer
+// time up to five days behind its parent's. The worktree is then reset to
+// it.
+func (b *builder) history(o op) {
+	r := rand.New(rand.NewSource(o.Seed))
+	var buf bytes.Buffer
+	files := map[string][]string{}
+	edit := func(p string) []string {
+		ls := append([]string(nil), files[p]...)
+		for k := 1 + r.Intn(3); k > 0; k-- {
+			at := r.Intn(len(ls) + 1)
+			switch r.Intn(3) {
+			case 0:
+				ls = append(ls[:at], append([]string{words[r.Intn(len(words))]}, ls[at:]...)...)
+			case 1:
+				if at < len(ls) {
+					ls = append(ls[:at], ls[at+1:]...)
+				}
+			default:
+				if at < len(ls) {
+					ls[at] = fmt.Sprintf("%s %d", words[r.Intn(len(words))], r.Intn(100))
+				}
+			}
+		}
+		files[p] = ls
+		return ls
+	}
+	data := func(s string) { fmt.Fprintf(&buf, "data %d\n%s\n", len(s), s) }
+	when := int64(1690000000)
+	mark, mainMark, sideMark, sideLeft := 0, 0, 0, 0
+	commit := func(ref string, from, merge int, changed ...string) int {
+		mark++
+		when += 300 + r.Int63n(3000)
+		date := when
+		if r.Intn(15) == 0 {
+			date -= r.Int63n(5 * 86400)
+		}
+		who := identities[r.Intn(len(identities))]
+		zone := zones[r.Intn(len(zones))]
+		fmt.Fprintf(&buf, "commit %s\nmark :%d\n", ref, mark)
+		fmt.Fprintf(&buf, "author %s <%s> %d %s\n", who[0], who[1], date-r.Int63n(600), zone)
+		fmt.Fprintf(&buf, "committer %s <%s> %d %s\n", who[0], who[1], date, zone)
+		data(messages[r.Intn(len(messages))])
+		if from > 0 {
+			fmt.Fprintf(&buf, "from :%d\n", from)
+		}
+		if merge > 0 {
+			fmt.Fprintf(&buf, "merge :%d\n", merge)
+		}
+		for _, p := range changed {
+			fmt.Fprintf(&buf, "M 100644 inline %s\n", p)
+			content := strings.Join(files[p], "\n")
+			if content != "" {
+				content += "\n"
+			}
+			fmt.Fprintf(&buf, "data %d\n%s\n", len(content), content)
+		}
+		return mark
+	}
+	for i := 0; i < o.Content; i++ {
+		switch {
+		case sideLeft > 0 && r.Intn(3) == 0:
+			// Main goes on while the side branch is open.
+			p := fmt.Sprintf("hist/f%d.txt", r.Intn(5))
+			edit(p)
+			mainMark = commit("refs/heads/main", mainMark, 0, p)
+		case sideLeft > 0:
+			edit("hist/side.txt")
+			sideMark = commit("refs/heads/hist-side", sideMark, 0, "hist/side.txt")
+			sideLeft--
+			if sideLeft == 0 {
+				mainMark = commit("refs/heads/main", mainMark, sideMark, "hist/side.txt")
+			}
+		case mainMark > 0 && r.Intn(6) == 0:
+			sideMark, sideLeft = mainMark, 1+r.Intn(5)
+			edit("hist/side.txt")
+			sideMark = commit("refs/heads/hist-side", sideMark, 0, "hist/side.txt")
+			sideLeft--
+			if sideLeft == 0 {
+				mainMark = commit("refs/heads/main", mainMark, sideMark, "hist/side.txt")
+			}
+		default:
+			p := fmt.Sprintf("hist/f%d.txt", r.Intn(5))
+			edit(p)
+			mainMark = commit("refs/heads/main", mainMark, 0, p)
+		}
+		if mainMark > 0 && i%50 == 49 {
+			fmt.Fprintf(&buf, "reset refs/tags/h%d\nfrom :%d\n\n", i+1, mainMark)
+		}
+	}
+	if sideLeft > 0 {
+		mainMark = commit("refs/heads/main", mainMark, sideMark, "hist/side.txt")
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Env, cmd.Stdin = b.dir, b.env(), bytes.NewReader(buf.Bytes())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.script = append(b.script, "# fast-import failed: "+firstLine(string(out)))
+		return
+	}
+	b.script = append(b.script, fmt.Sprintf("printf '%%s' %s | git fast-import --quiet", shellQuote(buf.String())))
+	b.git("reset", "-q", "--hard")
+	b.clock = max(b.clock, when+3600)
+}
+
+// retypeDir changes a path's kind through a directory: by o.Content, 0
+// a directory of files becomes a file, 1 it becomes a symbolic link, 2 a
+// symbolic link becomes a directory holding a file, 3 the index records
+// a gitlink where a symbolic link is (the link left in place unless
+// o.Flag, which puts an empty directory there). o.Flag stages the
+// worktree change (0, 1, 2).
+func (b *builder) retypeDir(o op) {
+	var dirs, links []string
+	seen := map[string]bool{}
+	for _, p := range b.files() {
+		if fi, err := os.Lstat(filepath.Join(b.dir, p)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			links = append(links, p)
+		}
+		for d := filepath.Dir(p); d != "."; d = filepath.Dir(d) {
+			if !seen[d] {
+				seen[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	sort.Strings(dirs)
+	stage := func(p string) {
+		if o.Flag {
+			b.git("add", "-A", "--", p)
+		}
+	}
+	switch o.Content {
+	case 0, 1:
+		if len(dirs) == 0 {
+			return
+		}
+		d := dirs[o.Sel%len(dirs)]
+		if os.RemoveAll(filepath.Join(b.dir, d)) != nil {
+			return
+		}
+		b.script = append(b.script, "rm -r "+shellQuote(d))
+		if o.Content == 0 {
+			b.writeFile(d, content(1+int(o.Seed%5), o.Seed), 0o644)
+		} else {
+			if os.Symlink("nowhere", filepath.Join(b.dir, d)) != nil {
+				return
+			}
+			b.script = append(b.script, fmt.Sprintf("ln -s nowhere %s", shellQuote(d)))
+		}
+		stage(d)
+	case 2:
+		if len(links) == 0 {
+			return
+		}
+		p := links[o.Sel%len(links)]
+		_ = os.Remove(filepath.Join(b.dir, p))
+		b.script = append(b.script, "rm "+shellQuote(p))
+		b.writeFile(p+"/inside.txt", content(5, o.Seed), 0o644)
+		stage(p)
+	case 3:
+		if len(links) == 0 {
+			return
+		}
+		p := links[o.Sel%len(links)]
+		if _, err := b.git("ls-files", "--error-unmatch", "--", p); err != nil {
+			return
+		}
+		sha := fmt.Sprintf("%040x", o.Seed)[:40]
+		if _, err := b.git("update-index", "--cacheinfo", "160000,"+sha+","+p); err != nil {
+			return
+		}
+		if o.Flag {
+			_ = os.Remove(filepath.Join(b.dir, p))
+			_ = os.MkdirAll(filepath.Join(b.dir, p), 0o755)
+			b.script = append(b.script, fmt.Sprintf("rm %s && mkdir %s", shellQuote(p), shellQuote(p)))
+		}
 	}
 }
 

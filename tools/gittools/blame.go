@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
@@ -119,9 +120,13 @@ type scoreboard struct {
 	s       storer.EncodedObjectStorer
 	commits map[plumbing.Hash]*bcommit
 	shallow map[plumbing.Hash]bool
-	queue   commitQueue
-	seq     int
-	guilty  []bentry
+	// walk holds a range's UNINTERESTING marks (A of A..B and the
+	// ancestors git marked), the boundaries of the blame; nil without a
+	// range.
+	walk   *limitWalk
+	queue  commitQueue
+	seq    int
+	guilty []bentry
 	// index holds the paths of the index (for the fake commit), read
 	// lazily; fakePath's entry is replaced by the working tree's.
 	index     map[string]struct{}
@@ -159,10 +164,35 @@ func blame(ctx context.Context, r *git.Repository, prefix string, a blameArgs) (
 		}
 	}
 	var final *borigin
-	if a.Commit == "" {
+	commit, name := a.Commit, a.Commit
+	rangeArg := commit
+	if rangeArg == ".." {
+		// The revision blame takes is never a path: ".." is HEAD..HEAD.
+		rangeArg = "HEAD..HEAD"
+	}
+	rr, isRange, err := parseRevRange(r, rangeArg)
+	if err != nil {
+		return "", err
+	}
+	if isRange {
+		if commit, name, err = rangeFinal(ctx, r, rr); err != nil {
+			return "", err
+		}
+	}
+	if commit == "" {
 		final, err = sb.fakeWorkingTree(p)
 	} else {
-		final, err = sb.finalAt(a.Commit, p)
+		final, err = sb.finalAt(commit, name, p)
+	}
+	if err == nil && isRange {
+		// The working tree's commit is one more commit of the walk, the
+		// newest (added to git's pending objects when nothing else is
+		// the final).
+		var fake *limitNode
+		if final.c.fake {
+			fake = &limitNode{date: time.Now().Unix(), parents: final.c.parents, parsed: true}
+		}
+		sb.walk, _, err = rangeWalk(ctx, r, rr, fake)
 	}
 	if err != nil {
 		return "", err
@@ -263,8 +293,9 @@ func blamePath(r *git.Repository, prefix, p string) (string, error) {
 	}
 }
 
-// finalAt sets up the origin of path p at the revision rev.
-func (sb *scoreboard) finalAt(rev, p string) (*borigin, error) {
+// finalAt sets up the origin of path p at the revision rev, which git
+// names name (a range's side) in its messages.
+func (sb *scoreboard) finalAt(rev, name, p string) (*borigin, error) {
 	h, err := resolveBlameRev(sb.r, rev)
 	if err != nil {
 		return nil, err
@@ -275,7 +306,7 @@ func (sb *scoreboard) finalAt(rev, p string) (*borigin, error) {
 	}
 	e := sb.entry(c, p)
 	if e == nil || e.mode == filemode.Submodule {
-		return nil, fatalf("no such path %s in %s", p, rev)
+		return nil, fatalf("no such path %s in %s", p, name)
 	}
 	o := sb.origin(c, p, e.hash, e.mode)
 	if _, err := sb.load(o); err != nil {
@@ -302,6 +333,11 @@ func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
 	base, peel := rev, ""
 	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") {
 		base, peel = rev[:i], rev[i+2:len(rev)-1]
+		// peel_onion reads the type name as a prefix: a revision that
+		// was no range, "X^{tree}..y@{0}", is X's tree.
+		if strings.HasPrefix(peel, "tree}") {
+			peel = "tree"
+		}
 	}
 	if ref, spec, rest, ok := splitReflogRev(base); ok && rest == "" {
 		n, err := strconv.Atoi(spec)
@@ -602,7 +638,11 @@ func (sb *scoreboard) assign() error {
 			if o == nil {
 				break
 			}
-			if err := sb.passBlame(o); err != nil {
+			// A commit the range marked UNINTERESTING keeps its lines
+			// (a boundary) and marks its parents, as assign_blame does.
+			if n := sb.walkNode(c); n != nil && n.uninteresting {
+				sb.walk.markParentsUninteresting(n)
+			} else if err := sb.passBlame(o); err != nil {
 				return err
 			}
 			if len(c.parents) == 0 && !sb.cfg.showRoot {
@@ -621,7 +661,28 @@ func (sb *scoreboard) assign() error {
 			}
 		}
 	}
+	// git prints '^' for a commit UNINTERESTING when it prints, marked
+	// after blame passed through it or not.
+	if sb.walk != nil {
+		for h, c := range sb.commits {
+			if sb.walk.uninteresting(h) {
+				c.boundary = true
+			}
+		}
+	}
 	return nil
+}
+
+// walkNode is c's node in a range's walk, parsed as git parses a commit
+// blame looks at (which lets an UNINTERESTING mark spread through it);
+// nil without a range or for the working tree.
+func (sb *scoreboard) walkNode(c *bcommit) *limitNode {
+	if sb.walk == nil || c.fake {
+		return nil
+	}
+	n := sb.walk.node(c.hash)
+	sb.walk.parse(n)
+	return n
 }
 
 // parents are the scoreboard's parents of c; one that cannot be read is
@@ -650,6 +711,7 @@ func (sb *scoreboard) passBlame(o *borigin) error {
 			if sg[i] != nil || p == nil {
 				continue
 			}
+			sb.walkNode(p) // git parses the parent here
 			var po *borigin
 			switch {
 			case pass == 0 && i == 0 && sb.unchanged(o.c, o.path):
@@ -781,4 +843,55 @@ func (sb *scoreboard) passToParent(o, po *borigin) error {
 	o.suspects = keep
 	sb.queueBlames(po, give)
 	return nil
+}
+
+// rangeFinal is the commit git blame A..B digs from (find_single_final):
+// A..B excludes A, A...B the merge bases of A and B. Each side whose
+// object (a tag as written, not peeled: git flags the object it was
+// given) is not excluded is a final: two are git's error, none (A..A)
+// blames the working tree ("" is returned). name is the final's side as
+// written.
+func rangeFinal(ctx context.Context, r *git.Repository, rr revRange) (final, name string, err error) {
+	excluded := map[plumbing.Hash]bool{}
+	if rr.symmetric {
+		bases, err := mergeBases(ctx, r, rr.left.(*object.Commit), rr.right.(*object.Commit))
+		if err != nil {
+			return "", "", err
+		}
+		for _, c := range bases {
+			excluded[c.Hash] = true
+		}
+	} else {
+		excluded[rr.leftID] = true
+	}
+	var fo object.Object
+	sides := []struct {
+		id   plumbing.Hash
+		o    object.Object
+		name string
+	}{{rr.leftID, rr.left, rr.leftName}, {rr.rightID, rr.right, rr.rightName}}
+	for _, sd := range sides {
+		if excluded[sd.id] {
+			continue
+		}
+		if sd.o.Type() != plumbing.CommitObject {
+			return "", "", fatalf("Non commit %s?", sd.name)
+		}
+		if fo != nil {
+			return "", "", fatalf("More than one commit to dig from %s and %s?", sd.name, name)
+		}
+		fo, name = sd.o, sd.name
+	}
+	if fo == nil {
+		return "", "", nil
+	}
+	return fo.ID().String(), name, nil
+}
+
+// orHead is an empty side of a range: HEAD.
+func orHead(s string) string {
+	if s == "" {
+		return "HEAD"
+	}
+	return s
 }

@@ -17,7 +17,7 @@ import (
 // (edits of files made of few repeated lines, renames with and without
 // edits, copies, deletes, branches, --no-ff merges with conflicts resolved
 // by hand, committer dates out of order) and compares git_blame with git
-// blame for every file, at HEAD and in the working tree. A few seeds run
+// blame for every file, at HEAD, in the working tree and over a range. A few seeds run
 // by default; TGP_BLAME_SEEDS / TGP_BLAME_SEED0 run more (seeds 1000-1199
 // passed when this was written).
 func TestBlameRandomHistories(t *testing.T) {
@@ -205,5 +205,13 @@ func fuzzHistory(t *testing.T, seed int64) {
 	for _, p := range keys() {
 		sameBlame(t, f, map[string]any{"path": p}, "", "--", p)
 		sameBlame(t, f, map[string]any{"path": p, "commit": "HEAD"}, "", "HEAD", "--", p)
+	}
+	// Ranges: A..B blames from B with A's history its boundary, A...B
+	// from the one side that is no merge base (else git's error).
+	revs := append([]string{"HEAD~1", "HEAD~3", ""}, branches...)
+	for _, p := range keys() {
+		a, b := revs[r.Intn(len(revs))], revs[r.Intn(len(revs))]
+		rng := a + [...]string{"..", "..."}[r.Intn(2)] + b
+		sameBlame(t, f, map[string]any{"path": p, "commit": rng}, "", rng, "--", p)
 	}
 }

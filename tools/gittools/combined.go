@@ -80,7 +80,18 @@ func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, h
 		sl[i].pLno = make([]int, n)
 	}
 	if !binary {
+	parents:
 		for i := 0; i < n; i++ {
+			// A parent with the same object as an earlier one takes its
+			// result (reuse_combine_diff): no second diff, and no
+			// coalescing of the same lost lines, whose table is the
+			// product of their counts.
+			for j := 0; j < i; j++ {
+				if parentOID(parents, hasParent, i) == parentOID(parents, hasParent, j) {
+					reuseCombined(sl, cnt, i, j)
+					continue parents
+				}
+			}
 			combineParent(sl, cnt, i, datas[i], res)
 		}
 	}
@@ -151,6 +162,33 @@ func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, h
 		return
 	}
 	dumpSline(b, sl, cnt, n)
+}
+
+// parentOID is parent i's object id (zero when it has none), as
+// combine-diff.c compares them.
+func parentOID(parents []side, has []bool, i int) plumbing.Hash {
+	if !has[i] {
+		return plumbing.ZeroHash
+	}
+	return parents[i].hash
+}
+
+// reuseCombined is reuse_combine_diff: parent i is parent j's object, so
+// it has j's line numbers, added lines and lost lines.
+func reuseCombined(sl []sline, cnt, i, j int) {
+	imask, jmask := uint(1)<<i, uint(1)<<j
+	for lno := 0; lno <= cnt; lno++ {
+		sl[lno].pLno[i] = sl[lno].pLno[j]
+		for _, ll := range sl[lno].lost {
+			if ll.parents&jmask != 0 {
+				ll.parents |= imask
+			}
+		}
+		if sl[lno].flag&jmask != 0 {
+			sl[lno].flag |= imask
+		}
+	}
+	sl[cnt+1].pLno[i] = sl[cnt+1].pLno[j]
 }
 
 // combineParent records parent i's differences against the result and

@@ -4,8 +4,10 @@ package gittools
 // regressions shrunk from the differential suite.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -62,4 +64,81 @@ func TestRegressCombinedDiffDirectoryInPlaceAsGit(t *testing.T) {
 	sameOutput(t, f.dir, "git_diff", map[string]any{}, "diff")
 	f.write(t, "both/added.txt/notes.txt", "n\n")
 	sameOutput(t, f.dir, "git_diff", map[string]any{}, "diff")
+}
+
+// Parents with the same blob share one diff (combine-diff.c
+// reuse_combine_diff): their lost lines are one list, marked for both,
+// not a second list coalesced with the first. The output is git's in an
+// evil merge of two identical sides and in an octopus whose first and
+// third parents agree; and coalescing, a table of the product of the two
+// lists' lengths, is not paid for a stash whose index is HEAD's: a file
+// of 4,000 lines emptied in the worktree costs megabytes, not the 256 MB
+// of a 4,000 x 4,000 table (bytes allocated, not time, are measured).
+func TestRegressCombinedDiffSameParentBlobAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "a\nb\nc\nd\n")
+	f.write(t, "g.txt", "g\n")
+	f.commitAll(t, "base")
+	f.git(t, "checkout", "-q", "-b", "side")
+	f.write(t, "f.txt", "a\nB\nc\nd\nb\n")
+	f.write(t, "g.txt", "side\n")
+	f.commitAll(t, "side")
+	f.git(t, "checkout", "-q", "main")
+	f.write(t, "f.txt", "a\nB\nc\nd\nb\n")
+	f.write(t, "g.txt", "main\n")
+	f.commitAll(t, "main")
+	gittest.GitErr(f.dir, "merge", "-q", "--no-commit", "side")
+	f.write(t, "f.txt", "a\nc\nx\nb\n")
+	f.write(t, "g.txt", "both\n")
+	f.commitAll(t, "merge")
+	sameOutput(t, f.dir, "git_show", map[string]any{"commit": "HEAD"}, "show", "HEAD")
+	sameOutput(t, f.dir, "git_show", map[string]any{"commit": "HEAD", "stat": true}, "show", "--stat", "HEAD")
+
+	for _, c := range [][3]string{
+		{"p\nq\np\n", "q\np\nq\n", "z\n"},
+		{"a\nb\nc\nd\n", "b\nc\na\n", "x\n"},
+		{"x\ny\nz\nx\ny\n", "y\nx\nz\ny\nx\n", "z\n"},
+	} {
+		f := newRepo(t)
+		var parents []string
+		for i, content := range c[:2] {
+			f.write(t, "f.txt", content)
+			f.commitAll(t, "parent")
+			parents = append(parents, "-p", strings.TrimSpace(f.git(t, "rev-parse", "HEAD")))
+			if i == 1 {
+				f.write(t, "f.txt", c[0])
+				f.write(t, "o.txt", "o\n")
+				f.commitAll(t, "third parent, the first's blob")
+				parents = append(parents, "-p", strings.TrimSpace(f.git(t, "rev-parse", "HEAD")))
+			}
+		}
+		f.write(t, "f.txt", c[2])
+		f.git(t, "add", "-A")
+		tree := strings.TrimSpace(f.git(t, "write-tree"))
+		m := strings.TrimSpace(f.git(t, append([]string{"commit-tree", tree, "-m", "octopus"}, parents...)...))
+		f.git(t, "reset", "-q", "--hard", m)
+		sameOutput(t, f.dir, "git_show", map[string]any{"commit": "HEAD"}, "show", "HEAD")
+	}
+
+	f = newRepo(t)
+	var big strings.Builder
+	for i := 0; i < 4000; i++ {
+		fmt.Fprintf(&big, "line %d\n", i)
+	}
+	f.write(t, "big.txt", big.String())
+	f.commitAll(t, "big")
+	f.write(t, "big.txt", "")
+	f.git(t, "stash", "-q")
+	f = open(t, f.dir)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := f.call(t, "git_show", map[string]any{"commit": "stash@{0}"})
+	runtime.ReadMemStats(&after)
+	if want := f.git(t, "show", "stash@{0}"); got != want {
+		t.Errorf("git_show stash@{0} differs from git's:\n%s", got)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("git_show of a stash emptying 4,000 lines allocated %d MB: the identical parents were coalesced", n>>20)
+	}
 }

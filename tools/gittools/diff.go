@@ -72,7 +72,7 @@ func diffTool(d Deps) *tools.Tool {
 		Run: func(ctx context.Context, a diffArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, a.MaxBytes, func(ctx context.Context, r *git.Repository) (string, error) {
 				st := d.settings(r)
-				changes, err := collectChanges(r, st, d.relDir(a.WorkingDir), a)
+				changes, err := collectChanges(ctx, r, st, d.relDir(a.WorkingDir), a)
 				if err != nil {
 					return "", err
 				}
@@ -306,16 +306,23 @@ func readWorktree(fsys billy.Filesystem, p string) ([]byte, filemode.FileMode, e
 
 func blobHash(b []byte) plumbing.Hash { return plumbing.NewHash(registry.BlobHash(b)) }
 
+// resolveTree is the tree a diff's revision names: a commit's (a tag
+// peeled), or a tree itself ("HEAD^{tree}").
 func resolveTree(r *git.Repository, ref string) (*object.Tree, error) {
-	h, err := resolveRev(r, ref)
-	if err != nil {
-		return nil, unknownRevision(ref)
+	o, err := resolveObject(r, ref)
+	for err == nil {
+		switch x := o.(type) {
+		case *object.Tag:
+			o, err = x.Object()
+			continue
+		case *object.Commit:
+			return x.Tree()
+		case *object.Tree:
+			return x, nil
+		}
+		break
 	}
-	c, err := r.CommitObject(*h)
-	if err != nil {
-		return nil, unknownRevision(ref)
-	}
-	return c.Tree()
+	return nil, unknownRevision(ref)
 }
 
 func headTree(r *git.Repository) (*object.Tree, error) {
@@ -330,7 +337,7 @@ func headTree(r *git.Repository) (*object.Tree, error) {
 	return c.Tree()
 }
 
-func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*change, error) {
+func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd string, a diffArgs) ([]*change, error) {
 	ps, err := parsePathspec(wd, a.Paths)
 	if err != nil {
 		return nil, err
@@ -352,7 +359,7 @@ func collectChanges(r *git.Repository, s *settings, wd string, a diffArgs) ([]*c
 		return nil, err
 	}
 	if isRange && a.ToRef == "" && !a.Cached {
-		ft, tt, err := rr.trees()
+		ft, tt, err := rr.trees(ctx, r)
 		if err != nil {
 			return nil, err
 		}

@@ -21,7 +21,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 )
 
-// fastStatus computes what go-git's Worktree.Status computes, the way git
+// fastStatusIgnored computes what go-git's Worktree.Status computes, the way git
 // does it: HEAD against the index by hash, reading only the HEAD subtrees
 // whose hash differs from the tree the index directory would make
 // (gitbackend.DiffIndex, git's cache-tree shortcut); the index against the worktree by
@@ -37,12 +37,8 @@ import (
 // path resolution from the root per file) on as many threads as there
 // are CPUs, as git's preload-index does. The index comes from the
 // repository's warm state when it has one.
-func fastStatus(r *git.Repository, s *settings, untracked bool) (git.Status, error) {
-	st, _, _, err := scanStatus(r, s, statusScan{untracked: untracked})
-	return st, err
-}
-
-// fastStatusIgnored is fastStatus that also returns the index it read
+//
+// fastStatusIgnored also returns the index it read
 // (the repository's shared one: read it, never change it) and the ignored
 // untracked files (git add refuses to add them by name). With
 // underIndexFiles, untracked files inside a directory that replaced an

@@ -420,7 +420,11 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 		}
 		return 1
 	case 'm':
-		sb.WriteString(">")
+		if uf.pc.leftSide[c.Hash] {
+			sb.WriteString("<")
+		} else {
+			sb.WriteString(">")
+		}
 		return 1
 	case 'd', 'D':
 		decs := uf.deco(c.Hash)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // message splits a commit message as git's pretty code does: the subject
@@ -78,6 +79,9 @@ type prettyContext struct {
 	wd      string // the working directory (diff.relative)
 	// err is where a format stopped git as a whole (errTrustLevelBug).
 	err error
+	// leftSide are the commits of A...B's left side, which git flags
+	// SYMMETRIC_LEFT and %m marks "<" (">" every other).
+	leftSide map[plumbing.Hash]bool
 }
 
 // newPrettyContext reads what formatting needs: the mailmap (unless

@@ -1,7 +1,6 @@
 package gittools
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"sort"
@@ -21,6 +20,12 @@ type revRange struct {
 	arg         string
 	left, right object.Object
 	symmetric   bool
+	// leftName and rightName are the sides as written ("HEAD" for an
+	// empty one); leftID and rightID the objects they name before a tag
+	// is peeled: git flags those objects, so a tag side is never one of
+	// A...B's merge bases.
+	leftName, rightName string
+	leftID, rightID     plumbing.Hash
 }
 
 // parseRevRange is setup_revisions' handle_dotdot: the argument split at
@@ -41,11 +46,15 @@ func parseRevRange(r *git.Repository, arg string) (revRange, bool, error) {
 	if a == "" && b == "" && !rr.symmetric {
 		return revRange{}, false, nil // ".." is a path to git
 	}
-	side := func(rev string) (object.Object, bool) {
+	side := func(rev string) (object.Object, plumbing.Hash, bool) {
 		if rev == "" {
 			rev = "HEAD"
 		}
 		o, err := resolveObject(r, rev)
+		if err != nil {
+			return nil, plumbing.ZeroHash, false
+		}
+		id := o.ID()
 		for err == nil {
 			t, ok := o.(*object.Tag)
 			if !ok {
@@ -53,15 +62,16 @@ func parseRevRange(r *git.Repository, arg string) (revRange, bool, error) {
 			}
 			o, err = t.Object()
 		}
-		return o, err == nil
+		return o, id, err == nil
 	}
 	var ok bool
-	if rr.left, ok = side(a); !ok {
+	if rr.left, rr.leftID, ok = side(a); !ok {
 		return revRange{}, false, nil
 	}
-	if rr.right, ok = side(b); !ok {
+	if rr.right, rr.rightID, ok = side(b); !ok {
 		return revRange{}, false, nil
 	}
+	rr.leftName, rr.rightName = orHead(a), orHead(b)
 	if rr.symmetric {
 		for _, o := range []object.Object{rr.left, rr.right} {
 			if o.Type() != plumbing.CommitObject {
@@ -75,7 +85,7 @@ func parseRevRange(r *git.Repository, arg string) (revRange, bool, error) {
 
 // trees are the two sides of git diff A..B (A...B: the merge base and
 // B) as trees.
-func (rr revRange) trees() (from, to *object.Tree, err error) {
+func (rr revRange) trees(ctx context.Context, r *git.Repository) (from, to *object.Tree, err error) {
 	tree := func(o object.Object) (*object.Tree, error) {
 		switch o := o.(type) {
 		case *object.Commit:
@@ -89,7 +99,7 @@ func (rr revRange) trees() (from, to *object.Tree, err error) {
 	}
 	left := rr.left
 	if rr.symmetric {
-		mb, err := rr.mergeBase()
+		mb, err := rr.mergeBase(ctx, r)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -104,106 +114,101 @@ func (rr revRange) trees() (from, to *object.Tree, err error) {
 
 // mergeBase is the merge base git diff A...B uses: the first of
 // get_merge_bases, newest first (git warns when there are several).
-func (rr revRange) mergeBase() (*object.Commit, error) {
-	bases, err := rr.left.(*object.Commit).MergeBase(rr.right.(*object.Commit))
+func (rr revRange) mergeBase(ctx context.Context, r *git.Repository) (*object.Commit, error) {
+	bases, err := mergeBases(ctx, r, rr.left.(*object.Commit), rr.right.(*object.Commit))
 	if err != nil {
 		return nil, err
 	}
 	if len(bases) == 0 {
 		return nil, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: %s: no merge base", rr.arg)}
 	}
-	sort.SliceStable(bases, func(i, j int) bool { return bases[i].Committer.When.After(bases[j].Committer.When) })
 	return bases[0], nil
 }
 
-// commits are the range's commits in git log's order (committer date,
-// newest first; among equal dates the one queued first): those reachable
-// from the right side and not from the left (A..B), or from either side
-// and not from both (A...B). A shallow boundary has no parents. A tree or
-// a blob on the left excludes nothing, on the right shows nothing.
-func (rr revRange) commits(ctx context.Context, r *git.Repository) ([]*object.Commit, error) {
-	right, ok := rr.right.(*object.Commit)
-	if !ok {
-		return nil, nil
+// mergeBases are the best common ancestors of a and b, newest first: the
+// commits reachable from both that no other such commit has as a parent
+// (the common set holds every ancestor of its members, so a commit below
+// another common one is the parent of one). A shallow boundary ends the
+// history, as its grafts do for git.
+func mergeBases(ctx context.Context, r *git.Repository, a, b *object.Commit) ([]*object.Commit, error) {
+	ra, err := reachable(ctx, r, a)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := reachable(ctx, r, b)
+	if err != nil {
+		return nil, err
 	}
 	shallow := shallowCommits(r)
-	parents := func(c *object.Commit) []plumbing.Hash {
-		if shallow[c.Hash] {
-			return nil
-		}
-		return c.ParentHashes
-	}
-	reach := func(from *object.Commit) (map[plumbing.Hash]bool, error) {
-		seen := map[plumbing.Hash]bool{from.Hash: true}
-		stack := []*object.Commit{from}
-		for len(stack) > 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			c := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for _, ph := range parents(c) {
-				if seen[ph] {
-					continue
-				}
-				seen[ph] = true
-				if pc, err := object.GetCommit(r.Storer, ph); err == nil {
-					stack = append(stack, pc)
-				}
+	common := map[plumbing.Hash]*object.Commit{}
+	for h := range ra {
+		if rb[h] {
+			if c, err := object.GetCommit(r.Storer, h); err == nil {
+				common[h] = c
 			}
 		}
-		return seen, nil
 	}
-	fromLeft := map[plumbing.Hash]bool{}
-	left, isCommit := rr.left.(*object.Commit)
-	if isCommit {
-		var err error
-		if fromLeft, err = reach(left); err != nil {
-			return nil, err
+	below := map[plumbing.Hash]bool{}
+	for h, c := range common {
+		if shallow[h] {
+			continue
 		}
-	}
-	exclude := fromLeft
-	starts := []*object.Commit{right}
-	if rr.symmetric {
-		fromRight, err := reach(right)
-		if err != nil {
-			return nil, err
-		}
-		exclude = map[plumbing.Hash]bool{}
-		for h := range fromLeft {
-			if fromRight[h] {
-				exclude[h] = true
-			}
-		}
-		starts = []*object.Commit{left, right}
-	}
-	q := &walkQueue{}
-	seen := map[plumbing.Hash]bool{}
-	seq := 0
-	for _, c := range starts {
-		if !seen[c.Hash] {
-			seen[c.Hash] = true
-			heap.Push(q, walkItem{c: c, seq: seq})
-			seq++
+		for _, ph := range c.ParentHashes {
+			below[ph] = true
 		}
 	}
 	var out []*object.Commit
-	for q.Len() > 0 {
-		c := heap.Pop(q).(walkItem).c
-		if exclude[c.Hash] {
-			continue // its ancestors are excluded too
+	for h, c := range common {
+		if !below[h] {
+			out = append(out, c)
 		}
-		out = append(out, c)
-		for _, ph := range parents(c) {
-			if seen[ph] || exclude[ph] {
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if ti, tj := out[i].Committer.When, out[j].Committer.When; !ti.Equal(tj) {
+			return ti.After(tj)
+		}
+		return out[i].Hash.String() < out[j].Hash.String()
+	})
+	return out, nil
+}
+
+// commits are the range's commits in git log's order: those git's
+// limited walk keeps (see limitWalk), newest committer date first; left
+// holds those of A...B's left side. A tree or a blob on the left
+// excludes nothing, on the right shows nothing.
+func (rr revRange) commits(ctx context.Context, r *git.Repository) ([]*object.Commit, map[plumbing.Hash]bool, error) {
+	w, kept, err := rangeWalk(ctx, r, rr, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, left := w.visible(kept)
+	return out, left, nil
+}
+
+// reachable is every commit reachable from c (c too), .git/shallow's
+// boundaries ending the walk.
+func reachable(ctx context.Context, r *git.Repository, c *object.Commit) (map[plumbing.Hash]bool, error) {
+	shallow := shallowCommits(r)
+	seen := map[plumbing.Hash]bool{c.Hash: true}
+	stack := []*object.Commit{c}
+	for len(stack) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if shallow[x.Hash] {
+			continue
+		}
+		for _, ph := range x.ParentHashes {
+			if seen[ph] {
 				continue
 			}
 			seen[ph] = true
 			if pc, err := object.GetCommit(r.Storer, ph); err == nil {
-				heap.Push(q, walkItem{c: pc, seq: seq})
-				seq++
+				stack = append(stack, pc)
 			}
 		}
 	}
-	return out, nil
+	return seen, nil
 }

@@ -54,10 +54,11 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 	if isRange {
 		// A range is walked: each commit as git show shows one, in git
 		// log's order (git show A..B is git log -p --cc A..B).
-		commits, err := rr.commits(ctx, r)
+		commits, left, err := rr.commits(ctx, r)
 		if err != nil {
 			return "", err
 		}
+		pc.leftSide = left
 		var b strings.Builder
 		for i, c := range commits {
 			out, err := show(pc, r, c, a, i > 0)
@@ -179,6 +180,11 @@ func revisionError(r *git.Repository, rev string) error {
 // peeling: "<rev>^{tree}", "<rev>:<path>", an annotated tag, a full hash
 // of any object, else a commit.
 func resolveObject(r *git.Repository, rev string) (object.Object, error) {
+	// peel_onion: a revision ending in "}" is peeled at its last "^{",
+	// whose type name is read as a prefix ("X^{tree}..y@{0}" is X's tree).
+	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") && strings.HasPrefix(rev[i+2:], "tree}") {
+		rev = rev[:i] + "^{tree}"
+	}
 	if base, ok := strings.CutSuffix(rev, "^{tree}"); ok {
 		h, err := resolveRev(r, base)
 		if err != nil {

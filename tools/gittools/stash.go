@@ -160,6 +160,10 @@ func (s *stasher) entry(n int) (reflog.Entry, []reflog.Entry, error) {
 	return es[n], es, nil
 }
 
+// push is git stash push: the changes listed (pushChanges), I, W and U
+// committed (pushCommits), the stash stored (store), then the stashed
+// paths reset to HEAD and, with -u, the untracked files cleaned
+// (resetPushed).
 func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, error) {
 	head, err := s.r.Head()
 	if err != nil {
@@ -173,49 +177,11 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	if err != nil {
 		return "", err
 	}
-	if um := indexUnmerged(s.r); len(um) > 0 {
-		return "", needsMerge("", um)
-	}
-	// Untracked files as get_untracked_files lists them (fill_directory
-	// with no flags): those in a directory that replaced a tracked file too.
-	st, _, _, err := scanStatus(s.r, s.cfg, statusScan{untracked: true, underIndexFiles: true})
+	ch, err := s.pushChanges()
 	if err != nil {
 		return "", err
 	}
-	var tracked, untracked []string
-	// restored are the paths both: removed from the index (HEAD has
-	// them) with their files still on disk. U saves the file, the reset
-	// brings HEAD's back after the clean took it.
-	restored := map[string]bool{}
-	for p, fs := range st {
-		switch {
-		case fs.Staging == git.Untracked && fs.Worktree == git.Untracked:
-			untracked = append(untracked, p)
-		case fs.Worktree == git.Untracked:
-			untracked = append(untracked, p)
-			tracked = append(tracked, p)
-			restored[p] = true
-		case fs.Staging != git.Unmodified || fs.Worktree != git.Unmodified:
-			tracked = append(tracked, p)
-		}
-	}
-	sort.Strings(tracked)
-	sort.Strings(untracked)
-	// An entry added with intent to add is a change to stash push (its
-	// diff of the index shows it), and the stash's reset of a scratch
-	// index to the index's tree, which lacks it, stops at the first one
-	// before anything is saved: such an entry is never up to date
-	// (ie_match_stat).
-	idxNow, err := s.r.Storer.Index()
-	if err != nil {
-		return "", err
-	}
-	for _, e := range idxNow.Entries {
-		if e.IntentToAdd {
-			return "", errNotUptodate(e.Name)
-		}
-	}
-	if len(tracked) == 0 && (!a.IncludeUntracked || len(untracked) == 0) {
+	if len(ch.tracked) == 0 && (!a.IncludeUntracked || len(ch.untracked) == 0) {
 		return "No local changes to save\n", nil
 	}
 	sig, committer, err := s.d.signatures(s.r, time.Now())
@@ -229,26 +195,101 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	ab := newAbbrever(s.r)
 	ref := fmt.Sprintf("%s: %s %s", branch, ab.short(hc.Hash), subject(hc.Message))
 	ab.close()
+	msg := "WIP on " + ref
+	if a.Message != "" {
+		msg = "On " + branch + ": " + a.Message
+	}
+	wCommit, flagged, err := s.pushCommits(w, hc, ch, a.IncludeUntracked, ref, msg, sig, committer)
+	if err != nil {
+		return "", err
+	}
+	if err := s.store(ctx, wCommit, msg, committer); err != nil {
+		return "", err
+	}
+	if err := s.resetPushed(ctx, w, hc, ch, flagged, a.IncludeUntracked, wd); err != nil {
+		return "", err
+	}
+	return "Saved working directory and index state " + msg + "\n", nil
+}
+
+// pushedChanges are what stash push saves.
+type pushedChanges struct {
+	// tracked are the paths changed in the index or the worktree;
+	// untracked the untracked files (with -u).
+	tracked, untracked []string
+	// restored are the paths both: removed from the index (HEAD has
+	// them) with their files still on disk. U saves the file, the reset
+	// brings HEAD's back after the clean took it.
+	restored map[string]bool
+	// idx is the index as push found it.
+	idx *index.Index
+}
+
+// pushChanges lists what stash push saves, or why it cannot.
+func (s *stasher) pushChanges() (*pushedChanges, error) {
+	if um := indexUnmerged(s.r); len(um) > 0 {
+		return nil, needsMerge("", um)
+	}
+	// Untracked files as get_untracked_files lists them (fill_directory
+	// with no flags): those in a directory that replaced a tracked file too.
+	st, _, _, err := scanStatus(s.r, s.cfg, statusScan{untracked: true, underIndexFiles: true})
+	if err != nil {
+		return nil, err
+	}
+	ch := &pushedChanges{restored: map[string]bool{}}
+	for p, fs := range st {
+		switch {
+		case fs.Staging == git.Untracked && fs.Worktree == git.Untracked:
+			ch.untracked = append(ch.untracked, p)
+		case fs.Worktree == git.Untracked:
+			ch.untracked = append(ch.untracked, p)
+			ch.tracked = append(ch.tracked, p)
+			ch.restored[p] = true
+		case fs.Staging != git.Unmodified || fs.Worktree != git.Unmodified:
+			ch.tracked = append(ch.tracked, p)
+		}
+	}
+	sort.Strings(ch.tracked)
+	sort.Strings(ch.untracked)
+	// An entry added with intent to add is a change to stash push (its
+	// diff of the index shows it), and the stash's reset of a scratch
+	// index to the index's tree, which lacks it, stops at the first one
+	// before anything is saved: such an entry is never up to date
+	// (ie_match_stat).
+	if ch.idx, err = s.r.Storer.Index(); err != nil {
+		return nil, err
+	}
+	for _, e := range ch.idx.Entries {
+		if e.IntentToAdd {
+			return nil, errNotUptodate(e.Name)
+		}
+	}
+	return ch, nil
+}
+
+// pushCommits commits I (the index), U (the untracked files, with -u)
+// and W (HEAD's tree with the worktree state of the tracked paths, its
+// parents HEAD, I[, U]) with message msg, and returns W and the entries
+// git takes as matching their files unlooked (skip-worktree,
+// assume-unchanged).
+func (s *stasher) pushCommits(w *git.Worktree, hc *object.Commit, ch *pushedChanges, withUntracked bool, ref, msg string, sig, committer object.Signature) (plumbing.Hash, map[string]bool, error) {
 	// I: the index as a tree.
-	idx := idxNow
 	files := map[string]gitbackend.TreeFile{}
-	for _, e := range idx.Entries {
+	for _, e := range ch.idx.Entries {
 		files[e.Name] = gitbackend.TreeFile{Mode: e.Mode, Hash: e.Hash}
 	}
 	iTree, err := gitbackend.WriteTree(s.r.Storer, plumbing.ZeroHash, files)
 	if err != nil {
-		return "", err
+		return plumbing.ZeroHash, nil, err
 	}
 	iCommit, err := s.commit(iTree, []plumbing.Hash{hc.Hash}, "index on "+ref+"\n", sig, committer)
 	if err != nil {
-		return "", err
+		return plumbing.ZeroHash, nil, err
 	}
-	// W: HEAD's tree with the worktree state of tracked paths.
-	wfiles := map[string]gitbackend.TreeFile{}
 	// An entry git takes as matching its file unlooked (skip-worktree,
 	// assume-unchanged) is in W as the index has it.
 	flagged := gitbackend.AssumeUnchangedIn(s.r.Storer)
-	for _, e := range idxNow.Entries {
+	for _, e := range ch.idx.Entries {
 		if e.SkipWorktree {
 			if flagged == nil {
 				flagged = map[string]bool{}
@@ -256,6 +297,31 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 			flagged[e.Name] = true
 		}
 	}
+	wTree, err := s.worktreeTree(w, hc, ch.tracked, files, flagged)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	parents := []plumbing.Hash{hc.Hash, iCommit}
+	if withUntracked {
+		uCommit, err := s.untrackedCommit(w, ch.untracked, ref, sig, committer)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		parents = append(parents, uCommit)
+	}
+	// W's message has no newline: git's do_create_stash hands
+	// stash_msg_buf to commit_tree as it is (I's and U's end with one).
+	wCommit, err := s.commit(wTree, parents, msg, sig, committer)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	return wCommit, flagged, nil
+}
+
+// worktreeTree is W's tree: HEAD's with the worktree state of the
+// tracked paths; files are the index's entries (I).
+func (s *stasher) worktreeTree(w *git.Worktree, hc *object.Commit, tracked []string, files map[string]gitbackend.TreeFile, flagged map[string]bool) (plumbing.Hash, error) {
+	wfiles := map[string]gitbackend.TreeFile{}
 	for _, p := range tracked {
 		if ie, inIndex := files[p]; inIndex && flagged[p] {
 			wfiles[p] = ie
@@ -302,81 +368,72 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		mode = s.cfg.worktreeMode(mode, idxMode)
 		h, err := gitbackend.StoreBlob(s.r.Storer, data)
 		if err != nil {
-			return "", err
+			return plumbing.ZeroHash, err
 		}
 		wfiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
 	}
-	wTree, err := gitbackend.WriteTree(s.r.Storer, hc.TreeHash, wfiles)
-	if err != nil {
-		return "", err
-	}
-	parents := []plumbing.Hash{hc.Hash, iCommit}
-	if a.IncludeUntracked {
-		// git 2.39's do_create_stash saves U with -u whatever it holds
-		// (an empty tree when nothing is untracked).
-		ufiles := map[string]gitbackend.TreeFile{}
-		for _, p := range untracked {
-			data, mode, err := readWorktree(w.Filesystem, p)
-			if err != nil {
-				continue
-			}
-			data = s.eol.ToGit(p, data)
-			mode = s.cfg.worktreeMode(mode, 0)
-			h, err := gitbackend.StoreBlob(s.r.Storer, data)
-			if err != nil {
-				return "", err
-			}
-			ufiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
-		}
-		uTree, err := gitbackend.WriteTree(s.r.Storer, plumbing.ZeroHash, ufiles)
+	return gitbackend.WriteTree(s.r.Storer, hc.TreeHash, wfiles)
+}
+
+// untrackedCommit is U: the untracked files, no parent. git 2.39's
+// do_create_stash saves U with -u whatever it holds (an empty tree when
+// nothing is untracked).
+func (s *stasher) untrackedCommit(w *git.Worktree, untracked []string, ref string, sig, committer object.Signature) (plumbing.Hash, error) {
+	ufiles := map[string]gitbackend.TreeFile{}
+	for _, p := range untracked {
+		data, mode, err := readWorktree(w.Filesystem, p)
 		if err != nil {
-			return "", err
+			continue
 		}
-		uCommit, err := s.commit(uTree, nil, "untracked files on "+ref+"\n", sig, committer)
+		data = s.eol.ToGit(p, data)
+		mode = s.cfg.worktreeMode(mode, 0)
+		h, err := gitbackend.StoreBlob(s.r.Storer, data)
 		if err != nil {
-			return "", err
+			return plumbing.ZeroHash, err
 		}
-		parents = append(parents, uCommit)
+		ufiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
 	}
-	msg := "WIP on " + ref
-	if a.Message != "" {
-		msg = "On " + branch + ": " + a.Message
-	}
-	// W's message has no newline: git's do_create_stash hands
-	// stash_msg_buf to commit_tree as it is (I's and U's end with one).
-	wCommit, err := s.commit(wTree, parents, msg, sig, committer)
+	uTree, err := gitbackend.WriteTree(s.r.Storer, plumbing.ZeroHash, ufiles)
 	if err != nil {
-		return "", err
+		return plumbing.ZeroHash, err
 	}
+	return s.commit(uTree, nil, "untracked files on "+ref+"\n", sig, committer)
+}
+
+// store is git stash store: update_ref with a log forced (the stash
+// always has one), the entry appended.
+func (s *stasher) store(ctx context.Context, wCommit plumbing.Hash, msg string, committer object.Signature) error {
 	dg, err := s.dotgit()
 	if err != nil {
-		return "", err
+		return err
 	}
 	old := plumbing.ZeroHash
 	if ref, err := s.r.Storer.Reference(stashRef); err == nil {
 		old = ref.Hash()
 	}
 	if err := beforeChange(ctx); err != nil {
-		return "", err
+		return err
 	}
-	// git stash store: update_ref with a log forced (the stash always
-	// has one), the entry appended.
 	e := reflog.Entry{Old: old, New: wCommit, Who: reflog.Ident(committer.Name, committer.Email, committer.When), Message: msg}
 	if err := reflog.Append(dg, stashRef, e, true); err != nil {
-		return "", err
+		return err
 	}
-	if err := s.r.Storer.SetReference(plumbing.NewHashReference(stashRef, wCommit)); err != nil {
-		return "", err
-	}
+	return s.r.Storer.SetReference(plumbing.NewHashReference(stashRef, wCommit))
+}
+
+// resetPushed ends a push once the stash is stored: the stashed paths
+// reset to HEAD (git's reset --hard) and, with -u, the saved untracked
+// files cleaned (git clean -d). wd is the directory the call runs in.
+func (s *stasher) resetPushed(ctx context.Context, w *git.Worktree, hc *object.Commit, ch *pushedChanges, flagged map[string]bool, withUntracked bool, wd string) error {
 	// cleanUntracked is the stash's git clean: the untracked files it
 	// saved go (with -u).
 	// resetDone: the reset ran, so the paths it restored stay.
 	cleanUntracked := func(resetDone bool) {
-		if !a.IncludeUntracked {
+		if !withUntracked {
 			return
 		}
-		for _, p := range untracked {
-			if !resetDone || !restored[p] {
+		for _, p := range ch.untracked {
+			if !resetDone || !ch.restored[p] {
 				_ = w.Filesystem.Remove(p)
 			}
 		}
@@ -403,22 +460,22 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	// flag (verify_uptodate): one whose stat data are not the entry's
 	// stops it, the stash saved.
 	if ht, err := hc.Tree(); err == nil {
-		for _, e := range idxNow.Entries {
+		for _, e := range ch.idx.Entries {
 			if !e.SkipWorktree && !flagged[e.Name] {
 				continue
 			}
 			if he := findEntry(s.r.Storer, ht, e.Name); he != nil && he.Hash == e.Hash && he.Mode == e.Mode {
 				continue
 			}
-			if !flaggedUptodate(w.Filesystem, s.cfg, e, idxNow.ModTime, s.eol.ToGit) {
+			if !flaggedUptodate(w.Filesystem, s.cfg, e, ch.idx.ModTime, s.eol.ToGit) {
 				cleanUntracked(false) // git's clean ran before the reset stopped
-				return "", errNotUptodate(e.Name)
+				return errNotUptodate(e.Name)
 			}
 		}
 	}
 	// Reset the stashed paths to HEAD and remove stashed untracked files.
-	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, tracked, s.eol.ToWorktree); err != nil {
-		return "", err
+	if err := gitbackend.ApplyPathsSmudged(s.r.Storer, w.Filesystem, hc.TreeHash, ch.tracked, s.eol.ToWorktree); err != nil {
+		return err
 	}
 	// The internal "reset --hard" ends a merge in progress, and runs
 	// in a child git whose removals do not spare the directory stash was
@@ -431,7 +488,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		s.d.reflogs(s.r).log(plumbing.HEAD, hc.Hash, hc.Hash, "reset: moving to HEAD")
 	}
 	cleanUntracked(true)
-	return "Saved working directory and index state " + msg + "\n", nil
+	return nil
 }
 
 // errNotUptodate is stash push stopped by an index entry its reset may
@@ -545,7 +602,6 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if err != nil {
 		return "", err
 	}
-	from, to := trees.base, trees.saved
 	ours, conflictStages, err := stagedIndexFiles(s.r)
 	if err != nil {
 		return "", err
@@ -567,99 +623,19 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if pop {
 		kept = "The stash entry is kept in case you need it again.\n"
 	}
-	style := xdiff.StyleMerge
-	switch strings.ToLower(s.cfg.orDefault().conf.String("merge.conflictStyle", "merge")) {
-	case "diff3":
-		style = xdiff.StyleDiff3
-	case "zdiff3":
-		style = xdiff.StyleZealousDiff3
-	}
-	conf := s.cfg.orDefault().conf
-	mres, err := ortMergeTrees(ctx, from, ours, to, ortOptions{
-		ancestor: "Stash base", branch1: "Updated upstream", branch2: "Stashed changes", style: style,
-		attrs:      loadAttributes(s.r, false),
-		userDriver: func(name string) bool { return conf.String("merge."+name+".driver", "") != "" },
-	})
+	mres, err := s.mergeStash(ctx, trees, ours)
 	if err != nil {
 		return "", err
-	}
-	if trees.same {
-		// merge_ort_nonrecursive: nothing to merge (a stash of untracked
-		// files only).
-		mres = &ortMerge{entries: map[string]*ortEntry{}, msgs: map[string][]string{"": {"Already up to date."}}, clean: true}
 	}
 	if mres.unsupported != "" {
 		return "", &tools.Error{Kind: tools.KindConflict, Message: "git_stash does not rebuild this merge (" + mres.unsupported +
 			"); nothing was changed and the stash is kept. Apply it with the git CLI.",
 			Details: map[string]any{"unsupported": mres.unsupported}}
 	}
-	// The paths whose result is not the index's version: the merge's
-	// checkout writes them, so each must be unchanged in the worktree
-	// (or missing), and one the index lacks must not be there at all.
-	var writes []mergeWrite
-	var dirty, untrackedInWay []string
-	for p, en := range mres.entries {
-		o, inO := ours[p]
-		if sameVersion(o, inO, en.result, en.resultOK) {
-			continue
-		}
-		if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
-			if !inO {
-				untrackedInWay = append(untrackedInWay, p)
-				continue
-			}
-			cur = s.eol.ToGit(p, cur)
-			if blobHash(cur) != o.hash || s.cfg.worktreeMode(mode, o.mode) != o.mode {
-				dirty = append(dirty, p)
-				continue
-			}
-		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && en.resultOK {
-			dirty = append(dirty, p)
-			continue
-		}
-		writes = append(writes, mergeWrite{path: p, res: en.result, del: !en.resultOK})
-	}
-	for p := range ita {
-		if _, ok := mres.entries[p]; ok {
-			continue
-		}
-		// An intent-to-add entry is never up to date (ie_match_stat).
-		dirty = append(dirty, p)
-	}
-	var untracked []*object.File
-	var inTheWay []string
-	if wc.NumParents() > 2 {
-		if uc, err := wc.Parent(2); err == nil {
-			ut, err := uc.Tree()
-			if err != nil {
-				return "", err
-			}
-			// Every name git stored (tree.Files would stop at the first
-			// one go-git's path check refuses, and the stash would be
-			// dropped without it).
-			wk := object.NewTreeWalker(ut, true, nil)
-			wk.SkipPathValidation()
-			for {
-				name, e, err := wk.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					wk.Close()
-					return "", err
-				}
-				if e.Mode == filemode.Dir {
-					continue
-				}
-				blob, err := object.GetBlob(s.r.Storer, e.Hash)
-				if err != nil {
-					wk.Close()
-					return "", err
-				}
-				untracked = append(untracked, object.NewFile(name, e.Mode, blob))
-			}
-			wk.Close()
-		}
+	writes, dirty, untrackedInWay := s.mergeWrites(w, mres, ours, ita)
+	untracked, err := s.stashedUntracked(wc)
+	if err != nil {
+		return "", err
 	}
 	if err := beforeChange(ctx); err != nil {
 		return "", err
@@ -675,36 +651,9 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 			return "", err
 		}
 	}
-	// The untracked files are restored as git's checkout-index --all
-	// writes U's entries, in index order: one whose file exists is
-	// skipped ("already exists, no checkout"), one whose directory
-	// cannot be made (a file stands at it) stops the rest
-	// (create_directories dies).
-	var fatalDir string
-	if len(untracked) > 0 {
-		sort.SliceStable(untracked, func(i, j int) bool { return untracked[i].Name < untracked[j].Name })
-		eol := newEOLConverter(s.r, s.cfg)
-		for _, f := range untracked {
-			if d := blockedDir(w.Filesystem, f.Name); d != "" {
-				fatalDir = d
-				break
-			}
-			if _, err := w.Filesystem.Lstat(f.Name); err == nil {
-				inTheWay = append(inTheWay, f.Name)
-				continue
-			}
-			content, err := f.Contents()
-			if err != nil {
-				return "", err
-			}
-			data := []byte(content)
-			if f.Mode != filemode.Symlink {
-				data = eol.ToWorktree(f.Name, data)
-			}
-			if err := gitbackend.WriteWorktreeFile(w.Filesystem, f.Name, f.Mode, data); err != nil {
-				return "", err
-			}
-		}
+	inTheWay, fatalDir, err := s.restoreUntracked(w, untracked)
+	if err != nil {
+		return "", err
 	}
 	st, err := status(s.r, s.cfg, wd, statusArgs{Porcelain: false, Untracked: true}, nil)
 	if err != nil {
@@ -753,6 +702,146 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 		out += fmt.Sprintf("Dropped refs/stash@{%d} (%s)\n", n, e.New)
 	}
 	return out, nil
+}
+
+// mergeStash merges the stash's saved tree into ours (the index) from
+// its base, as do_apply_stash's merge_ort_nonrecursive does, with
+// merge.conflictStyle and the merge drivers configured.
+func (s *stasher) mergeStash(ctx context.Context, trees stashTrees, ours map[string]side) (*ortMerge, error) {
+	style := xdiff.StyleMerge
+	switch strings.ToLower(s.cfg.orDefault().conf.String("merge.conflictStyle", "merge")) {
+	case "diff3":
+		style = xdiff.StyleDiff3
+	case "zdiff3":
+		style = xdiff.StyleZealousDiff3
+	}
+	conf := s.cfg.orDefault().conf
+	mres, err := ortMergeTrees(ctx, trees.base, ours, trees.saved, ortOptions{
+		ancestor: "Stash base", branch1: "Updated upstream", branch2: "Stashed changes", style: style,
+		attrs:      loadAttributes(s.r, false),
+		userDriver: func(name string) bool { return conf.String("merge."+name+".driver", "") != "" },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if trees.same {
+		// merge_ort_nonrecursive: nothing to merge (a stash of untracked
+		// files only).
+		mres = &ortMerge{entries: map[string]*ortEntry{}, msgs: map[string][]string{"": {"Already up to date."}}, clean: true}
+	}
+	return mres, nil
+}
+
+// mergeWrites lists the paths whose result is not the index's version:
+// the merge's checkout writes them, so each must be unchanged in the
+// worktree (or missing; else it is dirty), and one the index lacks must
+// not be there at all (untrackedInWay). ita are the index's entries added
+// with intent to add.
+func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[string]side) (writes []mergeWrite, dirty, untrackedInWay []string) {
+	for p, en := range mres.entries {
+		o, inO := ours[p]
+		if sameVersion(o, inO, en.result, en.resultOK) {
+			continue
+		}
+		if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
+			if !inO {
+				untrackedInWay = append(untrackedInWay, p)
+				continue
+			}
+			cur = s.eol.ToGit(p, cur)
+			if blobHash(cur) != o.hash || s.cfg.worktreeMode(mode, o.mode) != o.mode {
+				dirty = append(dirty, p)
+				continue
+			}
+		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && en.resultOK {
+			dirty = append(dirty, p)
+			continue
+		}
+		writes = append(writes, mergeWrite{path: p, res: en.result, del: !en.resultOK})
+	}
+	for p := range ita {
+		if _, ok := mres.entries[p]; ok {
+			continue
+		}
+		// An intent-to-add entry is never up to date (ie_match_stat).
+		dirty = append(dirty, p)
+	}
+	return writes, dirty, untrackedInWay
+}
+
+// stashedUntracked are the files of the stash's U commit (none without
+// one).
+func (s *stasher) stashedUntracked(wc *object.Commit) ([]*object.File, error) {
+	var untracked []*object.File
+	if wc.NumParents() > 2 {
+		if uc, err := wc.Parent(2); err == nil {
+			ut, err := uc.Tree()
+			if err != nil {
+				return nil, err
+			}
+			// Every name git stored (tree.Files would stop at the first
+			// one go-git's path check refuses, and the stash would be
+			// dropped without it).
+			wk := object.NewTreeWalker(ut, true, nil)
+			wk.SkipPathValidation()
+			for {
+				name, e, err := wk.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					wk.Close()
+					return nil, err
+				}
+				if e.Mode == filemode.Dir {
+					continue
+				}
+				blob, err := object.GetBlob(s.r.Storer, e.Hash)
+				if err != nil {
+					wk.Close()
+					return nil, err
+				}
+				untracked = append(untracked, object.NewFile(name, e.Mode, blob))
+			}
+			wk.Close()
+		}
+	}
+	return untracked, nil
+}
+
+// restoreUntracked writes the stash's untracked files as git's
+// checkout-index --all writes U's entries, in index order: one whose file
+// exists is skipped ("already exists, no checkout": inTheWay), one whose
+// directory cannot be made (a file stands at it: fatalDir) stops the rest
+// (create_directories dies).
+func (s *stasher) restoreUntracked(w *git.Worktree, untracked []*object.File) (inTheWay []string, fatalDir string, err error) {
+	if len(untracked) == 0 {
+		return nil, "", nil
+	}
+	sort.SliceStable(untracked, func(i, j int) bool { return untracked[i].Name < untracked[j].Name })
+	eol := newEOLConverter(s.r, s.cfg)
+	for _, f := range untracked {
+		if d := blockedDir(w.Filesystem, f.Name); d != "" {
+			fatalDir = d
+			break
+		}
+		if _, err := w.Filesystem.Lstat(f.Name); err == nil {
+			inTheWay = append(inTheWay, f.Name)
+			continue
+		}
+		content, err := f.Contents()
+		if err != nil {
+			return nil, "", err
+		}
+		data := []byte(content)
+		if f.Mode != filemode.Symlink {
+			data = eol.ToWorktree(f.Name, data)
+		}
+		if err := gitbackend.WriteWorktreeFile(w.Filesystem, f.Name, f.Mode, data); err != nil {
+			return nil, "", err
+		}
+	}
+	return inTheWay, fatalDir, nil
 }
 
 // mergeWrite is a path the merge changes: its result, or a deletion.

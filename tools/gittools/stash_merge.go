@@ -108,8 +108,32 @@ func objType(m filemode.FileMode) int {
 	return 1
 }
 
-// ortMergeTrees merges ours and theirs from base (path → version maps).
+// ortMergeTrees merges ours and theirs from base (path → version maps)
+// in merge-ort's phases: the versions of every path collected
+// (collect_merge_info), the renames of each side processed
+// (process_renames), then each path resolved (process_entries). A merge
+// it does not rebuild returns with m.unsupported set.
 func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o ortOptions) (*ortMerge, error) {
+	m := collectOrtEntries(base, ours, theirs)
+	if m.unsupported != "" {
+		return m, nil
+	}
+	if err := m.processRenames(ctx, base, ours, theirs, o); err != nil {
+		return nil, err
+	}
+	if m.unsupported != "" {
+		return m, nil
+	}
+	if err := m.processEntries(ctx, o); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// collectOrtEntries is every path's versions in base (0), ours (1) and
+// theirs (2); a directory on one side where another has a file is not
+// rebuilt (m.unsupported).
+func collectOrtEntries(base, ours, theirs map[string]side) *ortMerge {
 	m := &ortMerge{entries: map[string]*ortEntry{}, msgs: map[string][]string{}, clean: true}
 	get := func(p string) *ortEntry {
 		e := m.entries[p]
@@ -143,13 +167,17 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 	for p, e := range m.entries {
 		if dirs[p] && !(sameVersion(e.st[1], e.has[1], e.st[2], e.has[2]) || sameVersion(e.st[0], e.has[0], e.st[2], e.has[2])) {
 			m.unsupported = "a directory and a file at " + p
-			return m, nil
+			return m
 		}
 	}
-	// Renames on each side (process_renames): the source's other versions
-	// move to the new name, where they merge. A rename matters only where
-	// the other side did not leave the source as it was (merge-ort does
-	// not even look for it then).
+	return m
+}
+
+// processRenames handles the renames on each side (process_renames): the
+// source's other versions move to the new name, where they merge. A
+// rename matters only where the other side did not leave the source as
+// it was (merge-ort does not even look for it then).
+func (m *ortMerge) processRenames(ctx context.Context, base, ours, theirs map[string]side, o ortOptions) error {
 	ren := [3]map[string]string{nil, renamedBetween(base, ours), renamedBetween(base, theirs)}
 	trees := [3]map[string]side{base, ours, theirs}
 	branch := [3]string{o.ancestor, o.branch1, o.branch2}
@@ -169,7 +197,7 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 			if d2, ok := ren[other][src]; ok {
 				if d2 != dst {
 					m.unsupported = "rename/rename of " + src
-					return m, nil
+					return nil
 				}
 				if target == 2 {
 					continue // done from side 1
@@ -193,14 +221,14 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 				tmp.st[target], tmp.names[target] = e.st[target], dst
 				if objType(tmp.st[1].mode) != objType(tmp.st[2].mode) || objType(ov.mode) == 3 || objType(e.st[target].mode) == 3 {
 					m.unsupported = "a rename onto " + dst
-					return m, nil
+					return nil
 				}
 				res, clean, err := m.contentMerge(ctx, src, tmp, o)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if m.unsupported != "" {
-					return m, nil
+					return nil
 				}
 				e.st[target] = res
 				if !clean {
@@ -220,6 +248,13 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 			m.entries[src].removed = true
 		}
 	}
+	return nil
+}
+
+// processEntries resolves each path (process_entries): a trivial merge
+// takes the side that changed, two versions of one type merge their
+// content, an add or a modify/delete leaves the version there is.
+func (m *ortMerge) processEntries(ctx context.Context, o ortOptions) error {
 	paths := make([]string, 0, len(m.entries))
 	for p := range m.entries {
 		paths = append(paths, p)
@@ -259,17 +294,17 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 		for _, s := range []side{b, a, t} {
 			if s.mode == filemode.Submodule {
 				m.unsupported = "a submodule at " + p
-				return m, nil
+				return nil
 			}
 		}
 		switch {
 		case aok && tok && objType(a.mode) != objType(t.mode):
 			m.unsupported = "two types at " + p
-			return m, nil
+			return nil
 		case aok && tok:
 			res, clean, err := m.contentMerge(ctx, p, e, o)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			e.result, e.resultOK, e.clean = res, true, clean && !e.pathConflict
 			if !clean {
@@ -303,7 +338,7 @@ func ortMergeTrees(ctx context.Context, base, ours, theirs map[string]side, o or
 			m.clean = false
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // contentMerge is handle_content_merge for two versions of one type.

@@ -1,4 +1,4 @@
-package gitbackend
+package packfile
 
 import (
 	"compress/zlib"
@@ -9,7 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// deltaReader reads objects out of a packReader's packs, resolving delta
+// DeltaReader reads objects out of a Reader's packs, resolving delta
 // chains (offset and ref deltas) as git's unpack_entry does, with a cache
 // of what it resolved: along a history each version of a file or tree is
 // the base of the next, so a base once resolved is read again at once.
@@ -17,8 +17,8 @@ import (
 // in the last generation moves to the new one), an LRU without a list.
 // Not safe for concurrent use; the bytes it returns are shared with the
 // cache and must not be changed.
-type deltaReader struct {
-	pr         *packReader
+type DeltaReader struct {
+	pr         *Reader
 	zr         io.ReadCloser
 	young, old map[objKey]cachedObj
 	youngSize  int
@@ -36,23 +36,29 @@ type objKey struct {
 	off  uint64
 }
 
-func newDeltaReader(pr *packReader, limit int) *deltaReader {
-	return &deltaReader{pr: pr, limit: limit}
+// NewDeltaReader reads pr's packs with a cache of about limit bytes.
+func NewDeltaReader(pr *Reader, limit int) *DeltaReader {
+	return &DeltaReader{pr: pr, limit: limit}
 }
 
-// errNotPacked: the object is in none of the packs.
-var errNotPacked = errors.New("object not in the packs")
+// SetReader makes d read pr's packs, keeping its cache: a pack is named
+// by its checksum, so what was cached from a pack pr still lists is
+// still right.
+func (d *DeltaReader) SetReader(pr *Reader) { d.pr = pr }
 
-// read resolves h (errNotPacked when no pack has it).
-func (d *deltaReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	p, off, ok := d.pr.find(h)
+// ErrNotPacked is what Read returns for an object in none of the packs.
+var ErrNotPacked = errors.New("object not in the packs")
+
+// Read resolves h (ErrNotPacked when no pack has it).
+func (d *DeltaReader) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	p, off, ok := d.pr.Find(h)
 	if !ok {
-		return 0, nil, errNotPacked
+		return 0, nil, ErrNotPacked
 	}
-	return d.readAt(p, off)
+	return d.ReadAt(p, off)
 }
 
-func (d *deltaReader) cached(k objKey) (cachedObj, bool) {
+func (d *DeltaReader) cached(k objKey) (cachedObj, bool) {
 	if o, ok := d.young[k]; ok {
 		return o, true
 	}
@@ -63,7 +69,7 @@ func (d *deltaReader) cached(k objKey) (cachedObj, bool) {
 	return cachedObj{}, false
 }
 
-func (d *deltaReader) keep(k objKey, o cachedObj) {
+func (d *DeltaReader) keep(k objKey, o cachedObj) {
 	if d.limit <= 0 || len(o.data) > d.limit/2 {
 		return
 	}
@@ -74,8 +80,8 @@ func (d *deltaReader) keep(k objKey, o cachedObj) {
 	d.youngSize += len(o.data)
 }
 
-// readAt resolves the entry at off of p.
-func (d *deltaReader) readAt(p *readPack, off uint64) (plumbing.ObjectType, []byte, error) {
+// ReadAt resolves the entry at off of p.
+func (d *DeltaReader) ReadAt(p *Pack, off uint64) (plumbing.ObjectType, []byte, error) {
 	// The chain is followed down to a whole object or a cached one, then
 	// the deltas are applied back up: no recursion, however long it is.
 	type link struct {
@@ -98,7 +104,7 @@ func (d *deltaReader) readAt(p *readPack, off uint64) (plumbing.ObjectType, []by
 		if err != nil {
 			return 0, nil, err
 		}
-		var bp *readPack
+		var bp *Pack
 		var boff uint64
 		switch t {
 		case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
@@ -125,7 +131,7 @@ func (d *deltaReader) readAt(p *readPack, off uint64) (plumbing.ObjectType, []by
 				return 0, nil, err
 			}
 			var ok bool
-			if bp, boff, ok = d.pr.find(bh); !ok {
+			if bp, boff, ok = d.pr.Find(bh); !ok {
 				return 0, nil, fmt.Errorf("%s.pack: delta base %s: %w", p.path, bh, plumbing.ErrObjectNotFound)
 			}
 		default:
@@ -152,7 +158,7 @@ func (d *deltaReader) readAt(p *readPack, off uint64) (plumbing.ObjectType, []by
 		p, off = bp, boff
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		out, err := applyDelta(data, chain[i].delta)
+		out, err := ApplyDelta(data, chain[i].delta)
 		if err != nil {
 			return 0, nil, fmt.Errorf("%s.pack: delta at %d: %w", chain[i].k.pack, chain[i].k.off, err)
 		}

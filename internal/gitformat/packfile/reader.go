@@ -1,10 +1,9 @@
-package gitbackend
+package packfile
 
 import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,30 +14,32 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/tgp-go/tgp/internal/gitformat/idxfile"
 )
 
-// packReader reads objects straight from the packs of a git directory on
+// Reader reads objects straight from the packs of a git directory on
 // disk: the .idx files searched in place (no index built in memory), whole
 // objects inflated from the .pack, small packs' entries handed out as they
-// are for copying. It is what a push under the remote's lock reads other
-// agents' new commits with; deltas and loose objects, which our own pushes
-// never write, are read through go-git (fallback).
-type packReader struct {
-	cache    *packCache
-	packs    []*readPack
+// are for copying (Raw). Deltas and loose objects are read through go-git
+// (the fallback store) by EncodedObject; DeltaReader resolves deltas
+// itself. It is a read-only storer.EncodedObjectStorer.
+type Reader struct {
+	cache    *Cache
+	packs    []*Pack
 	fallback func() *filesystem.Storage
 	fb       *filesystem.Storage
 	zr       io.ReadCloser
 }
 
-type readPack struct {
+// Pack is one pack of a Reader.
+type Pack struct {
 	path  string // without extension
-	idx   []byte
-	n     int
+	idx   idxfile.Index
 	data  []byte   // the whole .pack, for small packs
 	f     *os.File // large packs, read in place
 	size  int64
-	cache *packCache
+	cache *Cache
 }
 
 // inMemoryPack is the size under which a pack is read whole;
@@ -48,23 +49,26 @@ const (
 	cachedPack   = 256 << 10
 )
 
-// packCache keeps the .idx files and the small .pack files of a remote
-// between operations: a pack is named by its checksum, so what is cached
-// under a name never goes stale; names no longer listed are dropped.
-type packCache struct {
+// Cache keeps the .idx files and the small .pack files of a git
+// directory between Readers: a pack is named by its checksum, so what is
+// cached under a name never goes stale; names no longer listed are
+// dropped. The zero Cache is empty and ready.
+type Cache struct {
 	idx  map[string][]byte
 	data map[string][]byte
 }
 
-// openPackReader lists gitdir's packs; cache (optional) keeps their bytes
-// for the next reader.
-func openPackReader(gitdir string, fallback func() *filesystem.Storage, cache *packCache) (*packReader, error) {
+// Open lists the packs of gitdir; fallback opens the store that reads
+// what they do not hold, at most once, when first needed; cache
+// (optional) keeps their bytes for the next Reader. An index that is not
+// valid is left out (go-git, reading it, refuses it with an error).
+func Open(gitdir string, fallback func() *filesystem.Storage, cache *Cache) (*Reader, error) {
 	dir := filepath.Join(gitdir, "objects", "pack")
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	pr := &packReader{fallback: fallback, cache: cache}
+	pr := &Reader{fallback: fallback, cache: cache}
 	listed := map[string]bool{}
 	for _, e := range ents {
 		n := e.Name()
@@ -81,7 +85,7 @@ func openPackReader(gitdir string, fallback func() *filesystem.Storage, cache *p
 			if idx, err = os.ReadFile(base + ".idx"); err != nil {
 				continue // removed by a merge since the listing
 			}
-			if !validIdx(idx) {
+			if !idxfile.Valid(idx) {
 				continue
 			}
 			if cache != nil {
@@ -91,7 +95,8 @@ func openPackReader(gitdir string, fallback func() *filesystem.Storage, cache *p
 				cache.idx[base] = idx
 			}
 		}
-		pr.packs = append(pr.packs, &readPack{path: base, idx: idx, n: int(binary.BigEndian.Uint32(idx[8+255*4:])), cache: cache})
+		x, _ := idxfile.Open(idx)
+		pr.packs = append(pr.packs, &Pack{path: base, idx: x, cache: cache})
 	}
 	if cache != nil {
 		for base := range cache.idx {
@@ -104,28 +109,16 @@ func openPackReader(gitdir string, fallback func() *filesystem.Storage, cache *p
 	return pr, nil
 }
 
-// validIdx reports whether idx is a version 2 pack index whose fan-out
-// table and size agree, so that find never reads past its end: a damaged
-// .idx is left to go-git, which refuses it with an error.
-func validIdx(idx []byte) bool {
-	const fan = 8 + 256*4
-	if len(idx) < fan+40 || !bytes.Equal(idx[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-		return false
-	}
-	prev := uint32(0)
-	for i := 0; i < 256; i++ {
-		v := binary.BigEndian.Uint32(idx[8+i*4:])
-		if v < prev {
-			return false
-		}
-		prev = v
-	}
-	n := uint64(prev)
-	return uint64(len(idx)) >= fan+n*28+40
+// MemoryReader reads the pack p held in memory, named name in errors,
+// with no fallback store: an object it lacks is not found.
+func MemoryReader(name string, p *Packed) *Reader {
+	x, _ := idxfile.Open(p.Idx)
+	rp := &Pack{path: name, idx: x, data: p.Pack, size: int64(len(p.Pack))}
+	return &Reader{packs: []*Pack{rp}, fallback: func() *filesystem.Storage { return nil }}
 }
 
 // Close releases the packs and the fallback store.
-func (pr *packReader) Close() {
+func (pr *Reader) Close() {
 	for _, p := range pr.packs {
 		if p.f != nil {
 			p.f.Close()
@@ -136,66 +129,28 @@ func (pr *packReader) Close() {
 	}
 }
 
-// find returns the pack and offset of h.
-func (pr *packReader) find(h plumbing.Hash) (*readPack, uint64, bool) {
-	pi, _, off, ok := pr.locate(h)
+// Find returns the pack and offset of h.
+func (pr *Reader) Find(h plumbing.Hash) (*Pack, uint64, bool) {
+	pi, _, off, ok := pr.Locate(h)
 	if !ok {
 		return nil, 0, false
 	}
 	return pr.packs[pi], off, true
 }
 
-// offsetAt is the offset of the pos-th object of the .idx (0 when the
-// index is damaged there).
-func (p *readPack) offsetAt(pos int) uint64 {
-	offs := 8 + 256*4 + p.n*24
-	o := uint64(binary.BigEndian.Uint32(p.idx[offs+pos*4:]))
-	if o&0x80000000 != 0 {
-		j := offs + p.n*4 + int(o&0x7fffffff)*8
-		if j+8 > len(p.idx) {
-			return 0
-		}
-		o = binary.BigEndian.Uint64(p.idx[j:])
-	}
-	return o
-}
-
-// crcAt is the CRC-32 the .idx records for its pos-th object's entry.
-func (p *readPack) crcAt(pos int) uint32 {
-	return binary.BigEndian.Uint32(p.idx[8+256*4+p.n*20+pos*4:])
-}
-
-// locate returns the index of the pack holding h, h's position in its
-// .idx and its offset.
-func (pr *packReader) locate(h plumbing.Hash) (int, int, uint64, bool) {
+// Locate returns the number of the pack holding h (in the order the
+// Reader lists them), h's position in its .idx and its offset.
+func (pr *Reader) Locate(h plumbing.Hash) (pack, pos int, off uint64, ok bool) {
 	for pi, p := range pr.packs {
-		lo := 0
-		if h[0] > 0 {
-			lo = int(binary.BigEndian.Uint32(p.idx[8+(int(h[0])-1)*4:]))
-		}
-		hi := int(binary.BigEndian.Uint32(p.idx[8+int(h[0])*4:]))
-		names := p.idx[8+256*4:]
-		for lo < hi {
-			m := (lo + hi) / 2
-			switch c := bytes.Compare(names[m*20:m*20+20], h[:]); {
-			case c == 0:
-				o := p.offsetAt(m)
-				if o == 0 {
-					return 0, 0, 0, false
-				}
-				return pi, m, o, true
-			case c < 0:
-				lo = m + 1
-			default:
-				hi = m
-			}
+		if pos, off, ok := p.idx.Find(h); ok {
+			return pi, pos, off, true
 		}
 	}
 	return 0, 0, 0, false
 }
 
 // open makes the pack's bytes readable.
-func (p *readPack) open() error {
+func (p *Pack) open() error {
 	if p.data != nil || p.f != nil {
 		return nil
 	}
@@ -234,7 +189,7 @@ func (p *readPack) open() error {
 
 // entry reads the header of the entry at off: its type, inflated size and
 // a reader positioned at its compressed data.
-func (p *readPack) entry(off uint64) (plumbing.ObjectType, int64, io.Reader, error) {
+func (p *Pack) entry(off uint64) (plumbing.ObjectType, int64, io.Reader, error) {
 	if err := p.open(); err != nil {
 		return 0, 0, nil, err
 	}
@@ -268,38 +223,9 @@ func (p *readPack) entry(off uint64) (plumbing.ObjectType, int64, io.Reader, err
 	return t, size, r, nil
 }
 
-// inflated reads exactly size bytes from the inflater zr. The size comes
-// from an entry's header, which may lie (a damaged or hostile pack): a
-// buffer is made whole only up to a bound, larger objects grow with the
-// bytes actually inflated, so a header cannot make us allocate what the
-// data does not hold.
-func inflated(zr io.Reader, size int64) ([]byte, error) {
-	const whole = 16 << 20
-	switch {
-	case size < 0:
-		return nil, errors.New("negative object size")
-	case size <= whole:
-		b := make([]byte, size)
-		if _, err := io.ReadFull(zr, b); err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
-	var buf bytes.Buffer
-	buf.Grow(whole)
-	n, err := io.Copy(&buf, io.LimitReader(zr, size))
-	if err != nil {
-		return nil, err
-	}
-	if n != size {
-		return nil, io.ErrUnexpectedEOF
-	}
-	return buf.Bytes(), nil
-}
-
 // EncodedObject reads a whole object.
-func (pr *packReader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	p, off, ok := pr.find(h)
+func (pr *Reader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	p, off, ok := pr.Find(h)
 	if ok {
 		typ, size, r, err := p.entry(off)
 		if err != nil {
@@ -336,10 +262,10 @@ func (pr *packReader) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plu
 	return pr.fb.EncodedObject(t, h)
 }
 
-// raw returns the entry of a whole object in a pack read in memory, as it
+// Raw returns the entry of a whole object in a pack read in memory, as it
 // is (header and compressed data), to be copied into another pack.
-func (pr *packReader) raw(h plumbing.Hash) ([]byte, bool) {
-	p, off, ok := pr.find(h)
+func (pr *Reader) Raw(h plumbing.Hash) ([]byte, bool) {
+	p, off, ok := pr.Find(h)
 	if !ok || p.open() != nil || p.data == nil {
 		return nil, false
 	}
@@ -369,18 +295,18 @@ func (pr *packReader) raw(h plumbing.Hash) ([]byte, bool) {
 
 var errReadOnly = errors.New("pack reader is read-only")
 
-func (pr *packReader) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+func (pr *Reader) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
 
-func (pr *packReader) SetEncodedObject(plumbing.EncodedObject) (plumbing.Hash, error) {
+func (pr *Reader) SetEncodedObject(plumbing.EncodedObject) (plumbing.Hash, error) {
 	return plumbing.ZeroHash, errReadOnly
 }
 
-func (pr *packReader) IterEncodedObjects(plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+func (pr *Reader) IterEncodedObjects(plumbing.ObjectType) (storer.EncodedObjectIter, error) {
 	return nil, errReadOnly
 }
 
-func (pr *packReader) HasEncodedObject(h plumbing.Hash) error {
-	if _, _, ok := pr.find(h); ok {
+func (pr *Reader) HasEncodedObject(h plumbing.Hash) error {
+	if _, _, ok := pr.Find(h); ok {
 		return nil
 	}
 	if pr.fb == nil {
@@ -389,8 +315,8 @@ func (pr *packReader) HasEncodedObject(h plumbing.Hash) error {
 	return pr.fb.HasEncodedObject(h)
 }
 
-func (pr *packReader) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	if p, off, ok := pr.find(h); ok {
+func (pr *Reader) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if p, off, ok := pr.Find(h); ok {
 		if t, size, _, err := p.entry(off); err == nil && t >= plumbing.CommitObject && t <= plumbing.TagObject {
 			return size, nil
 		}
@@ -401,4 +327,27 @@ func (pr *packReader) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	return pr.fb.EncodedObjectSize(h)
 }
 
-func (pr *packReader) AddAlternate(string) error { return errReadOnly }
+func (pr *Reader) AddAlternate(string) error { return errReadOnly }
+
+// LoadWhole reads every pack whole into memory (a copy of entries reads
+// from all of them).
+func (pr *Reader) LoadWhole() error {
+	for _, p := range pr.packs {
+		if p.data != nil {
+			continue
+		}
+		if p.f != nil {
+			p.f.Close()
+			p.f = nil
+		}
+		b, err := os.ReadFile(p.path + ".pack")
+		if err != nil {
+			return err
+		}
+		if len(b) < 32 {
+			return fmt.Errorf("%s.pack: too short", p.path)
+		}
+		p.data, p.size = b, int64(len(b))
+	}
+	return nil
+}

@@ -18,10 +18,10 @@ import (
 	"github.com/tgp-go/tgp/tools"
 )
 
-// BenchmarkTable measures every row of issue #15's table, each against its
-// reference in the same run, and reports for row K the metrics K-ms (TGP),
-// K-ref-ms (the reference), K-ratio and K-allocs (allocations per
-// operation of TGP's side). `make bench` runs it with bench/cmd/benchtable,
+// BenchmarkTable measures every row of the performance table
+// (docs/performance.md), each against its reference in the same run, and
+// reports for row K the metrics K-ms (TGP), K-ref-ms (the reference),
+// K-ratio and K-allocs (allocations per operation of TGP's side). `make bench` runs it with bench/cmd/benchtable,
 // which prints them as one table. Every side is timed several times and
 // the median taken, so one run (-benchtime 1x) is enough.
 func BenchmarkTable(b *testing.B) {

@@ -2,11 +2,9 @@ package gitbackend
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,11 +13,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/tgp-go/tgp/internal/gitformat/idxfile"
 	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 	"github.com/tgp-go/tgp/internal/receive"
 )
 
-// Group commit across the repositories of one process (#15): the roots
+// Group commit across the repositories of one process: the roots
 // that push to one local remote's branch queue here before they queue on
 // the remote's lock. The writer at the head of the queue takes the lock
 // for everyone waiting behind it (a batch): it recreates each one's change
@@ -461,38 +460,21 @@ func (b *batchSource) Raw(h plumbing.Hash) ([]byte, bool) {
 }
 
 // packEntries maps the objects of a pack we encoded (whole objects, no
-// deltas) to their entries, as they are, from its .idx.
+// deltas) to their entries, as they are, from its .idx (nil: an index
+// that does not fit the pack).
 func packEntries(p *packfile.Packed) map[plumbing.Hash][]byte {
-	idx := p.Idx
-	if len(idx) < 8+256*4 {
+	ents, err := idxfile.Entries(p.Idx, len(p.Pack))
+	if err != nil {
 		return nil
 	}
-	n := int(binary.BigEndian.Uint32(idx[8+255*4:]))
-	names, offs := 8+256*4, 8+256*4+n*20+n*4
-	if len(idx) < offs+n*4 {
-		return nil
-	}
-	type ent struct {
-		h   plumbing.Hash
-		off uint32
-	}
-	ents := make([]ent, n)
-	for i := range ents {
-		copy(ents[i].h[:], idx[names+i*20:])
-		ents[i].off = binary.BigEndian.Uint32(idx[offs+i*4:])
-		if ents[i].off&0x80000000 != 0 {
-			return nil // a large pack: not ours
-		}
-	}
-	sort.Slice(ents, func(a, b int) bool { return ents[a].off < ents[b].off })
 	end := len(p.Pack) - 20
-	out := make(map[plumbing.Hash][]byte, n)
-	for i := n - 1; i >= 0; i-- {
-		if int(ents[i].off) > end {
+	out := make(map[plumbing.Hash][]byte, len(ents))
+	for i := len(ents) - 1; i >= 0; i-- {
+		if int(ents[i].Offset) > end {
 			return nil
 		}
-		out[ents[i].h] = p.Pack[ents[i].off:end]
-		end = int(ents[i].off)
+		out[ents[i].Hash] = p.Pack[ents[i].Offset:end]
+		end = int(ents[i].Offset)
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tgp-go/tgp/gitpath"
 	"io"
 	"io/fs"
 	"os"
@@ -22,6 +21,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
+
+	"github.com/tgp-go/tgp/gitpath"
+	"github.com/tgp-go/tgp/internal/revparse"
 )
 
 // fileChange is one path's new state in a tree: a blob with a mode, or a
@@ -795,33 +797,12 @@ func ApplyFilesSmudged(s storage.Storer, wt billy.Filesystem, files map[string]T
 	return applyToWorktree(s, wt, changes)
 }
 
-// FindEntry looks a path up in a tree without go-git's Tree.FindEntry,
-// which refuses names git stores happily (a tab, a control character): the
-// repository's own content must always be readable. Whether a name may be
-// written to a worktree is decided where it is written. It returns nil
-// when the path is absent.
+// FindEntry looks a path up in a tree (nil when absent) as git does
+// (revparse.TreeEntry: not go-git's Tree.FindEntry, which refuses names
+// git stores happily). Whether a name may be written to a worktree is
+// decided where it is written.
 func FindEntry(s storer.EncodedObjectStorer, t *object.Tree, p string) *object.TreeEntry {
-	for {
-		name, rest, more := strings.Cut(p, "/")
-		var found *object.TreeEntry
-		for i := range t.Entries {
-			if t.Entries[i].Name == name {
-				found = &t.Entries[i]
-				break
-			}
-		}
-		if found == nil || !more {
-			return found
-		}
-		if found.Mode != filemode.Dir {
-			return nil
-		}
-		sub, err := object.GetTree(s, found.Hash)
-		if err != nil {
-			return nil
-		}
-		t, p = sub, rest
-	}
+	return revparse.TreeEntry(s, t, p)
 }
 
 // InvalidPathError is git's refusal to check out a tree entry whose path

@@ -890,8 +890,11 @@ func (n *netRemote) Push(ctx context.Context, branch string, old, new plumbing.H
 	return classifyNetErr(err)
 }
 
-// classifyNetErr maps go-git's push and fetch errors (often plain strings,
-// see DESIGN §3) to ErrRejected and ErrAuth.
+// classifyNetErr maps go-git's push and fetch errors to ErrDeclined,
+// ErrRejected and ErrAuth. go-git returns most of them as plain strings:
+// a push that is not a fast-forward is "non-fast-forward update: <ref>"
+// (only Pull returns git.ErrNonFastForwardUpdate), a refusal by the
+// server's receive-pack "command error on <ref>: <reason>".
 func classifyNetErr(err error) error {
 	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
 		return fmt.Errorf("%w: %v", ErrAuth, err)

@@ -56,7 +56,7 @@ export default function (input: unknown) {
 `,
 }
 
-// TestBuiltinZodAndDateFns (issue #18): with the default configuration,
+// TestBuiltinZodAndDateFns: with the default configuration,
 // in a memory root with no node_modules anywhere, tools importing zod and
 // date-fns pass check_tool and run under exec_tool.
 func TestBuiltinZodAndDateFns(t *testing.T) {

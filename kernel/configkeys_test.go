@@ -62,7 +62,7 @@ var testedHere = []string{"git.branch", "git.pr.per", "git.retry.max_attempts", 
 	"sandbox.memory_mb", "sandbox.allowed_fetch_urls", "sandbox.check.rules", "sql.dsn_env", "sql.read_only",
 	"tools.git.enabled", "approval.policy"}
 
-// TestEveryConfigKeyHasABehaviourTest (issue #19: two keys did nothing):
+// TestEveryConfigKeyHasABehaviourTest (two keys once did nothing):
 // every key of Defaults is exercised by a test that changes it and sees
 // behaviour change.
 func TestEveryConfigKeyHasABehaviourTest(t *testing.T) {

@@ -33,7 +33,7 @@ func findsTool(t *testing.T, k *Kernel, query, path string) bool {
 	return strings.Contains(string(raw), path)
 }
 
-// TestRefreshSeesOtherAgentsTools (issue #17): a long-lived kernel sees
+// TestRefreshSeesOtherAgentsTools: a long-lived kernel sees
 // the tools another kernel pushed: with interval 0 on the very next read,
 // with an interval once it has passed, with off never (until boot).
 func TestRefreshSeesOtherAgentsTools(t *testing.T) {

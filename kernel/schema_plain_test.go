@@ -11,7 +11,7 @@ import (
 	"github.com/tgp-go/tgp/tools"
 )
 
-// TestEveryToolSchemaIsPlain (issue #19): no tool the kernel exposes has a
+// TestEveryToolSchemaIsPlain: no tool the kernel exposes has a
 // ["null", T] property type, and exec_tool refuses a stringified args
 // object instead of running the tool with null.
 func TestEveryToolSchemaIsPlain(t *testing.T) {

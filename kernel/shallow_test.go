@@ -12,7 +12,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// TestShallowRootsReadLikeGit (issue #19): a root booted with git.depth
+// TestShallowRootsReadLikeGit: a root booted with git.depth
 // (a shallow clone, over a local remote and smart HTTP) answers git_log,
 // git_log with a path, git_show and git_blame byte for byte as git does
 // there: boundary commits are parentless.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // zodDateTool uses what agents reach for first: a zod schema (parse,
@@ -33,7 +34,10 @@ export default function (raw: unknown) {
 func TestEmbeddedZodAndDateFns(t *testing.T) {
 	for _, mode := range []string{IsolationInProc, IsolationProcess} {
 		t.Run(mode, func(t *testing.T) {
-			opts := []Option{WithAllowedImports("zod", "date-fns")}
+			// Loading both bundles under -race on a loaded machine took
+			// longer than the default 5 s: what is checked is that they
+			// load, not how fast.
+			opts := []Option{WithAllowedImports("zod", "date-fns"), WithTimeout(time.Minute)}
 			var r *Runner
 			if mode == IsolationProcess {
 				r = processRunner(t, opts...)

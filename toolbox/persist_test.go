@@ -53,7 +53,7 @@ func TestRegistryRegeneratedNotMerged(t *testing.T) {
 	}
 }
 
-// TestReplayUpdatesTheRegistryOnce (#20): a persist that is replayed on
+// TestReplayUpdatesTheRegistryOnce: a persist that is replayed on
 // another agent's commit updates the registry once, through the catalog
 // (the repository's hook), from the paths the replay changed: no full
 // rebuild, and the registry, meta.json in the root and on the remote

@@ -46,7 +46,7 @@ func (e *prEnv) config(t *testing.T, provider string) Config {
 	return cfg
 }
 
-// TestPRSessionSharedAcrossProcesses (issue #19): one-shot boxes on one
+// TestPRSessionSharedAcrossProcesses: one-shot boxes on one
 // root (`tgp call` processes) resuming the recorded session add their
 // commits to one branch and one pull request; once the PR is closed the
 // next change starts a new session; EndSession does so on demand; boxes

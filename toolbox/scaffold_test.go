@@ -12,7 +12,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// TestScaffoldWritesEditorTypes (issue #18): tgp init's scaffold writes
+// TestScaffoldWritesEditorTypes: tgp init's scaffold writes
 // the sandbox globals' and @tgp/std's declarations and a tsconfig for
 // tools/; the declarations are valid TypeScript and are not tools.
 func TestScaffoldWritesEditorTypes(t *testing.T) {

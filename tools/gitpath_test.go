@@ -15,8 +15,8 @@ import (
 	"github.com/tgp-go/tgp/tools"
 )
 
-// The paths of issue 13 and their kin: each is .git on some filesystem,
-// or a tree git fsck --strict rejects.
+// Paths that name .git in disguise, and their kin: each is .git on some
+// filesystem, or a tree git fsck --strict rejects.
 var hostilePaths = []string{
 	".GIT/config", "git~1/config", ".git\u200c/config", "tools/.Git/hooks/post-checkout",
 	".git./config", ".git::$INDEX_ALLOCATION/config", "a\\.git\\config", "\\.git/config",

@@ -10,7 +10,7 @@ import (
 	"github.com/tgp-go/tgp/vfs"
 )
 
-// TestSchemasHavePlainTypes (issue #19): no property of any tool is typed
+// TestSchemasHavePlainTypes: no property of any tool is typed
 // as a ["null", T] union (clients built string inputs for them), and an
 // explicit null for an optional argument means "not given".
 func TestSchemasHavePlainTypes(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestDeletingASymlinkDeletesTheLink (issue #19): delete_file and
+// TestDeletingASymlinkDeletesTheLink: delete_file and
 // apply_patch's Delete File remove the link itself, as git and every shell
 // do, never its target; a dangling link can be deleted too.
 func TestDeletingASymlinkDeletesTheLink(t *testing.T) {

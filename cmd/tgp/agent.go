@@ -17,8 +17,8 @@ import (
 	"github.com/tgp-go/tgp/tools"
 )
 
-// actionRequest is the git-agent contract's request (seeds/001): one JSON
-// object on stdin.
+// actionRequest is the git-agent contract's request (v1, README "tgp
+// agent"): one JSON object on stdin.
 type actionRequest struct {
 	RequestID     json.RawMessage `json:"request_id"`
 	APIVersion    json.RawMessage `json:"api_version"`

@@ -10,7 +10,7 @@ import (
 	"github.com/tgp-go/tgp/sqldb"
 )
 
-// registryTable is the contract's tool registry (seeds/001 §4): the
+// registryTable is the git-agent contract's tool registry: the
 // reference agent inserts or updates its own row on startup, so that an
 // orchestrator discovers it.
 const registryTable = `CREATE TABLE IF NOT EXISTS tool_registry (

@@ -9,7 +9,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// TestInitRerunFixesTheRemote (issue #19): a mistyped --remote fails the
+// TestInitRerunFixesTheRemote: a mistyped --remote fails the
 // first init and leaves nothing (TestInitAllOrNothing); init with the
 // right one then works. A re-run with other flags updates tgp.config.yaml
 // in place (and says so), keeping every other byte of the file (comments

@@ -12,7 +12,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// TestCLICallsShareAPRSession (issue #19): two consecutive `tgp call`s in
+// TestCLICallsShareAPRSession: two consecutive `tgp call`s in
 // PR mode give one branch with two commits and one pull request; `tgp
 // session end` makes the next call open a new one; without the token the
 // call fails naming the variable and pushes nothing.

@@ -116,119 +116,178 @@ type Push struct {
 	Progress func(string)
 }
 
-// Receive applies a push to the repository as git's receive-pack would.
-// On a refusal (a *PushRejectedError) nothing the push brought stays in
-// the repository.
+// Receive applies a push to the repository as git's receive-pack would,
+// in its phases: the objects received (receiveObjects), the move admitted
+// (admit), the objects stored (storeObjects), the ref moved (moveRef),
+// the post hooks run (postHooks). On a refusal (a *PushRejectedError)
+// nothing the push brought stays in the repository.
 func (pol *Policy) Receive(ctx context.Context, p Push) error {
-	u, src, rs, lk := p.Update, p.Src, p.Remote, p.Lock
-	path := pol.gitdir
-	var err error
-	var out []string
-	reject := func(reason string) error {
-		return &PushRejectedError{Ref: u.Ref, Reason: reason, Output: out}
+	rc := &receiving{pol: pol, p: p, path: pol.gitdir}
+	defer func() { rc.q.remove() }()
+	if err := rc.receiveObjects(ctx); err != nil {
+		return err
 	}
-	var q *quarantine
-	defer func() { q.remove() }()
-	var shallow, direct []plumbing.Hash
-	if !u.New.IsZero() {
-		var missing []plumbing.Hash
-		if p.Pack != nil {
-			missing = p.Pack.Hashes
-		} else if missing, shallow, err = p.Missing(); err != nil {
+	if err := rc.admit(ctx); err != nil {
+		return err
+	}
+	if err := rc.storeObjects(); err != nil {
+		return err
+	}
+	if err := rc.moveRef(); err != nil {
+		return err
+	}
+	rc.postHooks(ctx)
+	if p.Progress != nil {
+		for _, line := range rc.out {
+			p.Progress("remote: " + line)
+		}
+	}
+	return nil
+}
+
+// receiving is one push on its way through Receive's phases.
+type receiving struct {
+	pol  *Policy
+	p    Push
+	path string
+	// out are the lines the remote prints (hooks, receive-pack's errors).
+	out []string
+	// q is the quarantine of the objects (nil: none, or migrated);
+	// direct are the objects that go straight into the store, shallow
+	// the commits whose parents the push lacks.
+	q               *quarantine
+	direct, shallow []plumbing.Hash
+}
+
+// reject is the push refused for reason, with the lines printed so far.
+func (rc *receiving) reject(reason string) error {
+	return &PushRejectedError{Ref: rc.p.Update.Ref, Reason: reason, Output: rc.out}
+}
+
+// qenv is the quarantine's environment for the hooks (none without one).
+func (rc *receiving) qenv() []string {
+	if rc.q != nil {
+		return rc.q.env()
+	}
+	return nil
+}
+
+// receiveObjects takes the objects the push brings: fsck'd
+// (receive.fsckObjects), a shallow push refused unless
+// receive.shallowUpdate, then kept in a quarantine when anything looks at
+// them before the ref moves, else set aside to go straight into the
+// store.
+func (rc *receiving) receiveObjects(ctx context.Context) error {
+	pol, p, u := rc.pol, rc.p, rc.p.Update
+	if u.New.IsZero() {
+		return nil
+	}
+	var missing []plumbing.Hash
+	var err error
+	if p.Pack != nil {
+		missing = p.Pack.Hashes
+	} else if missing, rc.shallow, err = p.Missing(); err != nil {
+		return err
+	}
+	if pol.fsck {
+		lines, failed, err := fsck.Objects(p.Src, missing, &pol.fsckOpts)
+		if err != nil {
 			return err
 		}
-		if pol.fsck {
-			lines, failed, err := fsck.Objects(src, missing, &pol.fsckOpts)
-			if err != nil {
-				return err
-			}
-			out = append(out, lines...)
-			if failed {
-				out = append(out, "fatal: fsck error in packed object")
-				return reject("unpacker error")
-			}
-		}
-		if len(shallow) > 0 && !pol.shallowUpdate {
-			return reject("shallow update not allowed")
-		}
-		// The quarantine is for whoever looks at the objects before the
-		// ref moves: the pre-receive and update hooks, git's work-tree
-		// update, the group permissions of a shared repository. With none
-		// of them the checks below need only our own store, and the
-		// objects go straight into the remote's once they passed (on a
-		// slow filesystem the quarantine's directories cost more than the
-		// rest of the push).
-		if pol.needsQuarantine() {
-			if q, err = newQuarantine(path, pol.shared); err != nil {
-				return err
-			}
-			if err := q.write(ctx, src, missing, len(missing) >= pol.unpackLimit); err != nil {
-				return err
-			}
-		} else {
-			direct = missing
+		rc.out = append(rc.out, lines...)
+		if failed {
+			rc.out = append(rc.out, "fatal: fsck error in packed object")
+			return rc.reject("unpacker error")
 		}
 	}
-	var qenv []string
-	if q != nil {
-		qenv = q.env()
+	if len(rc.shallow) > 0 && !pol.shallowUpdate {
+		return rc.reject("shallow update not allowed")
 	}
+	// The quarantine is for whoever looks at the objects before the
+	// ref moves: the pre-receive and update hooks, git's work-tree
+	// update, the group permissions of a shared repository. With none
+	// of them the checks below need only our own store, and the
+	// objects go straight into the remote's once they passed (on a
+	// slow filesystem the quarantine's directories cost more than the
+	// rest of the push).
+	if !pol.needsQuarantine() {
+		rc.direct = missing
+		return nil
+	}
+	if rc.q, err = newQuarantine(rc.path, pol.shared); err != nil {
+		return err
+	}
+	return rc.q.write(ctx, p.Src, missing, len(missing) >= pol.unpackLimit)
+}
 
+// admit is everything that may refuse the ref's move, in git's order:
+// hidden refs, proc-receive refs, the pre-receive hook, the checks of
+// update() (deny*), the update hook, and the work tree of
+// denyCurrentBranch=updateInstead.
+func (rc *receiving) admit(ctx context.Context) error {
+	pol, u, qenv := rc.pol, rc.p.Update, rc.qenv()
 	if pol.hidden(u.Ref) {
 		if u.New.IsZero() {
-			return reject("deny deleting a hidden ref")
+			return rc.reject("deny deleting a hidden ref")
 		}
-		return reject("deny updating a hidden ref")
+		return rc.reject("deny updating a hidden ref")
 	}
 
 	if pol.procReceive(u) {
 		// The refs a proc-receive hook takes over (code review systems);
 		// its protocol is not spoken here, and skipping it would be worse.
-		out = append(out, "error: receive.procReceiveRefs names "+u.Ref+": the in-process push cannot run the proc-receive hook")
-		return reject("fail to run proc-receive hook")
+		rc.out = append(rc.out, "error: receive.procReceiveRefs names "+u.Ref+": the in-process push cannot run the proc-receive hook")
+		return rc.reject("fail to run proc-receive hook")
 	}
 
 	hookOut, _, err := pol.runHook(ctx, "pre-receive", nil, u.line(), hookEnv(append([]string{"GIT_PUSH_OPTION_COUNT=0"}, qenv...)...))
-	out = append(out, hookOut...)
+	rc.out = append(rc.out, hookOut...)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Stopped, not refused: nothing permanent about it.
-			return fmt.Errorf("pre-receive hook of %s: %w", path, ctx.Err())
+			return fmt.Errorf("pre-receive hook of %s: %w", rc.path, ctx.Err())
 		}
 		if !isExit(err) {
-			out = append(out, "error: "+err.Error())
+			rc.out = append(rc.out, "error: "+err.Error())
 		}
-		return reject("pre-receive hook declined")
+		return rc.reject("pre-receive hook declined")
 	}
 
-	reason, lines, updateWorktree := pol.check(ctx, src, rs, u)
-	out = append(out, lines...)
+	reason, lines, updateWorktree := pol.check(ctx, rc.p.Src, rc.p.Remote, u)
+	rc.out = append(rc.out, lines...)
 	if reason != "" {
-		return reject(reason)
+		return rc.reject(reason)
 	}
 
 	hookOut, _, err = pol.runHook(ctx, "update", []string{u.Ref, u.Old.String(), u.New.String()}, "", hookEnv(qenv...))
-	out = append(out, hookOut...)
+	rc.out = append(rc.out, hookOut...)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("update hook of %s: %w", path, ctx.Err())
+			return fmt.Errorf("update hook of %s: %w", rc.path, ctx.Err())
 		}
 		if !isExit(err) {
-			out = append(out, "error: "+err.Error())
+			rc.out = append(rc.out, "error: "+err.Error())
 		}
-		out = append(out, "error: hook declined to update "+u.Ref)
-		return reject("hook declined")
+		rc.out = append(rc.out, "error: hook declined to update "+u.Ref)
+		return rc.reject("hook declined")
 	}
 
 	if updateWorktree {
 		lines, reason := pol.updateWorktree(ctx, u.New, qenv)
-		out = append(out, lines...)
+		rc.out = append(rc.out, lines...)
 		if reason != "" {
-			return reject(reason)
+			return rc.reject(reason)
 		}
 	}
+	return nil
+}
 
-	if len(direct) > 0 {
+// storeObjects puts the accepted objects into the store: those set aside
+// as one pack, the quarantine migrated; a shallow push's commits join the
+// repository's shallow list.
+func (rc *receiving) storeObjects() error {
+	p, u, path := rc.p, rc.p.Update, rc.path
+	if len(rc.direct) > 0 {
 		// One pack, whatever receive.unpackLimit says: the objects are the
 		// same either way, and a file per object is what makes a push slow.
 		pk := p.Pack
@@ -237,7 +296,8 @@ func (pol *Policy) Receive(ctx context.Context, p Push) error {
 			if enc == nil {
 				enc = new(packfile.Encoder)
 			}
-			if pk, err = enc.Encode(src, direct); err != nil {
+			var err error
+			if pk, err = enc.Encode(p.Src, rc.direct); err != nil {
 				return fmt.Errorf("push %s to %s: %w", u.Ref, path, err)
 			}
 		}
@@ -245,56 +305,63 @@ func (pol *Policy) Receive(ctx context.Context, p Push) error {
 			return fmt.Errorf("push %s to %s: %w", u.Ref, path, err)
 		}
 	}
-	if q != nil {
+	if rc.q != nil {
 		// git's "unable to migrate objects to permanent storage": a
 		// failure of the store (a full disk), not of the policy, so not
 		// a permanent refusal.
-		if err := q.migrate(); err != nil {
+		if err := rc.q.migrate(); err != nil {
 			return fmt.Errorf("unable to migrate objects to permanent storage in %s: %w", path, err)
 		}
-		q = nil
+		rc.q = nil
 	}
-	if len(shallow) > 0 {
+	if len(rc.shallow) > 0 {
 		// receive.shallowUpdate allowed it: the remote's history now ends
 		// where ours does (before the ref points into it).
-		old, _ := rs.Shallow()
-		if err := rs.SetShallow(append(old, shallow...)); err != nil {
+		old, _ := p.Remote.Shallow()
+		if err := p.Remote.SetShallow(append(old, rc.shallow...)); err != nil {
 			return fmt.Errorf("update shallow of %s: %w", path, err)
 		}
 	}
+	return nil
+}
+
+// moveRef moves (or deletes) the ref under its lock, the packs
+// consolidated first.
+func (rc *receiving) moveRef() error {
+	pol, p, u, lk := rc.pol, rc.p, rc.p.Update, rc.p.Lock
 	// Still under the ref's lock, so that the writers queued on it never
 	// read the packs while they are merged.
 	if p.Consolidate != nil {
 		p.Consolidate(pol.AdjustPerm)
 	}
+	var err error
 	if u.New.IsZero() {
 		err = lk.Delete()
 	} else {
 		err = lk.Commit(u.New, pol.AdjustPerm)
 	}
 	if err != nil {
-		return fmt.Errorf("update %s in %s: %w", u.Ref, path, err)
+		return fmt.Errorf("update %s in %s: %w", u.Ref, rc.path, err)
 	}
 	for _, d := range lk.NewDirs() {
 		_ = adjustSharedPerm(d, pol.shared) // best effort: the ref is written
 	}
+	return nil
+}
 
-	// After the ref moved: their exit status does not matter (git ignores
-	// it too), but one that cannot run is reported.
-	hookOut, _, err = pol.runHook(ctx, "post-receive", nil, u.line(), hookEnv("GIT_PUSH_OPTION_COUNT=0"))
-	out = append(out, hookOut...)
+// postHooks runs post-receive and post-update once the ref moved: their
+// exit status does not matter (git ignores it too), but one that cannot
+// run is reported.
+func (rc *receiving) postHooks(ctx context.Context) {
+	pol, u := rc.pol, rc.p.Update
+	hookOut, _, err := pol.runHook(ctx, "post-receive", nil, u.line(), hookEnv("GIT_PUSH_OPTION_COUNT=0"))
+	rc.out = append(rc.out, hookOut...)
 	if err != nil && !isExit(err) {
-		out = append(out, "error: "+err.Error())
+		rc.out = append(rc.out, "error: "+err.Error())
 	}
 	hookOut, _, err = pol.runHook(ctx, "post-update", []string{u.Ref}, "", hookEnv())
-	out = append(out, hookOut...)
+	rc.out = append(rc.out, hookOut...)
 	if err != nil && !isExit(err) {
-		out = append(out, "error: "+err.Error())
+		rc.out = append(rc.out, "error: "+err.Error())
 	}
-	if p.Progress != nil {
-		for _, line := range out {
-			p.Progress("remote: " + line)
-		}
-	}
-	return nil
 }

@@ -220,8 +220,8 @@ func BenchmarkAnalyze(b *testing.B) {
 }
 
 // TestDescriptionRuleIsTheRegistrys: check_tool warns exactly when the
-// registry would list the tool as "No description provided." (issue #19:
-// a JSDoc only on an inner helper passed check_tool and left the tool
+// registry would list the tool as "No description provided." (a JSDoc
+// only on an inner helper once passed check_tool and left the tool
 // unfindable). Sources are generated from comment placements.
 func TestDescriptionRuleIsTheRegistrys(t *testing.T) {
 	pieces := []string{

@@ -1079,7 +1079,7 @@ func (b *builder) history(o op) {
 		}
 	}
 	if sideLeft > 0 {
-		mainMark = commit("refs/heads/main", mainMark, sideMark, "hist/side.txt")
+		commit("refs/heads/main", mainMark, sideMark, "hist/side.txt")
 	}
 	cmd := exec.Command("git", "fast-import", "--quiet")
 	cmd.Dir, cmd.Env, cmd.Stdin = b.dir, b.env(), bytes.NewReader(buf.Bytes())

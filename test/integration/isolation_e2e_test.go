@@ -16,7 +16,7 @@ import (
 // a tool's bridge writes still go through the kernel's jail and are
 // pushed, a hostile allocation ends in memory_limit, a tool that outlives
 // its timeout is killed, and the next call still works. (Bridge writes are
-// not committed by exec_tool in either isolation mode; issue #20.)
+// not committed by exec_tool in either isolation mode.)
 func TestExecToolProcessIsolation(t *testing.T) {
 	remote := gittest.BareRemote(t)
 	root := t.TempDir()

@@ -46,7 +46,7 @@ func (r tsToolResult) text() string {
 	return r.Content[0].Text
 }
 
-// TestTypeScriptClientApprovesScopeExpansion (issue 34): the official MCP
+// TestTypeScriptClientApprovesScopeExpansion: the official MCP
 // TypeScript SDK client declares elicitation; tgp serve asks it through
 // elicitation/create; the user allows once, and the refused command then
 // runs once. A dangerous command allowed once runs once: the next rm is

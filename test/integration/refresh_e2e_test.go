@@ -14,7 +14,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// TestServeSeesToolsOtherProcessesPush (issue #17): `tgp serve` (one OS
+// TestServeSeesToolsOtherProcessesPush: `tgp serve` (one OS
 // process, over MCP) answers find_tools and read_file with the tools
 // another OS process (`tgp call`) pushed after it booted, over a local
 // remote and smart HTTP; with refresh_interval off it does not; a local

@@ -15,7 +15,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// TestShellCallLandsOnTheRemote (issue 14): `tgp call shell` with a
+// TestShellCallLandsOnTheRemote: `tgp call shell` with a
 // redirection writes the file through the built binary (its hidden
 // __shellexec helper applies Landlock to the children), commits and
 // pushes it: the remote has notes/a.txt.

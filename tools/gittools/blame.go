@@ -17,13 +17,12 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -32,7 +31,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/commitgraph"
-	"github.com/tgp-go/tgp/internal/reflog"
+	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -320,103 +319,20 @@ func (sb *scoreboard) finalAt(rev, name, p string) (*borigin, error) {
 func badRevision(rev string) error { return fatalf("bad revision '%s'", rev) }
 
 // resolveBlameRev resolves a revision to a commit the way blame's
-// find_single_final does: a tag is peeled, a tree or blob is refused.
+// find_single_final does (revparse.FinalCommit), saying its refusals as
+// git does.
 func resolveBlameRev(r *git.Repository, rev string) (plumbing.Hash, error) {
-	// "<ref>@{n}" with more after it: the reflog entry, then the rest.
-	if x := expandReflog(r, rev); x != rev && !strings.HasSuffix(rev, "}") {
-		h, err := r.ResolveRevision(plumbing.Revision(x))
-		if err != nil {
-			return plumbing.ZeroHash, badRevision(rev)
-		}
-		return peelCommit(r, rev, *h, "")
-	}
-	base, peel := rev, ""
-	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") {
-		base, peel = rev[:i], rev[i+2:len(rev)-1]
-		// peel_onion reads the type name as a prefix: a revision that
-		// was no range, "X^{tree}..y@{0}", is X's tree.
-		if strings.HasPrefix(peel, "tree}") {
-			peel = "tree"
-		}
-	}
-	if ref, spec, rest, ok := splitReflogRev(base); ok && rest == "" {
-		n, err := strconv.Atoi(spec)
-		if err != nil || n != 0 {
-			h, count, ok := reflogAt(r, ref, n)
-			if err == nil && !ok && count > 0 {
-				entries := "entries"
-				if count == 1 {
-					entries = "entry"
-				}
-				return plumbing.ZeroHash, fatalf("log for '%s' only has %d %s", ref, count, entries)
-			}
-			if err != nil || !ok {
-				return plumbing.ZeroHash, badRevision(rev)
-			}
-			return peelCommit(r, rev, h, peel)
-		}
-		base = ref
-	}
-	h, err := r.ResolveRevision(plumbing.Revision(base))
-	if err != nil {
-		// go-git peels refs to commits; a tag of a tree or blob is
-		// found by its ref, to be refused as git does.
-		for _, name := range []string{base, "refs/" + base, "refs/tags/" + base, "refs/heads/" + base} {
-			if ref, err := r.Reference(plumbing.ReferenceName(name), true); err == nil {
-				return peelCommit(r, rev, ref.Hash(), peel)
-			}
-		}
-		return plumbing.ZeroHash, badRevision(rev)
-	}
-	return peelCommit(r, rev, *h, peel)
-}
-
-func peelCommit(r *git.Repository, rev string, h plumbing.Hash, peel string) (plumbing.Hash, error) {
-	for {
-		o, err := r.Storer.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return plumbing.ZeroHash, badRevision(rev)
-		}
-		switch o.Type() {
-		case plumbing.TagObject:
-			t, err := object.DecodeTag(r.Storer, o)
-			if err != nil {
-				return plumbing.ZeroHash, badRevision(rev)
-			}
-			h = t.Target
-			continue
-		case plumbing.CommitObject:
-			if peel == "tree" {
-				return plumbing.ZeroHash, fatalf("Non commit %s?", rev)
-			}
-			if peel != "" && peel != "commit" {
-				return plumbing.ZeroHash, badRevision(rev)
-			}
-			return h, nil
-		}
+	h, err := revparse.FinalCommit(r, rev)
+	var short *revparse.ShortLogError
+	switch {
+	case err == nil:
+		return h, nil
+	case errors.As(err, &short):
+		return plumbing.ZeroHash, fatalf("%s", short.Error())
+	case errors.Is(err, revparse.ErrNotCommit):
 		return plumbing.ZeroHash, fatalf("Non commit %s?", rev)
 	}
-}
-
-// reflogAt reads ref@{n} from the reflog (n counted from the newest; the
-// log dwim_log finds); count is the number of entries.
-func reflogAt(r *git.Repository, ref string, n int) (plumbing.Hash, int, bool) {
-	dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
-	if !ok {
-		return plumbing.ZeroHash, 0, false
-	}
-	name, ok := reflog.Find(dot.Filesystem(), ref)
-	if !ok {
-		return plumbing.ZeroHash, 0, false
-	}
-	es, err := reflog.Read(dot.Filesystem(), name)
-	if err != nil || len(es) == 0 {
-		return plumbing.ZeroHash, 0, false
-	}
-	if n >= len(es) {
-		return plumbing.ZeroHash, len(es), false
-	}
-	return es[len(es)-1-n].New, len(es), true
+	return plumbing.ZeroHash, badRevision(rev)
 }
 
 // commit loads a commit into the scoreboard (parents from .git/shallow
@@ -886,12 +802,4 @@ func rangeFinal(ctx context.Context, r *git.Repository, rr revRange) (final, nam
 		return "", "", nil
 	}
 	return fo.ID().String(), name, nil
-}
-
-// orHead is an empty side of a range: HEAD.
-func orHead(s string) string {
-	if s == "" {
-		return "HEAD"
-	}
-	return s
 }

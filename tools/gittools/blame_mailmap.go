@@ -6,8 +6,9 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/internal/revparse"
 )
 
 // blame prints authors through the mailmap as git does (mailmap.c):
@@ -43,14 +44,14 @@ func readMailmap(r *git.Repository) mailmap {
 	}
 	if blob := cfg.Raw.Section("mailmap").Option("blob"); blob != "" {
 		if rev, p, ok := strings.Cut(blob, ":"); ok {
-			if h, err := r.ResolveRevision(plumbing.Revision(rev)); err == nil {
+			if h, err := revparse.Commit(r, rev); err == nil {
 				if c, err := r.CommitObject(*h); err == nil {
 					if data, _, ok := fileAtCommit(r.Storer, c, p); ok {
 						m.parse(string(data))
 					}
 				}
 			}
-		} else if h, err := r.ResolveRevision(plumbing.Revision(blob)); err == nil {
+		} else if h, err := revparse.Commit(r, blob); err == nil {
 			if b, err := object.GetBlob(r.Storer, *h); err == nil {
 				if rd, err := b.Reader(); err == nil {
 					data, _ := io.ReadAll(rd)

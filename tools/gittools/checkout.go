@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -117,7 +118,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 			}
 			target = head.Hash()
 		} else {
-			h, err := resolveRev(r, from)
+			h, err := revparse.Commit(r, from)
 			if err != nil {
 				return "", unknownRevision(from)
 			}
@@ -130,7 +131,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		}
 		target = ref.Hash()
 	default:
-		o, err := resolveObject(r, a.Commit)
+		o, err := revparse.Object(r, a.Commit)
 		if err != nil {
 			return "", unknownRevision(a.Commit)
 		}
@@ -210,29 +211,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 // the way or an untracked file where T puts one, aborts with git's message
 // and nothing is changed.
 func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Worktree, wd string, head *plumbing.Reference, target plumbing.Hash) error {
-	var oldFiles map[string]side
-	if head != nil {
-		c, err := object.GetCommit(r.Storer, head.Hash())
-		if err != nil {
-			return err
-		}
-		t, err := c.Tree()
-		if err != nil {
-			return err
-		}
-		if oldFiles, err = treeFiles(r, t); err != nil {
-			return err
-		}
-	}
-	tc, err := object.GetCommit(r.Storer, target)
-	if err != nil {
-		return err
-	}
-	tt, err := tc.Tree()
-	if err != nil {
-		return err
-	}
-	newFiles, err := treeFiles(r, tt)
+	oldFiles, newFiles, err := switchTrees(r, head, target)
 	if err != nil {
 		return err
 	}
@@ -248,6 +227,71 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	if err != nil {
 		return err
 	}
+	plan, err := twowayMerge(ctx, w, st, idx, oldFiles, newFiles)
+	if err != nil {
+		return err
+	}
+	if msg := unpackErrors(plan.dirty, plan.lostDirs, plan.untracked, plan.removed); msg != "" {
+		return &tools.Error{Kind: tools.KindConflict, Message: msg}
+	}
+	// A file to be written where the working directory (or a directory
+	// above it) stands: git refuses to remove the directory it runs in.
+	if wd != "" {
+		for p, f := range plan.files {
+			if !f.Delete && (p == wd || strings.HasPrefix(wd, p+"/")) {
+				return &tools.Error{Kind: tools.KindConflict, Message: "error: Refusing to remove the current working directory:\n" + wd}
+			}
+		}
+	}
+	if err := beforeChange(ctx); err != nil {
+		return err
+	}
+	return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, plan.files, newEOLConverter(r, s).ToWorktree)
+}
+
+// switchTrees reads the files of HEAD's tree (none when head is nil: an
+// unborn branch) and of target's.
+func switchTrees(r *git.Repository, head *plumbing.Reference, target plumbing.Hash) (oldFiles, newFiles map[string]side, err error) {
+	if head != nil {
+		c, err := object.GetCommit(r.Storer, head.Hash())
+		if err != nil {
+			return nil, nil, err
+		}
+		t, err := c.Tree()
+		if err != nil {
+			return nil, nil, err
+		}
+		if oldFiles, err = treeFiles(r, t); err != nil {
+			return nil, nil, err
+		}
+	}
+	tc, err := object.GetCommit(r.Storer, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	tt, err := tc.Tree()
+	if err != nil {
+		return nil, nil, err
+	}
+	if newFiles, err = treeFiles(r, tt); err != nil {
+		return nil, nil, err
+	}
+	return oldFiles, newFiles, nil
+}
+
+// switchPlan is what a switch writes (files) or why it refuses: local
+// changes in the way (dirty), directories of untracked files it would
+// lose (lostDirs), untracked files where the target puts a file
+// (untracked) or where HEAD had one the switch deletes (removed).
+type switchPlan struct {
+	files                               map[string]gitbackend.TreeFile
+	dirty, lostDirs, untracked, removed []string
+}
+
+// twowayMerge decides each path of the index (idx), HEAD's tree
+// (oldFiles) and the target's (newFiles) as twoway_merge does, with the
+// worktree's status st.
+func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFiles, newFiles map[string]side) (*switchPlan, error) {
 	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
 	uptodate := func(p string) bool {
 		s, listed := st[p]
@@ -273,7 +317,7 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	var dirty, untracked, removed, lostDirDeleted, dfDeleted []string
 	for p := range paths {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		cur, hasCur := idx[p]
 		old, hasOld := oldFiles[p]
@@ -357,22 +401,7 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 			lostDirs = append(lostDirs, p)
 		}
 	}
-	if msg := unpackErrors(dirty, lostDirs, untracked, removed); msg != "" {
-		return &tools.Error{Kind: tools.KindConflict, Message: msg}
-	}
-	// A file to be written where the working directory (or a directory
-	// above it) stands: git refuses to remove the directory it runs in.
-	if wd != "" {
-		for p, f := range files {
-			if !f.Delete && (p == wd || strings.HasPrefix(wd, p+"/")) {
-				return &tools.Error{Kind: tools.KindConflict, Message: "error: Refusing to remove the current working directory:\n" + wd}
-			}
-		}
-	}
-	if err := beforeChange(ctx); err != nil {
-		return err
-	}
-	return gitbackend.ApplyFilesSmudged(r.Storer, w.Filesystem, files, newEOLConverter(r, s).ToWorktree)
+	return &switchPlan{files: files, dirty: dirty, lostDirs: lostDirs, untracked: untracked, removed: removed}, nil
 }
 
 // untrackedUnder says whether dir holds an untracked file that is not
@@ -433,7 +462,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 		}
 		return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
 	}
-	h, err := resolveRev(r, a.Commit)
+	h, err := revparse.Commit(r, a.Commit)
 	if err != nil {
 		return "", unknownRevision(a.Commit)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/tools"
@@ -306,23 +307,14 @@ func readWorktree(fsys billy.Filesystem, p string) ([]byte, filemode.FileMode, e
 
 func blobHash(b []byte) plumbing.Hash { return plumbing.NewHash(registry.BlobHash(b)) }
 
-// resolveTree is the tree a diff's revision names: a commit's (a tag
-// peeled), or a tree itself ("HEAD^{tree}").
+// resolveTree is the tree a diff's revision names (revparse.Tree): a
+// commit's (a tag peeled), or a tree itself ("HEAD^{tree}").
 func resolveTree(r *git.Repository, ref string) (*object.Tree, error) {
-	o, err := resolveObject(r, ref)
-	for err == nil {
-		switch x := o.(type) {
-		case *object.Tag:
-			o, err = x.Object()
-			continue
-		case *object.Commit:
-			return x.Tree()
-		case *object.Tree:
-			return x, nil
-		}
-		break
+	t, err := revparse.Tree(r, ref)
+	if err != nil {
+		return nil, unknownRevision(ref)
 	}
-	return nil, unknownRevision(ref)
+	return t, nil
 }
 
 func headTree(r *git.Repository) (*object.Tree, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/gitattr"
 )
 
 // fastStatusIgnored computes what go-git's Worktree.Status computes, the way git
@@ -67,6 +68,11 @@ type ignoredPaths struct {
 	files, top map[string]bool
 }
 
+// scanStatus is git status's comparison: the index with HEAD's tree
+// (staged changes), each index entry with its file (stagingStatus,
+// entryCompare.worktreeStatus) and, with o.untracked, the files the index
+// lacks. Entries found unchanged with new stat data are written back to
+// the index, as git status refreshes it.
 func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *index.Index, ignoredPaths, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
@@ -85,7 +91,6 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		slices.SortStableFunc(idx.Entries, cmpEntry)
 	}
 	ents := idx.Entries
-	valid := gitbackend.AssumeUnchangedIn(r.Storer)
 	tree, _, err := headTreeHash(r)
 	if err != nil {
 		return nil, nil, ignoredPaths{}, err
@@ -99,21 +104,9 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
 		patterns = append(patterns, readIgnore(dot.Filesystem(), "info/exclude", nil)...)
 	}
-	// stale is the test below: stat data unchanged (and not racy) means
-	// the content is the index's.
-	stale := func(e *index.Entry, st *wstat) bool {
-		return st.kind != kindDir && e.Mode != filemode.Submodule &&
-			!(uint32(st.size) == e.Size && st.sameTime(e.ModifiedAt) && s.worktreeMode(st.mode(), e.Mode) == e.Mode && !racy(e, idx.ModTime))
-	}
-	// resized is git's shortcut (read-cache.c, ie_modified): a file whose
-	// size is not the one its entry recorded is modified, unread; only an
-	// entry with no size recorded (just read from a tree, or smudged as
-	// racy) is compared by content.
-	resized := func(e *index.Entry, st *wstat) bool { return e.Size != 0 && uint32(st.size) != e.Size }
-	// The walk reads the files whose content decides.
-	read := func(e *index.Entry, st *wstat) bool { return stale(e, st) && !resized(e, st) }
+	cmp := &entryCompare{s: s, o: o, fs: w.Filesystem, valid: gitbackend.AssumeUnchangedIn(r.Storer), indexTime: idx.ModTime}
 	sc := &scanner{src: newDirSource(w.Filesystem), ents: ents, stats: make([]wstat, len(ents)), o: o,
-		stale: read, ignored: map[string]bool{}, ignoredTop: map[string]bool{}, content: map[int]worktreeFile{}}
+		stale: cmp.read, ignored: map[string]bool{}, ignoredTop: map[string]bool{}, content: map[int]worktreeFile{}}
 	sc.walk(patterns)
 
 	st := git.Status{}
@@ -126,7 +119,7 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 			fs.Worktree = worktree
 		}
 	}
-	eol := newEOLConverter(r, s)
+	cmp.eol = newEOLConverter(r, s)
 	gitlinks := map[string]bool{}
 	// refreshed are the entries whose content matched with new stat data.
 	var refreshed []int
@@ -136,80 +129,13 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		// also untracked, as git reports it
 	}
 	for i, e := range ents {
-		staging := git.Added
-		if h := headAt[i]; h.Mode != 0 {
-			staging = git.Unmodified
-			switch {
-			case typeChanged(h.Mode, e.Mode):
-				staging = TypeChanged
-			case h.Hash != e.Hash || h.Mode != e.Mode:
-				staging = git.Modified
-			}
-		}
-		worktree := git.Unmodified
-		info := &sc.stats[i]
-		if e.IntentToAdd {
-			// Added with intent to add: nothing staged (HEAD's file, if
-			// any, is staged as deleted).
-			staging = git.Unmodified
-			if headAt[i].Mode != 0 {
-				staging = git.Deleted
-			}
-		}
-		switch {
-		case (e.SkipWorktree || valid[e.Name]) && !o.lookAtFlagged:
-			// git takes the entry as matching the worktree unlooked.
-		case e.IntentToAdd:
-			// New in the worktree.
-			worktree = git.Added
-			if !info.ok || info.kind == kindDir {
-				worktree = git.Deleted
-			}
-		case e.Mode == filemode.Submodule:
-			// A gitlink: unchanged while its directory exists; a file or
-			// a link in its place is a type change (ce_match_stat_basic).
+		staging := stagingStatus(headAt[i], e)
+		worktree, gitlink, fresh := cmp.worktreeStatus(e, &sc.stats[i], sc.content, i)
+		if gitlink {
 			gitlinks[e.Name] = true
-			switch {
-			case !info.ok:
-				worktree = git.Deleted
-			case info.kind != kindDir:
-				worktree = TypeChanged
-			}
-		case !info.ok || info.kind == kindDir:
-			worktree = git.Deleted
-		case valid[e.Name] || e.SkipWorktree:
-			// Looked at although assume-unchanged or skip-worktree (a
-			// switch's check): git's refresh skips such an entry, so
-			// stat data that differ are a change, content unread (a racy
-			// time alone is not).
-			if info.statChanged(e, s.worktreeMode(info.mode(), e.Mode)) {
-				worktree = git.Modified
-			}
-		case !stale(e, info):
-			// stat data unchanged: the content is the index's
-		case resized(e, info):
-			worktree = git.Modified
-		default:
-			f, ok := sc.content[i]
-			data, mode, err := f.data, f.mode, error(nil)
-			if !ok {
-				data, mode, err = readWorktree(w.Filesystem, e.Name)
-			}
-			if err == nil {
-				data = eol.ToGit(e.Name, data)
-			}
-			if err != nil || blobHash(data) != e.Hash || s.worktreeMode(mode, e.Mode) != e.Mode {
-				worktree = git.Modified
-			} else {
-				// Same content, new stat data (or an entry git smudged as
-				// racy): remember it, as git status refreshes its index.
-				refreshed = append(refreshed, i)
-			}
 		}
-		if worktree == git.Modified && info.ok && typeChanged(e.Mode, info.mode()) {
-			// A file replaced by a link or the reverse: git's
-			// TYPE_CHANGED, whatever the content.
-			worktree = TypeChanged
+		if fresh {
+			refreshed = append(refreshed, i)
 		}
 		if staging != git.Unmodified || worktree != git.Unmodified {
 			set(e.Name, staging, worktree)
@@ -239,6 +165,123 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 		set(p, git.Untracked, git.Untracked)
 	}
 	return st, idx, ignoredPaths{files: sc.ignored, top: sc.ignoredTop}, nil
+}
+
+// stagingStatus is e's staged change against h, HEAD's entry at its path
+// (Mode 0: none).
+func stagingStatus(h gitbackend.FlatEntry, e *index.Entry) git.StatusCode {
+	staging := git.Added
+	if h.Mode != 0 {
+		staging = git.Unmodified
+		switch {
+		case typeChanged(h.Mode, e.Mode):
+			staging = TypeChanged
+		case h.Hash != e.Hash || h.Mode != e.Mode:
+			staging = git.Modified
+		}
+	}
+	if e.IntentToAdd {
+		// Added with intent to add: nothing staged (HEAD's file, if
+		// any, is staged as deleted).
+		staging = git.Unmodified
+		if h.Mode != 0 {
+			staging = git.Deleted
+		}
+	}
+	return staging
+}
+
+// entryCompare compares index entries with their files as git's
+// ie_match_stat and ce_compare_data do.
+type entryCompare struct {
+	s   *settings
+	o   statusScan
+	fs  billy.Filesystem
+	eol *gitattr.EOL
+	// valid are the assume-unchanged entries.
+	valid     map[string]bool
+	indexTime time.Time
+}
+
+// stale is the test of the stat data: unchanged (and not racy) means the
+// content is the index's.
+func (c *entryCompare) stale(e *index.Entry, st *wstat) bool {
+	return st.kind != kindDir && e.Mode != filemode.Submodule &&
+		!(uint32(st.size) == e.Size && st.sameTime(e.ModifiedAt) && c.s.worktreeMode(st.mode(), e.Mode) == e.Mode && !racy(e, c.indexTime))
+}
+
+// resized is git's shortcut (read-cache.c, ie_modified): a file whose
+// size is not the one its entry recorded is modified, unread; only an
+// entry with no size recorded (just read from a tree, or smudged as
+// racy) is compared by content.
+func resized(e *index.Entry, st *wstat) bool { return e.Size != 0 && uint32(st.size) != e.Size }
+
+// read says whether the walk reads a file: the files whose content
+// decides.
+func (c *entryCompare) read(e *index.Entry, st *wstat) bool { return c.stale(e, st) && !resized(e, st) }
+
+// worktreeStatus is the change of e's file (info: its stat data; content:
+// the files the walk read, by entry number i). gitlink reports an entry
+// compared as a submodule; fresh one whose content matched with new stat
+// data (the refresh writes them).
+func (c *entryCompare) worktreeStatus(e *index.Entry, info *wstat, content map[int]worktreeFile, i int) (worktree git.StatusCode, gitlink, fresh bool) {
+	worktree = git.Unmodified
+	switch {
+	case (e.SkipWorktree || c.valid[e.Name]) && !c.o.lookAtFlagged:
+		// git takes the entry as matching the worktree unlooked.
+	case e.IntentToAdd:
+		// New in the worktree.
+		worktree = git.Added
+		if !info.ok || info.kind == kindDir {
+			worktree = git.Deleted
+		}
+	case e.Mode == filemode.Submodule:
+		// A gitlink: unchanged while its directory exists; a file or
+		// a link in its place is a type change (ce_match_stat_basic).
+		gitlink = true
+		switch {
+		case !info.ok:
+			worktree = git.Deleted
+		case info.kind != kindDir:
+			worktree = TypeChanged
+		}
+	case !info.ok || info.kind == kindDir:
+		worktree = git.Deleted
+	case c.valid[e.Name] || e.SkipWorktree:
+		// Looked at although assume-unchanged or skip-worktree (a
+		// switch's check): git's refresh skips such an entry, so
+		// stat data that differ are a change, content unread (a racy
+		// time alone is not).
+		if info.statChanged(e, c.s.worktreeMode(info.mode(), e.Mode)) {
+			worktree = git.Modified
+		}
+	case !c.stale(e, info):
+		// stat data unchanged: the content is the index's
+	case resized(e, info):
+		worktree = git.Modified
+	default:
+		f, ok := content[i]
+		data, mode, err := f.data, f.mode, error(nil)
+		if !ok {
+			data, mode, err = readWorktree(c.fs, e.Name)
+		}
+		if err == nil {
+			data = c.eol.ToGit(e.Name, data)
+		}
+		if err != nil || blobHash(data) != e.Hash || c.s.worktreeMode(mode, e.Mode) != e.Mode {
+			worktree = git.Modified
+		} else {
+			// Same content, new stat data (or an entry git smudged as
+			// racy): remember it, as git status refreshes its index.
+			fresh = true
+		}
+	}
+	if worktree == git.Modified && info.ok && typeChanged(e.Mode, info.mode()) {
+		// A file replaced by a link or the reverse: git's
+		// TYPE_CHANGED, whatever the content.
+		worktree = TypeChanged
+	}
+	return worktree, gitlink, fresh
 }
 
 // flaggedUptodate is unpack-trees' verify_uptodate_1 for an entry marked

@@ -365,8 +365,8 @@ func TestT_GIT_EDGE_21(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
 	gittest.Git(t, dir, "add", "a")
 	// With no identity anywhere (no HOME, no variables) git_commit
-	// commits as the bot, as every other commit the kernel makes does
-	// (issue #19); user.useConfigOnly turns that into a refusal.
+	// commits as the bot, as every other commit the kernel makes does;
+	// user.useConfigOnly turns that into a refusal.
 	if _, err := set.Call(context.Background(), "git_commit", json.RawMessage(`{"type":"feat","message":"x"}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func (e *expiring) Err() error {
 	return e.Context.Err()
 }
 
-// T-GIT-TIMEOUT-02 (issue 34): git_log past its deadline returns the
+// T-GIT-TIMEOUT-02: git_log past its deadline returns the
 // commits it printed until then, newest first as git prints them, marked
 // and flagged truncated with the reason; the walk (plain, path-limited,
 // following a file) stops at the deadline.

@@ -86,6 +86,11 @@ func entrySnapshot(ents []*index.Entry) map[string]plumbing.Hash {
 	return out
 }
 
+// add is git add: the paths to stage chosen (addTargets), every
+// pathspec item checked before anything is staged (sparseOnlyItems,
+// checkPathspecMatches, ignoredNamed), the files staged in one index
+// write, then the items that named only sparse or ignored paths reported.
+// It returns how many index entries changed.
 func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a addArgs) (int, error) {
 	w, err := worktreeOf(r)
 	if err != nil {
@@ -102,118 +107,17 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 	// The index as the status read it (a refresh there changes stat data
 	// only).
 	before := entrySnapshot(idx.Entries)
-	var targets []string
-	// An unmerged path is always staged when named: that resolves it.
-	for p := range unmergedStages(idx) {
-		if ps.match(p) {
-			delete(st, p)
-			targets = append(targets, p)
-		}
-	}
-	for p, s := range st {
-		untracked := s.Worktree == git.Untracked
-		changed := s.Worktree != git.Unmodified
-		if changed && ps.match(p) && (!a.Update || !untracked) {
-			targets = append(targets, p)
-		}
-	}
+	targets := addTargets(idx, st, ps, a.Update)
 	// git add checks every named path before it stages anything: one that
 	// matches nothing is fatal; one that names only ignored files is
 	// reported after the others are staged.
-	var ignoredItems, sparseItems []string
-	// Entries outside the sparse checkout (skip-worktree) are never
-	// staged; a pathspec that names only such entries is reported after
-	// the others are staged, whatever the mode.
-	sparse := map[string]bool{}
-	for _, e := range idx.Entries {
-		if e.SkipWorktree {
-			sparse[e.Name] = true
-		}
+	sparseItems := sparseOnlyItems(idx, st, ps, before)
+	if err := checkPathspecMatches(w.Filesystem, st, ps, before, sparseItems, a.Update); err != nil {
+		return 0, err
 	}
-	for i, it := range ps.items {
-		if len(sparse) == 0 {
-			break
-		}
-		if it.pat == "" {
-			continue
-		}
-		one := pathspec{items: ps.items[i : i+1]}
-		found, hitSparse := false, false
-		for p := range before {
-			m := one.match(p)
-			found = found || m && !sparse[p]
-			hitSparse = hitSparse || m && sparse[p]
-		}
-		for p, s := range st {
-			found = found || (s.Worktree != git.Unmodified && !sparse[p] && one.match(p))
-		}
-		if hitSparse && !found {
-			sparseItems = append(sparseItems, it.raw)
-		}
-	}
-	// With -A and -u too: git checks the pathspec whatever the mode (-u
-	// finds no untracked files, and no ignored ones).
-	{
-		for i, it := range ps.items {
-			if it.pat == "" || slices.Contains(sparseItems, it.raw) {
-				continue // "." at the top matches even an empty tree
-			}
-			one := pathspec{items: ps.items[i : i+1]}
-			found := false
-			for p := range before {
-				found = found || one.match(p)
-			}
-			for p, s := range st {
-				found = found || (s.Worktree != git.Unmodified && (!a.Update || s.Worktree != git.Untracked) && one.match(p))
-			}
-			if found {
-				continue
-			}
-			// git dies only when the item's path, as matched (":(top)."
-			// and ":/./d" uncleaned), is not there: an item naming an
-			// existing directory with nothing to add, or the top, is no
-			// error unless it has glob or icase magic.
-			if !it.pathGlb && !it.icase && existsFromTop(w.Filesystem, it.match) {
-				continue
-			}
-			return 0, &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.items[i].raw)}
-		}
-	}
-	// The ignored paths git reports (add_files' dir->ignored): the
-	// top-most ignored entries its walk meets (an excluded directory, or
-	// a file) that the pathspec does not exclude, and that an item's
-	// literal part names or lies inside (exclude_matches_pathspec).
+	var ignoredItems []string
 	if !a.Update {
-		for e := range ignored.top {
-			excluded := false
-			for _, ex := range ps.exclude {
-				excluded = excluded || (pathspec{items: []specItem{ex}}).match(e)
-			}
-			if excluded {
-				continue
-			}
-			for _, it := range ps.items {
-				if collectsIgnored(it, e) {
-					ignoredItems = append(ignoredItems, e)
-					break
-				}
-			}
-		}
-	}
-	// git collects an ignored path an exclude item names (or lies in)
-	// as one a pathspec item names: exclude_matches_pathspec does not
-	// look at the exclude magic.
-	if !a.Update {
-		for _, it := range ps.exclude {
-			if it.glob || it.pat == "" {
-				continue
-			}
-			for e := range ignored.top {
-				if collectsIgnored(it, e) {
-					ignoredItems = append(ignoredItems, e)
-				}
-			}
-		}
+		ignoredItems = ignoredNamed(ps, ignored)
 	}
 	sort.Strings(targets)
 	// git add stores what convert_to_git makes of each file, with the mode
@@ -257,6 +161,134 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 		}
 	}
 	return n, nil
+}
+
+// addTargets are the paths git add stages: the unmerged ones the
+// pathspec names (staging resolves them), and the changed ones it names
+// (with -u, no untracked one). st loses the unmerged paths.
+func addTargets(idx *index.Index, st git.Status, ps pathspec, update bool) []string {
+	var targets []string
+	// An unmerged path is always staged when named: that resolves it.
+	for p := range unmergedStages(idx) {
+		if ps.match(p) {
+			delete(st, p)
+			targets = append(targets, p)
+		}
+	}
+	for p, s := range st {
+		untracked := s.Worktree == git.Untracked
+		changed := s.Worktree != git.Unmodified
+		if changed && ps.match(p) && (!update || !untracked) {
+			targets = append(targets, p)
+		}
+	}
+	return targets
+}
+
+// sparseOnlyItems are the pathspec items that name only entries outside
+// the sparse checkout (skip-worktree): those are never staged, and such an
+// item is reported after the others are staged, whatever the mode.
+// before are the index's entries.
+func sparseOnlyItems(idx *index.Index, st git.Status, ps pathspec, before map[string]plumbing.Hash) []string {
+	var sparseItems []string
+	sparse := map[string]bool{}
+	for _, e := range idx.Entries {
+		if e.SkipWorktree {
+			sparse[e.Name] = true
+		}
+	}
+	for i, it := range ps.items {
+		if len(sparse) == 0 {
+			break
+		}
+		if it.pat == "" {
+			continue
+		}
+		one := pathspec{items: ps.items[i : i+1]}
+		found, hitSparse := false, false
+		for p := range before {
+			m := one.match(p)
+			found = found || m && !sparse[p]
+			hitSparse = hitSparse || m && sparse[p]
+		}
+		for p, s := range st {
+			found = found || (s.Worktree != git.Unmodified && !sparse[p] && one.match(p))
+		}
+		if hitSparse && !found {
+			sparseItems = append(sparseItems, it.raw)
+		}
+	}
+	return sparseItems
+}
+
+// checkPathspecMatches is git add's fatal check: an item (but those
+// sparseOnlyItems reports) that matches no index entry and no changed
+// file. With -A and -u too: git checks the pathspec whatever the mode
+// (-u finds no untracked files, and no ignored ones).
+func checkPathspecMatches(fsys billy.Filesystem, st git.Status, ps pathspec, before map[string]plumbing.Hash, sparseItems []string, update bool) error {
+	for i, it := range ps.items {
+		if it.pat == "" || slices.Contains(sparseItems, it.raw) {
+			continue // "." at the top matches even an empty tree
+		}
+		one := pathspec{items: ps.items[i : i+1]}
+		found := false
+		for p := range before {
+			found = found || one.match(p)
+		}
+		for p, s := range st {
+			found = found || (s.Worktree != git.Unmodified && (!update || s.Worktree != git.Untracked) && one.match(p))
+		}
+		if found {
+			continue
+		}
+		// git dies only when the item's path, as matched (":(top)."
+		// and ":/./d" uncleaned), is not there: an item naming an
+		// existing directory with nothing to add, or the top, is no
+		// error unless it has glob or icase magic.
+		if !it.pathGlb && !it.icase && existsFromTop(fsys, it.match) {
+			continue
+		}
+		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.items[i].raw)}
+	}
+	return nil
+}
+
+// ignoredNamed are the ignored paths git add reports (add_files'
+// dir->ignored): the top-most ignored entries its walk meets (an
+// excluded directory, or a file) that the pathspec does not exclude, and
+// that an item's literal part names or lies inside
+// (exclude_matches_pathspec).
+func ignoredNamed(ps pathspec, ignored ignoredPaths) []string {
+	var ignoredItems []string
+	for e := range ignored.top {
+		excluded := false
+		for _, ex := range ps.exclude {
+			excluded = excluded || (pathspec{items: []specItem{ex}}).match(e)
+		}
+		if excluded {
+			continue
+		}
+		for _, it := range ps.items {
+			if collectsIgnored(it, e) {
+				ignoredItems = append(ignoredItems, e)
+				break
+			}
+		}
+	}
+	// git collects an ignored path an exclude item names (or lies in)
+	// as one a pathspec item names: exclude_matches_pathspec does not
+	// look at the exclude magic.
+	for _, it := range ps.exclude {
+		if it.glob || it.pat == "" {
+			continue
+		}
+		for e := range ignored.top {
+			if collectsIgnored(it, e) {
+				ignoredItems = append(ignoredItems, e)
+			}
+		}
+	}
+	return ignoredItems
 }
 
 // existsFromTop is git's file_exists on a pathspec item's path from the

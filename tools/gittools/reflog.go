@@ -1,7 +1,6 @@
 package gittools
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/tgp-go/tgp/internal/reflog"
 )
 
@@ -88,55 +88,4 @@ func headDesc(r *git.Repository) (string, plumbing.Hash) {
 		return b, head.Hash()
 	}
 	return head.Hash().String(), head.Hash()
-}
-
-// resolveRev is go-git's ResolveRevision after a leading "<ref>@{n}" has
-// been read from the reflog (go-git reads no reflogs): "stash@{1}^2",
-// "HEAD@{2}~1", "main@{0}:path".
-func resolveRev(r *git.Repository, rev string) (*plumbing.Hash, error) {
-	return r.ResolveRevision(plumbing.Revision(expandReflog(r, rev)))
-}
-
-// expandReflog replaces a leading "<ref>@{n}" of rev with the full id of
-// the commit entry n of the ref's reflog names (newest first; the ref is
-// found as git's dwim_log finds it, HEAD when empty); rev is returned as
-// it is when it has none, or when the reflog has no such entry.
-func expandReflog(r *git.Repository, rev string) string {
-	ref, spec, rest, ok := splitReflogRev(rev)
-	if !ok {
-		return rev
-	}
-	n, err := strconv.Atoi(spec)
-	if err != nil || n < 0 {
-		return rev
-	}
-	h, _, ok := reflogAt(r, ref, n)
-	if !ok {
-		return rev
-	}
-	return h.String() + rest
-}
-
-// splitReflogRev reads "<ref>@{<spec>}<rest>" (get_oid_basic's reflog
-// form): the ref before the first "@{" (HEAD when empty), what the braces
-// hold and what follows them. ok is false when rev has no "@{...}", or
-// when "@{" comes after a "^", "~" or ":" (then it is not a reflog of the
-// revision's start).
-func splitReflogRev(rev string) (ref, spec, rest string, ok bool) {
-	i := strings.Index(rev, "@{")
-	if i < 0 {
-		return "", "", "", false
-	}
-	j := strings.IndexByte(rev[i:], '}')
-	if j < 0 {
-		return "", "", "", false
-	}
-	ref = rev[:i]
-	if strings.ContainsAny(ref, "^~:") {
-		return "", "", "", false
-	}
-	if ref == "" {
-		ref = "HEAD"
-	}
-	return ref, rev[i+2 : i+j], rev[i+j+1:], true
 }

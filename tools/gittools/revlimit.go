@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/internal/revparse"
 )
 
 // limitWalk replays the flags git's revision machinery leaves on the
@@ -316,21 +318,8 @@ func (w *limitWalk) parseNamed(rev string) {
 	if strings.Contains(rev, ":") {
 		return
 	}
-	i, depth := 0, 0
-	for ; i < len(rev); i++ {
-		switch {
-		case strings.HasPrefix(rev[i:], "@{"):
-			depth++
-			i++
-			continue
-		case rev[i] == '}' && depth > 0:
-			depth--
-		}
-		if depth == 0 && (rev[i] == '~' || rev[i] == '^') {
-			break
-		}
-	}
-	o, err := resolveObject(w.r, rev[:i])
+	i := revparse.NameEnd(rev)
+	o, err := revparse.Object(w.r, rev[:i])
 	for err == nil {
 		t, ok := o.(*object.Tag)
 		if !ok {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -34,23 +34,13 @@ type revRange struct {
 // the whole argument as one revision. A symmetric difference of anything
 // but commits is git's error.
 func parseRevRange(r *git.Repository, arg string) (revRange, bool, error) {
-	i := strings.Index(arg, "..")
-	if i < 0 {
+	a, b, symmetric, ok := revparse.SplitRange(arg)
+	if !ok {
 		return revRange{}, false, nil
 	}
-	rr := revRange{arg: arg}
-	a, b := arg[:i], arg[i+2:]
-	if strings.HasPrefix(b, ".") {
-		rr.symmetric, b = true, b[1:]
-	}
-	if a == "" && b == "" && !rr.symmetric {
-		return revRange{}, false, nil // ".." is a path to git
-	}
+	rr := revRange{arg: arg, symmetric: symmetric}
 	side := func(rev string) (object.Object, plumbing.Hash, bool) {
-		if rev == "" {
-			rev = "HEAD"
-		}
-		o, err := resolveObject(r, rev)
+		o, err := revparse.Object(r, revparse.OrHead(rev))
 		if err != nil {
 			return nil, plumbing.ZeroHash, false
 		}
@@ -64,14 +54,13 @@ func parseRevRange(r *git.Repository, arg string) (revRange, bool, error) {
 		}
 		return o, id, err == nil
 	}
-	var ok bool
 	if rr.left, rr.leftID, ok = side(a); !ok {
 		return revRange{}, false, nil
 	}
 	if rr.right, rr.rightID, ok = side(b); !ok {
 		return revRange{}, false, nil
 	}
-	rr.leftName, rr.rightName = orHead(a), orHead(b)
+	rr.leftName, rr.rightName = revparse.OrHead(a), revparse.OrHead(b)
 	if rr.symmetric {
 		for _, o := range []object.Object{rr.left, rr.right} {
 			if o.Type() != plumbing.CommitObject {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -69,7 +70,7 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 		}
 		return b.String(), nil
 	}
-	obj, err := resolveObject(r, a.Commit)
+	obj, err := revparse.Object(r, a.Commit)
 	if err != nil {
 		return "", revisionError(r, a.Commit)
 	}
@@ -157,14 +158,11 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 // "<rev>:<path>" whose commit resolves but whose tree lacks the path gets
 // get_oid_with_context's wording, anything else "unknown revision".
 func revisionError(r *git.Repository, rev string) error {
-	base, p, ok := strings.Cut(rev, ":")
-	if !ok || p == "" || strings.Contains(base, "@{") {
+	base, p, ok := revparse.SplitPath(rev)
+	if !ok || p == "" {
 		return unknownRevision(rev)
 	}
-	if base == "" {
-		base = "HEAD"
-	}
-	if _, err := resolveRev(r, base); err != nil {
+	if _, err := revparse.Commit(r, base); err != nil {
 		return unknownRevision(rev)
 	}
 	msg := fmt.Sprintf("fatal: path '%s' does not exist in '%s'", p, base)
@@ -174,68 +172,6 @@ func revisionError(r *git.Repository, rev string) error {
 		}
 	}
 	return &tools.Error{Kind: tools.KindExecutionFailed, Message: msg}
-}
-
-// resolveObject resolves a revision to the object it names without
-// peeling: "<rev>^{tree}", "<rev>:<path>", an annotated tag, a full hash
-// of any object, else a commit.
-func resolveObject(r *git.Repository, rev string) (object.Object, error) {
-	// peel_onion: a revision ending in "}" is peeled at its last "^{",
-	// whose type name is read as a prefix ("X^{tree}..y@{0}" is X's tree).
-	if i := strings.LastIndex(rev, "^{"); i > 0 && strings.HasSuffix(rev, "}") && strings.HasPrefix(rev[i+2:], "tree}") {
-		rev = rev[:i] + "^{tree}"
-	}
-	if base, ok := strings.CutSuffix(rev, "^{tree}"); ok {
-		h, err := resolveRev(r, base)
-		if err != nil {
-			return nil, err
-		}
-		c, err := r.CommitObject(*h)
-		if err != nil {
-			return nil, err
-		}
-		return c.Tree()
-	}
-	if base, p, ok := strings.Cut(rev, ":"); ok && !strings.Contains(base, "@{") {
-		if base == "" {
-			base = "HEAD"
-		}
-		h, err := resolveRev(r, base)
-		if err != nil {
-			return nil, err
-		}
-		c, err := r.CommitObject(*h)
-		if err != nil {
-			return nil, err
-		}
-		t, err := c.Tree()
-		if err != nil {
-			return nil, err
-		}
-		if p == "" {
-			return t, nil
-		}
-		e := findEntry(r.Storer, t, strings.TrimSuffix(p, "/"))
-		if e == nil {
-			return nil, plumbing.ErrObjectNotFound
-		}
-		return object.GetObject(r.Storer, e.Hash)
-	}
-	if ref, err := r.Storer.Reference(plumbing.NewTagReferenceName(rev)); err == nil {
-		if o, err := object.GetObject(r.Storer, ref.Hash()); err == nil {
-			return o, nil
-		}
-	}
-	if plumbing.IsHash(rev) {
-		if o, err := object.GetObject(r.Storer, plumbing.NewHash(rev)); err == nil {
-			return o, nil
-		}
-	}
-	h, err := resolveRev(r, rev)
-	if err != nil {
-		return nil, err
-	}
-	return r.CommitObject(*h)
 }
 
 func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, shownOne bool) (string, error) {

@@ -367,35 +367,13 @@ func quoteC(p string, raw bool) string {
 	return b.String()
 }
 
-// longStatus renders git's human-readable status.
+// longStatus renders git's human-readable status, in the sections of
+// wt_longstatus_print: the branch and its upstream, the state of a merge,
+// the staged, unmerged, unstaged and untracked paths, then the summary.
 func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool, entries []entry, branch string, detached, hasHead bool, head *plumbing.Reference, inMerge bool) string {
 	var b strings.Builder
 	rel := func(p string) string { return cfg.quote(relativeTo(wd, p)) }
-	switch {
-	case detached && head != nil:
-		ab := newAbbrever(r)
-		b.WriteString(detachedLine(r, head.Hash(), ab) + "\n")
-		ab.close()
-	default:
-		fmt.Fprintf(&b, "On branch %s\n", branch)
-	}
-	if hasHead && !detached {
-		if up, ahead, behind, gone, ok := upstream(r, branch, head.Hash()); ok {
-			switch {
-			case gone:
-				fmt.Fprintf(&b, "Your branch is based on '%s', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n", up)
-			case ahead == 0 && behind == 0:
-				fmt.Fprintf(&b, "Your branch is up to date with '%s'.\n", up)
-			case behind == 0:
-				fmt.Fprintf(&b, "Your branch is ahead of '%s' by %d commit%s.\n  (use \"git push\" to publish your local commits)\n", up, ahead, plural(ahead))
-			case ahead == 0:
-				fmt.Fprintf(&b, "Your branch is behind '%s' by %d commit%s, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n", up, behind, plural(behind))
-			default:
-				fmt.Fprintf(&b, "Your branch and '%s' have diverged,\nand have %d and %d different commits each, respectively.\n  (use \"git pull\" to merge the remote branch into yours)\n", up, ahead, behind)
-			}
-			b.WriteString("\n")
-		}
-	}
+	writeStatusHeader(&b, r, branch, detached, hasHead, head)
 	var staged, unstaged, untracked, conflicts []entry
 	for _, e := range entries {
 		if e.x == '?' {
@@ -424,78 +402,14 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 	if !hasHead {
 		b.WriteString("\nNo commits yet\n\n")
 	}
-	word := map[byte]string{'M': "modified:   ", 'A': "new file:   ", 'D': "deleted:    ", 'R': "renamed:    ", 'C': "copied:     ", 'U': "both modified:", 'T': "typechange: "}
 	if len(staged) > 0 {
-		b.WriteString("Changes to be committed:\n")
-		if inMerge {
-			// git has no unstage hint while merging (whence FROM_MERGE)
-		} else if hasHead {
-			b.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
-		} else {
-			b.WriteString("  (use \"git rm --cached <file>...\" to unstage)\n")
-		}
-		for _, e := range staged {
-			if e.from != "" {
-				fmt.Fprintf(&b, "\t%s%s -> %s\n", word[e.x], rel(e.from), rel(e.path))
-				continue
-			}
-			fmt.Fprintf(&b, "\t%s%s\n", word[e.x], rel(e.path))
-		}
-		b.WriteString("\n")
+		writeStaged(&b, staged, rel, inMerge, hasHead)
 	}
 	if len(conflicts) > 0 {
-		b.WriteString("Unmerged paths:\n")
-		if !inMerge {
-			if hasHead {
-				b.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
-			} else {
-				b.WriteString("  (use \"git rm --cached <file>...\" to unstage)\n")
-			}
-		}
-		bothDeleted, delMod, notDeleted := false, false, false
-		for _, e := range conflicts {
-			switch e.stages {
-			case 1:
-				bothDeleted = true
-			case 3, 5:
-				delMod = true
-			default:
-				notDeleted = true
-			}
-		}
-		switch {
-		case !bothDeleted && !delMod:
-			b.WriteString("  (use \"git add <file>...\" to mark resolution)\n")
-		case bothDeleted && !delMod && !notDeleted:
-			b.WriteString("  (use \"git rm <file>...\" to mark resolution)\n")
-		default:
-			b.WriteString("  (use \"git add/rm <file>...\" as appropriate to mark resolution)\n")
-		}
-		for _, e := range conflicts {
-			how := unmergedLong(e.stages)
-			fmt.Fprintf(&b, "\t%s%s%s\n", how, strings.Repeat(" ", 17-len(how)), rel(e.path))
-		}
-		b.WriteString("\n")
+		writeUnmerged(&b, conflicts, rel, inMerge, hasHead)
 	}
 	if len(unstaged) > 0 {
-		b.WriteString("Changes not staged for commit:\n")
-		b.WriteString("  (use \"git add")
-		for _, e := range unstaged {
-			if e.y == 'D' {
-				b.WriteString("/rm")
-				break
-			}
-		}
-		b.WriteString(" <file>...\" to update what will be committed)\n")
-		b.WriteString("  (use \"git restore <file>...\" to discard changes in working directory)\n")
-		for _, e := range unstaged {
-			if e.wtFrom != "" {
-				fmt.Fprintf(&b, "\t%s%s -> %s\n", word[e.y], rel(e.wtFrom), rel(e.path))
-				continue
-			}
-			fmt.Fprintf(&b, "\t%s%s\n", word[e.y], rel(e.path))
-		}
-		b.WriteString("\n")
+		writeUnstaged(&b, unstaged, rel)
 	}
 	if len(untracked) > 0 {
 		b.WriteString("Untracked files:\n  (use \"git add <file>...\" to include in what will be committed)\n")
@@ -520,6 +434,118 @@ func longStatus(r *git.Repository, cfg *settings, wd string, showUntracked bool,
 		b.WriteString("nothing to commit, working tree clean\n")
 	}
 	return b.String()
+}
+
+// writeStatusHeader is the branch (or the detached HEAD) and how it
+// compares with its upstream.
+func writeStatusHeader(b *strings.Builder, r *git.Repository, branch string, detached, hasHead bool, head *plumbing.Reference) {
+	switch {
+	case detached && head != nil:
+		ab := newAbbrever(r)
+		b.WriteString(detachedLine(r, head.Hash(), ab) + "\n")
+		ab.close()
+	default:
+		fmt.Fprintf(b, "On branch %s\n", branch)
+	}
+	if hasHead && !detached {
+		if up, ahead, behind, gone, ok := upstream(r, branch, head.Hash()); ok {
+			switch {
+			case gone:
+				fmt.Fprintf(b, "Your branch is based on '%s', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n", up)
+			case ahead == 0 && behind == 0:
+				fmt.Fprintf(b, "Your branch is up to date with '%s'.\n", up)
+			case behind == 0:
+				fmt.Fprintf(b, "Your branch is ahead of '%s' by %d commit%s.\n  (use \"git push\" to publish your local commits)\n", up, ahead, plural(ahead))
+			case ahead == 0:
+				fmt.Fprintf(b, "Your branch is behind '%s' by %d commit%s, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n", up, behind, plural(behind))
+			default:
+				fmt.Fprintf(b, "Your branch and '%s' have diverged,\nand have %d and %d different commits each, respectively.\n  (use \"git pull\" to merge the remote branch into yours)\n", up, ahead, behind)
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+// statusWord is how each change is named in the long format.
+var statusWord = map[byte]string{'M': "modified:   ", 'A': "new file:   ", 'D': "deleted:    ", 'R': "renamed:    ", 'C': "copied:     ", 'U': "both modified:", 'T': "typechange: "}
+
+// writeStaged is the section "Changes to be committed".
+func writeStaged(b *strings.Builder, staged []entry, rel func(string) string, inMerge, hasHead bool) {
+	b.WriteString("Changes to be committed:\n")
+	if inMerge {
+		// git has no unstage hint while merging (whence FROM_MERGE)
+	} else if hasHead {
+		b.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
+	} else {
+		b.WriteString("  (use \"git rm --cached <file>...\" to unstage)\n")
+	}
+	for _, e := range staged {
+		if e.from != "" {
+			fmt.Fprintf(b, "\t%s%s -> %s\n", statusWord[e.x], rel(e.from), rel(e.path))
+			continue
+		}
+		fmt.Fprintf(b, "\t%s%s\n", statusWord[e.x], rel(e.path))
+	}
+	b.WriteString("\n")
+}
+
+// writeUnmerged is the section "Unmerged paths", its hints as git gives
+// them for the kinds of conflict listed.
+func writeUnmerged(b *strings.Builder, conflicts []entry, rel func(string) string, inMerge, hasHead bool) {
+	b.WriteString("Unmerged paths:\n")
+	if !inMerge {
+		if hasHead {
+			b.WriteString("  (use \"git restore --staged <file>...\" to unstage)\n")
+		} else {
+			b.WriteString("  (use \"git rm --cached <file>...\" to unstage)\n")
+		}
+	}
+	bothDeleted, delMod, notDeleted := false, false, false
+	for _, e := range conflicts {
+		switch e.stages {
+		case 1:
+			bothDeleted = true
+		case 3, 5:
+			delMod = true
+		default:
+			notDeleted = true
+		}
+	}
+	switch {
+	case !bothDeleted && !delMod:
+		b.WriteString("  (use \"git add <file>...\" to mark resolution)\n")
+	case bothDeleted && !delMod && !notDeleted:
+		b.WriteString("  (use \"git rm <file>...\" to mark resolution)\n")
+	default:
+		b.WriteString("  (use \"git add/rm <file>...\" as appropriate to mark resolution)\n")
+	}
+	for _, e := range conflicts {
+		how := unmergedLong(e.stages)
+		fmt.Fprintf(b, "\t%s%s%s\n", how, strings.Repeat(" ", 17-len(how)), rel(e.path))
+	}
+	b.WriteString("\n")
+}
+
+// writeUnstaged is the section "Changes not staged for commit".
+func writeUnstaged(b *strings.Builder, unstaged []entry, rel func(string) string) {
+	b.WriteString("Changes not staged for commit:\n")
+	b.WriteString("  (use \"git add")
+	for _, e := range unstaged {
+		if e.y == 'D' {
+			b.WriteString("/rm")
+			break
+		}
+	}
+	b.WriteString(" <file>...\" to update what will be committed)\n")
+	b.WriteString("  (use \"git restore <file>...\" to discard changes in working directory)\n")
+	for _, e := range unstaged {
+		if e.wtFrom != "" {
+			fmt.Fprintf(b, "\t%s%s -> %s\n", statusWord[e.y], rel(e.wtFrom), rel(e.path))
+			continue
+		}
+		fmt.Fprintf(b, "\t%s%s\n", statusWord[e.y], rel(e.path))
+	}
+	b.WriteString("\n")
 }
 
 func plural(n int) string {

@@ -15,7 +15,7 @@ import (
 	"github.com/tgp-go/tgp/vfs"
 )
 
-// TestTimeoutNeverReportsAChangeMade (issue #19): a mutating git tool
+// TestTimeoutNeverReportsAChangeMade: a mutating git tool
 // whose deadline has passed refuses before changing anything (index,
 // worktree, refs, stash byte-identical to before); and with a deadline
 // that may expire while it runs, it either reports timeout having changed

@@ -28,8 +28,13 @@ func twin(t *testing.T, base, wd, tool string, args map[string]any, gitArgs ...s
 		args["working_dir"] = wd
 	}
 	raw, _ := json.Marshal(args)
-	_, terr := open(t, toolDir).set.Call(context.Background(), tool, raw)
-	_, gerr := gittest.GitErr(filepath.Join(gitDir, wd), gitArgs...)
+	// Both sides commit at one pinned time: a commit made a second apart
+	// (a loaded machine) has another hash.
+	dates := []string{"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000"}
+	_, terr := openEnv(t, toolDir, dates...).set.Call(context.Background(), tool, raw)
+	cmd := exec.Command("git", gitArgs...)
+	cmd.Dir, cmd.Env = filepath.Join(gitDir, wd), append(gittest.Env(t.TempDir()), dates...)
+	gerr := cmd.Run()
 	if (terr != nil) != (gerr != nil) {
 		t.Fatalf("%s %s: tool error %v, git error %v", tool, raw, terr, gerr)
 	}

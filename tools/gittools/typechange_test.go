@@ -3,7 +3,7 @@ package gittools
 // Type changes (git's DIFF_STATUS_TYPE_CHANGED): a path whose kind
 // changed between a file, a symbolic link and a gitlink, in the worktree,
 // in the index and in history, against the git CLI. Shrunk from the
-// differential suite's retype operations (issue 29).
+// differential suite's retype operations.
 
 import (
 	"os"

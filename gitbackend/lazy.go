@@ -2,6 +2,7 @@ package gitbackend
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"path"
@@ -30,9 +31,10 @@ import (
 // unchanged, not deleted. They are written before anything reads the
 // root: Materialize, which the kernel calls before every tool call but
 // write_file (and for write_file's own path), and which Do, Refresh,
-// Hydrate, Close, a conflict and a hook that reads the worktree call
-// first. A root another process left with such entries (it died before
-// its Close) has them written by the first of those calls here.
+// Hydrate, a conflict and a hook that reads the worktree call first.
+// Close leaves them (a short-lived process's root may be thrown away);
+// the next Repo on the root finds them (findLazy) and writes them at the
+// first of those calls.
 type lazyFiles struct {
 	// n is len(paths), or -1 while the index has not been looked at since
 	// Open: read without the repository's lock, so that a call with
@@ -45,25 +47,31 @@ type lazyFiles struct {
 
 const lazyUnknown = -1
 
+// count sets n from paths, unless the index is still to be looked at
+// (the look finds these paths too).
+func (l *lazyFiles) count() {
+	if l.n.Load() != lazyUnknown {
+		l.n.Store(int64(len(l.paths)))
+	}
+}
+
 func (l *lazyFiles) add(p string) {
 	l.mu.Lock()
 	if l.paths == nil {
 		l.paths = map[string]bool{}
 	}
 	l.paths[p] = true
-	l.n.Store(int64(len(l.paths)))
+	l.count()
 	l.mu.Unlock()
 }
 
 func (l *lazyFiles) drop(p string) {
-	if l.n.Load() <= 0 {
+	if l.n.Load() == 0 {
 		return
 	}
 	l.mu.Lock()
 	delete(l.paths, p)
-	if l.n.Load() >= 0 {
-		l.n.Store(int64(len(l.paths)))
-	}
+	l.count()
 	l.mu.Unlock()
 }
 
@@ -228,12 +236,21 @@ func (r *Repo) materializeLocked(ctx context.Context, only []string) error {
 // stat data whose file is absent, in a root that is not a sparse checkout
 // (where such entries are the sparse checkout's own).
 func (r *Repo) findLazy() error {
+	r.lazy.mu.Lock()
+	r.lazy.paths = nil
 	r.lazy.n.Store(0)
+	r.lazy.mu.Unlock()
 	fw := newFastWriter(r.wt)
 	if fw == nil {
 		return nil // no root on disk: nothing is ever left unwritten
 	}
 	defer fw.close()
+	if v, ok := r.indexVersion(); !ok || v == 2 {
+		// No index, or one of version 2: no extended flags, so no
+		// skip-worktree entry (what a root reads in the common case:
+		// the index is not decoded for this).
+		return nil
+	}
 	s := r.gitStorage()
 	idx, shared, err := IndexView(s)
 	if err != nil {
@@ -255,6 +272,23 @@ func (r *Repo) findLazy() error {
 		}
 	}
 	return nil
+}
+
+// indexVersion reads the version of .git/index from its header.
+func (r *Repo) indexVersion() (uint32, bool) {
+	if r.dot == nil {
+		return 0, false
+	}
+	f, err := r.dot.Open("index")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	var hdr [8]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil || string(hdr[:4]) != "DIRC" {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(hdr[4:]), true
 }
 
 // lazyEntry: an entry as deferFile leaves it.

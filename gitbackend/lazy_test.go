@@ -139,16 +139,35 @@ func TestNewProcessWritesFilesLeftUnwritten(t *testing.T) {
 	}
 }
 
-// TestCloseWritesUnwrittenFiles: a root is left whole.
-func TestCloseWritesUnwrittenFiles(t *testing.T) {
-	_, _, b := lazyPair(t)
+// TestCloseLeavesUnwrittenFiles: Close writes nothing (a short-lived
+// process's root may be thrown away); the root is a repository git finds
+// nothing wrong with, and the next Repo on it writes the files at its
+// first call that reads the root.
+func TestCloseLeavesUnwrittenFiles(t *testing.T) {
+	remote, _, b := lazyPair(t)
 	if err := b.repo.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(b.fs.Root(), "tools/a.ts")); err != nil {
+	root := b.fs.Root()
+	if _, err := os.Lstat(filepath.Join(root, "tools/a.ts")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Close wrote tools/a.ts: %v", err)
+	}
+	if st := gittest.Git(t, root, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status:\n%s", st)
+	}
+	gittest.Git(t, root, "fsck", "--strict")
+	c, err := Open(context.Background(), b.fs.Billy(), Config{Remote: remote, Branch: "main"}, WithLockFile(LockFilePath(root)))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if s := skipWorktree(t, b.fs.Root()); len(s) != 0 {
+	defer c.Close()
+	if err := c.Do(context.Background(), func(*git.Repository) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "tools/a.ts")); err != nil {
+		t.Fatal(err)
+	}
+	if s := skipWorktree(t, root); len(s) != 0 {
 		t.Fatalf("skip-worktree entries left: %v", s)
 	}
 }

@@ -334,13 +334,12 @@ func (r *Repo) Close() error {
 		return err
 	}
 	defer r.unlock()
-	// A root is left whole: files a replay left unwritten are written.
-	merr := r.materializeLocked(context.Background(), nil)
+	// Files a replay left unwritten stay so (skip-worktree entries git
+	// finds nothing wrong with): the next Repo on the root writes them at
+	// its first call that reads the root. Materialize first leaves the
+	// root whole.
 	r.idx.packs.close()
-	if err := r.store.Close(); err != nil {
-		return err
-	}
-	return merr
+	return r.store.Close()
 }
 
 // Git returns the go-git repository. Use it only inside Do.

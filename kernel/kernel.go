@@ -73,6 +73,7 @@ type options struct {
 	errs           []error
 	tracerProvider trace.TracerProvider
 	meterProvider  metric.MeterProvider
+	wholeRoot      bool
 }
 
 // Option configures New.
@@ -103,6 +104,15 @@ func WithSetting(key string, value any) Option {
 
 // WithRoot sets root_dir.
 func WithRoot(dir string) Option { return WithSetting("root_dir", dir) }
+
+// WithWholeRootAtShutdown makes Shutdown write the files other agents
+// pushed that persists left unwritten and no call read (see
+// gitbackend.Repo.Materialize), so that the root on disk holds every file
+// of its commit for whoever reads it next without a kernel (the tgp CLI
+// does this). Without it they stay skip-worktree entries, written by the
+// next kernel's first call that reads the root: a short-lived host whose
+// root is thrown away never writes them.
+func WithWholeRootAtShutdown() Option { return func(o *options) { o.wholeRoot = true } }
 
 // WithMemoryFS keeps the root (worktree and .git) in memory: no disk at all.
 func WithMemoryFS() Option { return func(o *options) { o.memory = true } }
@@ -498,6 +508,11 @@ func (k *Kernel) endCall(ctx context.Context, span trace.Span, name string, res 
 func (k *Kernel) Shutdown(ctx context.Context) error {
 	ctx = k.ctx(ctx)
 	var errs []error
+	if repo := k.box.Repo(); k.opts.wholeRoot && repo != nil && k.closers != nil {
+		if err := repo.Materialize(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for i := len(k.closers) - 1; i >= 0; i-- {
 		if err := k.closers[i](ctx); err != nil {
 			errs = append(errs, err)

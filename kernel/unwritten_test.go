@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -59,25 +60,57 @@ func TestReadsSeeOtherAgentsFiles(t *testing.T) {
 	}
 }
 
-// TestShutdownLeavesTheRootWhole: files a persist left unwritten are on
-// disk once the kernel is shut down.
-func TestShutdownLeavesTheRootWhole(t *testing.T) {
-	remote := gittest.SeedRemote(t, map[string]string{"README.md": "r\n"})
-	a := bootKernel(t, remote, false)
-	b := bootKernel(t, remote, false)
-	call(t, a, "write_file", map[string]string{"path": "tools/a/x.ts", "content": "export default 1;\n"})
-	call(t, b, "write_file", map[string]string{"path": "tools/b/y.ts", "content": "export default 2;\n"})
-	if n := b.Repo().Unwritten(); n != 1 {
-		t.Fatalf("b left %d files unwritten, want 1", n)
-	}
-	root := b.FS().Root()
-	if err := b.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := gittest.Git(t, root, "ls-files", "-v", "tools/a/x.ts"); got != "H tools/a/x.ts\n" {
-		t.Fatalf("ls-files -v: %q", got)
-	}
-	if st := gittest.Git(t, root, "status", "--porcelain", "--untracked-files=all"); st != "" {
-		t.Fatalf("git status:\n%s", st)
+// TestShutdownAndTheUnwrittenFiles: by default Shutdown leaves the files
+// no call read unwritten (skip-worktree entries, git status clean) and the
+// next kernel's first read writes them; WithWholeRootAtShutdown (the
+// CLI's) writes them at Shutdown.
+func TestShutdownAndTheUnwrittenFiles(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "whole"}[whole], func(t *testing.T) {
+			remote := gittest.SeedRemote(t, map[string]string{"README.md": "r\n"})
+			a := bootKernel(t, remote, false)
+			root := t.TempDir()
+			opts := []Option{WithEnviron([]string{}), WithRoot(root), WithSetting("git.remote", remote),
+				WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com")}
+			if whole {
+				opts = append(opts, WithWholeRootAtShutdown())
+			}
+			b, err := New(context.Background(), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Boot(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			call(t, a, "write_file", map[string]string{"path": "tools/a/x.ts", "content": "export default 1;\n"})
+			call(t, b, "write_file", map[string]string{"path": "tools/b/y.ts", "content": "export default 2;\n"})
+			if n := b.Repo().Unwritten(); n != 1 {
+				t.Fatalf("b left %d files unwritten, want 1", n)
+			}
+			if err := b.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			want := map[bool]string{false: "S tools/a/x.ts\n", true: "H tools/a/x.ts\n"}[whole]
+			if got := gittest.Git(t, root, "ls-files", "-v", "tools/a/x.ts"); got != want {
+				t.Fatalf("ls-files -v: %q, want %q", got, want)
+			}
+			if st := gittest.Git(t, root, "status", "--porcelain", "--untracked-files=all"); st != "" {
+				t.Fatalf("git status:\n%s", st)
+			}
+			c, err := New(context.Background(), opts[:5]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Boot(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			defer c.Shutdown(context.Background())
+			if got := call(t, c, "read_file", map[string]string{"path": "tools/a/x.ts"}); !strings.Contains(fmt.Sprint(got.Value), "export default 1;") {
+				t.Fatalf("read_file in the next kernel: %+v", got.Value)
+			}
+			if got := gittest.Git(t, root, "ls-files", "-v", "tools/a/x.ts"); got != "H tools/a/x.ts\n" {
+				t.Fatalf("after the next kernel's read, ls-files -v: %q", got)
+			}
+		})
 	}
 }

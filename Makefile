@@ -4,7 +4,7 @@ BIN       ?= bin/tgp
 FUZZTIME  ?= 60s
 PKGS      := ./...
 
-.PHONY: all build install test test-go test-integration deps vet bench bench-all bench-fleet fuzz fuzz-git lint demo clean vendor-js
+.PHONY: all build install test test-compile test-go test-integration deps vet bench bench-all bench-fleet fuzz fuzz-git lint demo clean vendor-js
 
 all: build
 
@@ -29,37 +29,65 @@ vet:
 	GOOS=windows $(GO) vet $(PKGS)
 
 # test is what CI runs: lint (gofmt, vet, go mod tidy -diff, staticcheck)
-# before the tests.
+# beside the tests.
 #
 # The generated suites run small budgets here (GEN_SMALL) and large ones
 # in make fuzz-git (GEN_LARGE): each seed is a repository built with the
 # git CLI and compared with it, and on a loaded 2-core machine their
-# default budgets alone took 12 of make test's 21 minutes. Lint runs
-# beside the tests (make -j3, output kept per target): the tests' tail is one
-# long package on one core.
+# default budgets alone took 12 of make test's 21 minutes.
 GEN_SMALL := TGP_CLONEGEN_SEEDS=5 TGP_INDEX_GEN=3 TGP_STASHGEN_SEEDS=10 \
 	TGP_COPIES_SEEDS=8 TGP_FOLLOW_SEEDS=2 TGP_ADDSPEC_SEEDS=20 TGP_BLAME_SEEDS=2 TGP_XMERGE_SEEDS=60 \
 	TGP_RESTORESPEC_SEEDS=20 TGP_MERGEFILE_SEEDS=60 TGP_REPLAY_MERGE_SEEDS=4 XDIFF_PAIRS=200 TGP_GITPATH_CASES=50
 # TGP_GIT_SEEDS is in the configuration's TGP_GIT_ namespace (a kernel
 # reading the environment refuses it as a typo): only test/integration,
 # which reads it, gets it, in a go test of its own beside the others.
+#
+# The tests run as several go test processes at once (output kept per
+# target): the other packages (test-go), test/integration, and the two
+# longest packages, tools/gittools and gitbackend, each split in shards.
+# A shard runs a set of the package's top-level tests (-run), the last
+# one every test the others do not (-skip): none is left out or run
+# twice. Most tests wait on git processes, so more processes than cores
+# keep the cores busy; before, the run's tail was tools/gittools alone
+# for minutes. test-compile first compiles what they all need, once:
+# each go command compiles what it lacks by itself, and run side by
+# side they compiled the same packages over and over.
+TEST_SHARDS := test-gittools-1 test-gittools-2 test-gittools-3 test-gitbackend-1 test-gitbackend-2
+.PHONY: $(TEST_SHARDS)
 test: deps
-	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-go test-integration
+	@$(MAKE) --no-print-directory test-compile
+	@$(MAKE) --no-print-directory -j8 --output-sync=target lint test-go test-integration $(TEST_SHARDS)
 
-# The packages whose tests run longest go first, and up to TEST_P
-# packages run at once: go test starts them in the order given, and
-# tools/gittools, last in ./... order, was the run's tail, alone for
-# its 2-3 minutes. Most tests wait on git processes, so more than one
-# package per core keeps the cores busy.
-# TESTFLAGS adds go test flags to both (-v, -json).
-SLOW_PKGS := ./tools/gittools ./gitbackend ./internal/xdiff ./kernel ./sandbox
+test-compile:
+	$(GO) list -race -export -test $(PKGS) > /dev/null
+	$(GO) list -export $(PKGS) > /dev/null
+
+# test-go runs the slowest of its packages first, up to TEST_P at once
+# (go test starts them in the order given). TESTFLAGS adds go test flags
+# to every target (-v, -json).
+SLOW_PKGS := ./internal/xdiff ./kernel ./sandbox
 TEST_P    ?= 4
 TESTFLAGS ?=
+GOTEST     = $(GEN_SMALL) $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS)
 test-go:
-	$(GEN_SMALL) $(GO) test -race -count=1 -p $(TEST_P) -timeout 20m $(TESTFLAGS) $$($(GO) list $(SLOW_PKGS) $(PKGS) | grep -v /test/integration)
+	$(GOTEST) -p $(TEST_P) $$($(GO) list $(SLOW_PKGS) $(PKGS) | grep -v -e /test/integration$$ -e /tools/gittools$$ -e /gitbackend$$)
 
 test-integration:
 	cd test/integration && TGP_GIT_SEEDS=6 $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) .
+
+GITTOOLS_1   := ^TestRegress[A-F]
+GITTOOLS_2   := ^TestRegress
+GITBACKEND_1 := ^Test[A-L]
+test-gittools-1:
+	$(GOTEST) -run '$(GITTOOLS_1)' ./tools/gittools
+test-gittools-2:
+	$(GOTEST) -run '$(GITTOOLS_2)' -skip '$(GITTOOLS_1)' ./tools/gittools
+test-gittools-3:
+	$(GOTEST) -skip '$(GITTOOLS_2)' ./tools/gittools
+test-gitbackend-1:
+	$(GOTEST) -run '$(GITBACKEND_1)' ./gitbackend
+test-gitbackend-2:
+	$(GOTEST) -skip '$(GITBACKEND_1)' ./gitbackend
 
 # bench prints one table: every row of issue #15 as a ratio against its
 # reference measured in the same run, with allocations per operation

@@ -21,3 +21,25 @@ func AssumeUnchangedIn(s storer.IndexStorer) map[string]bool {
 	defer c.mu.Unlock()
 	return maps.Clone(c.valid)
 }
+
+// WithoutResolveUndo runs fn, which rebuilds the index from a tree (a
+// branch switch, a stash's reset or merge), with the index's resolve-undo
+// records dropped by the writes it makes: git's unpack_trees starts a new
+// index, which has none. A storage that is not the root's has no records
+// to drop.
+func WithoutResolveUndo(s storer.IndexStorer, fn func() error) error {
+	ws, ok := s.(*warmStorage)
+	if !ok {
+		return fn()
+	}
+	c := &ws.r.idx
+	c.mu.Lock()
+	c.dropReuc = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.dropReuc = false
+		c.mu.Unlock()
+	}()
+	return fn()
+}

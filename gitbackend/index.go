@@ -52,6 +52,15 @@ type indexCache struct {
 	// go-git's index.Entry has no field for: kept here, handed to the
 	// git tools (AssumeUnchanged) and written back by save.
 	valid map[string]bool
+	// reuc is the resolve-undo extension of the index last read or
+	// written, unmerged its unmerged entries (by path, stages 1-3): save
+	// keeps the one and records in it the stages of the other a write
+	// removed, as git's remove_index_entry_at does (git add resolving a
+	// conflict). dropReuc is set while a caller rebuilds the index from
+	// a tree (WithoutResolveUndo), which starts git's index afresh.
+	reuc     []gitformat.ResolveUndo
+	unmerged map[string][3]*index.Entry
+	dropReuc bool
 	// gitdir is the .git directory on disk (gitdirOK), once looked up.
 	gitdir                string
 	gitdirOK, gitdirKnown bool
@@ -106,11 +115,12 @@ func (c *indexCache) load(dot billy.Filesystem, s cachedIndexStore) (*index.Inde
 		return idx, nil
 	}
 	c.idx = nil
-	idx, rst, valid, err := readIndex(dot, s)
+	idx, rst, valid, reuc, err := readIndex(dot, s)
 	if err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
 	c.valid = valid
+	c.noteRead(idx, reuc)
 	if rst.size == 0 {
 		// Read by go-git: stamped before the read, so that if the file
 		// changed in between, the stamp is older than the content and
@@ -140,11 +150,12 @@ func (c *indexCache) current(dot billy.Filesystem, s cachedIndexStore) (*index.I
 		return c.idx, true, nil
 	}
 	c.idx, c.viewed = nil, false
-	idx, rst, valid, err := readIndex(dot, s)
+	idx, rst, valid, reuc, err := readIndex(dot, s)
 	if err != nil {
 		return nil, false, err
 	}
 	c.valid = valid
+	c.noteRead(idx, reuc)
 	if rst.size == 0 {
 		rst = st
 	}
@@ -174,7 +185,7 @@ func cloneIndex(idx *index.Index) *index.Index {
 // stamp of the bytes decoded (zero when go-git read them). The stamp of a
 // split index is its own file's: the link names the shared index by its
 // checksum, and git never rewrites a shared index in place.
-func readIndex(dot billy.Filesystem, s cachedIndexStore) (*index.Index, fileStamp, map[string]bool, error) {
+func readIndex(dot billy.Filesystem, s cachedIndexStore) (*index.Index, fileStamp, map[string]bool, []gitformat.ResolveUndo, error) {
 	f, err := dot.Open("index")
 	if err != nil {
 		missing := errors.Is(err, fs.ErrNotExist)
@@ -182,13 +193,13 @@ func readIndex(dot billy.Filesystem, s cachedIndexStore) (*index.Index, fileStam
 		if err == nil && missing {
 			idx.Version = defaultIndexVersion(dot)
 		}
-		return idx, fileStamp{}, nil, err
+		return idx, fileStamp{}, nil, nil, err
 	}
 	info, err := statOpen(f, dot)
 	if err != nil {
 		f.Close()
 		idx, err := s.Index()
-		return idx, fileStamp{}, nil, err
+		return idx, fileStamp{}, nil, nil, err
 	}
 	data := make([]byte, info.Size())
 	_, err = io.ReadFull(f, data)
@@ -197,17 +208,76 @@ func readIndex(dot billy.Filesystem, s cachedIndexStore) (*index.Index, fileStam
 		if p, ok := gitformat.ParseIndex(data); ok {
 			if p.Link != nil {
 				if err := p.MergeShared(func(name string) ([]byte, error) { return readDotFile(dot, name) }); err != nil {
-					return nil, fileStamp{}, nil, err
+					return nil, fileStamp{}, nil, nil, err
 				}
 			}
 			p.Index.ModTime = info.ModTime()
 			st := fileStamp{size: info.Size(), mtime: info.ModTime(), ino: inodeOf(info)}
 			copy(st.sum[:], data[len(data)-20:])
-			return p.Index, st, p.ValidNames(), nil
+			return p.Index, st, p.ValidNames(), p.ResolveUndo, nil
 		}
 	}
 	idx, err := s.Index()
-	return idx, fileStamp{}, nil, err
+	return idx, fileStamp{}, nil, nil, err
+}
+
+// noteRead keeps what save needs of an index just read: its resolve-undo
+// records and its unmerged entries.
+func (c *indexCache) noteRead(idx *index.Index, reuc []gitformat.ResolveUndo) {
+	c.reuc = reuc
+	c.unmerged = unmergedEntries(idx)
+}
+
+// unmergedEntries are idx's entries of stages 1-3, by path.
+func unmergedEntries(idx *index.Index) map[string][3]*index.Entry {
+	var out map[string][3]*index.Entry
+	for _, e := range idx.Entries {
+		if e.Stage < 1 || e.Stage > 3 {
+			continue
+		}
+		if out == nil {
+			out = map[string][3]*index.Entry{}
+		}
+		st := out[e.Name]
+		cp := *e
+		st[e.Stage-1] = &cp
+		out[e.Name] = st
+	}
+	return out
+}
+
+// resolveUndo is the resolve-undo extension to write with idx: none when
+// the index was rebuilt from a tree (dropReuc); else the one read, with
+// each unmerged entry idx no longer has recorded by path and stage
+// (record_resolve_undo: a stage recorded again replaces the old one).
+func (c *indexCache) resolveUndo(idx *index.Index) []gitformat.ResolveUndo {
+	if c.dropReuc {
+		return nil
+	}
+	if len(c.unmerged) == 0 {
+		return c.reuc
+	}
+	now := unmergedEntries(idx)
+	out := append([]gitformat.ResolveUndo(nil), c.reuc...)
+	at := map[string]int{}
+	for i, r := range out {
+		at[r.Path] = i
+	}
+	for p, st := range c.unmerged {
+		for s, e := range st {
+			if e == nil || now[p][s] != nil {
+				continue
+			}
+			i, ok := at[p]
+			if !ok {
+				i = len(out)
+				at[p] = i
+				out = append(out, gitformat.ResolveUndo{Path: p})
+			}
+			out[i].Mode[s], out[i].Hash[s] = uint32(e.Mode), e.Hash
+		}
+	}
+	return out
 }
 
 // statOpen is the stat data of an open file (fstat when the file has one).
@@ -299,10 +369,12 @@ func (c *indexCache) save(dot billy.Filesystem, s cachedIndexStore, idx *index.I
 			}
 		}
 	}
-	b, err := gitformat.EncodeIndex(c.buf[:0], idx, c.valid)
+	reuc := c.resolveUndo(idx)
+	b, err := gitformat.EncodeIndexResolveUndo(c.buf[:0], idx, c.valid, reuc)
 	if err != nil {
 		return err
 	}
+	c.reuc, c.unmerged = reuc, unmergedEntries(idx)
 	c.buf = b
 	f, err := dot.OpenFile("index", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {

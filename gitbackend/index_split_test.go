@@ -129,7 +129,7 @@ func diffWithGit(dir string) string {
 		return "" // no index yet: go-git's empty one
 	}
 	dot := osfs.New(filepath.Join(dir, ".git"))
-	idx, _, valid, err := readIndex(dot, failStore{})
+	idx, _, valid, _, err := readIndex(dot, failStore{})
 	wantS, gerr := gitEnv(dir, nil, "ls-files", "-s", "--debug", "-z")
 	if err != nil || gerr != nil {
 		if err != nil && gerr != nil {

@@ -55,13 +55,23 @@ func writeTree(s storer.EncodedObjectStorer, base plumbing.Hash, changes []fileC
 		c := &changes[i]
 		parts := strings.Split(c.Path, "/")
 		n := root
+		underFile := false
 		for _, p := range parts[:len(parts)-1] {
 			k := n.kids[p]
+			if k != nil && k.leaf != nil && !k.leaf.Delete {
+				// A file takes the directory's place: what was below
+				// it goes with the directory, whichever comes first.
+				underFile = true
+				break
+			}
 			if k == nil || k.kids == nil {
 				k = &treeNode{kids: map[string]*treeNode{}}
 				n.kids[p] = k
 			}
 			n = k
+		}
+		if underFile {
+			continue
 		}
 		last := parts[len(parts)-1]
 		if k := n.kids[last]; k != nil && k.kids != nil && c.Delete {

@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -22,12 +21,22 @@ func TestGitToolConfigKeysApply(t *testing.T) {
 	gittest.RequireGit(t)
 	dir := t.TempDir()
 	gittest.Git(t, "", "init", "-q", "-b", "main", dir)
+	// 300 commits of f.txt, made by one git fast-import (an add and a
+	// commit each were 600 git processes), then checked out.
+	var stream strings.Builder
 	for i := 0; i < 300; i++ {
-		if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(fmt.Sprintln(i)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		gittest.Git(t, dir, "add", "f.txt")
-		gittest.Git(t, dir, "-c", "user.name=U", "-c", "user.email=u@x", "commit", "-q", "-m", fmt.Sprint("commit ", i))
+		body, msg := fmt.Sprintln(i), fmt.Sprint("commit ", i)
+		fmt.Fprintf(&stream, "commit refs/heads/main\ncommitter U <u@x> %d +0000\ndata %d\n%s\nM 100644 inline f.txt\ndata %d\n%s\n",
+			1700000000+i, len(msg), msg, len(body), body)
+	}
+	imp := exec.Command("git", "fast-import", "--quiet")
+	imp.Dir, imp.Stdin = dir, strings.NewReader(stream.String())
+	if out, err := imp.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	gittest.Git(t, dir, "reset", "-q", "--hard")
+	if n := strings.TrimSpace(gittest.Git(t, dir, "rev-list", "--count", "HEAD")); n != "300" {
+		t.Fatalf("%s commits, want 300", n)
 	}
 	boot := func(settings map[string]any) *Kernel {
 		opts := []Option{WithEnviron([]string{}), WithRoot(dir)}

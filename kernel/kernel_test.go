@@ -11,7 +11,7 @@ import (
 	"github.com/tgp-go/tgp/tools"
 )
 
-func bootKernel(t *testing.T, remote string, memory bool) *Kernel {
+func bootKernel(t *testing.T, remote string, memory bool, extra ...Option) *Kernel {
 	t.Helper()
 	opts := []Option{
 		WithEnviron([]string{}),
@@ -26,7 +26,7 @@ func bootKernel(t *testing.T, remote string, memory bool) *Kernel {
 	} else {
 		opts = append(opts, WithRoot(t.TempDir()))
 	}
-	k, err := New(context.Background(), opts...)
+	k, err := New(context.Background(), append(opts, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,9 @@ export default function (raw: unknown) {
 func TestEmbeddedZodAndDateFns(t *testing.T) {
 	for _, mode := range []string{IsolationInProc, IsolationProcess} {
 		t.Run(mode, func(t *testing.T) {
-			// Loading both bundles under -race on a loaded machine took
-			// longer than the default 5 s: what is checked is that they
-			// load, not how fast.
+			// Loading both bundles under -race took more than the default
+			// 5 s on a loaded machine: this test is about where they load
+			// from, not about how fast.
 			opts := []Option{WithAllowedImports("zod", "date-fns"), WithTimeout(time.Minute)}
 			var r *Runner
 			if mode == IsolationProcess {

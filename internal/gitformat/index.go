@@ -31,9 +31,9 @@ import (
 // assume-valid bit is set (nil: none); ok is false for anything else (a
 // mandatory extension, a bad checksum, a short file, a split index, which
 // needs its shared index: ParseIndex and MergeShared), which go-git then
-// reads or refuses. The optional extensions (the cache tree, resolve-undo,
-// the untracked cache) are skipped: nothing reads them, and the encoder
-// never writes them back.
+// reads or refuses. The optional extensions (the cache tree, the
+// untracked cache) are skipped: nothing reads them, and the encoder never
+// writes them back; resolve-undo is ParseIndex's.
 func DecodeIndex(data []byte) (idx *index.Index, valid map[string]bool, ok bool) {
 	p, ok := ParseIndex(data)
 	if !ok || p.Link != nil {
@@ -51,6 +51,8 @@ type IndexFile struct {
 	// link whose shared index is the null hash, which git reads as a
 	// whole index).
 	Link *SplitLink
+	// ResolveUndo is the resolve-undo extension (nil: none).
+	ResolveUndo []ResolveUndo
 }
 
 // SplitLink is the "link" extension of a split index: the checksum of the
@@ -304,6 +306,10 @@ func ParseIndex(data []byte) (*IndexFile, bool) {
 				return nil, false
 			}
 			p.Link = link
+		case string(sig) == "REUC":
+			// Corrupt, git refuses the index; kept out here, as the
+			// other optional extensions are.
+			p.ResolveUndo, _ = parseResolveUndo(ext)
 		case sig[0] < 'A' || sig[0] > 'Z':
 			return nil, false
 		}
@@ -571,6 +577,14 @@ func AddEntries(ents, add []*index.Entry) []*index.Entry {
 // file is left for git to expire (splitIndex.sharedIndexExpire).
 // The assume-valid bit is set on the stage-0 entries valid names.
 func EncodeIndex(b []byte, idx *index.Index, valid map[string]bool) ([]byte, error) {
+	return EncodeIndexResolveUndo(b, idx, valid, nil)
+}
+
+// EncodeIndexResolveUndo is EncodeIndex with a resolve-undo extension
+// after the entries (none when reuc is empty): the one extension the
+// tools write, since git cannot rebuild it (the cache tree and the
+// untracked cache it rebuilds when it needs them).
+func EncodeIndexResolveUndo(b []byte, idx *index.Index, valid map[string]bool, reuc []ResolveUndo) ([]byte, error) {
 	sort.SliceStable(idx.Entries, func(i, j int) bool {
 		a, c := idx.Entries[i], idx.Entries[j]
 		return a.Name < c.Name || a.Name == c.Name && a.Stage < c.Stage
@@ -642,6 +656,7 @@ func EncodeIndex(b []byte, idx *index.Index, valid map[string]bool) ([]byte, err
 			b = append(b, 0)
 		}
 	}
+	b = appendResolveUndo(b, reuc)
 	sum := sha1.Sum(b)
 	return append(b, sum[:]...), nil
 }

@@ -796,6 +796,7 @@ func state(dir string, base map[string]bool) string {
 	}
 	g("status", "--porcelain=v2", "--branch", "--untracked-files=all")
 	g("ls-files", "-s")
+	g("ls-files", "--resolve-undo")
 	g("symbolic-ref", "-q", "HEAD")
 	g("for-each-ref", "--format=%(refname) %(objectname)")
 	g("stash", "list")

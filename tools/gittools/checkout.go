@@ -77,7 +77,19 @@ func checkoutTool(d Deps) *tools.Tool {
 		Run: func(ctx context.Context, a checkoutArgs) (tools.Result, error) {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
 				fromDesc, fromHash := headDesc(r)
-				out, err := checkout(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
+				var out string
+				run := func() (err error) {
+					out, err = checkout(ctx, r, d.settings(r), d.relDir(a.WorkingDir), a)
+					return err
+				}
+				var err error
+				if len(a.Paths) == 0 {
+					// A switch is unpack_trees: git's new index keeps no
+					// resolve-undo records.
+					err = gitbackend.WithoutResolveUndo(r.Storer, run)
+				} else {
+					err = run()
+				}
 				if err == nil && len(a.Paths) == 0 {
 					logSwitch(r, d.reflogs(r), a, fromDesc, fromHash)
 				}

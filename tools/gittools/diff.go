@@ -334,6 +334,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 	if err != nil {
 		return nil, err
 	}
+	match := s.relativeMatch(wd, ps.match)
 	var from, to map[string]side
 	// A..B and A...B (handle_dotdot): the trees of A (of the merge base)
 	// and B; with a second revision git prints its usage.
@@ -361,7 +362,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		if to, err = treeFiles(r, tt); err != nil {
 			return nil, err
 		}
-		return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
+		return s.patch(diffTrees).detectRenames(diffSides(from, to, match)), nil
 	}
 	if a.Cached || a.ToRef == "" {
 		// A patch against the worktree looks into submodules for
@@ -371,7 +372,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 			if err != nil {
 				return nil, err
 			}
-			if err := checkSubmodulePaths(r, idx, ps.match); err != nil {
+			if err := checkSubmodulePaths(r, idx, match); err != nil {
 				return nil, err
 			}
 		}
@@ -426,8 +427,8 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 			delete(from, p) // shown as unmerged, not as a change
 		}
 		dropIntentToAdd(to, nil)
-		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match))
-		return unmergedChanges(changes, conflicts, ps.match, nil, false), nil
+		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, match))
+		return unmergedChanges(changes, conflicts, match, nil, false), nil
 	default:
 		var conflicts map[string]*conflictSides
 		if from, conflicts, err = stagedIndexFiles(r); err != nil {
@@ -448,8 +449,8 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		// With a patch to print (-U makes --stat print one too), a path
 		// with both sides is shown combined.
 		patch := !a.NameOnly && (!a.Stat || a.Unified != nil)
-		sides := diffSides(from, to, ps.match)
-		dsts := unmergedRenameDsts(r, s, conflicts, ps.match, patch)
+		sides := diffSides(from, to, match)
+		dsts := unmergedRenameDsts(r, s, conflicts, match, patch)
 		for _, d := range dsts {
 			sides = append(sides, d)
 		}
@@ -475,7 +476,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 				}
 			}
 		}
-		out := unmergedChanges(changes, conflicts, ps.match, to, patch)
+		out := unmergedChanges(changes, conflicts, match, to, patch)
 		for _, c := range out {
 			if d := dsts[c.path]; d != nil && c.unmerged && d.oldPath != "" {
 				c.oldPath, c.copied, c.score = d.oldPath, d.copied, d.score
@@ -491,7 +492,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		}
 		return out, nil
 	}
-	return s.patch(diffTrees).detectRenames(diffSides(from, to, ps.match)), nil
+	return s.patch(diffTrees).detectRenames(diffSides(from, to, match)), nil
 }
 
 // errDiffUsage is git diff's usage, printed when a range comes with a

@@ -51,7 +51,10 @@ func TestLogTimeoutReturnsFirstCommits(t *testing.T) {
 		"follow": {Oneline: true, Path: "f", Follow: &yes},
 	} {
 		t.Run(name, func(t *testing.T) {
-			res, err := d.text(context.Background(), "", 100, 0, func(ctx context.Context, r *gogit.Repository) (string, error) {
+			// The deadline that passes is x's; the call's own is one no
+			// machine reaches (100 ms passed first on a loaded one, before
+			// the walk printed anything).
+			res, err := d.text(context.Background(), "", 600000, 0, func(ctx context.Context, r *gogit.Repository) (string, error) {
 				x := &expiring{Context: ctx}
 				x.left.Store(checks)
 				return d.gitLog(x, r, ".", a)
@@ -60,7 +63,7 @@ func TestLogTimeoutReturnsFirstCommits(t *testing.T) {
 				t.Fatalf("a timeout after output is a result, got %v", err)
 			}
 			out := res.Value.(string)
-			if !res.Truncated || !strings.HasSuffix(out, TimeoutMarker) || !strings.Contains(res.TruncatedReason, "timeout: the command ran past its 100ms deadline") {
+			if !res.Truncated || !strings.HasSuffix(out, TimeoutMarker) || !strings.Contains(res.TruncatedReason, "timeout: the command ran past its 600000ms deadline") {
 				t.Fatalf("not marked: truncated=%v reason=%q tail=%q", res.Truncated, res.TruncatedReason, out[max(0, len(out)-60):])
 			}
 			// The first commits git log prints, in its order, and not the

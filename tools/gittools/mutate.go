@@ -245,7 +245,11 @@ func checkPathspecMatches(fsys billy.Filesystem, st git.Status, ps pathspec, bef
 		// and ":/./d" uncleaned), is not there: an item naming an
 		// existing directory with nothing to add, or the top, is no
 		// error unless it has glob or icase magic.
-		if !it.pathGlb && !it.icase && existsFromTop(fsys, it.match) {
+		match := it.match
+		if it.dirOnly && !strings.HasSuffix(match, "/") {
+			match += "/" // git's item keeps the slash ("d/." is "d/")
+		}
+		if !it.pathGlb && !it.icase && existsFromTop(fsys, match) {
 			continue
 		}
 		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.items[i].raw)}
@@ -298,6 +302,11 @@ func existsFromTop(fsys billy.Filesystem, p string) bool {
 	c := path.Clean(p)
 	if c == ".." || strings.HasPrefix(c, "../") {
 		return strings.Trim(strings.ReplaceAll(c, "..", ""), "/") == ""
+	}
+	if strings.HasSuffix(p, "/") {
+		// lstat("f/") fails on a file (ENOTDIR) and follows a link.
+		fi, err := fsys.Stat(p)
+		return err == nil && fi.IsDir()
 	}
 	_, err := fsys.Lstat(p)
 	return err == nil

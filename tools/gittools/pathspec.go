@@ -107,7 +107,11 @@ func parsePathspec(wd string, items []string) (pathspec, error) {
 			return ps, &tools.Error{Kind: tools.KindBadArgs, Message: err.Error()}
 		}
 		var p string
-		dirOnly := strings.HasSuffix(it, "/")
+		// normalize_path_copy keeps the slash before a last "." or ".."
+		// component ("d/." is "d/", "a/b/.." is "a/", "." in directory d
+		// is "d/"): a directory only.
+		last := path.Base("/" + it)
+		dirOnly := strings.HasSuffix(it, "/") || last == "." || last == ".."
 		if m.top {
 			// From the top, git takes the path as written: not cleaned,
 			// so ":/." or ":(top)./a" name nothing and ":/" everything.

@@ -250,6 +250,17 @@ func (po patchOpts) detectRenames(changes []*change) []*change {
 	return detectRenamesOrCopies(changes, po.settings != nil && po.renames == 2)
 }
 
+// relativeMatch narrows match (nil: every path) to the paths under wd
+// when diff.relative is set: git's diff prefix drops a path outside
+// before renames are found, so a rename out of wd is a deletion.
+func (s *settings) relativeMatch(wd string, match func(string) bool) func(string) bool {
+	if !s.orDefault().relative || wd == "" || wd == "." {
+		return match
+	}
+	prefix := strings.TrimSuffix(wd, "/") + "/"
+	return func(p string) bool { return strings.HasPrefix(p, prefix) && (match == nil || match(p)) }
+}
+
 // relativize is diff.relative from directory wd ("" is the top): only
 // changes under wd, their paths relative to it.
 func (s *settings) relativize(changes []*change, wd string) []*change {

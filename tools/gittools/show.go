@@ -273,7 +273,7 @@ func showDiff(r *git.Repository, cfg *settings, wd string, c *object.Commit, par
 	if err != nil {
 		return "", err
 	}
-	changes := cfg.relativize(po.detectRenames(diffSides(fromFiles, toFiles, nil)), wd)
+	changes := cfg.relativize(po.detectRenames(diffSides(fromFiles, toFiles, cfg.relativeMatch(wd, nil))), wd)
 	if len(changes) == 0 {
 		return "", nil
 	}

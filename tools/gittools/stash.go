@@ -65,17 +65,26 @@ func stashTool(d Deps) *tools.Tool {
 			return d.text(ctx, a.WorkingDir, a.TimeoutMS, 0, func(ctx context.Context, r *git.Repository) (string, error) {
 				cfg := d.settings(r)
 				s := &stasher{r: r, d: d, cfg: cfg, eol: newEOLConverter(r, cfg)}
+				// push resets and apply merges through unpack_trees: git's
+				// new index keeps no resolve-undo records.
+				noUndo := func(fn func() (string, error)) (out string, err error) {
+					err = gitbackend.WithoutResolveUndo(r.Storer, func() error {
+						out, err = fn()
+						return err
+					})
+					return out, err
+				}
 				switch a.Action {
 				case "push":
-					return s.push(ctx, a, d.relDir(a.WorkingDir))
+					return noUndo(func() (string, error) { return s.push(ctx, a, d.relDir(a.WorkingDir)) })
 				case "list":
 					return s.list()
 				case "show":
-					return s.show(a.Index)
+					return s.show(a.Index, d.relDir(a.WorkingDir))
 				case "apply":
-					return s.apply(ctx, a.Index, false, d.relDir(a.WorkingDir))
+					return noUndo(func() (string, error) { return s.apply(ctx, a.Index, false, d.relDir(a.WorkingDir)) })
 				case "pop":
-					return s.apply(ctx, a.Index, true, d.relDir(a.WorkingDir))
+					return noUndo(func() (string, error) { return s.apply(ctx, a.Index, true, d.relDir(a.WorkingDir)) })
 				case "drop":
 					return s.drop(a.Index)
 				case "clear":
@@ -561,7 +570,7 @@ func (s *stasher) stashFiles(w plumbing.Hash) (stashTrees, error) {
 	return st, nil
 }
 
-func (s *stasher) show(n int) (string, error) {
+func (s *stasher) show(n int, wd string) (string, error) {
 	e, _, err := s.entry(n)
 	if err != nil {
 		return "", err
@@ -571,8 +580,11 @@ func (s *stasher) show(n int) (string, error) {
 		return "", err
 	}
 	from, to := st.base, st.saved
+	// git stash show is git diff --stat of the stash: renames as
+	// diff.renames finds them, diff.relative from where it runs.
+	po := s.cfg.patch(diffTrees)
 	var b strings.Builder
-	writeStat(&b, diffSides(from, to, nil), s.cfg.patch(diffTrees))
+	writeStat(&b, s.cfg.relativize(po.detectRenames(diffSides(from, to, s.cfg.relativeMatch(wd, nil))), wd), po)
 	return b.String(), nil
 }
 

@@ -3,6 +3,7 @@ package gittools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,4 +101,69 @@ func TestRegressStashApplyEmptyNotRenamedAsGit(t *testing.T) {
 	f.git(t, "stash", "push", "-q")
 	f.git(t, "mv", "e.txt", "moved.txt")
 	twin(t, f.dir, "", "git_stash", map[string]any{"action": "pop"}, "stash", "pop", "-q")
+}
+
+// TestRegressStashShowFromSubdirectoryAsGit: git stash show prints the
+// stash's diffstat with paths from the top, whatever directory it runs
+// in (no diff.relative), and diff.relative makes it relative as it does
+// git diff's; a rename is found as diff.renames says.
+func TestRegressStashShowFromSubdirectoryAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "d/a.txt", "a\n")
+	f.write(t, "d/e/c.txt", "c\n")
+	f.write(t, "b.txt", "b\n")
+	f.commitAll(t, "base")
+	f.write(t, "d/a.txt", "a2\n")
+	f.write(t, "d/e/c.txt", "c2\nc3\n")
+	f.write(t, "b.txt", "b2\n")
+	f.git(t, "stash", "-q")
+	f.write(t, "b.txt", "b3\n")
+	f.git(t, "stash", "-q")
+	f.git(t, "mv", "d/e/c.txt", "d/moved.txt")
+	f.git(t, "stash", "-q")
+	f = open(t, f.dir)
+	for _, cfg := range [][2]string{{}, {"diff.relative", "true"}, {"diff.renames", "false"}} {
+		if cfg[0] != "" {
+			f.git(t, "config", cfg[0], cfg[1])
+		}
+		for _, wd := range []string{"", "d", "d/e"} {
+			for _, n := range []int{0, 1, 2} {
+				compareTool(t, f, "git_stash", map[string]any{"action": "show", "index": n, "working_dir": wd}, wd, "stash", "show", fmt.Sprintf("stash@{%d}", n))
+			}
+		}
+	}
+}
+
+// TestRegressRelativeDropsBeforeRenamesAsGit: with diff.relative git
+// drops a path outside the directory it runs in before it looks for
+// renames, so a file moved out of the directory is a deletion there, and
+// one moved within it a rename (git diff, git diff --cached, git show).
+func TestRegressRelativeDropsBeforeRenamesAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "d/e/c.txt", "one\ntwo\nthree\nfour\n")
+	f.write(t, "d/e/k.txt", "k1\nk2\nk3\nk4\n")
+	f.write(t, "top.txt", "t1\nt2\nt3\nt4\n")
+	f.commitAll(t, "base")
+	f.git(t, "mv", "d/e/c.txt", "d/moved.txt")
+	f.git(t, "mv", "d/e/k.txt", "d/e/k2.txt")
+	f.git(t, "mv", "top.txt", "d/e/top.txt")
+	f.commitAll(t, "moves")
+	f.git(t, "mv", "d/moved.txt", "d/e/back.txt")
+	f.git(t, "mv", "d/e/k2.txt", "k3.txt")
+	f.git(t, "config", "diff.relative", "true")
+	f = open(t, f.dir)
+	for _, wd := range []string{"", "d", "d/e"} {
+		for _, stat := range []bool{false, true} {
+			g := func(args ...string) []string {
+				if stat {
+					return append([]string{args[0], "--stat"}, args[1:]...)
+				}
+				return args
+			}
+			compareTool(t, f, "git_show", map[string]any{"commit": "HEAD", "stat": stat, "working_dir": wd}, wd, g("show", "HEAD")...)
+			compareTool(t, f, "git_diff", map[string]any{"cached": true, "stat": stat, "working_dir": wd}, wd, g("diff", "--cached")...)
+			compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD~1", "stat": stat, "working_dir": wd}, wd, g("diff", "HEAD~1")...)
+			compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD~1", "to_ref": "HEAD", "stat": stat, "working_dir": wd}, wd, g("diff", "HEAD~1", "HEAD")...)
+		}
+	}
 }

@@ -8,6 +8,7 @@ package gittools
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +97,38 @@ func TestRegressSubmoduleSymlinkStopsAsGit(t *testing.T) {
 	compareTool(t, f, "git_diff", map[string]any{"cached": true}, "", "diff", "--cached")
 	if te := f.callErr(t, "git_status", map[string]any{}); te.Message != "error: expected submodule path 'sub' not to be a symbolic link" {
 		t.Errorf("status error %q", te.Message)
+	}
+}
+
+// TestRegressCommitDirectoryBecomesFileAsGit: a directory of tracked
+// files replaced by a file of its name (or by a link), staged, commits
+// the tree git writes: the file in the directory's place, nothing of
+// what was below it, whichever of the two changes the tree builder meets
+// first (differential seed 100145; repeated, as the order is a map's).
+func TestRegressCommitDirectoryBecomesFileAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "src/c3.log", "a\n")
+	f.write(t, "src/deep/d.txt", "d\n")
+	f.write(t, "lnk/x.txt", "x\n")
+	f.write(t, "top", "t\n")
+	f.commitAll(t, "base")
+	if err := os.RemoveAll(filepath.Join(f.dir, "src")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "src", "now a file\n")
+	if err := os.RemoveAll(filepath.Join(f.dir, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere", filepath.Join(f.dir, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "add", "-A")
+	want := strings.TrimSpace(f.git(t, "write-tree"))
+	for i := 0; i < 8; i++ {
+		g := open(t, copyTree(t, f.dir))
+		g.call(t, "git_commit", map[string]any{"type": "fix", "message": "retype"})
+		if got := strings.TrimSpace(g.git(t, "rev-parse", "HEAD^{tree}")); got != want {
+			t.Fatalf("commit %d: tree %s, git writes %s:\n%s", i, got, want, g.git(t, "ls-tree", "-r", "HEAD"))
+		}
 	}
 }

@@ -65,6 +65,10 @@ func TestConflictedMergeMatchesGit(t *testing.T) {
 		{"git_add", map[string]any{"paths": []any{"uu.txt", "du.txt"}}, []string{"add", "--", "uu.txt", "du.txt"}},
 		{"git_add", map[string]any{"all": true}, []string{"add", "-A"}},
 		{"git_add", map[string]any{"update": true}, []string{"add", "-u"}},
+		// Beside an unmerged path, staging others keeps its stages.
+		{"git_add", map[string]any{"paths": []any{"keep.txt"}}, []string{"add", "--", "keep.txt"}},
+		{"git_add", map[string]any{"paths": []any{"d"}}, []string{"add", "--", "d"}},
+		{"git_add", map[string]any{"paths": []any{":!uu.txt"}}, []string{"add", "--", ":!uu.txt"}},
 		{"git_commit", map[string]any{"type": "fix", "message": "m"}, []string{"commit", "-qm", "fix: m"}},
 		{"git_stash", map[string]any{"action": "push"}, []string{"stash", "push", "-q"}},
 		{"git_checkout", map[string]any{"branch": "side"}, []string{"checkout", "-q", "side"}},
@@ -78,6 +82,11 @@ func TestConflictedMergeMatchesGit(t *testing.T) {
 		{"git_restore", map[string]any{"paths": []any{"uu.txt", "aa.txt"}, "staged": true, "worktree": false}, []string{"restore", "--staged", "--", "uu.txt", "aa.txt"}},
 		{"git_restore", map[string]any{"paths": []any{"uu.txt", "du.txt"}, "staged": true}, []string{"restore", "--staged", "--worktree", "--", "uu.txt", "du.txt"}},
 		{"git_restore", map[string]any{"paths": []any{"."}, "staged": true, "worktree": true}, []string{"restore", "--staged", "--worktree", "--", "."}},
+		// Only an exclude: every other path, the unmerged ones too.
+		{"git_restore", map[string]any{"paths": []any{":!keep.txt"}, "staged": true, "worktree": true}, []string{"restore", "--staged", "--worktree", "--", ":!keep.txt"}},
+		{"git_restore", map[string]any{"paths": []any{":(exclude)d"}, "staged": true, "worktree": true}, []string{"restore", "--staged", "--worktree", "--", ":(exclude)d"}},
+		{"git_restore", map[string]any{"paths": []any{":!keep.txt"}, "staged": true, "worktree": false}, []string{"restore", "--staged", "--", ":!keep.txt"}},
+		{"git_restore", map[string]any{"paths": []any{":!keep.txt"}}, []string{"restore", "--", ":!keep.txt"}},
 	}
 	state := func(dir string) string {
 		var b strings.Builder

@@ -43,24 +43,25 @@ GEN_SMALL := TGP_CLONEGEN_SEEDS=5 TGP_INDEX_GEN=3 TGP_STASHGEN_SEEDS=10 \
 # which reads it, gets it, in a go test of its own beside the others.
 #
 # The tests run as several go test processes at once (output kept per
-# target): the other packages (test-go), test/integration, and the two
-# longest packages, tools/gittools and gitbackend, each split in shards.
+# target): the other packages (test-go), and the longest packages,
+# tools/gittools, gitbackend and test/integration, each split in shards.
 # A shard runs a set of the package's top-level tests (-run), the last
 # one every test the others do not (-skip): none is left out or run
 # twice. Most tests wait on git processes, so more processes than cores
 # keep the cores busy; before, the run's tail was tools/gittools alone
-# for minutes. test-compile first compiles what they all need, once:
-# each go command compiles what it lacks by itself, and run side by
-# side they compiled the same packages over and over.
-TEST_SHARDS := test-gittools-1 test-gittools-2 test-gittools-3 test-gitbackend-1 test-gitbackend-2
+# for minutes. The tests wait for test-compile, which compiles what they
+# all need (-race) once, beside lint: each go command compiles what it
+# lacks by itself, and run side by side they compiled the same packages
+# over and over. Lint's vet compiles the rest (the tgp binary
+# test/integration builds).
+TEST_SHARDS := test-gittools-1 test-gittools-2 test-gittools-3 test-gitbackend-1 test-gitbackend-2 test-integration-git
 .PHONY: $(TEST_SHARDS)
 test: deps
-	@$(MAKE) --no-print-directory test-compile
-	@$(MAKE) --no-print-directory -j8 --output-sync=target lint test-go test-integration $(TEST_SHARDS)
+	@$(MAKE) --no-print-directory -j9 --output-sync=target lint test-go test-integration $(TEST_SHARDS)
 
+test-go test-integration $(TEST_SHARDS): test-compile
 test-compile:
 	$(GO) list -race -export -test $(PKGS) > /dev/null
-	$(GO) list -export $(PKGS) > /dev/null
 
 # test-go runs the slowest of its packages first, up to TEST_P at once
 # (go test starts them in the order given). TESTFLAGS adds go test flags
@@ -72,8 +73,13 @@ GOTEST     = $(GEN_SMALL) $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS)
 test-go:
 	$(GOTEST) -p $(TEST_P) $$($(GO) list $(SLOW_PKGS) $(PKGS) | grep -v -e /test/integration$$ -e /tools/gittools$$ -e /gitbackend$$)
 
+# test/integration's generated suites (the git tools and boot against
+# the git CLI) are a shard of their own.
+INTEGRATION_GIT := ^(TestGitDifferential|TestBootClonesLikeGit)$$
 test-integration:
-	cd test/integration && TGP_GIT_SEEDS=6 $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) .
+	cd test/integration && $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) -skip '$(INTEGRATION_GIT)' .
+test-integration-git:
+	cd test/integration && TGP_GIT_SEEDS=6 $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) -run '$(INTEGRATION_GIT)' .
 
 GITTOOLS_1   := ^TestRegress[A-F]
 GITTOOLS_2   := ^TestRegress

@@ -576,7 +576,13 @@ func (r *Repo) adopt(ctx context.Context, branch string, own *batchItem, res *ti
 	if _, err := r.checkoutTreesLazy(ctx, headTree, finalTree, true); err != nil {
 		return res.Attempts, commit, err
 	}
-	if err := r.setBranch(branch, final); err != nil {
+	// The leader replayed this root's commit onto the remote's tip: the
+	// commit's parent is what it went onto.
+	onto := final
+	if c, err := r.repo.CommitObject(commit); err == nil && len(c.ParentHashes) > 0 {
+		onto = c.ParentHashes[0]
+	}
+	if err := r.moveBranch(branch, final, replayReflog(branch, onto)); err != nil {
 		return res.Attempts, commit, err
 	}
 	if err := r.setTracking(branch, final); err != nil {

@@ -716,7 +716,10 @@ func ApplyPathsSmudged(s storage.Storer, wt billy.Filesystem, tree plumbing.Hash
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !ok || e.Mode == filemode.Dir {
+			// Not in the tree, or a directory there (a file that took a
+			// directory's place): the file goes; the files below are
+			// paths of their own.
 			changes = append(changes, fileChange{Path: p, Delete: true})
 			continue
 		}

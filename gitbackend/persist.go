@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/tgp-go/tgp/internal/gitident"
+	"github.com/tgp-go/tgp/internal/reflog"
 	"github.com/tgp-go/tgp/internal/telemetry"
 )
 
@@ -763,7 +764,7 @@ func (r *Repo) finishReplay(ctx context.Context, branch string, plan *replayPlan
 	if r.stopped("checked-out") {
 		return errStopped
 	}
-	if err := r.setBranch(branch, plan.head); err != nil {
+	if err := r.moveBranch(branch, plan.head, replayReflog(branch, plan.tip)); err != nil {
 		return err
 	}
 	if r.stopped("branch-moved") {
@@ -908,6 +909,9 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), head)); err != nil {
 		return err
 	}
+	if _, who, err := r.Signatures(time.Now()); err == nil {
+		r.logMove(plumbing.ZeroHash, head, reflog.Ident(who.Name, who.Email, who.When), "branch: Created from "+head.String(), plumbing.NewBranchReferenceName(name))
+	}
 	if err := r.remote.Push(ctx, name, plumbing.ZeroHash, head); err == nil {
 		ce.Pushed = true
 	}
@@ -918,7 +922,7 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	if _, err := r.checkoutTrees(ctx, worktreeAt, tipTree); err != nil {
 		return err
 	}
-	if err := r.setBranch(branch, tip); err != nil {
+	if err := r.moveBranch(branch, tip, "reset: moving to "+tip.String()); err != nil {
 		return err
 	}
 	return ce

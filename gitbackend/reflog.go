@@ -33,7 +33,10 @@ func (r *Repo) logClone(branch string, tip plumbing.Hash) {
 // operations (checked against it in reflog_test.go): a persist's commit
 // moves HEAD and its branch ("commit: <first line>", "commit (initial):
 // ..." for a root commit), a push the remote-tracking branch ("update by
-// push"). The moves a replay or a fetch makes are not logged.
+// push"); a refresh's move to the remote's tip as git pull's
+// fast-forward, a replay as git pull --rebase's finish, a conflict's
+// reset as git reset's (moveBranch). A fetch's move of the
+// remote-tracking branch is not logged.
 
 // logMode is core.logAllRefUpdates as git reads it for the root (every
 // scope; "" when unset). Read once per Repo, as eolSettings is.
@@ -105,4 +108,36 @@ func (r *Repo) logPush(branch string, old, new plumbing.Hash) {
 		return
 	}
 	r.logMove(old, new, reflog.Ident(who.Name, who.Email, time.Now()), "update by push", plumbing.NewRemoteReferenceName("origin", branch))
+}
+
+// moveBranch moves branch to h by a move other than a commit of the
+// kernel's own (a refresh's fast-forward, a replay, a reset to the
+// remote's tip), logged as git logs the command doing the same with msg:
+// the branch's log, and HEAD's when HEAD is the branch, in the name of
+// the committer git would use now.
+func (r *Repo) moveBranch(branch string, h plumbing.Hash, msg string) error {
+	ref := plumbing.NewBranchReferenceName(branch)
+	old := plumbing.ZeroHash
+	if cur, err := r.store.Reference(ref); err == nil {
+		old = cur.Hash()
+	}
+	if err := r.setBranch(branch, h); err != nil {
+		return err
+	}
+	_, who, err := r.Signatures(time.Now())
+	if err != nil {
+		return nil // no identity git could use: no entry
+	}
+	refs := []plumbing.ReferenceName{ref}
+	if head, err := r.store.Reference(plumbing.HEAD); err == nil && head.Type() == plumbing.SymbolicReference && head.Target() == ref {
+		refs = append(refs, plumbing.HEAD)
+	}
+	r.logMove(old, h, reflog.Ident(who.Name, who.Email, who.When), msg, refs...)
+	return nil
+}
+
+// replayReflog is how git pull --rebase logs the branch it moved onto
+// the remote's tip: what a replay of local commits does.
+func replayReflog(branch string, tip plumbing.Hash) string {
+	return "pull --rebase (finish): " + plumbing.NewBranchReferenceName(branch).String() + " onto " + tip.String()
 }

@@ -569,10 +569,11 @@ func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash
 	if err := applyChanges(r.gitStorage(), r.wt, changes, &lazyCheckout{files: &r.lazy}); err != nil {
 		return err
 	}
-	if err := r.store.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), to)); err != nil {
+	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
 		return err
 	}
-	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
+	// A move to the remote's tip is git pull's fast-forward.
+	if err := r.moveBranch(branch, to, "pull: Fast-forward"); err != nil {
 		return err
 	}
 	return r.setTracking(branch, to)

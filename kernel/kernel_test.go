@@ -20,6 +20,10 @@ func bootKernel(t *testing.T, remote string, memory bool, extra ...Option) *Kern
 		WithSetting("git.author.email", "agent@example.com"),
 		WithSetting("git.retry.base_delay", "2ms"),
 		WithSetting("git.retry.max_attempts", 50),
+		// No test booted here is about the sandbox's timeout (those set
+		// their own): a tool loading zod under -race on a loaded machine
+		// took more than the default 5 s.
+		WithSetting("sandbox.timeout", "1m"),
 	}
 	if memory {
 		opts = append(opts, WithMemoryFS())

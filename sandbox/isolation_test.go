@@ -118,15 +118,18 @@ func TestParentRechecksBridgeCalls(t *testing.T) {
 // TestProcessTimeoutReplacesWorker: a tool that never yields is killed
 // with its worker; the pool starts another and later runs succeed.
 func TestProcessTimeoutReplacesWorker(t *testing.T) {
-	r := processRunner(t, WithTimeout(time.Second), WithWorkers(1))
+	// Only the spin gets 1 s (Request.Timeout); the fib runs, which may
+	// wait for a worker to start (a -race binary, on a loaded machine),
+	// have the runner's minute.
+	r := processRunner(t, WithTimeout(time.Minute), WithWorkers(1))
 	fsys := newFS(t, map[string]string{"tools/spin.ts": "export default () => { for (;;) {} };\n", "tools/fib.ts": fibTool})
 	if out := exec(t, r, fsys, "tools/fib.ts", map[string]any{"n": 10}); out.Result != float64(55) {
 		t.Fatalf("%+v", out.Error)
 	}
 	first := idlePID(t, r)
-	out := exec(t, r, fsys, "tools/spin.ts", nil)
-	if out.Error == nil || out.Error.Kind != KindTimeout {
-		t.Fatalf("want timeout, got %+v", out)
+	out, err := r.Exec(context.Background(), Request{Path: "tools/spin.ts", FS: fsys, Timeout: time.Second})
+	if err != nil || out.Error == nil || out.Error.Kind != KindTimeout {
+		t.Fatalf("want timeout, got %+v %v", out, err)
 	}
 	if out := exec(t, r, fsys, "tools/fib.ts", map[string]any{"n": 10}); out.Result != float64(55) {
 		t.Fatalf("after timeout: %+v", out.Error)

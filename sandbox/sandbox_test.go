@@ -271,10 +271,10 @@ func TestSeededRandom(t *testing.T) {
 }
 
 func TestConcurrentRunsIsolated(t *testing.T) {
-	// The limit stops the loops; it is long enough that fib(15) (a few
-	// ms alone) finishes beside eight spinning loops on a loaded 2-core
-	// machine.
-	r := New(WithTimeout(3 * time.Second))
+	// The loops are stopped by their 3 s (Request.Timeout); fib(15), a
+	// few ms alone, has the runner's minute: beside eight spinning loops,
+	// on a 2-core machine loaded by others, 3 s were not always enough.
+	r := New(WithTimeout(time.Minute))
 	fsys := newFS(t, map[string]string{"tools/f.ts": fibTool, "tools/loop.ts": "export default () => { for(;;){} }"})
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)
@@ -288,7 +288,8 @@ func TestConcurrentRunsIsolated(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			if out := exec(t, r, fsys, "tools/loop.ts", nil); out.Error == nil || out.Error.Kind != KindTimeout {
+			out, err := r.Exec(context.Background(), Request{Path: "tools/loop.ts", FS: fsys, Timeout: 3 * time.Second})
+			if err != nil || out.Error == nil || out.Error.Kind != KindTimeout {
 				errs <- "loop not stopped"
 			}
 		}()

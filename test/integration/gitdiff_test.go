@@ -317,8 +317,11 @@ func underWD(wd, p string) string {
 	return strings.Repeat("../", strings.Count(wd, "/")+1) + p
 }
 
-func genChecks(r *rand.Rand, dir string) []check {
-	f := facts(dir)
+func genChecks(r *rand.Rand, dir string) []check { return genChecksWith(r, dir, facts(dir)) }
+
+// genChecksWith is genChecks on facts already read (a long history's
+// take a while).
+func genChecksWith(r *rand.Rand, dir string, f repoFacts) []check {
 	var cs []check
 	defer func() {
 		if f.big {

@@ -129,6 +129,11 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 				return fmt.Sprintf("Switched to a new branch '%s'\n", a.CreateBranch), nil
 			}
 			target = head.Hash()
+		} else if mb, ok, err := resolveMergeBaseRev(ctx, r, from); ok {
+			if err != nil {
+				return "", err
+			}
+			target = mb
 		} else {
 			h, err := revparse.Commit(r, from)
 			if err != nil {
@@ -143,7 +148,16 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		}
 		target = ref.Hash()
 	default:
-		o, err := revparse.Object(r, a.Commit)
+		var o object.Object
+		var err error
+		if mb, ok, mbErr := resolveMergeBaseRev(ctx, r, a.Commit); ok {
+			if mbErr != nil {
+				return "", mbErr
+			}
+			o, err = object.GetCommit(r.Storer, mb)
+		} else {
+			o, err = revparse.Object(r, a.Commit)
+		}
 		if err != nil {
 			return "", unknownRevision(a.Commit)
 		}
@@ -475,6 +489,9 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 		return fmt.Sprintf("Updated %d path%s from the index\n", len(a.Paths), plural(len(a.Paths))), nil
 	}
 	h, err := revparse.Commit(r, a.Commit)
+	if mb, ok, mbErr := resolveMergeBaseRev(ctx, r, a.Commit); ok {
+		h, err = &mb, mbErr
+	}
 	if err != nil {
 		return "", unknownRevision(a.Commit)
 	}

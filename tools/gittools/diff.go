@@ -78,10 +78,14 @@ func diffTool(d Deps) *tools.Tool {
 					return "", err
 				}
 				changes = st.relativize(changes, d.relDir(a.WorkingDir))
-				po := st.patch(diffSidesOf(a))
+				kind := diffSidesOf(a)
+				if _, isRange, _ := parseRevRange(r, a.FromRef); isRange && a.ToRef == "" && !a.Cached {
+					kind = diffTrees // A..B: two trees (a/ b/ under diff.mnemonicPrefix)
+				}
+				po := st.patch(kind)
 				po.ab = newAbbrever(r)
 				defer po.ab.close()
-				po.attr = loadAttributes(r, diffSidesOf(a) != diffTrees)
+				po.attr = loadAttributes(r, kind != diffTrees)
 				if a.Unified != nil {
 					po.ctx = *a.Unified
 				}

@@ -205,9 +205,14 @@ type entryCompare struct {
 
 // stale is the test of the stat data: unchanged (and not racy) means the
 // content is the index's.
+//
+// The ctime, the inode and the owner count too, as git's
+// ce_match_stat_basic counts them: a file whose mtime and size were kept
+// (a copy with cp -a, a restore from an archive) but whose content
+// changed is read, not taken as the index's.
 func (c *entryCompare) stale(e *index.Entry, st *wstat) bool {
 	return st.kind != kindDir && e.Mode != filemode.Submodule &&
-		!(uint32(st.size) == e.Size && st.sameTime(e.ModifiedAt) && c.s.worktreeMode(st.mode(), e.Mode) == e.Mode && !racy(e, c.indexTime))
+		!(uint32(st.size) == e.Size && st.sameTime(e.ModifiedAt) && !st.idsChanged(e) && c.s.worktreeMode(st.mode(), e.Mode) == e.Mode && !racy(e, c.indexTime))
 }
 
 // resized is git's shortcut (read-cache.c, ie_modified): a file whose
@@ -422,10 +427,13 @@ func (w *wstat) statChanged(e *index.Entry, mode filemode.FileMode) bool {
 	if uint32(w.size) != e.Size || e.ModifiedAt.IsZero() || e.ModifiedAt.Unix() != w.sec || mode != e.Mode {
 		return true
 	}
-	if !w.ids {
-		return false
-	}
-	return e.CreatedAt.Unix() != w.csec || e.Inode != uint32(w.ino) || e.UID != w.uid || e.GID != w.gid
+	return w.idsChanged(e)
+}
+
+// idsChanged: the ctime's seconds, the inode or the owner are not the
+// entry's (false when the walk does not know them).
+func (w *wstat) idsChanged(e *index.Entry) bool {
+	return w.ids && (e.CreatedAt.Unix() != w.csec || e.Inode != uint32(w.ino) || e.UID != w.uid || e.GID != w.gid)
 }
 
 func (w *wstat) mode() filemode.FileMode {

@@ -218,3 +218,28 @@ func TestRegressFlaggedEntriesStatComparedAsGit(t *testing.T) {
 	g.write(t, "deep/x.bin", "eta")
 	twin(t, g.dir, "", "git_stash", map[string]any{"action": "push"}, "stash", "push", "-q")
 }
+
+// TestRegressStatusComparesCtimeAndInodeAsGit: a file whose content
+// changed while its size and mtime stayed (set back, as a copy or an
+// archive keeps them) is compared by content when its ctime or inode is
+// not the index's, as git's ce_match_stat_basic compares them; git_status
+// took the stat data as unchanged once the index was newer than the file.
+func TestRegressStatusComparesCtimeAndInodeAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "aaaa\n")
+	f.commitAll(t, "base")
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(f.dir, "f.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "update-index", "--refresh")
+	f.write(t, "f.txt", "bbbb\n")
+	if err := os.Chtimes(filepath.Join(f.dir, "f.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	// git status writes the index anew: it is then newer than the file.
+	f.git(t, "status", "--short")
+	for _, dir := range []string{f.dir, copyTree(t, f.dir)} {
+		sameOutput(t, dir, "git_status", map[string]any{"porcelain": true}, "status", "--porcelain", "-b")
+	}
+}

@@ -33,6 +33,8 @@ type limitWalk struct {
 	// flags are the marks of the objects named (a tag hands its marks
 	// to what it points at).
 	flags map[plumbing.Hash]uint8
+	// limited: a commit named was UNINTERESTING (git's revs->limited).
+	limited bool
 }
 
 // The marks of a named object: git's UNINTERESTING and SYMMETRIC_LEFT.
@@ -282,10 +284,11 @@ func rangeWalk(ctx context.Context, r *git.Repository, rr revRange, fake *limitN
 		w.flags[rr.leftID] |= markUninteresting
 	}
 	names = append(names, rr.leftID, rr.rightID)
-	list, _, err := w.start(names)
+	list, limited, err := w.start(names)
 	if err != nil {
 		return nil, nil, err
 	}
+	w.limited = limited
 	if fake != nil {
 		fake.seen = true
 		list = insertByDate(list, fake)

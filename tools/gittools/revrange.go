@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -164,11 +165,24 @@ func mergeBases(ctx context.Context, r *git.Repository, a, b *object.Commit) ([]
 // commits are the range's commits in git log's order: those git's
 // limited walk keeps (see limitWalk), newest committer date first; left
 // holds those of A...B's left side. A tree or a blob on the left
-// excludes nothing, on the right shows nothing.
+// excludes nothing, on the right shows nothing. It is git show's list:
+// git log would walk A...B with no merge base.
 func (rr revRange) commits(ctx context.Context, r *git.Repository) ([]*object.Commit, map[plumbing.Hash]bool, error) {
 	w, kept, err := rangeWalk(ctx, r, rr, nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !w.limited && rr.symmetric {
+		// A...B of commits with no merge base names nothing
+		// UNINTERESTING, so git show does not walk (no_walk stays set):
+		// it shows A, then B.
+		var out []*object.Commit
+		for _, o := range []object.Object{rr.left, rr.right} {
+			if c, ok := o.(*object.Commit); ok && (len(out) == 0 || out[0].Hash != c.Hash) {
+				out = append(out, c)
+			}
+		}
+		return out, map[plumbing.Hash]bool{rr.left.ID(): true}, nil
 	}
 	out, left := w.visible(kept)
 	return out, left, nil
@@ -200,4 +214,52 @@ func reachable(ctx context.Context, r *git.Repository, c *object.Commit) (map[pl
 		}
 	}
 	return seen, nil
+}
+
+// resolveMergeBaseRev is git checkout's get_oid_mb: "A...B" (a side left
+// out is HEAD) names the one merge base of A and B, and is no revision
+// when they have none or several; ok is false for an argument without
+// "...", which the caller resolves as it does any revision.
+func resolveMergeBaseRev(ctx context.Context, r *git.Repository, rev string) (h plumbing.Hash, ok bool, err error) {
+	a, b, found := strings.Cut(rev, "...")
+	if !found {
+		return plumbing.ZeroHash, false, nil
+	}
+	side := func(s string) (*object.Commit, error) {
+		if s == "" {
+			s = "HEAD"
+		}
+		o, err := revparse.Object(r, s)
+		for err == nil {
+			t, isTag := o.(*object.Tag)
+			if !isTag {
+				break
+			}
+			o, err = t.Object()
+		}
+		if err != nil {
+			return nil, unknownRevision(rev)
+		}
+		c, isCommit := o.(*object.Commit)
+		if !isCommit {
+			return nil, unknownRevision(rev)
+		}
+		return c, nil
+	}
+	one, err := side(a)
+	if err != nil {
+		return plumbing.ZeroHash, true, err
+	}
+	two, err := side(b)
+	if err != nil {
+		return plumbing.ZeroHash, true, err
+	}
+	bases, err := mergeBases(ctx, r, one, two)
+	if err != nil {
+		return plumbing.ZeroHash, true, err
+	}
+	if len(bases) != 1 {
+		return plumbing.ZeroHash, true, unknownRevision(rev)
+	}
+	return bases[0].Hash, true, nil
 }

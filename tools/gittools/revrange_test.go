@@ -89,7 +89,8 @@ func TestRegressRangeWalkStopsAsGit(t *testing.T) {
 		if rev != ".." {
 			compareTool(t, f, "git_show", map[string]any{"commit": rev, "format": "%h %s"}, "", "show", "--format=%h %s", rev)
 		}
-		compareTool(t, f, "git_blame", map[string]any{"commit": rev, "path": "f.txt"}, "", "blame", rev, "--", "f.txt")
+		// sameBlame: the working tree's lines carry the clock's time.
+		sameBlame(t, f, map[string]any{"commit": rev, "path": "f.txt"}, "", rev, "--", "f.txt")
 	}
 }
 
@@ -116,6 +117,73 @@ func TestRegressBlameRangeWorkingTreeAsGit(t *testing.T) {
 	f.write(t, "b.txt", "zero\none\ntwo\nthree\n")
 	f = open(t, f.dir)
 	for _, rev := range []string{"side..side", "side...side", "main..main", "HEAD~1..HEAD~1"} {
-		compareTool(t, f, "git_blame", map[string]any{"commit": rev, "path": "b.txt"}, "", "blame", rev, "--", "b.txt")
+		sameBlame(t, f, map[string]any{"commit": rev, "path": "b.txt"}, "", rev, "--", "b.txt")
+	}
+}
+
+// TestRegressCheckoutMergeBaseAsGit: git checkout takes "A...B" as the
+// one merge base of A and B (get_oid_mb; HEAD for a side left out), to
+// detach at, to start a branch from, or to check paths out of; with
+// several merge bases or none, or "A..B", it is no revision.
+func TestRegressCheckoutMergeBaseAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "1\n")
+	f.commitAt(t, "", "1700000001 +0000", "c1")
+	f.write(t, "f.txt", "2\n")
+	f.commitAt(t, "", "1700000002 +0000", "c2")
+	f.git(t, "checkout", "-q", "-b", "side", "HEAD~1")
+	f.write(t, "s.txt", "s\n")
+	f.commitAt(t, "", "1700000003 +0000", "s1")
+	f.git(t, "checkout", "-q", "main")
+	f.git(t, "checkout", "-q", "--orphan", "lone")
+	f.write(t, "l.txt", "l\n")
+	f.commitAt(t, "", "1700000004 +0000", "lone")
+	f.git(t, "checkout", "-q", "main")
+	for _, rev := range []string{"main...side", "side...", "...side", "main...main", "main...lone", "main..side", "nope...side"} {
+		twin(t, f.dir, "", "git_checkout", map[string]any{"commit": rev}, "checkout", "-q", "--detach", rev)
+		twin(t, f.dir, "", "git_checkout", map[string]any{"create_branch": "nb", "commit": rev}, "checkout", "-q", "-b", "nb", rev)
+		twin(t, f.dir, "", "git_checkout", map[string]any{"commit": rev, "paths": []string{"f.txt"}}, "checkout", "-q", rev, "--", "f.txt")
+	}
+}
+
+// TestRegressRangeDiffPrefixesAsGit: git diff A..B and A...B compare two
+// trees, so diff.mnemonicPrefix leaves git's a/ and b/ (not the c/ and
+// w/ of a commit against the worktree; differential seed 100253).
+func TestRegressRangeDiffPrefixesAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "1\n")
+	f.commitAll(t, "c1")
+	f.write(t, "f.txt", "2\n")
+	f.commitAll(t, "c2")
+	f.write(t, "f.txt", "3\n")
+	f.git(t, "config", "diff.mnemonicPrefix", "true")
+	f = open(t, f.dir)
+	for _, rev := range []string{"HEAD~1..", "HEAD~1..HEAD", "HEAD~1...HEAD", "..HEAD~1", "HEAD~1"} {
+		compareTool(t, f, "git_diff", map[string]any{"from_ref": rev}, "", "diff", rev)
+		compareTool(t, f, "git_diff", map[string]any{"from_ref": rev, "stat": true, "unified": 1}, "", "diff", "-U1", "--stat", rev)
+	}
+}
+
+// TestRegressShowSymmetricNoMergeBaseAsGit: A...B of two commits with no
+// merge base names nothing UNINTERESTING, so git show does not walk: it
+// shows A and then B (A marked "<" by %m), not their histories
+// (differential seed 100093: a stash's untracked-files commit, which
+// has no parent, against a branch).
+func TestRegressShowSymmetricNoMergeBaseAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", "1\n")
+	f.commitAt(t, "", "1700000001 +0000", "c1")
+	f.write(t, "f.txt", "2\n")
+	f.commitAt(t, "", "1700000002 +0000", "c2")
+	f.git(t, "checkout", "-q", "--orphan", "lone")
+	f.write(t, "l.txt", "l\n")
+	f.commitAt(t, "", "1700000003 +0000", "l1")
+	f.write(t, "l.txt", "l2\n")
+	f.commitAt(t, "", "1700000004 +0000", "l2")
+	f.git(t, "checkout", "-q", "main")
+	f = open(t, f.dir)
+	for _, rev := range []string{"main...lone", "lone...main", "lone...", "...lone", "main~1...lone~1"} {
+		compareTool(t, f, "git_show", map[string]any{"commit": rev, "format": "%m %h %s"}, "", "show", "--format=%m %h %s", rev)
+		compareTool(t, f, "git_show", map[string]any{"commit": rev, "stat": true}, "", "show", "--stat", rev)
 	}
 }

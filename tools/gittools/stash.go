@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"slices"
 	"sort"
@@ -192,6 +193,17 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	}
 	if len(ch.tracked) == 0 && (!a.IncludeUntracked || len(ch.untracked) == 0) {
 		return "No local changes to save\n", nil
+	}
+	// W is made by update-index from the paths diff-index finds changed
+	// against HEAD: one of HEAD's whose directory is now a symbolic link
+	// stops it (has_symlink_leading_path), before anything is saved.
+	for _, p := range ch.tracked {
+		if beyondSymlink(w.Filesystem, p) {
+			if _, _, inHead := fileAtCommit(s.r.Storer, hc, p); inHead {
+				return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf(
+					"error: '%s' is beyond a symbolic link\nfatal: Unable to process path %s", p, p)}
+			}
+		}
 	}
 	sig, committer, err := s.d.signatures(s.r, time.Now())
 	if err != nil {
@@ -441,8 +453,28 @@ func (s *stasher) resetPushed(ctx context.Context, w *git.Worktree, hc *object.C
 		if !withUntracked {
 			return
 		}
+		// git's clean runs before the reset, on the index as it was: it
+		// does not go into a directory where that index has a file, so
+		// the untracked files in it, saved in U, stay.
+		indexFile := map[string]bool{}
+		for _, e := range ch.idx.Entries {
+			indexFile[e.Name] = true
+		}
+		underIndexFile := func(p string) bool {
+			for i := strings.IndexByte(p, '/'); i >= 0; {
+				if indexFile[p[:i]] {
+					return true
+				}
+				j := strings.IndexByte(p[i+1:], '/')
+				if j < 0 {
+					break
+				}
+				i += 1 + j
+			}
+			return false
+		}
 		for _, p := range ch.untracked {
-			if !resetDone || !ch.restored[p] {
+			if (!resetDone || !ch.restored[p]) && !underIndexFile(p) {
 				_ = w.Filesystem.Remove(p)
 			}
 		}
@@ -667,9 +699,12 @@ func (s *stasher) apply(ctx context.Context, n int, pop bool, wd string) (string
 	if err != nil {
 		return "", err
 	}
+	// git runs git status after the apply and ignores how it ends: a
+	// status that stops (a symbolic link in a gitlink's place) prints
+	// nothing and the apply stands.
 	st, err := status(s.r, s.cfg, wd, statusArgs{Porcelain: false, Untracked: true}, nil)
 	if err != nil {
-		return "", err
+		st = ""
 	}
 	var restoreErr string
 	if len(inTheWay) > 0 || fatalDir != "" {
@@ -1053,4 +1088,23 @@ func blockedDir(fsys billy.Filesystem, p string) string {
 		}
 	}
 	return ""
+}
+
+// beyondSymlink reports whether a directory above p in the worktree is a
+// symbolic link (git's has_symlink_leading_path): p is then no file of
+// the worktree's, whatever the link points at.
+func beyondSymlink(fsys billy.Filesystem, p string) bool {
+	for i := strings.IndexByte(p, '/'); i >= 0; {
+		if info, err := fsys.Lstat(p[:i]); err == nil && info.Mode()&os.ModeSymlink != 0 {
+			return true
+		} else if err != nil {
+			return false
+		}
+		j := strings.IndexByte(p[i+1:], '/')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }

@@ -1,7 +1,9 @@
 package gittools
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
@@ -74,5 +76,37 @@ func TestRegressAddTopDot(t *testing.T) {
 	f.call(t, "git_add", map[string]any{"paths": []any{":/"}})
 	if got := f.git(t, "ls-files"); got != "a\n" {
 		t.Errorf("':/' staged %q, want a", got)
+	}
+}
+
+// TestRegressStashFileOverChangedDirectoryRefused: a file staged where
+// the stash changed something below a directory of that name is a
+// directory/file conflict merge-ort settles by moving the file aside
+// ("deep~Updated upstream"); git_stash does not rebuild that merge (the
+// documented difference) and refuses it, changing nothing (differential
+// seed 100030, where it merged as if there were no file).
+func TestRegressStashFileOverChangedDirectoryRefused(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "deep/er/x.bin", "a\nb\n")
+	f.write(t, "top.txt", "t\n")
+	f.commitAll(t, "base")
+	f.write(t, "deep/er/x.bin", "a\nc\n")
+	f.git(t, "stash", "-q")
+	if err := os.RemoveAll(filepath.Join(f.dir, "deep")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere", filepath.Join(f.dir, "deep")); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "add", "-A", "--", "deep")
+	before := f.git(t, "status", "--porcelain=2", "-uall") + f.git(t, "stash", "list")
+	for _, action := range []string{"apply", "pop"} {
+		te := open(t, f.dir).callErr(t, "git_stash", map[string]any{"action": action})
+		if !strings.Contains(te.Message, "does not rebuild this merge (a directory and a file at deep)") {
+			t.Errorf("%s: %v", action, te)
+		}
+		if after := f.git(t, "status", "--porcelain=2", "-uall") + f.git(t, "stash", "list"); after != before {
+			t.Errorf("%s changed the repository:\n%s\nwas:\n%s", action, after, before)
+		}
 	}
 }

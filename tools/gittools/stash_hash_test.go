@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,5 +166,62 @@ func TestRegressRelativeDropsBeforeRenamesAsGit(t *testing.T) {
 			compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD~1", "stat": stat, "working_dir": wd}, wd, g("diff", "HEAD~1")...)
 			compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD~1", "to_ref": "HEAD", "stat": stat, "working_dir": wd}, wd, g("diff", "HEAD~1", "HEAD")...)
 		}
+	}
+}
+
+// TestRegressStashTypeChangedDirectoriesAsGit: stash push over a tracked
+// directory replaced by a file, by a symbolic link, or a file in a
+// directory's place with untracked files in it, as git: a path of HEAD's
+// whose directory is now a link stops the stash ("is beyond a symbolic
+// link"); a directory in HEAD where the index has a file is reset file
+// by file (differential seeds 100070, 100128).
+func TestRegressStashTypeChangedDirectoriesAsGit(t *testing.T) {
+	base := func() *fixture {
+		f := newRepo(t)
+		f.write(t, "sp ace/c/c9.md", "x\r\n")
+		f.write(t, "sp ace/r.ts", "r\n")
+		f.write(t, "top", "t\n")
+		f.commitAll(t, "base")
+		return f
+	}
+	for _, u := range []bool{false, true} {
+		args := map[string]any{"action": "push", "include_untracked": u}
+		git := []string{"stash", "push", "-q"}
+		if u {
+			git = append(git, "-u")
+		}
+		// A directory of tracked files now a (dangling) link.
+		f := base()
+		if err := os.RemoveAll(filepath.Join(f.dir, "sp ace")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("nowhere", filepath.Join(f.dir, "sp ace")); err != nil {
+			t.Fatal(err)
+		}
+		twin(t, f.dir, "", "git_stash", args, git...)
+		// A link to a directory that holds the same files.
+		f = base()
+		f.write(t, "elsewhere/c/c9.md", "x\r\n")
+		f.write(t, "elsewhere/r.ts", "r\n")
+		if err := os.RemoveAll(filepath.Join(f.dir, "sp ace")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("elsewhere", filepath.Join(f.dir, "sp ace")); err != nil {
+			t.Fatal(err)
+		}
+		twin(t, f.dir, "", "git_stash", args, git...)
+		// A file staged in the directory's place, then a directory of
+		// untracked files in the file's place.
+		f = base()
+		if err := os.RemoveAll(filepath.Join(f.dir, "sp ace/c")); err != nil {
+			t.Fatal(err)
+		}
+		f.write(t, "sp ace/c", "let\n")
+		f.git(t, "add", "-A", "--", "sp ace/c")
+		if err := os.Remove(filepath.Join(f.dir, "sp ace/c")); err != nil {
+			t.Fatal(err)
+		}
+		f.write(t, "sp ace/c/notes.txt", "end\n")
+		twin(t, f.dir, "", "git_stash", args, git...)
 	}
 }

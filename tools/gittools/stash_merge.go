@@ -170,6 +170,28 @@ func collectOrtEntries(base, ours, theirs map[string]side) *ortMerge {
 			return m
 		}
 	}
+	// A file on one side where the other changed something below it:
+	// merge-ort keeps both and moves the file aside ("p~<side>").
+	for q, e := range m.entries {
+		for d := q; ; {
+			i := strings.LastIndexByte(d, '/')
+			if i < 0 {
+				break
+			}
+			d = d[:i]
+			f := m.entries[d]
+			if f == nil {
+				continue
+			}
+			for x := 1; x <= 2; x++ {
+				y := 3 - x
+				if f.has[x] && !sameVersion(e.st[0], e.has[0], e.st[y], e.has[y]) {
+					m.unsupported = "a directory and a file at " + d
+					return m
+				}
+			}
+		}
+	}
 	return m
 }
 

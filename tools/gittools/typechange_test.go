@@ -132,3 +132,24 @@ func TestRegressCommitDirectoryBecomesFileAsGit(t *testing.T) {
 		}
 	}
 }
+
+// TestRegressStashApplyBesideSubmoduleSymlinkAsGit: git stash apply ends
+// with a git status whose end it ignores, so a symbolic link in a
+// gitlink's place, which stops that status, leaves the apply standing
+// (differential seed 100272).
+func TestRegressStashApplyBesideSubmoduleSymlinkAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	if err := os.MkdirAll(filepath.Join(f.dir, "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere", filepath.Join(f.dir, "build/link")); err != nil {
+		t.Fatal(err)
+	}
+	f.commitAll(t, "base")
+	f.write(t, "a.txt", "a2\n")
+	f.git(t, "stash", "-q")
+	f.git(t, "update-index", "--cacheinfo", "160000,000000000000000000000000492397f4d21ee57c,build/link")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "apply"}, "stash", "apply")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "pop"}, "stash", "pop")
+}

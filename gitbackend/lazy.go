@@ -85,23 +85,50 @@ func (l *lazyFiles) has(p string) bool {
 	return l.paths[p]
 }
 
-// list is the unwritten paths among only (every one when only is nil).
+// list is the unwritten paths at or beneath the paths of only (every one
+// when only is nil; "" is the root).
 func (l *lazyFiles) list(only []string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
-	if only == nil {
-		for p := range l.paths {
-			out = append(out, p)
-		}
-		return out
-	}
-	for _, p := range only {
-		if l.paths[p] {
+	for p := range l.paths {
+		if only == nil || beneathAny(p, only) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// under reports whether an unwritten path is at or beneath dir.
+func (l *lazyFiles) under(dir string) bool {
+	if l.n.Load() == 0 {
+		return false
+	}
+	if l.has(dir) {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p := range l.paths {
+		if atOrBeneath(p, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// atOrBeneath reports whether p is dir or inside it ("" is the root).
+func atOrBeneath(p, dir string) bool {
+	return dir == "" || p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+}
+
+func beneathAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if atOrBeneath(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // mayHave says whether Materialize has anything to do for only (every
@@ -116,7 +143,7 @@ func (l *lazyFiles) mayHave(only []string) bool {
 		return true
 	}
 	for _, p := range only {
-		if l.has(p) {
+		if l.under(p) {
 			return true
 		}
 	}
@@ -128,8 +155,11 @@ func (l *lazyFiles) mayHave(only []string) bool {
 func (r *Repo) Unwritten() int { return int(r.lazy.n.Load()) }
 
 // Materialize writes the files of HEAD that replays left unwritten (see
-// lazyFiles): the paths given, or every one when none is given. It takes
-// the repository's lock only when there is something to write.
+// lazyFiles): those at or beneath the paths given (a directory's, "." the
+// root's), or every one when none is given. It takes the repository's
+// lock only when there is something to write, so a caller that asks for
+// a path holding none while the lock is held by the same goroutine (a
+// hook reading the root during a persist) returns at once.
 func (r *Repo) Materialize(ctx context.Context, paths ...string) error {
 	var only []string
 	if len(paths) > 0 {

@@ -113,6 +113,42 @@ func TestMaterializeOnePath(t *testing.T) {
 	}
 }
 
+// TestMaterializeADirectory writes the unwritten files beneath a
+// directory and no other ("." is the root; a path that merely starts as
+// a directory's name is not beneath it).
+func TestMaterializeADirectory(t *testing.T) {
+	_, a, b := lazyPair(t)
+	a.write(t, "tools/sub/c.ts", "export default 'c';\n")
+	a.write(t, "tools/subway.ts", "export default 'w';\n")
+	b.write(t, "tools/d.ts", "export default 'd';\n")
+	if b.repo.Unwritten() != 3 {
+		t.Fatalf("Unwritten() = %d, want 3", b.repo.Unwritten())
+	}
+	for _, step := range []struct {
+		path string
+		left []string
+	}{
+		{"tools/su", []string{"tools/a.ts", "tools/sub/c.ts", "tools/subway.ts"}},
+		{"tools/sub", []string{"tools/a.ts", "tools/subway.ts"}},
+		{"tools/", []string{}},
+	} {
+		if err := b.repo.Materialize(context.Background(), step.path); err != nil {
+			t.Fatal(err)
+		}
+		if got := skipWorktree(t, b.fs.Root()); strings.Join(got, ",") != strings.Join(step.left, ",") || b.repo.Unwritten() != len(step.left) {
+			t.Fatalf("after Materialize(%q): skip-worktree entries %v (Unwritten %d), want %v", step.path, got, b.repo.Unwritten(), step.left)
+		}
+	}
+	a.write(t, "x/y.ts", "export default 'y';\n")
+	b.write(t, "z.ts", "export default 'z';\n")
+	if err := b.repo.Materialize(context.Background(), "."); err != nil || b.repo.Unwritten() != 0 {
+		t.Fatalf("Materialize(.): %v, Unwritten %d", err, b.repo.Unwritten())
+	}
+	if st := gittest.Git(t, b.fs.Root(), "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status:\n%s", st)
+	}
+}
+
 // TestNewProcessWritesFilesLeftUnwritten: a process that stopped without
 // Close leaves skip-worktree entries; the next one on the root writes
 // them at its first call that reads the root.

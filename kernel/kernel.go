@@ -36,9 +36,13 @@ import (
 // configuration and wires the toolbox (repository, registry, write
 // strategy) to the tools, the sandbox and the database.
 type Kernel struct {
-	cfg     *Config
-	opts    options
-	fs      *vfs.FS
+	cfg  *Config
+	opts options
+	fs   *vfs.FS
+	// view is fs writing, before any operation on a path, the files of
+	// the root's commit that persists left unwritten there (fill): what
+	// FS hands out and the file and forge tools read.
+	view    *vfs.FS
 	box     *toolbox.Box
 	set     *tools.Set
 	mu      sync.Mutex
@@ -182,6 +186,10 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 			return nil, fmt.Errorf("kernel: root %s: %w", root, err)
 		}
 	}
+	// The toolbox keeps the plain FS: it reads the root while the
+	// repository's lock is held (a persist's hooks), where a read that
+	// wrote files would wait for that lock.
+	k.view = k.fs.WithFill(k.fill)
 	// The toolbox first: every tool that persists, reads the registry or
 	// the repository is built on it.
 	k.box = toolbox.New(k.fs, k.toolboxConfig())
@@ -193,7 +201,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	for _, h := range o.hooks {
 		tools.WithEventHook(h)(k.set)
 	}
-	if err := k.set.Add(tools.FileTools(k.fs, k.box, tools.FileToolsConfig{
+	if err := k.set.Add(tools.FileTools(k.view, k.box, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
 	})...); err != nil {
 		return nil, err
@@ -291,8 +299,27 @@ func (k *Kernel) Config() Config {
 	return *k.cfg
 }
 
-// FS returns the kernel's jailed filesystem.
-func (k *Kernel) FS() *vfs.FS { return k.fs }
+// FS returns the kernel's jailed filesystem: the whole root of the
+// commit it is at. A persist that replays on other agents' commits
+// leaves their new files unwritten on disk until something reads them
+// (gitbackend.Repo.Materialize); this FS writes those at or beneath a
+// path before it reads, lists, walks, writes or removes it, so a host
+// sees every file without asking for it. Programs reading the root's
+// directory directly (not through this FS, nor a tool call) do not:
+// Materialize first, or WithWholeRootAtShutdown for the root a process
+// leaves behind.
+func (k *Kernel) FS() *vfs.FS { return k.view }
+
+// fill writes the files persists left unwritten at or beneath rel, a
+// path inside the jail (vfs.FS.WithFill). It costs an atomic load when
+// there are none.
+func (k *Kernel) fill(rel string) error {
+	repo := k.box.Repo()
+	if repo == nil || repo.Unwritten() == 0 {
+		return nil
+	}
+	return repo.Materialize(k.ctx(context.Background()), rel)
+}
 
 // Boot hydrates the root from the remote (clone or fetch + fast-forward)
 // and loads the registry (toolbox.Box.Open). Without a remote the root is

@@ -32,20 +32,27 @@ func TestReadsSeeOtherAgentsFiles(t *testing.T) {
 		args map[string]any
 		want string
 		not  string // nor this
+		opts []Option
 	}{
-		{"read_file", map[string]any{"path": "tools/a/x.ts"}, "from a", ""},
-		{"list_files", map[string]any{"dir": "tools"}, "tools/a/x.ts", ""},
-		{"list_dir", map[string]any{"path": "tools"}, "x.ts", ""},
-		{"grep_files", map[string]any{"pattern": "from a"}, "tools/a/x.ts", ""},
-		{"shell", map[string]any{"command": "cat tools/a/x.ts", "workdir": "."}, "from a", ""},
-		{"git_status", map[string]any{}, "## main...origin/main", "tools/a"},
-		{"write_file", map[string]any{"path": "tools/a/x.ts", "content": other}, `"path":"tools/a/x.ts"`, ""},
+		{"read_file", map[string]any{"path": "tools/a/x.ts"}, "from a", "", nil},
+		{"list_files", map[string]any{"dir": "tools"}, "tools/a/x.ts", "", nil},
+		{"list_dir", map[string]any{"path": "tools"}, "x.ts", "", nil},
+		{"grep_files", map[string]any{"pattern": "from a"}, "tools/a/x.ts", "", nil},
+		{"shell", map[string]any{"command": "cat tools/a/x.ts", "workdir": "."}, "from a", "", nil},
+		{"git_status", map[string]any{}, "## main...origin/main", "tools/a", nil},
+		{"write_file", map[string]any{"path": "tools/a/x.ts", "content": other}, `"path":"tools/a/x.ts"`, "", nil},
+		{"patch_file", map[string]any{"path": "tools/a/x.ts", "old_string": "'from a'", "new_string": "'patched'"}, "tools/a/x.ts", "", nil},
+		{"apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: tools/a/x.ts\n@@\n-export default () => 'from a';\n+export default () => 'patched';\n*** End Patch\n"}, "tools/a/x.ts", "", nil},
+		{"delete_file", map[string]any{"path": "tools/a/x.ts"}, "tools/a/x.ts", "", nil},
+		{"exec_tool", map[string]any{"path": "tools/a/x.ts"}, "from a", "", nil},
+		{"exec_command", map[string]any{"cmd": "cat tools/a/x.ts", "yield_time_ms": 5000}, "from a", "", nil},
+		{"exec_sql", map[string]any{"sql": "SELECT 'sql' AS x"}, "sql", "", []Option{WithSetting("sql.driver", "sqlite")}},
 	}
 	for _, c := range cases {
 		t.Run(c.tool, func(t *testing.T) {
 			remote := gittest.SeedRemote(t, map[string]string{"README.md": "r\n"})
 			a := bootKernel(t, remote, false)
-			b := bootKernel(t, remote, false)
+			b := bootKernel(t, remote, false, c.opts...)
 			call(t, a, "write_file", map[string]string{"path": "tools/a/x.ts", "content": other})
 			call(t, b, "write_file", map[string]string{"path": "tools/b/y.ts", "content": "/** B. */\nexport default () => 'b';\n"})
 			if n := b.Repo().Unwritten(); n != 1 {

@@ -559,7 +559,7 @@ func (r *Repo) storeBlobs(blobs map[plumbing.Hash]plumbing.EncodedObject, order 
 	if r.packsWritten++; r.packsWritten%(maxSmallPacks/2) != 0 {
 		return nil
 	}
-	merged, err := consolidatePacks(r.dot, r.store, &r.packer, func(p *packfile.Packed) error { return writeLocalPack(r.store, p) })
+	merged, err := consolidatePacks(r.dot, r.store, &r.packer, r.storeMerged)
 	if err != nil {
 		r.progressf("warning: %v", err) // the packs stay as they are: still a valid store
 	}

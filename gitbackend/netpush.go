@@ -613,7 +613,7 @@ func (r *Repo) adopt(ctx context.Context, branch string, own *batchItem, res *ti
 	if err != nil {
 		return 0, plumbing.ZeroHash, err
 	}
-	if _, err := r.checkoutTrees(ctx, headTree, finalTree); err != nil {
+	if _, err := r.checkoutTreesLazy(ctx, headTree, finalTree, true); err != nil {
 		return res.Attempts, commit, err
 	}
 	// The leader replayed this root's commit onto the remote's tip: the

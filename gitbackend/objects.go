@@ -350,6 +350,12 @@ func getTreeOrNil(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, 
 // Every path is checked against git's checkout rules before anything is
 // touched, so a tree git refuses to check out changes nothing.
 func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange) error {
+	return applyChanges(s, wt, changes, nil)
+}
+
+// applyChanges is applyToWorktree keeping lc's set of unwritten files
+// (lazyCheckout; nil: none to keep).
+func applyChanges(s storage.Storer, wt billy.Filesystem, changes []fileChange, lc *lazyCheckout) error {
 	for _, c := range changes {
 		if !c.Delete {
 			if err := verifyCheckoutPath(c.Path, c.Mode); err != nil {
@@ -371,18 +377,26 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 					// A submodule's directory with content in it: git
 					// leaves it ("unable to rmdir") and so do we.
 					removeIndexPath(idx, c.Path)
+					lc.written(idx, c)
 					continue
 				}
 				return fmt.Errorf("remove %s: %w", c.Path, err)
 			}
 			pruneEmptyDirs(wt, path.Dir(c.Path))
 			removeIndexPath(idx, c.Path)
+			lc.written(idx, c)
+			continue
+		}
+		if lc.deferrable(fw, c) {
+			deferFile(idx, c)
+			lc.files.add(c.Path)
 			continue
 		}
 		if st, ok, err := fastWriteWorktreeFile(fw, s, c); err != nil {
 			return err
 		} else if ok {
 			setIndexEntryStat(idx, c, st)
+			lc.written(idx, c)
 			continue
 		}
 		if err := writeWorktreeFile(s, wt, c); err != nil {
@@ -391,6 +405,7 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 		if err := setIndexEntry(idx, wt, c); err != nil {
 			return err
 		}
+		lc.written(idx, c)
 	}
 	return s.SetIndex(idx)
 }

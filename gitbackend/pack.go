@@ -320,7 +320,7 @@ func (r *Repo) storeOverlay(p *packfile.Packed) error {
 	if r.packsWritten++; r.packsWritten%(maxSmallPacks/2) != 0 {
 		return nil
 	}
-	merged, err := consolidatePacks(r.dot, r.store, &r.packer, func(p *packfile.Packed) error { return writeLocalPack(r.store, p) })
+	merged, err := consolidatePacks(r.dot, r.store, &r.packer, r.storeMerged)
 	if err != nil {
 		r.progressf("warning: %v", err) // the packs stay as they are: still a valid store
 	}
@@ -330,6 +330,13 @@ func (r *Repo) storeOverlay(p *packfile.Packed) error {
 		r.store.Reindex()
 	}
 	return nil
+}
+
+// storeMerged writes a pack consolidatePacks merged, with the index the
+// merge made: go-git's PackfileWriter would inflate and hash every object
+// of it again to make its own (the store is read afresh after a merge).
+func (r *Repo) storeMerged(p *packfile.Packed) error {
+	return storePack(r.store, r.dot, p, r.packer.Entries())
 }
 
 // Packs are merged once more than maxSmallPacks of them are under

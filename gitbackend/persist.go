@@ -268,6 +268,12 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
+	// A path left unwritten that the change names (a file written over
+	// another agent's, unread) is settled first: the file there now is
+	// what its entry describes, skip-worktree no more.
+	if err := r.materializeLocked(ctx, ch.Paths); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
 	clean := r.checkinCleaner(ov, baseTree)
 	var changes []fileChange
 	seen := map[string]bool{}
@@ -664,7 +670,11 @@ func (r *Repo) deriveFiles(ctx context.Context, plan *replayPlan, seen, newTree 
 			return writeTree(ov, newTree, extra)
 		}
 	}
-	// The hook reads the worktree: bring it to the merged tree first.
+	// The hook reads the worktree: bring it to the merged tree first,
+	// every file on disk.
+	if err := r.materializeLocked(ctx, nil); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	moved, err := r.checkoutTrees(ctx, plan.at, newTree)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -745,7 +755,9 @@ func (r *Repo) finishReplay(ctx context.Context, branch string, plan *replayPlan
 	if err != nil {
 		return err
 	}
-	if _, err := r.checkoutTrees(ctx, plan.at, to); err != nil {
+	// The new files are other agents': written when something reads the
+	// root (Materialize), not by every root at every persist.
+	if _, err := r.checkoutTreesLazy(ctx, plan.at, to, true); err != nil {
 		return err
 	}
 	plan.at = to
@@ -770,6 +782,13 @@ func (r *Repo) stopped(point string) bool { return r.stopAt != nil && r.stopAt(p
 // checkoutTrees moves worktree and index from fromTree to toTree and
 // returns the paths it changed.
 func (r *Repo) checkoutTrees(ctx context.Context, fromTree, toTree plumbing.Hash) ([]fileChange, error) {
+	return r.checkoutTreesLazy(ctx, fromTree, toTree, false)
+}
+
+// checkoutTreesLazy is checkoutTrees leaving new files unwritten when
+// deferNew is set (lazyFiles): what brings a root to a commit its persist
+// pushed, where the new files are other agents'.
+func (r *Repo) checkoutTreesLazy(ctx context.Context, fromTree, toTree plumbing.Hash, deferNew bool) ([]fileChange, error) {
 	if fromTree == toTree {
 		return nil, nil
 	}
@@ -779,7 +798,10 @@ func (r *Repo) checkoutTrees(ctx context.Context, fromTree, toTree plumbing.Hash
 		return nil, err
 	}
 	smudgeAll(changes, r.checkoutSmudgerFor(s, toTree))
-	return changes, applyToWorktree(s, r.wt, changes)
+	// A hook that reads the worktree needs every file on disk.
+	_, treeHook := r.hook.(TreeHook)
+	deferNew = deferNew && (r.hook == nil || treeHook)
+	return changes, applyChanges(s, r.wt, changes, &lazyCheckout{files: &r.lazy, deferNew: deferNew})
 }
 
 // localCommits lists base..head along first parents, oldest first.
@@ -874,6 +896,11 @@ func (r *Repo) conflict(ctx context.Context, branch string, head, worktreeAt, ti
 	name := "tgp/conflict/" + time.Now().UTC().Format("20060102-150405") + "-" + randomID()
 	ce := &ConflictError{Paths: paths, Branch: name, Commit: head.String()}
 	if _, err := r.flushOverlay(); err != nil {
+		return err
+	}
+	// The root is reset to the remote's version and read again whole
+	// (the toolbox rebuilds its registry): every file on disk.
+	if err := r.materializeLocked(ctx, nil); err != nil {
 		return err
 	}
 	if err := r.setTracking(branch, tip); err != nil {

@@ -136,6 +136,11 @@ func (r *Repo) Refresh(ctx context.Context) (*RefreshResult, error) {
 		return nil, err
 	}
 	defer r.unlock()
+	// The caller reads the root afresh after a refresh (the toolbox
+	// rebuilds its registry): every file on disk.
+	if err := r.materializeLocked(ctx, nil); err != nil {
+		return nil, err
+	}
 	res, err := r.refreshLocked(ctx)
 	if err == nil && res.Moved {
 		// The commits fetched join the commit-graph at once.

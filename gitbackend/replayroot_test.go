@@ -143,7 +143,12 @@ func listing(t *testing.T, dir, rev string) string {
 // tree has its content and nothing else is there), HEAD is where the
 // remote-tracking ref is and both are on the remote's branch, and the
 // hook's state is HEAD's meta.json.
-func checkRootConsistent(t *testing.T, a *agent, h *listHook, remote string) {
+//
+// A root on disk may hold other agents' files unwritten (lazyFiles): each
+// must then be a skip-worktree entry git finds nothing wrong with, absent
+// from the disk; the check writes them (Materialize) and then finds the
+// root whole. It returns how many there were.
+func checkRootConsistent(t *testing.T, a *agent, h *listHook, remote string) (unwritten int) {
 	t.Helper()
 	head, err := a.repo.head()
 	if err != nil {
@@ -160,6 +165,24 @@ func checkRootConsistent(t *testing.T, a *agent, h *listHook, remote string) {
 			t.Fatalf("root %s is not clean after the replays:\n%s", a.fs.Root(), st)
 		}
 		gittest.Git(t, a.fs.Root(), "fsck", "--strict")
+		unwritten = checkUnwritten(t, a)
+		if err := a.repo.Materialize(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := a.repo.Unwritten(); n != 0 {
+			t.Fatalf("%d files still unwritten after Materialize", n)
+		}
+		if n := checkUnwritten(t, a); n != 0 {
+			t.Fatalf("%d skip-worktree entries after Materialize", n)
+		}
+		// The stat data of what was written is the file's: git finds no
+		// entry to look at again.
+		if d := gittest.Git(t, a.fs.Root(), "diff-files", "--name-only"); d != "" {
+			t.Fatalf("entries whose stat data is not their file's after Materialize:\n%s", d)
+		}
+		if st := gittest.Git(t, a.fs.Root(), "status", "--porcelain", "--untracked-files=all"); st != "" {
+			t.Fatalf("root %s is not clean after Materialize:\n%s", a.fs.Root(), st)
+		}
 	}
 	c, err := object.GetCommit(a.repo.store, head)
 	if err != nil {
@@ -205,6 +228,32 @@ func checkRootConsistent(t *testing.T, a *agent, h *listHook, remote string) {
 			t.Fatalf("hook state and meta.json in the root differ:\n%s\n%s", state, meta)
 		}
 	}
+	return unwritten
+}
+
+// checkUnwritten checks the root's skip-worktree entries (git ls-files
+// -v) against the files the Repo says it left unwritten: the same paths,
+// none on disk. It returns how many.
+func checkUnwritten(t *testing.T, a *agent) int {
+	t.Helper()
+	var skip []string
+	for _, line := range strings.Split(gittest.Git(t, a.fs.Root(), "ls-files", "-v"), "\n") {
+		if strings.HasPrefix(line, "S ") {
+			skip = append(skip, strings.TrimPrefix(line, "S "))
+		}
+	}
+	if n := a.repo.Unwritten(); n != len(skip) {
+		t.Fatalf("%d skip-worktree entries, the repository left %d files unwritten: %v", len(skip), n, skip)
+	}
+	for _, p := range skip {
+		if !a.repo.lazy.has(p) {
+			t.Fatalf("%s is skip-worktree and not one the repository left unwritten", p)
+		}
+		if _, err := a.fs.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s is left unwritten and yet on disk (%v)", p, err)
+		}
+	}
+	return len(skip)
 }
 
 // TestReplayedRootsStayConsistent: agents (roots on disk and in memory,
@@ -275,9 +324,9 @@ func TestReplayedRootsStayConsistent(t *testing.T) {
 	if got, want := gittest.Git(t, remote, "show", "main:"+DerivedFile), listing(t, remote, "main"); got != want {
 		t.Fatalf("meta.json on the remote is not its tree's listing:\n%s\nwant\n%s", got, want)
 	}
-	fromTree := 0
+	fromTree, unwritten := 0, 0
 	for _, w := range ws {
-		checkRootConsistent(t, w.a, w.h, remote)
+		unwritten += checkRootConsistent(t, w.a, w.h, remote)
 		if w.h.worktreeOnly && w.h.fromTree != 0 {
 			t.Fatal("a worktree hook was asked to derive from the tree")
 		}
@@ -285,6 +334,9 @@ func TestReplayedRootsStayConsistent(t *testing.T) {
 	}
 	if fromTree == 0 {
 		t.Fatal("no replay derived meta.json from the merged tree (no contention?)")
+	}
+	if unwritten == 0 {
+		t.Fatal("no root on disk left another agent's file unwritten")
 	}
 }
 

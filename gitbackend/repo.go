@@ -179,6 +179,8 @@ type Repo struct {
 	// stopAt, in tests, stops a persist at a named point as if the
 	// process had died there (stopped).
 	stopAt func(point string) bool
+	// lazy are the files of HEAD replays left unwritten (lazy.go).
+	lazy lazyFiles
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string
@@ -218,6 +220,11 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 	}
 	if cfg.Progress != nil {
 		r.progress = progressWriter(cfg.Progress)
+	}
+	if _, ok := osPathOf(wt, "."); ok {
+		// Another process may have left files unwritten: looked for
+		// at the first call that needs the root whole.
+		r.lazy.n.Store(lazyUnknown)
 	}
 	if err := r.lock(ctx); err != nil {
 		return nil, err
@@ -331,6 +338,10 @@ func (r *Repo) Close() error {
 		return err
 	}
 	defer r.unlock()
+	// Files a replay left unwritten stay so (skip-worktree entries git
+	// finds nothing wrong with): the next Repo on the root writes them at
+	// its first call that reads the root. Materialize first leaves the
+	// root whole.
 	r.idx.packs.close()
 	return r.store.Close()
 }
@@ -348,6 +359,10 @@ func (r *Repo) Do(ctx context.Context, fn func(*git.Repository) error) error {
 		return err
 	}
 	defer r.unlock()
+	// fn may read any file of the root (the git tools do).
+	if err := r.materializeLocked(ctx, nil); err != nil {
+		return err
+	}
 	return fn(r.repo)
 }
 
@@ -408,6 +423,9 @@ func (r *Repo) Hydrate(ctx context.Context) (*HydrateResult, error) {
 		return nil, err
 	}
 	defer r.unlock()
+	if err := r.materializeLocked(ctx, nil); err != nil {
+		return nil, err
+	}
 	res, err := r.hydrate(ctx)
 	if res != nil {
 		for _, n := range res.Notes {
@@ -552,7 +570,7 @@ func (r *Repo) moveTo(ctx context.Context, branch string, from, to plumbing.Hash
 	smudgeAll(changes, r.checkoutSmudgerFor(r.store, toTree))
 	// The index through the Repo's cache, which reads every index git
 	// writes (version 4, split).
-	if err := applyToWorktree(r.gitStorage(), r.wt, changes); err != nil {
+	if err := applyChanges(r.gitStorage(), r.wt, changes, &lazyCheckout{files: &r.lazy}); err != nil {
 		return err
 	}
 	if err := r.store.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {

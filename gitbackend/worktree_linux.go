@@ -66,6 +66,18 @@ func (w *fastWriter) write(p string, mode filemode.FileMode, content []byte) (ch
 	return fillFile(fd, perm, content)
 }
 
+// absent reports whether nothing (no file, link or directory) is at p,
+// beneath the root: a checkout may leave p unwritten (lazyFiles). Any
+// other answer, a file in the way of a directory included, is the
+// checkout's to deal with.
+func (w *fastWriter) absent(p string) bool {
+	if w == nil {
+		return false
+	}
+	var st unix.Stat_t
+	return errors.Is(unix.Fstatat(w.root, p, &st, unix.AT_SYMLINK_NOFOLLOW), unix.ENOENT)
+}
+
 // mkdirs makes the missing directories above p, each in its parent
 // opened beneath the root (mkdirat follows no link at the name it makes).
 func (w *fastWriter) mkdirs(p string) bool {

@@ -18,3 +18,5 @@ func (w *fastWriter) close() {}
 func (w *fastWriter) write(string, filemode.FileMode, []byte) (checkoutStat, bool) {
 	return checkoutStat{}, false
 }
+
+func (w *fastWriter) absent(string) bool { return false }

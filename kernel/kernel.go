@@ -36,9 +36,13 @@ import (
 // configuration and wires the toolbox (repository, registry, write
 // strategy) to the tools, the sandbox and the database.
 type Kernel struct {
-	cfg     *Config
-	opts    options
-	fs      *vfs.FS
+	cfg  *Config
+	opts options
+	fs   *vfs.FS
+	// view is fs writing, before any operation on a path, the files of
+	// the root's commit that persists left unwritten there (fill): what
+	// FS hands out and the file and forge tools read.
+	view    *vfs.FS
 	box     *toolbox.Box
 	set     *tools.Set
 	mu      sync.Mutex
@@ -73,6 +77,7 @@ type options struct {
 	errs           []error
 	tracerProvider trace.TracerProvider
 	meterProvider  metric.MeterProvider
+	wholeRoot      bool
 }
 
 // Option configures New.
@@ -103,6 +108,15 @@ func WithSetting(key string, value any) Option {
 
 // WithRoot sets root_dir.
 func WithRoot(dir string) Option { return WithSetting("root_dir", dir) }
+
+// WithWholeRootAtShutdown makes Shutdown write the files other agents
+// pushed that persists left unwritten and no call read (see
+// gitbackend.Repo.Materialize), so that the root on disk holds every file
+// of its commit for whoever reads it next without a kernel (the tgp CLI
+// does this). Without it they stay skip-worktree entries, written by the
+// next kernel's first call that reads the root: a short-lived host whose
+// root is thrown away never writes them.
+func WithWholeRootAtShutdown() Option { return func(o *options) { o.wholeRoot = true } }
 
 // WithMemoryFS keeps the root (worktree and .git) in memory: no disk at all.
 func WithMemoryFS() Option { return func(o *options) { o.memory = true } }
@@ -172,6 +186,10 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 			return nil, fmt.Errorf("kernel: root %s: %w", root, err)
 		}
 	}
+	// The toolbox keeps the plain FS: it reads the root while the
+	// repository's lock is held (a persist's hooks), where a read that
+	// wrote files would wait for that lock.
+	k.view = k.fs.WithFill(k.fill)
 	// The toolbox first: every tool that persists, reads the registry or
 	// the repository is built on it.
 	k.box = toolbox.New(k.fs, k.toolboxConfig())
@@ -183,7 +201,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	for _, h := range o.hooks {
 		tools.WithEventHook(h)(k.set)
 	}
-	if err := k.set.Add(tools.FileTools(k.fs, k.box, tools.FileToolsConfig{
+	if err := k.set.Add(tools.FileTools(k.view, k.box, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
 	})...); err != nil {
 		return nil, err
@@ -281,8 +299,27 @@ func (k *Kernel) Config() Config {
 	return *k.cfg
 }
 
-// FS returns the kernel's jailed filesystem.
-func (k *Kernel) FS() *vfs.FS { return k.fs }
+// FS returns the kernel's jailed filesystem: the whole root of the
+// commit it is at. A persist that replays on other agents' commits
+// leaves their new files unwritten on disk until something reads them
+// (gitbackend.Repo.Materialize); this FS writes those at or beneath a
+// path before it reads, lists, walks, writes or removes it, so a host
+// sees every file without asking for it. Programs reading the root's
+// directory directly (not through this FS, nor a tool call) do not:
+// Materialize first, or WithWholeRootAtShutdown for the root a process
+// leaves behind.
+func (k *Kernel) FS() *vfs.FS { return k.view }
+
+// fill writes the files persists left unwritten at or beneath rel, a
+// path inside the jail (vfs.FS.WithFill). It costs an atomic load when
+// there are none.
+func (k *Kernel) fill(rel string) error {
+	repo := k.box.Repo()
+	if repo == nil || repo.Unwritten() == 0 {
+		return nil
+	}
+	return repo.Materialize(k.ctx(context.Background()), rel)
+}
 
 // Boot hydrates the root from the remote (clone or fetch + fast-forward)
 // and loads the registry (toolbox.Box.Open). Without a remote the root is
@@ -415,6 +452,9 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (r
 		return tools.Result{}, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf(
 			"%s is not available: this kernel's root is in memory (kernel.WithMemoryFS) and commands need real files; give the kernel a root_dir on disk", name)}
 	}
+	if err := k.materialize(ctx, name, args); err != nil {
+		return tools.Result{}, tools.Wrap(tools.KindInternal, err, "write the files other agents pushed to the root")
+	}
 	res, err = k.set.Call(ctx, name, args)
 	if err == nil && stale != "" {
 		res.Stale = stale
@@ -438,6 +478,28 @@ func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*sandbox.
 	}
 	out := forgetools.OutcomeOf(res)
 	return out, out.Err()
+}
+
+// materialize writes the files of the root's commit that persists left
+// unwritten (other agents' new files, gitbackend.Repo.Materialize) before
+// a call that may read them: every call but write_file, which reads only
+// its own path.
+func (k *Kernel) materialize(ctx context.Context, name string, args json.RawMessage) error {
+	repo := k.box.Repo()
+	if repo == nil || repo.Unwritten() == 0 {
+		return nil
+	}
+	if name == "write_file" {
+		var a struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(args, &a) == nil && a.Path != "" {
+			if rel, err := k.fs.Resolve(a.Path); err == nil {
+				return repo.Materialize(ctx, rel)
+			}
+		}
+	}
+	return repo.Materialize(ctx)
 }
 
 // diskOnly are the tools a memory root does not have.
@@ -473,6 +535,11 @@ func (k *Kernel) endCall(ctx context.Context, span trace.Span, name string, res 
 func (k *Kernel) Shutdown(ctx context.Context) error {
 	ctx = k.ctx(ctx)
 	var errs []error
+	if repo := k.box.Repo(); k.opts.wholeRoot && repo != nil && k.closers != nil {
+		if err := repo.Materialize(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for i := len(k.closers) - 1; i >= 0; i-- {
 		if err := k.closers[i](ctx); err != nil {
 			errs = append(errs, err)

@@ -23,6 +23,12 @@ func (k *Kernel) ToolEntries() []registry.Entry {
 // and nothing else: the MCP resources are the toolbox, not the root.
 // A missing meta.json reads as the registry's own rendering of it.
 func (k *Kernel) ReadToolboxFile(path string) ([]byte, error) {
+	if repo := k.box.Repo(); repo != nil {
+		// The file may be one a persist left unwritten.
+		if err := repo.Materialize(k.ctx(context.Background()), path); err != nil {
+			return nil, err
+		}
+	}
 	reg := k.box.Registry()
 	if path == registry.FileName {
 		data, err := k.fs.ReadFile(path)

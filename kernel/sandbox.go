@@ -90,5 +90,5 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 	if k.sql != nil {
 		cfg.SQL = k.sql
 	}
-	return forgetools.New(k.fs, cfg)
+	return forgetools.New(k.view, cfg)
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -78,5 +79,43 @@ func TestDiskReadingMatchesVFS(t *testing.T) {
 	lf, _ := vfs.NewOS(other)
 	if d := openDisk(lf); d != nil {
 		t.Fatal("a linked tools/ was read by descriptor")
+	}
+}
+
+// TestDiskReadingFillsFirst: a root whose files are written on demand
+// (vfs.FS.WithFill) is asked to write its tools before they are listed or
+// read by descriptor, so a tool not yet written is found; a fill that
+// fails is the listing's error.
+func TestDiskReadingFillsFirst(t *testing.T) {
+	root := t.TempDir()
+	base, err := vfs.NewOS(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	view := base.WithFill(func(rel string) error {
+		asked = append(asked, rel)
+		if rel != "tools" && rel != "." {
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Join(root, "tools/a"), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(root, "tools/a/x.ts"), []byte("/** X. */\nexport default 1;\n"), 0o644)
+	})
+	got, err := ToolPaths(view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []string{"tools/a/x.ts"}) || !reflect.DeepEqual(asked, []string{"tools"}) {
+		t.Fatalf("tools %v (fill asked %q), want the one written on demand", got, asked)
+	}
+	reg, err := Build(view)
+	if err != nil || reg.Len() != 1 {
+		t.Fatalf("Build: %v, %v", reg, err)
+	}
+	boom := errors.New("boom")
+	if _, err := ToolPaths(base.WithFill(func(string) error { return boom })); !errors.Is(err, boom) {
+		t.Fatalf("a failing fill: %v", err)
 	}
 }

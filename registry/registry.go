@@ -107,6 +107,12 @@ func ToolPaths(src Source) ([]string, error) {
 // disk, or the VFS must list them). The caller closes it.
 func openDisk(src Source) *diskTools {
 	if root := osRoot(src); root != "" {
+		// A root whose files are written on demand (vfs.FS.WithFill)
+		// writes its tools before they are read from the disk here; on
+		// failure the walk through the source reports it.
+		if f, ok := src.(interface{ Fill(string) error }); ok && f.Fill(ToolsDir) != nil {
+			return nil
+		}
 		if d, ok := listDiskTools(root); ok {
 			return d
 		}

@@ -26,6 +26,9 @@ func (j jailedAfero) Mkdir(name string, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
+	if err := j.fs.filled("mkdir", name, rel); err != nil {
+		return err
+	}
 	return j.fs.pathErr("mkdir", name, j.fs.store.Mkdir(j.fs.storage(rel), perm))
 }
 
@@ -36,6 +39,9 @@ func (j jailedAfero) Open(name string) (afero.File, error) { return j.OpenFile(n
 func (j jailedAfero) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
 	rel, err := j.fs.resolve("open", name, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := j.fs.filled("open", name, rel); err != nil {
 		return nil, err
 	}
 	if flag&os.O_CREATE != 0 && rel != "." {

@@ -61,6 +61,9 @@ func (b *billyFS) OpenFile(filename string, flag int, perm os.FileMode) (billy.F
 	if err != nil {
 		return nil, err
 	}
+	if err := b.fs.filled("open", filename, rel); err != nil {
+		return nil, err
+	}
 	if flag&os.O_CREATE != 0 && rel != "." {
 		if err := b.fs.store.MkdirAll(b.fs.storage(path.Dir(rel)), b.fs.perm); err != nil {
 			return nil, b.fs.pathErr("open", filename, err)
@@ -88,6 +91,9 @@ func (b *billyFS) Join(elem ...string) string { return path.Join(elem...) }
 func (b *billyFS) TempFile(dir, prefix string) (billy.File, error) {
 	rel, err := b.fs.resolve("tempfile", b.rel(dir), true)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.fs.filled("tempfile", dir, rel); err != nil {
 		return nil, err
 	}
 	if err := b.fs.store.MkdirAll(b.fs.storage(rel), b.fs.perm); err != nil {
@@ -133,6 +139,9 @@ func (b *billyFS) Chmod(name string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
+	if err := b.fs.filled("chmod", name, rel); err != nil {
+		return err
+	}
 	return b.fs.pathErr("chmod", name, b.fs.store.Chmod(b.fs.storage(rel), mode))
 }
 
@@ -143,12 +152,18 @@ func (b *billyFS) Chown(name string, uid, gid int) error {
 	if err != nil {
 		return err
 	}
+	if err := b.fs.filled("chown", name, rel); err != nil {
+		return err
+	}
 	return b.fs.pathErr("chown", name, b.fs.store.Chown(b.fs.storage(rel), uid, gid))
 }
 
 func (b *billyFS) Chtimes(name string, atime, mtime time.Time) error {
 	rel, err := b.fs.resolve("chtimes", b.rel(name), true)
 	if err != nil {
+		return err
+	}
+	if err := b.fs.filled("chtimes", name, rel); err != nil {
 		return err
 	}
 	return b.fs.pathErr("chtimes", name, b.fs.store.Chtimes(b.fs.storage(rel), atime, mtime))

@@ -58,6 +58,10 @@ type FS struct {
 	base string
 	mem  bool
 	perm fs.FileMode
+	// fill, in a view made by WithFill, writes what the storage is still
+	// to receive at a resolved path or beneath it, before any operation
+	// on that path.
+	fill func(rel string) error
 }
 
 // Option configures an FS.
@@ -102,6 +106,47 @@ func (f *FS) Root() string {
 		return ""
 	}
 	return f.base
+}
+
+// WithFill returns a view of f on the same storage and root in which every
+// operation on a path (reading, listing, walking, writing, removing,
+// renaming) first calls fill with the path as resolved inside the jail
+// ("." for the root): fill writes whatever the storage is still to
+// receive at that path or beneath it. It serves a root whose files are
+// written on demand (a git checkout that leaves files unwritten until they
+// are read): a reader of the view sees every file without asking for it,
+// and a write or a removal acts on the file, not on its absence. fill is
+// called once per operation (twice for a rename) and must be cheap when
+// there is nothing to write; it sees only paths the jail accepted.
+func (f *FS) WithFill(fill func(rel string) error) *FS {
+	v := *f
+	v.fill = fill
+	return &v
+}
+
+// Fill writes what a view made by WithFill has still to write at or
+// beneath p (nothing for any other FS): for code that reads the root's
+// directory on disk itself (Root) rather than through the FS.
+func (f *FS) Fill(p string) error {
+	if f.fill == nil {
+		return nil
+	}
+	rel, err := f.resolve("fill", p, true)
+	if err != nil {
+		return err
+	}
+	return f.filled("fill", p, rel)
+}
+
+// filled runs the view's fill for rel (resolved from p by op).
+func (f *FS) filled(op, p, rel string) error {
+	if f.fill == nil {
+		return nil
+	}
+	if err := f.fill(rel); err != nil {
+		return &fs.PathError{Op: op, Path: p, Err: err}
+	}
+	return nil
 }
 
 // InMemory reports whether the storage is in memory.
@@ -347,6 +392,9 @@ func (f *FS) ReadFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.filled("read", p, rel); err != nil {
+		return nil, err
+	}
 	b, err := afero.ReadFile(f.store, f.storage(rel))
 	return b, f.pathErr("read", p, err)
 }
@@ -363,6 +411,9 @@ func (f *FS) WriteFile(p string, data []byte, perm fs.FileMode) error {
 		return violation("write", p, "cannot write the root itself")
 	}
 	if err := f.checkCreate("write", p, rel, entryFile); err != nil {
+		return err
+	}
+	if err := f.filled("write", p, rel); err != nil {
 		return err
 	}
 	dir := path.Dir(rel)
@@ -414,6 +465,9 @@ func (f *FS) mkdirAll(p string, perm fs.FileMode, verify bool) error {
 			return err
 		}
 	}
+	if err := f.filled("mkdir", p, rel); err != nil {
+		return err
+	}
 	return f.pathErr("mkdir", p, f.store.MkdirAll(f.storage(rel), perm))
 }
 
@@ -426,6 +480,9 @@ func (f *FS) Remove(p string) error {
 	if rel == "." {
 		return violation("remove", p, "cannot remove the root")
 	}
+	if err := f.filled("remove", p, rel); err != nil {
+		return err
+	}
 	return f.pathErr("remove", p, f.store.Remove(f.storage(rel)))
 }
 
@@ -437,6 +494,9 @@ func (f *FS) RemoveAll(p string) error {
 	}
 	if rel == "." {
 		return violation("remove", p, "cannot remove the root")
+	}
+	if err := f.filled("remove", p, rel); err != nil {
+		return err
 	}
 	return f.pathErr("remove", p, f.store.RemoveAll(f.storage(rel)))
 }
@@ -459,6 +519,12 @@ func (f *FS) rename(oldp, newp string, verify bool) error {
 	}
 	if o == "." || n == "." {
 		return violation("rename", oldp, "cannot rename the root")
+	}
+	if err := f.filled("rename", oldp, o); err != nil {
+		return err
+	}
+	if err := f.filled("rename", newp, n); err != nil {
+		return err
 	}
 	if verify {
 		if err := f.checkRenameTarget(newp, o, n); err != nil {
@@ -520,6 +586,9 @@ func (f *FS) Stat(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.filled("stat", p, rel); err != nil {
+		return nil, err
+	}
 	info, err := f.store.Stat(f.storage(rel))
 	return info, f.pathErr("stat", p, err)
 }
@@ -528,6 +597,9 @@ func (f *FS) Stat(p string) (fs.FileInfo, error) {
 func (f *FS) Lstat(p string) (fs.FileInfo, error) {
 	rel, err := f.resolve("lstat", p, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.filled("lstat", p, rel); err != nil {
 		return nil, err
 	}
 	return f.lstatRel(p, rel)
@@ -546,6 +618,9 @@ func (f *FS) lstatRel(p, rel string) (fs.FileInfo, error) {
 func (f *FS) ReadDir(p string) ([]fs.FileInfo, error) {
 	rel, err := f.resolve("readdir", p, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.filled("readdir", p, rel); err != nil {
 		return nil, err
 	}
 	return f.readDirRel(p, rel)
@@ -579,6 +654,9 @@ func (f *FS) Readlink(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := f.filled("readlink", p, rel); err != nil {
+		return "", err
+	}
 	r, ok := f.store.(afero.LinkReader)
 	if !ok {
 		return "", f.pathErr("readlink", p, errors.ErrUnsupported)
@@ -602,6 +680,9 @@ func (f *FS) symlink(target, newp string, verify bool) error {
 		if err := f.checkCreate("symlink", newp, rel, entryLink); err != nil {
 			return err
 		}
+	}
+	if err := f.filled("symlink", newp, rel); err != nil {
+		return err
 	}
 	l, ok := f.store.(afero.Linker)
 	if !ok {
@@ -635,6 +716,9 @@ func (f *FS) symlink(target, newp string, verify bool) error {
 func (f *FS) Walk(p string, fn func(rel string, info fs.FileInfo, err error) error) error {
 	rel, err := f.resolve("walk", p, true)
 	if err != nil {
+		return err
+	}
+	if err := f.filled("walk", p, rel); err != nil {
 		return err
 	}
 	info, err := f.lstatRel(p, rel)

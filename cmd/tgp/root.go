@@ -56,7 +56,9 @@ func newRootCmd(a *app) *cobra.Command {
 
 // kernelOptions turns the global flags into kernel options.
 func (a *app) kernelOptions() []kernel.Option {
-	opts := []kernel.Option{kernel.WithEnviron(a.environ)}
+	// A root the CLI leaves on disk is whole: the files other agents
+	// pushed are there for the user's editor, shell and git.
+	opts := []kernel.Option{kernel.WithEnviron(a.environ), kernel.WithWholeRootAtShutdown()}
 	cfg := a.config
 	if cfg == "" {
 		opts = append(opts, kernel.WithOptionalConfigFile("tgp.config.yaml"))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"sync"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -17,11 +18,30 @@ import (
 
 // Encoder encodes packs (version 2, no deltas: it serves objects that
 // are new content, and merges of packs that copy what deltas they hold)
-// and their .idx, reusing its buffers and compressor. The zero Encoder
-// is ready.
+// and their .idx, reusing its buffers (its compressor comes from a pool
+// shared by every Encoder). The zero Encoder is ready.
 type Encoder struct {
 	zw   *zlib.Writer
 	ents []idxfile.Entry
+}
+
+// compressors are the zlib writers of every Encoder of the process, each
+// held for one encoding: a compressor is ~650 KB of state, and a process
+// of many roots (one kernel each) made one per root and per remote, all
+// garbage for the collector to scan.
+var compressors = sync.Pool{New: func() any {
+	// Git's default level costs more CPU than it saves bytes on the
+	// small objects of a persist.
+	w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+	return w
+}}
+
+// releaseCompressor gives the encoder's compressor back to the pool.
+func (e *Encoder) releaseCompressor() {
+	if e.zw != nil {
+		compressors.Put(e.zw)
+		e.zw = nil
+	}
 }
 
 // ObjectSource is where an encoder reads the objects it packs whole.
@@ -42,6 +62,7 @@ func (e *Encoder) Entries() []idxfile.Entry { return e.ents }
 
 // Encode packs the objects named by hashes, read from src.
 func (e *Encoder) Encode(src ObjectSource, hashes []plumbing.Hash) (*Packed, error) {
+	defer e.releaseCompressor()
 	var pack bytes.Buffer
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
@@ -79,6 +100,7 @@ func packedEntry(s RawSource, h plumbing.Hash) ([]byte, bool) {
 // re-encoding only deltas, read through src; an object in several packs
 // is kept once.
 func (e *Encoder) Merge(fs billy.Filesystem, bases []string, src ObjectSource) (*Packed, error) {
+	defer e.releaseCompressor()
 	var pack bytes.Buffer
 	pack.Write(make([]byte, 12)) // the header, once the count is known
 	e.ents = e.ents[:0]
@@ -143,12 +165,9 @@ func (e *Encoder) appendObject(pack *bytes.Buffer, src ObjectSource, h plumbing.
 		return fmt.Errorf("pack object %s: %w", h, err)
 	}
 	if e.zw == nil {
-		// Git's default level costs more CPU than it saves bytes on the
-		// small objects of a persist.
-		e.zw, _ = zlib.NewWriterLevel(pack, zlib.BestSpeed)
-	} else {
-		e.zw.Reset(pack)
+		e.zw = compressors.Get().(*zlib.Writer)
 	}
+	e.zw.Reset(pack)
 	_, err = io.Copy(e.zw, r)
 	r.Close()
 	if err == nil {

@@ -615,6 +615,10 @@ func (s *stasher) show(n int, wd string) (string, error) {
 	// git stash show is git diff --stat of the stash: renames as
 	// diff.renames finds them, diff.relative from where it runs.
 	po := s.cfg.patch(diffTrees)
+	// diff.statGraphWidth is read only where --stat is given (its option
+	// asks for the configured width); stash show sets the stat format
+	// itself, so git ignores the setting there.
+	po.statGraphWidth = 0
 	var b strings.Builder
 	writeStat(&b, s.cfg.relativize(po.detectRenames(diffSides(from, to, s.cfg.relativeMatch(wd, nil))), wd), po)
 	return b.String(), nil

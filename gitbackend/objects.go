@@ -371,6 +371,17 @@ func applyChanges(s storage.Storer, wt billy.Filesystem, changes []fileChange, l
 	fw := newFastWriter(wt)
 	defer fw.close()
 	for _, c := range changes {
+		if c.Delete && isGitlinkIn(idx, c.Path) {
+			// A submodule's place is removed as git's remove_or_warn
+			// does (rmdir): an empty directory goes, with the empty
+			// directories above it; a file, a link or a checked-out
+			// submodule stays ("unable to rmdir").
+			if info, err := wt.Lstat(c.Path); err == nil && info.IsDir() && wt.Remove(c.Path) == nil {
+				pruneEmptyDirs(wt, path.Dir(c.Path))
+			}
+			removeIndexPath(idx, c.Path)
+			continue
+		}
 		if c.Delete {
 			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
 				if info, lerr := wt.Lstat(c.Path); lerr == nil && info.IsDir() {
@@ -408,6 +419,12 @@ func applyChanges(s storage.Storer, wt billy.Filesystem, changes []fileChange, l
 		lc.written(idx, c)
 	}
 	return s.SetIndex(idx)
+}
+
+// isGitlinkIn reports whether idx records p as a gitlink (a submodule).
+func isGitlinkIn(idx *index.Index, p string) bool {
+	e, err := idx.Entry(p)
+	return err == nil && e.Mode == filemode.Submodule
 }
 
 // fastWriteWorktreeFile writes c through fw when it can (ok false: the

@@ -325,6 +325,12 @@ type switchPlan struct {
 func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFiles, newFiles map[string]side) (*switchPlan, error) {
 	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
 	uptodate := func(p string) bool {
+		if idx[p].mode == filemode.Submodule {
+			// A gitlink is never out of date: a submodule may be out of
+			// sync with the index (verify_uptodate_1), whatever is at
+			// its place.
+			return true
+		}
 		s, listed := st[p]
 		if !listed || s.Worktree == git.Unmodified {
 			return true

@@ -193,7 +193,7 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 	if err != nil {
 		return "", err
 	}
-	if len(ch.tracked) == 0 && (!a.IncludeUntracked || len(ch.untracked) == 0) {
+	if !ch.counted && (!a.IncludeUntracked || len(ch.untracked) == 0) {
 		return "No local changes to save\n", nil
 	}
 	// W is made by update-index from the paths diff-index finds changed
@@ -246,6 +246,23 @@ type pushedChanges struct {
 	restored map[string]bool
 	// idx is the index as push found it.
 	idx *index.Index
+	// counted: some tracked change is one git's check for local changes
+	// sees, which ignores submodules (see countsAsChange).
+	counted bool
+}
+
+// countsAsChange reports whether the change of p (staged: HEAD against
+// the index; worktree: the index against the worktree) is one git stash
+// push's check for local changes sees: it looks with ignore_submodules,
+// so a gitlink added, removed or moved in the index is no change
+// (diff_addremove, diff_change), nor is anything at a gitlink's place in
+// the worktree (match_stat_with_submodule).
+func countsAsChange(staged, worktree bool, head, inIndex filemode.FileMode) bool {
+	gitlink := func(m filemode.FileMode) bool { return m == filemode.Submodule }
+	if staged && !((head == 0 && gitlink(inIndex)) || (inIndex == 0 && gitlink(head)) || (gitlink(head) && gitlink(inIndex))) {
+		return true
+	}
+	return worktree && !gitlink(inIndex)
 }
 
 // pushChanges lists what stash push saves, or why it cannot.
@@ -287,7 +304,35 @@ func (s *stasher) pushChanges() (*pushedChanges, error) {
 			return nil, errNotUptodate(e.Name)
 		}
 	}
+	head, err := headTreeFilesOf(s.r)
+	if err != nil {
+		return nil, err
+	}
+	modes := map[string]filemode.FileMode{}
+	for _, e := range ch.idx.Entries {
+		if e.Stage == 0 {
+			modes[e.Name] = e.Mode
+		}
+	}
+	for _, p := range ch.tracked {
+		fs := st[p]
+		staged := fs.Staging != git.Unmodified || ch.restored[p]
+		worktree := fs.Worktree != git.Unmodified && !ch.restored[p]
+		if countsAsChange(staged, worktree, head[p].mode, modes[p]) {
+			ch.counted = true
+			break
+		}
+	}
 	return ch, nil
+}
+
+// headTreeFilesOf lists HEAD's files (none when HEAD is unborn).
+func headTreeFilesOf(r *git.Repository) (map[string]side, error) {
+	ht, err := headTree(r)
+	if err != nil {
+		return nil, err
+	}
+	return treeFiles(r, ht)
 }
 
 // pushCommits commits I (the index), U (the untracked files, with -u)
@@ -617,6 +662,10 @@ func (s *stasher) show(n int, wd string) (string, error) {
 	// git stash show is git diff --stat of the stash: renames as
 	// diff.renames finds them, diff.relative from where it runs.
 	po := s.cfg.patch(diffTrees)
+	// diff.statGraphWidth is read only where --stat is given (its option
+	// asks for the configured width); stash show sets the stat format
+	// itself, so git ignores the setting there.
+	po.statGraphWidth = 0
 	var b strings.Builder
 	writeStat(&b, s.cfg.relativize(po.detectRenames(diffSides(from, to, s.cfg.relativeMatch(wd, nil))), wd), po)
 	return b.String(), nil

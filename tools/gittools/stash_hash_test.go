@@ -225,3 +225,19 @@ func TestRegressStashTypeChangedDirectoriesAsGit(t *testing.T) {
 		twin(t, f.dir, "", "git_stash", args, git...)
 	}
 }
+
+// TestRegressStashShowIgnoresStatGraphWidthAsGit: git stash show sets the
+// stat format itself, not through --stat, so diff.statGraphWidth (read
+// only for --stat) leaves its bars whole; git show --stat narrows them
+// (differential seed 900202).
+func TestRegressStashShowIgnoresStatGraphWidthAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "f.txt", strings.Repeat("line\n", 12))
+	f.commitAll(t, "base")
+	f.write(t, "f.txt", "")
+	f.git(t, "stash", "-q")
+	f.git(t, "config", "diff.statGraphWidth", "5")
+	f = open(t, f.dir)
+	compareTool(t, f, "git_stash", map[string]any{"action": "show"}, "", "stash", "show")
+	compareTool(t, f, "git_show", map[string]any{"commit": "stash@{0}", "stat": true, "format": "%s"}, "", "show", "--stat", "--format=%s", "stash@{0}")
+}

@@ -545,8 +545,12 @@ func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c file
 // at p as git's checkout_entry does: a file where a directory of p must go
 // and a directory or link where p goes are removed first, a symbolic link
 // is made as one (a plain file holding its target where the root has no
-// links), and the executable bit follows mode.
+// links), the executable bit follows mode, and a gitlink is an empty
+// directory for its submodule.
 func WriteWorktreeFile(wt billy.Filesystem, p string, mode filemode.FileMode, content []byte) error {
+	if mode == filemode.Submodule {
+		return writeGitlink(wt, p) // content is the submodule's: nothing to write
+	}
 	// A file where a directory must go (or the other way round) goes first.
 	dir := path.Dir(p)
 	if dir != "." && !clearFileAncestors(wt, dir) {

@@ -968,6 +968,14 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 			}
 			continue
 		}
+		if wr.res.mode == filemode.Submodule {
+			// A gitlink is checked out as an empty directory for the
+			// submodule (what stood there goes).
+			if err := gitbackend.WriteWorktreeFile(w.Filesystem, wr.path, wr.res.mode, nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		data, err := wr.res.load()
 		if err != nil {
 			return nil, err

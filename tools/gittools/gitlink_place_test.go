@@ -100,3 +100,30 @@ func TestRegressStashApplyChecksOutGitlinkAsGit(t *testing.T) {
 		same(t, "stash push then pop", view(toolDir), view(gitDir))
 	}
 }
+
+// TestRegressStashApplyOverGitlinkPlaceAsGit: a stash applied where the
+// index holds a gitlink finds it never out of date, whatever stands at
+// its place (a symbolic link here), as git's verify_uptodate_1 does; the
+// tools refused the apply as overwriting local changes (differential
+// seed 900108).
+func TestRegressStashApplyOverGitlinkPlaceAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.git(t, "add", "a.txt")
+	f.git(t, "update-index", "--add", "--cacheinfo", "160000,1234567890123456789012345678901234567890,vendor/mod")
+	if err := os.MkdirAll(filepath.Join(f.dir, "vendor/mod"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "commit", "-q", "-m", "base")
+	f.git(t, "update-index", "--cacheinfo", "160000,abcdefabcdefabcdefabcdefabcdefabcdefabcd,vendor/mod")
+	f.write(t, "a.txt", "a2\n")
+	f.git(t, "stash", "-q")
+	if err := os.Remove(filepath.Join(f.dir, "vendor/mod")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere", filepath.Join(f.dir, "vendor/mod")); err != nil {
+		t.Fatal(err)
+	}
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "apply"}, "stash", "apply", "-q")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "pop"}, "stash", "pop", "-q")
+}

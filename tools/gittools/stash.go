@@ -839,7 +839,10 @@ func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[str
 		if sameVersion(o, inO, en.result, en.resultOK) {
 			continue
 		}
-		if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
+		if inO && o.mode == filemode.Submodule {
+			// A gitlink is never out of date, whatever stands at its
+			// place (verify_uptodate_1).
+		} else if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
 			if !inO {
 				untrackedInWay = append(untrackedInWay, p)
 				continue

@@ -377,13 +377,14 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 			continue
 		}
 		if c.Delete {
+			if info, err := wt.Lstat(c.Path); err == nil && info.IsDir() {
+				// A directory where a file's entry goes, even an empty
+				// one: git's unlink fails ("unable to unlink ... Is a
+				// directory") and leaves it; so do we.
+				removeIndexPath(idx, c.Path)
+				continue
+			}
 			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
-				if info, lerr := wt.Lstat(c.Path); lerr == nil && info.IsDir() {
-					// A submodule's directory with content in it: git
-					// leaves it ("unable to rmdir") and so do we.
-					removeIndexPath(idx, c.Path)
-					continue
-				}
 				return fmt.Errorf("remove %s: %w", c.Path, err)
 			}
 			pruneEmptyDirs(wt, path.Dir(c.Path))

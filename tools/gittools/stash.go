@@ -852,7 +852,10 @@ func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[str
 				dirty = append(dirty, p)
 				continue
 			}
-		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && en.resultOK {
+		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && en.resultOK && holdsFiles(w.Filesystem, p) {
+			// A directory with files where the result goes. An empty
+			// one is absent to git's checks (verify_clean_subdirectory
+			// finds nothing in it) and the checkout replaces it.
 			dirty = append(dirty, p)
 			continue
 		}
@@ -866,6 +869,21 @@ func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[str
 		dirty = append(dirty, p)
 	}
 	return writes, dirty, untrackedInWay
+}
+
+// holdsFiles reports whether directory dir has anything but directories
+// in it, at any depth (an unreadable one counts as holding some).
+func holdsFiles(fsys billy.Filesystem, dir string) bool {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		if !e.IsDir() || holdsFiles(fsys, path.Join(dir, e.Name())) {
+			return true
+		}
+	}
+	return false
 }
 
 // stashedUntracked are the files of the stash's U commit (none without

@@ -383,14 +383,15 @@ func applyChanges(s storage.Storer, wt billy.Filesystem, changes []fileChange, l
 			continue
 		}
 		if c.Delete {
+			if info, err := wt.Lstat(c.Path); err == nil && info.IsDir() {
+				// A directory where a file's entry goes, even an empty
+				// one: git's unlink fails ("unable to unlink ... Is a
+				// directory") and leaves it; so do we.
+				removeIndexPath(idx, c.Path)
+				lc.written(idx, c)
+				continue
+			}
 			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
-				if info, lerr := wt.Lstat(c.Path); lerr == nil && info.IsDir() {
-					// A submodule's directory with content in it: git
-					// leaves it ("unable to rmdir") and so do we.
-					removeIndexPath(idx, c.Path)
-					lc.written(idx, c)
-					continue
-				}
 				return fmt.Errorf("remove %s: %w", c.Path, err)
 			}
 			pruneEmptyDirs(wt, path.Dir(c.Path))
@@ -560,8 +561,12 @@ func writeWorktreeFile(s storer.EncodedObjectStorer, wt billy.Filesystem, c file
 // at p as git's checkout_entry does: a file where a directory of p must go
 // and a directory or link where p goes are removed first, a symbolic link
 // is made as one (a plain file holding its target where the root has no
-// links), and the executable bit follows mode.
+// links), the executable bit follows mode, and a gitlink is an empty
+// directory for its submodule.
 func WriteWorktreeFile(wt billy.Filesystem, p string, mode filemode.FileMode, content []byte) error {
+	if mode == filemode.Submodule {
+		return writeGitlink(wt, p) // content is the submodule's: nothing to write
+	}
 	// A file where a directory must go (or the other way round) goes first.
 	dir := path.Dir(p)
 	if dir != "." && !clearFileAncestors(wt, dir) {

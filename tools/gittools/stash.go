@@ -841,7 +841,10 @@ func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[str
 		if sameVersion(o, inO, en.result, en.resultOK) {
 			continue
 		}
-		if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
+		if inO && o.mode == filemode.Submodule {
+			// A gitlink is never out of date, whatever stands at its
+			// place (verify_uptodate_1).
+		} else if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
 			if !inO {
 				untrackedInWay = append(untrackedInWay, p)
 				continue
@@ -851,7 +854,10 @@ func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[str
 				dirty = append(dirty, p)
 				continue
 			}
-		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && en.resultOK {
+		} else if info, lerr := w.Filesystem.Lstat(p); lerr == nil && info.IsDir() && en.resultOK && holdsFiles(w.Filesystem, p) {
+			// A directory with files where the result goes. An empty
+			// one is absent to git's checks (verify_clean_subdirectory
+			// finds nothing in it) and the checkout replaces it.
 			dirty = append(dirty, p)
 			continue
 		}
@@ -865,6 +871,21 @@ func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[str
 		dirty = append(dirty, p)
 	}
 	return writes, dirty, untrackedInWay
+}
+
+// holdsFiles reports whether directory dir has anything but directories
+// in it, at any depth (an unreadable one counts as holding some).
+func holdsFiles(fsys billy.Filesystem, dir string) bool {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		if !e.IsDir() || holdsFiles(fsys, path.Join(dir, e.Name())) {
+			return true
+		}
+	}
+	return false
 }
 
 // stashedUntracked are the files of the stash's U commit (none without
@@ -969,6 +990,14 @@ func (s *stasher) writeMerge(w *git.Worktree, mres *ortMerge, ours map[string]si
 						break
 					}
 				}
+			}
+			continue
+		}
+		if wr.res.mode == filemode.Submodule {
+			// A gitlink is checked out as an empty directory for the
+			// submodule (what stood there goes).
+			if err := gitbackend.WriteWorktreeFile(w.Filesystem, wr.path, wr.res.mode, nil); err != nil {
+				return nil, err
 			}
 			continue
 		}

@@ -258,6 +258,10 @@ type abbrevIndex struct {
 	fsys  billy.Filesystem
 	packs []packIndex
 	loose map[string][]plumbing.Hash
+	// looseDirs are the objects/xx directories there are, listed once:
+	// a root whose objects are all packed has none, and a look-up then
+	// opens no directory (git caches its loose object directories so).
+	looseDirs map[string]bool
 }
 
 // packIndex is a .idx read whole (its names are searched many times:
@@ -349,8 +353,17 @@ func (ai *abbrevIndex) neighbours(h plumbing.Hash) []plumbing.Hash {
 	}
 	if ai.fsys != nil {
 		dir := h.String()[:2]
+		if ai.looseDirs == nil {
+			ai.looseDirs = map[string]bool{}
+			ents, _ := ai.fsys.ReadDir("objects")
+			for _, e := range ents {
+				if len(e.Name()) == 2 && e.IsDir() {
+					ai.looseDirs[e.Name()] = true
+				}
+			}
+		}
 		hs, ok := ai.loose[dir]
-		if !ok {
+		if !ok && ai.looseDirs[dir] {
 			ents, _ := ai.fsys.ReadDir("objects/" + dir)
 			for _, e := range ents {
 				if len(e.Name()) == 38 {

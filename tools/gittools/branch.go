@@ -374,17 +374,30 @@ func trackingInfo(r *git.Repository, branch string, tip plumbing.Hash) string {
 	return ""
 }
 
-// onelineSubject is the subject as git's oneline format shows it: the
-// first paragraph's lines joined with spaces.
+// onelineSubject is the subject as git branch -v shows it (ref-filter's
+// %(contents:subject)): after any leading empty lines, the message up to
+// its first empty line (CRLF ones too), its line breaks turned into
+// spaces (the CR of a CRLF dropped), nothing trimmed within.
 func onelineSubject(msg string) string {
-	para, _, _ := strings.Cut(strings.TrimLeft(msg, "\n"), "\n\n")
-	var parts []string
-	for _, l := range strings.Split(para, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
+	msg = strings.TrimLeft(msg, "\n")
+	end := len(msg)
+	for _, sep := range []string{"\n\n", "\r\n\r\n"} {
+		if i := strings.Index(msg, sep); i >= 0 && i < end {
+			end = i
 		}
 	}
-	return strings.Join(parts, " ")
+	sub := strings.TrimRight(msg[:end], "\n")
+	var b strings.Builder
+	for i := 0; i < len(sub); i++ {
+		switch {
+		case sub[i] == '\r' && i+1 < len(sub) && sub[i+1] == '\n':
+		case sub[i] == '\n':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(sub[i])
+		}
+	}
+	return b.String()
 }
 
 // removeEmptyRefDirs removes the directories of .git that held only the

@@ -1,6 +1,8 @@
 package gittools
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
@@ -62,4 +64,23 @@ func TestRegressCheckoutNewBranchWritesNothingAsGit(t *testing.T) {
 	f.write(t, "a.txt", "changed\n")
 	twin(t, f.dir, "", "git_checkout", map[string]any{"create_branch": "nb"}, "checkout", "-b", "nb")
 	twin(t, f.dir, "", "git_checkout", map[string]any{"create_branch": "nb", "commit": "HEAD"}, "checkout", "-b", "nb", "HEAD")
+}
+
+// TestRegressBranchVerboseSubjectAsGit: git branch -v shows each tip's
+// subject as ref-filter's %(contents:subject): line breaks of the first
+// paragraph turned into spaces, the CR of a CRLF dropped, white space
+// within and at the ends kept (differential seeds 900344, 900403:
+// "trailing spaces   " trimmed by the tool).
+func TestRegressBranchVerboseSubjectAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "a.txt", "a\n")
+	f.commitAll(t, "base")
+	tree := strings.TrimSpace(f.git(t, "rev-parse", "HEAD^{tree}"))
+	for i, msg := range []string{"  lead  ", "a  \n  b  ", "trailing   ", "x\n\nbody", "cr\r\nline\r\n\r\nbody", "tab\tx\t", "a\n \nb"} {
+		c := strings.TrimSpace(f.git(t, "commit-tree", "-m", msg, tree))
+		f.git(t, "branch", fmt.Sprintf("b%d", i), c)
+	}
+	f = open(t, f.dir)
+	compareTool(t, f, "git_branch", map[string]any{}, "", "branch", "-v")
+	compareTool(t, f, "git_branch", map[string]any{"list_all": true}, "", "branch", "-v", "-a")
 }

@@ -188,7 +188,9 @@ func addTargets(idx *index.Index, st git.Status, ps pathspec, update bool) []str
 // sparseOnlyItems are the pathspec items that name only entries outside
 // the sparse checkout (skip-worktree): those are never staged, and such an
 // item is reported after the others are staged, whatever the mode.
-// before are the index's entries.
+// before are the index's entries. The whole tree counts too: "." at the
+// top, or the item a pathspec of excludes only starts from, which git
+// names ".".
 func sparseOnlyItems(idx *index.Index, st git.Status, ps pathspec, before map[string]plumbing.Hash) []string {
 	var sparseItems []string
 	sparse := map[string]bool{}
@@ -201,8 +203,9 @@ func sparseOnlyItems(idx *index.Index, st git.Status, ps pathspec, before map[st
 		if len(sparse) == 0 {
 			break
 		}
-		if it.pat == "" {
-			continue
+		raw := it.raw
+		if raw == "" {
+			raw = "."
 		}
 		one := pathspec{items: ps.items[i : i+1]}
 		found, hitSparse := false, false
@@ -215,7 +218,7 @@ func sparseOnlyItems(idx *index.Index, st git.Status, ps pathspec, before map[st
 			found = found || (s.Worktree != git.Unmodified && !sparse[p] && one.match(p))
 		}
 		if hitSparse && !found {
-			sparseItems = append(sparseItems, it.raw)
+			sparseItems = append(sparseItems, raw)
 		}
 	}
 	return sparseItems

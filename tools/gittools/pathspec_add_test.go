@@ -124,3 +124,21 @@ func gitMessage(stderr string) string {
 }
 
 var outsideAt = regexp.MustCompile(`(is outside repository) at '[^']*'`)
+
+// TestRegressAddSparseWholeTreeAsGit: git add reports a pathspec item
+// that matched only entries outside the sparse checkout (skip-worktree)
+// even when it is the whole tree: "." at the top, or the item a pathspec
+// of excludes only starts from, which git names "." (differential seed
+// 900339: ":(icase,exclude)*.MD" staged nothing and said nothing).
+func TestRegressAddSparseWholeTreeAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "src/data2.txt", "a\n")
+	f.commitAll(t, "base")
+	f.git(t, "update-index", "--skip-worktree", "--", "src/data2.txt")
+	f = open(t, f.dir)
+	for _, wd := range []string{"", "src"} {
+		for _, ps := range []string{".", ":(icase,exclude)*.MD", ":!x", "*"} {
+			compareTool(t, f, "git_add", map[string]any{"paths": []string{ps}, "working_dir": wd}, wd, "add", "--", ps)
+		}
+	}
+}

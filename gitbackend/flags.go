@@ -3,6 +3,7 @@ package gitbackend
 import (
 	"maps"
 
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -42,4 +43,27 @@ func WithoutResolveUndo(s storer.IndexStorer, fn func() error) error {
 		c.mu.Unlock()
 	}()
 	return fn()
+}
+
+// SetRefreshedIndex writes idx, the index as read with only its entries'
+// stat data refreshed (refresh_index), keeping its resolve-undo records
+// even inside WithoutResolveUndo: the status a switch or a stash runs
+// before it decides is no rebuild, and a switch it then refuses leaves
+// the records as git's does.
+func SetRefreshedIndex(s storer.IndexStorer, idx *index.Index) error {
+	ws, ok := s.(*warmStorage)
+	if !ok {
+		return s.SetIndex(idx)
+	}
+	c := &ws.r.idx
+	c.mu.Lock()
+	drop := c.dropReuc
+	c.dropReuc = false
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.dropReuc = drop
+		c.mu.Unlock()
+	}()
+	return ws.SetIndex(idx)
 }

@@ -149,7 +149,7 @@ func scanStatus(r *git.Repository, s *settings, o statusScan) (git.Status, *inde
 			st := &sc.stats[i]
 			idx.Entries[i].ModifiedAt, idx.Entries[i].Size = time.Unix(st.sec, st.nsec), uint32(st.size)
 		}
-		_ = r.Storer.SetIndex(idx) // a cache refresh; status is right either way
+		_ = gitbackend.SetRefreshedIndex(r.Storer, idx) // a cache refresh; status is right either way
 	}
 	if !o.untracked {
 		return st, idx, ignoredPaths{files: sc.ignored, top: sc.ignoredTop}, nil

@@ -365,6 +365,14 @@ func applyToWorktree(s storage.Storer, wt billy.Filesystem, changes []fileChange
 	fw := newFastWriter(wt)
 	defer fw.close()
 	for _, c := range changes {
+		if c.Delete && c.Mode == filemode.Submodule {
+			// A gitlink's path goes with rmdir only (remove_or_warn): a
+			// file standing there stays, untracked.
+			if info, lerr := wt.Lstat(c.Path); lerr == nil && !info.IsDir() {
+				removeIndexPath(idx, c.Path)
+				continue
+			}
+		}
 		if c.Delete {
 			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
 				if info, lerr := wt.Lstat(c.Path); lerr == nil && info.IsDir() {
@@ -713,7 +721,9 @@ func ApplyPathsSmudged(s storage.Storer, wt billy.Filesystem, tree plumbing.Hash
 	return applyToWorktree(s, wt, changes)
 }
 
-// TreeFile is one path's content for WriteTree.
+// TreeFile is one path's content for WriteTree. With Delete, Mode (when
+// set) is what the path held: a gitlink's path is removed as git removes
+// it, with rmdir only.
 type TreeFile struct {
 	Mode   filemode.FileMode
 	Hash   plumbing.Hash

@@ -320,6 +320,11 @@ type switchPlan struct {
 func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFiles, newFiles map[string]side) (*switchPlan, error) {
 	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
 	uptodate := func(p string) bool {
+		if idx[p].mode == filemode.Submodule {
+			// verify_uptodate: a gitlink is never out of date, whatever
+			// stands at its path (submodules are not recursed into).
+			return true
+		}
 		s, listed := st[p]
 		if !listed || s.Worktree == git.Unmodified {
 			return true
@@ -361,7 +366,8 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 					// The file became a directory of untracked files.
 					lostDirDeleted = append(lostDirDeleted, p)
 				default:
-					files[p] = gitbackend.TreeFile{Delete: true}
+					// The mode says a gitlink's path goes with rmdir only.
+					files[p] = gitbackend.TreeFile{Delete: true, Mode: cur.mode}
 				}
 			case hasOld && hasNew && same(cur, old):
 				if !uptodate(p) {

@@ -628,13 +628,23 @@ func stageChanges(idx *index.Index, changes []fileChange, infos []fs.FileInfo) {
 			e = added[c.Path]
 		}
 		if e == nil {
-			// A path cannot be both a file and a directory in the index.
+			// A path cannot be both a file and a directory at one stage
+			// (has_dir_name, has_file_name): the new stage-0 entry drops
+			// the stage-0 entries in its way; a conflict's stages stay.
 			for dir := path.Dir(c.Path); dir != "."; dir = path.Dir(dir) {
-				removePath(dir)
+				lo, hi := rangeOf(dir)
+				for i := lo; i < hi; i++ {
+					if ents[i].Stage == 0 {
+						removed[i] = true
+					}
+				}
+				delete(added, dir)
 			}
 			below := c.Path + "/"
 			for i := sort.Search(len(ents), func(i int) bool { return ents[i].Name >= below }); i < len(ents) && strings.HasPrefix(ents[i].Name, below); i++ {
-				removed[i] = true
+				if ents[i].Stage == 0 {
+					removed[i] = true
+				}
 			}
 			for p := range added {
 				if strings.HasPrefix(p, below) {

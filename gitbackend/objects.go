@@ -750,7 +750,9 @@ func ApplyPathsSmudged(s storage.Storer, wt billy.Filesystem, tree plumbing.Hash
 	return applyToWorktree(s, wt, changes)
 }
 
-// TreeFile is one path's content for WriteTree.
+// TreeFile is one path's content for WriteTree. With Delete, Mode (when
+// set) is what the path held: a gitlink's path is removed as git removes
+// it, with rmdir only.
 type TreeFile struct {
 	Mode   filemode.FileMode
 	Hash   plumbing.Hash

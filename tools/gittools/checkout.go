@@ -372,7 +372,8 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 					// The file became a directory of untracked files.
 					lostDirDeleted = append(lostDirDeleted, p)
 				default:
-					files[p] = gitbackend.TreeFile{Delete: true}
+					// The mode says a gitlink's path goes with rmdir only.
+					files[p] = gitbackend.TreeFile{Delete: true, Mode: cur.mode}
 				}
 			case hasOld && hasNew && same(cur, old):
 				if !uptodate(p) {

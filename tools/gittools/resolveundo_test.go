@@ -3,10 +3,12 @@ package gittools
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
@@ -142,4 +144,35 @@ func TestRegressResolveUndoKeptByRefusalsAsGit(t *testing.T) {
 	} {
 		runUndoOps(t, refused(c.sh), c.ops)
 	}
+}
+
+// TestRegressResolveUndoKeptByRefusedSwitch: a switch git refuses leaves
+// the index, resolve-undo records included, as it was, even when the
+// status the switch runs first refreshed stale stat data and wrote the
+// index (differential seed 700279: the refresh's write dropped the
+// records as if the switch had rebuilt the index).
+func TestRegressResolveUndoKeptByRefusedSwitch(t *testing.T) {
+	base := resolveUndoRepo(t, true)
+	toolDir, gitDir := copyTree(t, base), copyTree(t, base)
+	later := time.Now().Add(10 * time.Second)
+	for _, dir := range []string{toolDir, gitDir} {
+		// g leaves the index and becomes a file HEAD~1 would
+		// overwrite; f's stat data goes stale.
+		gittest.Git(t, dir, "rm", "-q", "--cached", "g")
+		if err := os.WriteFile(filepath.Join(dir, "g"), []byte("local\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(dir, "f"), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	te := open(t, toolDir).callErr(t, "git_checkout", map[string]any{"commit": "HEAD~1"})
+	if _, err := gittest.GitErr(gitDir, "checkout", "-q", "--detach", "HEAD~1"); err == nil {
+		t.Fatal("git switched")
+	}
+	view := func(dir string) string {
+		out, _ := gittest.GitErr(dir, "ls-files", "--resolve-undo")
+		return out
+	}
+	same(t, "resolve-undo after a refused switch ("+te.Message+")", view(toolDir), view(gitDir))
 }

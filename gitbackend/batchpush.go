@@ -33,6 +33,107 @@ type writerQueue struct {
 	mu      sync.Mutex
 	leading bool // a writer has the turn (waits for the lock or holds it)
 	waiting []*pushJob
+
+	// coming are the writers of this process making a commit they will
+	// push through this queue (by ticket); arrived is closed when one of
+	// them joins the queue or gives up. hold is how long the last batch
+	// held the remote's lock.
+	coming  map[uint64]bool
+	ticket  uint64
+	arrived chan struct{}
+	hold    time.Duration
+}
+
+// Bounds of a leader's wait for the writers still committing: it waits
+// about as long as a batch holds the lock, the time those writers would
+// otherwise wait in the queue behind it before pushing in a batch of
+// their own.
+// (A variable: tests wait without a bound.)
+var (
+	minComingWait = 2 * time.Millisecond
+	maxComingWait = 100 * time.Millisecond
+)
+
+// arrival is a writer counted as coming to a queue (writerQueue.expect).
+type arrival struct {
+	q *writerQueue
+	t uint64
+}
+
+// expect counts a writer about to make a commit it will push through q,
+// until it joins the queue or calls done.
+func (q *writerQueue) expect() *arrival {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ticket++
+	if q.coming == nil {
+		q.coming = map[uint64]bool{}
+	}
+	q.coming[q.ticket] = true
+	return &arrival{q: q, t: q.ticket}
+}
+
+// arrivedLocked takes the writer off the queue's coming (q.mu held); once
+// is enough, again does nothing.
+func (a *arrival) arrivedLocked() {
+	if !a.q.coming[a.t] {
+		return
+	}
+	delete(a.q.coming, a.t)
+	if a.q.arrived != nil {
+		close(a.q.arrived)
+		a.q.arrived = nil
+	}
+}
+
+// done says the writer will not come (or came): a leader waits no more
+// for it.
+func (a *arrival) done() {
+	a.q.mu.Lock()
+	a.arrivedLocked()
+	a.q.mu.Unlock()
+}
+
+// awaitComing is the wait of a writer given the turn, before it takes the
+// remote's lock, for the writers of this process that were making their
+// commits when it got the turn: each that joins the queue meanwhile goes
+// in its batch, one push and one ref update instead of one more turn of
+// the lock each. The wait ends when they have all joined (or given up),
+// after about one batch's hold of the lock, or with ctx.
+func (q *writerQueue) awaitComing(ctx context.Context) {
+	q.mu.Lock()
+	if len(q.coming) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	last := q.ticket
+	wait := min(max(q.hold, minComingWait), maxComingWait)
+	q.mu.Unlock()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		q.mu.Lock()
+		pending := false
+		for t := range q.coming {
+			pending = pending || t <= last
+		}
+		if !pending {
+			q.mu.Unlock()
+			return
+		}
+		if q.arrived == nil {
+			q.arrived = make(chan struct{})
+		}
+		ch := q.arrived
+		q.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 var writerQueues sync.Map // gitdir + "\x00" + ref -> *writerQueue
@@ -40,6 +141,17 @@ var writerQueues sync.Map // gitdir + "\x00" + ref -> *writerQueue
 func writerQueueFor(gitdir, ref string) *writerQueue {
 	q, _ := writerQueues.LoadOrStore(gitdir+"\x00"+ref, &writerQueue{})
 	return q.(*writerQueue)
+}
+
+// arrivalKey carries, in a push's context, the writer's arrival.
+type arrivalKey struct{}
+
+// expectPush counts the caller as a writer about to push branch to l
+// (writerQueue.expect) and returns ctx carrying its arrival, and the
+// arrival, whose done the caller calls whatever happens.
+func (l *localRemote) expectPush(ctx context.Context, branch string) (context.Context, *arrival) {
+	a := writerQueueFor(l.path, "refs/heads/"+branch).expect()
+	return context.WithValue(ctx, arrivalKey{}, a), a
 }
 
 // pushJob is one root's push, as localRemote.Update was called.
@@ -87,6 +199,7 @@ func (l *localRemote) updateQueued(ctx context.Context, branch string, lockWait 
 			return err
 		}
 		if j.designated && !j.done {
+			q.awaitComing(ctx)
 			l.leadBatch(ctx, q, j, branch, lockWait)
 		}
 		<-j.finished
@@ -102,6 +215,9 @@ func (l *localRemote) updateQueued(ctx context.Context, branch string, lockWait 
 func (q *writerQueue) join(ctx context.Context, j *pushJob) error {
 	q.mu.Lock()
 	q.waiting = append(q.waiting, j)
+	if a, ok := ctx.Value(arrivalKey{}).(*arrival); ok && a.q == q {
+		a.arrivedLocked()
+	}
 	if !q.leading {
 		q.leading, j.designated = true, true
 		q.mu.Unlock()
@@ -197,9 +313,11 @@ func (l *localRemote) leadBatch(ctx context.Context, q *writerQueue, leader *pus
 	}
 	batch := q.takeLocked(leader)
 	q.mu.Unlock()
+	start := time.Now()
 	l.pushBatch(ctx, lk, branch, batch)
 	lk.release()
 	q.mu.Lock()
+	q.hold = time.Since(start)
 	q.handOffLocked()
 	for _, j := range batch {
 		j.done = true

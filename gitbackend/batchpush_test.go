@@ -292,3 +292,65 @@ func TestLeaderGivingUpPassesTheTurn(t *testing.T) {
 		t.Fatalf("remote tree after the next persist:\n%s", tree)
 	}
 }
+
+// TestLeaderWaitsForWritersCommitting: a writer given the turn waits for
+// the writers that were making their commits at that moment, so they go
+// in its batch; not for one that gave up, nor for one that started after.
+func TestLeaderWaitsForWritersCommitting(t *testing.T) {
+	saved := maxComingWait
+	maxComingWait = time.Hour
+	t.Cleanup(func() { maxComingWait = saved })
+	q := &writerQueue{}
+	ctx := context.Background()
+	b, gone := q.expect(), q.expect()
+	leader := &pushJob{}
+	leader.reset()
+	if err := q.join(ctx, leader); err != nil || !leader.designated {
+		t.Fatalf("the first writer to join leads: %v %v", err, leader.designated)
+	}
+	late := make(chan *arrival, 1)
+	joined := make(chan error, 1)
+	go func() {
+		// Once the leader waits: one writer gives up, one starts its
+		// commit (after the turn was given: not waited for), and b
+		// joins.
+		for {
+			q.mu.Lock()
+			waiting := q.arrived != nil
+			q.mu.Unlock()
+			if waiting {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		gone.done()
+		late <- q.expect()
+		j := &pushJob{}
+		j.reset()
+		joined <- q.join(context.WithValue(ctx, arrivalKey{}, b), j)
+	}()
+	q.awaitComing(ctx)
+	q.mu.Lock()
+	batch := q.takeLocked(leader)
+	q.mu.Unlock()
+	if len(batch) != 2 {
+		t.Fatalf("batch of %d, want the leader and the writer it waited for", len(batch))
+	}
+	c := <-late
+	q.mu.Lock()
+	stillComing := q.coming[c.t]
+	q.mu.Unlock()
+	if !stillComing {
+		t.Fatal("the writer that started after the turn was given is no longer counted")
+	}
+	q.mu.Lock()
+	q.handOffLocked()
+	for _, j := range batch {
+		j.done = true
+		close(j.finished)
+	}
+	q.mu.Unlock()
+	if err := <-joined; err != nil {
+		t.Fatal(err)
+	}
+}

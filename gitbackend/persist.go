@@ -221,6 +221,13 @@ func (r *Repo) persistLocked(ctx context.Context, ch Change) (*PersistResult, er
 		return nil, err
 	}
 	res := &PersistResult{Branch: branch}
+	if lr, ok := r.remote.(*localRemote); ok && len(ch.Paths) > 0 {
+		// The writer whose turn comes while this commit is made waits
+		// for it, to push it in the same batch.
+		var a *arrival
+		ctx, a = lr.expectPush(ctx, branch)
+		defer a.done()
+	}
 	if len(ch.Paths) > 0 {
 		newHead, changed, err := r.commitPaths(ctx, branch, head, ch)
 		if err != nil {

@@ -48,11 +48,19 @@ type overlay struct {
 	// without compressing them again.
 	fetched map[plumbing.Hash]bool
 	raws    map[plumbing.Hash][]byte
+	// packed are the entries of the objects of this persist last packed
+	// for a push (packOwn): the root's pack copies them as they are
+	// instead of compressing the same objects again.
+	packed map[plumbing.Hash][]byte
 }
 
-// Raw makes the overlay a packfile.RawSource for the fetched objects.
+// Raw makes the overlay a packfile.RawSource for the fetched objects and
+// those packed for the push.
 func (o *overlay) Raw(h plumbing.Hash) ([]byte, bool) {
-	b, ok := o.raws[h]
+	if b, ok := o.raws[h]; ok {
+		return b, true
+	}
+	b, ok := o.packed[h]
 	return b, ok
 }
 
@@ -288,7 +296,12 @@ func (r *Repo) packOwn() (*packfile.Packed, error) {
 	if len(own) == 0 {
 		return nil, nil
 	}
-	return r.packer.Encode(o, own)
+	p, err := r.packer.Encode(o, own)
+	if err != nil {
+		return nil, err
+	}
+	o.packed = packEntries(p)
+	return p, nil
 }
 
 // writeOverlay writes the overlay's objects not yet on disk as one pack
@@ -314,6 +327,7 @@ func (r *Repo) storeOverlay(p *packfile.Packed) error {
 	}
 	clear(o.fetched)
 	clear(o.raws)
+	o.packed = nil
 	o.pending = nil
 	clear(o.inPending)
 	// Look at the pack directory every few packs, not on every persist.

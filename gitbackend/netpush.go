@@ -32,6 +32,10 @@ type batchItem struct {
 	ticket     *ticket
 	base, head plumbing.Hash
 	gitdir     string
+	// carried, when not nil, is another root's carry found on the remote
+	// (carry.go): its commits are in the store, and nobody waits here for
+	// its outcome.
+	carried *carry
 	// Outcome of the attempt that pushed: commit holds the change (zero:
 	// nothing of it to push), conflict the paths another agent changed on
 	// the same lines, err why it could not be taken.
@@ -278,6 +282,17 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	}()
 	var lastErr error
 	attempt := 0
+	// mine is this root's carry on the remote (carry.go), carried the
+	// others' carries the last fetch listed. A carry not landed by this
+	// root's own push is withdrawn when it returns.
+	carrying := r.carrying()
+	var mine *carry
+	var carried []*batchItem
+	defer func() {
+		if mine != nil {
+			r.withdrawCarry(ctx, mine)
+		}
+	}()
 	// Each attempt is a span (a child of the caller's tgp.persist), its
 	// push a child of it.
 	span := trace.SpanFromContext(context.Background()) // a no-op until the first attempt
@@ -304,7 +319,21 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			fetched = true
 			opened = r.openPushBeside(ctx)
 			fctx, fspan := telemetry.Start(actx, "git.fetch")
-			t, err := r.remote.Fetch(fctx, branch, 0)
+			var t plumbing.Hash
+			var err error
+			if carrying && r.carrying() {
+				var cs []*carry
+				t, cs, err = r.remote.(*netRemote).fetchCarrying(fctx, branch)
+				if err == nil {
+					if mine != nil && !listed(cs, mine) {
+						mine = nil // landed by another root's push, with its branch update
+					}
+					carried = r.carriedItems(cs, mine)
+					fspan.SetAttributes(attribute.Int("tgp.persist.carries_seen", len(carried)))
+				}
+			} else {
+				t, err = r.remote.Fetch(fctx, branch, 0)
+			}
 			telemetry.End(fspan, err)
 			if err != nil {
 				closeOpened(opened)
@@ -319,7 +348,11 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			}
 			tip = t
 		}
-		plan, chain, err := r.planBatch(ctx, tip, prev, items, sources)
+		all := items
+		if len(carried) > 0 && r.carrying() {
+			all = append(append([]*batchItem(nil), items...), carried...)
+		}
+		plan, chain, err := r.planBatch(ctx, tip, prev, all, sources)
 		if err != nil {
 			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
@@ -334,19 +367,33 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
 		}
+		ex, next := r.pushExtrasFor(branch, tip, items, all[len(items):], mine)
 		pushStart := time.Now()
-		err = r.pushTraced(actx, branch, tip, chain, takeOpened(opened))
+		err = r.pushTraced(actx, branch, tip, chain, takeOpened(opened), ex)
 		r.lastPush = time.Since(pushStart)
 		if !cycleStart.IsZero() {
 			r.lastCycle = time.Since(cycleStart)
 		}
 		if err == nil {
+			if ex != nil && ex.withSent {
+				mine = nil // deleted by the push
+			}
 			return attempt, plan, chain, nil
+		}
+		if ex != nil && ex.sentInstead {
+			mine = next
 		}
 		// The replay is abandoned: the worktree and the hook are where it
 		// left them.
 		prev = plan
 		lastErr = err
+		if errors.Is(err, ErrDeclined) && ex != nil && ex.withSent && len(ex.with) > 0 {
+			// A remote that refuses deleting refs (receive.denyDeletes)
+			// takes no carries: push without them from now on.
+			r.noCarry.Store(true)
+			carried = nil
+			continue
+		}
 		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
 			return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("push", err)
 		}
@@ -409,9 +456,15 @@ func closeOpened(ch chan openedPush) {
 
 // pushTraced is r.pushChain in a git.push span; a push another agent
 // beat is an outcome ("rejected"), not a span error.
-func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.Hash, ps *pushSession) error {
+func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.Hash, ps *pushSession, ex *pushExtras) error {
 	ctx, span := telemetry.Start(ctx, "git.push")
-	err := r.pushChain(ctx, branch, from, to, ps)
+	err := r.pushChain(ctx, branch, from, to, ps, ex)
+	if ex != nil {
+		span.SetAttributes(attribute.Bool("tgp.persist.carry_left", ex.sentInstead))
+		if ex.withSent {
+			span.SetAttributes(attribute.Int("tgp.persist.carries_landed", len(ex.with)))
+		}
+	}
 	switch {
 	case err == nil:
 		span.SetAttributes(attribute.String("tgp.outcome", "pushed"))
@@ -488,7 +541,7 @@ func (r *Repo) planBatch(ctx context.Context, tip plumbing.Hash, prev *replayPla
 		if it.ticket != nil && it.err != nil {
 			continue // unreadable ticket, or objects gone
 		}
-		if !it.own {
+		if !it.own && it.carried == nil {
 			if err := r.ingest(ctx, it, sources); err != nil {
 				it.err = fmt.Errorf("read the commits of %s: %w", it.gitdir, err)
 				continue

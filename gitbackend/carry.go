@@ -237,3 +237,35 @@ func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []
 	}
 	return ex, next
 }
+
+// carryAfterRefusal leaves next (and withdraws mine, which it replaces)
+// in a receive-pack session of its own, sending pack again: the remote
+// refused the branch's update after the advertisement had matched, so the
+// session that carried it is spent. The channel gets next once the remote
+// took it, nil otherwise.
+func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next, mine *carry) chan *carry {
+	ch := make(chan *carry, 1)
+	n, ok := r.remote.(*netRemote)
+	if !ok || pack == nil {
+		ch <- nil
+		return ch
+	}
+	cmds := []*packp.Command{{Name: next.ref, Old: plumbing.ZeroHash, New: next.head}}
+	if mine != nil {
+		cmds = append(cmds, &packp.Command{Name: mine.ref, Old: mine.head, New: plumbing.ZeroHash})
+	}
+	go func() {
+		ps, err := n.openPush(ctx)
+		if err != nil {
+			ch <- nil
+			return
+		}
+		defer ps.close()
+		if !supportsCarry(ps.ar) || n.sendCommands(ctx, ps, cmds, pack) != nil {
+			ch <- nil
+			return
+		}
+		ch <- next
+	}()
+	return ch
+}

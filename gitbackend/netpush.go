@@ -36,6 +36,9 @@ type batchItem struct {
 	// (carry.go): its commits are in the store, and nobody waits here for
 	// its outcome.
 	carried *carry
+	// landed says another root's push landed this item's commits (they
+	// were in this root's carry): they are on the tip, not replayed.
+	landed bool
 	// Outcome of the attempt that pushed: commit holds the change (zero:
 	// nothing of it to push), conflict the paths another agent changed on
 	// the same lines, err why it could not be taken.
@@ -288,7 +291,15 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	carrying := r.carrying()
 	var mine *carry
 	var carried []*batchItem
+	// leaving is the carry sent after a refusal the remote made once it
+	// had the pack (carryAfterRefusal): the next attempt takes it.
+	var leaving chan *carry
 	defer func() {
+		if leaving != nil {
+			if next := <-leaving; next != nil {
+				mine = next
+			}
+		}
 		if mine != nil {
 			r.withdrawCarry(ctx, mine)
 		}
@@ -325,8 +336,26 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 				var cs []*carry
 				t, cs, err = r.remote.(*netRemote).fetchCarrying(fctx, branch)
 				if err == nil {
+					if leaving != nil {
+						// The carry sent after the last refusal: a fetch
+						// that began before it landed does not list it,
+						// so absence proves nothing yet (the push below
+						// deletes it, or fails if another push did).
+						if next := <-leaving; next != nil {
+							mine = next
+							if !listed(cs, mine) {
+								cs = append(cs, mine)
+							}
+						}
+						leaving = nil
+					}
 					if mine != nil && !listed(cs, mine) {
-						mine = nil // landed by another root's push, with its branch update
+						// Gone: deleted by another root's push with the
+						// branch update that holds its commits (atomic).
+						for _, it := range items[:min(mine.items, len(items))] {
+							it.landed = true
+						}
+						mine = nil
 					}
 					carried = r.carriedItems(cs, mine)
 					fspan.SetAttributes(attribute.Int("tgp.persist.carries_seen", len(carried)))
@@ -380,8 +409,14 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			}
 			return attempt, plan, chain, nil
 		}
-		if ex != nil && ex.sentInstead {
+		switch {
+		case ex != nil && ex.sentInstead:
 			mine = next
+		case next != nil && errors.Is(err, ErrRejected) && ex.withSent:
+			// The advertisement matched, but another push landed first:
+			// the carry goes in a session of its own, beside the next
+			// attempt's fetch.
+			leaving = r.carryAfterRefusal(ctx, ex.pack, next, mine)
 		}
 		// The replay is abandoned: the worktree and the hook are where it
 		// left them.
@@ -540,6 +575,10 @@ func (r *Repo) planBatch(ctx context.Context, tip plumbing.Hash, prev *replayPla
 		it.commit, it.conflict = plumbing.ZeroHash, nil
 		if it.ticket != nil && it.err != nil {
 			continue // unreadable ticket, or objects gone
+		}
+		if it.landed {
+			it.commit = chain
+			continue
 		}
 		if !it.own && it.carried == nil {
 			if err := r.ingest(ctx, it, sources); err != nil {

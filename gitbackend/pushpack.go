@@ -43,6 +43,9 @@ type pushExtras struct {
 	// sentInstead says the remote took instead; withSent that with went
 	// along (the remote pushes atomically).
 	sentInstead, withSent bool
+	// pack is what was sent (a carry left after the remote refused the
+	// update sends it again).
+	pack []byte
 }
 
 // pushSession is a receive-pack session opened ahead of its push, with
@@ -165,6 +168,9 @@ func (r *Repo) pushChain(ctx context.Context, branch string, tip, chain plumbing
 	if err != nil || p == nil {
 		ps.close()
 		return r.remote.Push(ctx, branch, tip, chain)
+	}
+	if ex != nil {
+		ex.pack = p.Pack
 	}
 	if ps == nil {
 		return n.pushPack(ctx, branch, tip, chain, p.Pack, ex)

@@ -201,8 +201,8 @@ func (r *Repo) carrying() bool {
 // pushExtrasFor is what a push of items (and carried, the others'
 // carries replayed after them) on tip sends beside the branch's update:
 // the landed carries and this root's own deleted with it, and, should the
-// remote have moved, this root's commits left as a carry (next) in their
-// place, unless the carry already there holds them all.
+// remote have moved, this root's commits left as a carry (next), unless it
+// has one there already.
 func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []*batchItem, mine *carry) (*pushExtras, *carry) {
 	if !r.carrying() {
 		return nil, nil
@@ -216,7 +216,12 @@ func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []
 	if mine != nil {
 		ex.with = append(ex.with, &packp.Command{Name: mine.ref, Old: mine.head, New: plumbing.ZeroHash})
 	}
-	if mine != nil && mine.items >= len(items) {
+	if mine != nil {
+		// Never replaced: a carry's ref moves only with the branch (landed,
+		// atomically) so that a push landing it fails only when it would
+		// have failed anyway. Items that joined since ride this root's own
+		// pushes. (Replacing it as items joined made 16 machines' pushes
+		// fail on each other's carries.)
 		return ex, nil
 	}
 	// The items' own commits end where the last of them left the chain:
@@ -232,18 +237,14 @@ func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []
 	}
 	next := &carry{ref: newCarryRef(branch, tip), base: tip, head: head, items: len(items)}
 	ex.instead = []*packp.Command{{Name: next.ref, Old: plumbing.ZeroHash, New: head}}
-	if mine != nil {
-		ex.instead = append(ex.instead, &packp.Command{Name: mine.ref, Old: mine.head, New: plumbing.ZeroHash})
-	}
 	return ex, next
 }
 
-// carryAfterRefusal leaves next (and withdraws mine, which it replaces)
-// in a receive-pack session of its own, sending pack again: the remote
+// carryAfterRefusal leaves next in a receive-pack session of its own, sending pack again: the remote
 // refused the branch's update after the advertisement had matched, so the
 // session that carried it is spent. The channel gets next once the remote
 // took it, nil otherwise.
-func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next, mine *carry) chan *carry {
+func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next *carry) chan *carry {
 	ch := make(chan *carry, 1)
 	n, ok := r.remote.(*netRemote)
 	if !ok || pack == nil {
@@ -251,9 +252,6 @@ func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next, mine *c
 		return ch
 	}
 	cmds := []*packp.Command{{Name: next.ref, Old: plumbing.ZeroHash, New: next.head}}
-	if mine != nil {
-		cmds = append(cmds, &packp.Command{Name: mine.ref, Old: mine.head, New: plumbing.ZeroHash})
-	}
 	go func() {
 		ps, err := n.openPush(ctx)
 		if err != nil {
@@ -268,4 +266,12 @@ func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next, mine *c
 		ch <- next
 	}()
 	return ch
+}
+
+// carryPatience is how long a root whose commits wait as a carry lets
+// the others race before it tries again: up to a retry cycle (fetch,
+// replay, push), at random.
+func carryPatience(cycle time.Duration) time.Duration {
+	cycle = min(max(cycle, 50*time.Millisecond), 2*time.Second)
+	return fullJitterDelay(cycle)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"strings"
 	"time"
 
 	"crypto/rand"
@@ -310,7 +311,15 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	defer func() { span.End() }()
 	for {
 		if attempt > 0 {
-			if err := r.sleep(ctx, r.backoffDelay(attempt, lastErr)); err != nil {
+			d := r.backoffDelay(attempt, lastErr)
+			if (mine != nil || leaving != nil) && errors.Is(lastErr, ErrRejected) {
+				// This root's commits wait on the remote for the next
+				// push that wins, from whichever machine: rather than race
+				// the others again at once, give them about a retry cycle
+				// to land it (the next fetch then finds it landed).
+				d = max(d, carryPatience(r.lastCycle))
+			}
+			if err := r.sleep(ctx, d); err != nil {
 				break
 			}
 		}
@@ -416,7 +425,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			// The advertisement matched, but another push landed first:
 			// the carry goes in a session of its own, beside the next
 			// attempt's fetch.
-			leaving = r.carryAfterRefusal(ctx, ex.pack, next, mine)
+			leaving = r.carryAfterRefusal(ctx, ex.pack, next)
 		}
 		// The replay is abandoned: the worktree and the hook are where it
 		// left them.
@@ -504,7 +513,7 @@ func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.
 	case err == nil:
 		span.SetAttributes(attribute.String("tgp.outcome", "pushed"))
 	case errors.Is(err, ErrRejected):
-		span.SetAttributes(attribute.String("tgp.outcome", "rejected"))
+		span.SetAttributes(attribute.String("tgp.outcome", "rejected"), attribute.String("tgp.persist.rejected_by", rejectedBy(err)))
 		span.End()
 		return err
 	default:
@@ -745,4 +754,17 @@ func (r *Repo) objectsOf(ctx context.Context, branch, gitdir string, final plumb
 		return r.wrapRemoteErr("fetch", err)
 	}
 	return r.store.HasEncodedObject(final)
+}
+
+// rejectedBy says which ref a refused push lost on: the branch, or a
+// carry it meant to land (another push landed or replaced it first).
+func rejectedBy(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "refs/tgp/carry/"):
+		return "carry"
+	case strings.Contains(msg, "atomic"):
+		return "atomic"
+	}
+	return "branch"
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"strings"
 	"time"
 
 	"crypto/rand"
@@ -32,6 +33,13 @@ type batchItem struct {
 	ticket     *ticket
 	base, head plumbing.Hash
 	gitdir     string
+	// carried, when not nil, is another root's carry found on the remote
+	// (carry.go): its commits are in the store, and nobody waits here for
+	// its outcome.
+	carried *carry
+	// landed says another root's push landed this item's commits (they
+	// were in this root's carry): they are on the tip, not replayed.
+	landed bool
 	// Outcome of the attempt that pushed: commit holds the change (zero:
 	// nothing of it to push), conflict the paths another agent changed on
 	// the same lines, err why it could not be taken.
@@ -278,13 +286,40 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	}()
 	var lastErr error
 	attempt := 0
+	// mine is this root's carry on the remote (carry.go), carried the
+	// others' carries the last fetch listed. A carry not landed by this
+	// root's own push is withdrawn when it returns.
+	carrying := r.carrying()
+	var mine *carry
+	var carried []*batchItem
+	// leaving is the carry sent after a refusal the remote made once it
+	// had the pack (carryAfterRefusal): the next attempt takes it.
+	var leaving chan *carry
+	defer func() {
+		if leaving != nil {
+			if next := <-leaving; next != nil {
+				mine = next
+			}
+		}
+		if mine != nil {
+			r.withdrawCarry(ctx, mine)
+		}
+	}()
 	// Each attempt is a span (a child of the caller's tgp.persist), its
 	// push a child of it.
 	span := trace.SpanFromContext(context.Background()) // a no-op until the first attempt
 	defer func() { span.End() }()
 	for {
 		if attempt > 0 {
-			if err := r.sleep(ctx, r.backoffDelay(attempt, lastErr)); err != nil {
+			d := r.backoffDelay(attempt, lastErr)
+			if (mine != nil || leaving != nil) && errors.Is(lastErr, ErrRejected) {
+				// This root's commits wait on the remote for the next
+				// push that wins, from whichever machine: rather than race
+				// the others again at once, give them about a retry cycle
+				// to land it (the next fetch then finds it landed).
+				d = max(d, carryPatience(r.lastCycle))
+			}
+			if err := r.sleep(ctx, d); err != nil {
 				break
 			}
 		}
@@ -304,7 +339,39 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			fetched = true
 			opened = r.openPushBeside(ctx)
 			fctx, fspan := telemetry.Start(actx, "git.fetch")
-			t, err := r.remote.Fetch(fctx, branch, 0)
+			var t plumbing.Hash
+			var err error
+			if carrying && r.carrying() {
+				var cs []*carry
+				t, cs, err = r.remote.(*netRemote).fetchCarrying(fctx, branch)
+				if err == nil {
+					if leaving != nil {
+						// The carry sent after the last refusal: a fetch
+						// that began before it landed does not list it,
+						// so absence proves nothing yet (the push below
+						// deletes it, or fails if another push did).
+						if next := <-leaving; next != nil {
+							mine = next
+							if !listed(cs, mine) {
+								cs = append(cs, mine)
+							}
+						}
+						leaving = nil
+					}
+					if mine != nil && !listed(cs, mine) {
+						// Gone: deleted by another root's push with the
+						// branch update that holds its commits (atomic).
+						for _, it := range items[:min(mine.items, len(items))] {
+							it.landed = true
+						}
+						mine = nil
+					}
+					carried = r.carriedItems(cs, mine)
+					fspan.SetAttributes(attribute.Int("tgp.persist.carries_seen", len(carried)))
+				}
+			} else {
+				t, err = r.remote.Fetch(fctx, branch, 0)
+			}
 			telemetry.End(fspan, err)
 			if err != nil {
 				closeOpened(opened)
@@ -319,7 +386,11 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			}
 			tip = t
 		}
-		plan, chain, err := r.planBatch(ctx, tip, prev, items, sources)
+		all := items
+		if len(carried) > 0 && r.carrying() {
+			all = append(append([]*batchItem(nil), items...), carried...)
+		}
+		plan, chain, err := r.planBatch(ctx, tip, prev, all, sources)
 		if err != nil {
 			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
@@ -334,19 +405,39 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
 		}
+		ex, next := r.pushExtrasFor(branch, tip, items, all[len(items):], mine)
 		pushStart := time.Now()
-		err = r.pushTraced(actx, branch, tip, chain, takeOpened(opened))
+		err = r.pushTraced(actx, branch, tip, chain, takeOpened(opened), ex)
 		r.lastPush = time.Since(pushStart)
 		if !cycleStart.IsZero() {
 			r.lastCycle = time.Since(cycleStart)
 		}
 		if err == nil {
+			if ex != nil && ex.withSent {
+				mine = nil // deleted by the push
+			}
 			return attempt, plan, chain, nil
+		}
+		switch {
+		case ex != nil && ex.sentInstead:
+			mine = next
+		case next != nil && errors.Is(err, ErrRejected) && ex.withSent:
+			// The advertisement matched, but another push landed first:
+			// the carry goes in a session of its own, beside the next
+			// attempt's fetch.
+			leaving = r.carryAfterRefusal(ctx, ex.pack, next)
 		}
 		// The replay is abandoned: the worktree and the hook are where it
 		// left them.
 		prev = plan
 		lastErr = err
+		if errors.Is(err, ErrDeclined) && ex != nil && ex.withSent && len(ex.with) > 0 {
+			// A remote that refuses deleting refs (receive.denyDeletes)
+			// takes no carries: push without them from now on.
+			r.noCarry.Store(true)
+			carried = nil
+			continue
+		}
 		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
 			return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("push", err)
 		}
@@ -409,14 +500,20 @@ func closeOpened(ch chan openedPush) {
 
 // pushTraced is r.pushChain in a git.push span; a push another agent
 // beat is an outcome ("rejected"), not a span error.
-func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.Hash, ps *pushSession) error {
+func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.Hash, ps *pushSession, ex *pushExtras) error {
 	ctx, span := telemetry.Start(ctx, "git.push")
-	err := r.pushChain(ctx, branch, from, to, ps)
+	err := r.pushChain(ctx, branch, from, to, ps, ex)
+	if ex != nil {
+		span.SetAttributes(attribute.Bool("tgp.persist.carry_left", ex.sentInstead))
+		if ex.withSent {
+			span.SetAttributes(attribute.Int("tgp.persist.carries_landed", len(ex.with)))
+		}
+	}
 	switch {
 	case err == nil:
 		span.SetAttributes(attribute.String("tgp.outcome", "pushed"))
 	case errors.Is(err, ErrRejected):
-		span.SetAttributes(attribute.String("tgp.outcome", "rejected"))
+		span.SetAttributes(attribute.String("tgp.outcome", "rejected"), attribute.String("tgp.persist.rejected_by", rejectedBy(err)))
 		span.End()
 		return err
 	default:
@@ -488,7 +585,11 @@ func (r *Repo) planBatch(ctx context.Context, tip plumbing.Hash, prev *replayPla
 		if it.ticket != nil && it.err != nil {
 			continue // unreadable ticket, or objects gone
 		}
-		if !it.own {
+		if it.landed {
+			it.commit = chain
+			continue
+		}
+		if !it.own && it.carried == nil {
 			if err := r.ingest(ctx, it, sources); err != nil {
 				it.err = fmt.Errorf("read the commits of %s: %w", it.gitdir, err)
 				continue
@@ -653,4 +754,17 @@ func (r *Repo) objectsOf(ctx context.Context, branch, gitdir string, final plumb
 		return r.wrapRemoteErr("fetch", err)
 	}
 	return r.store.HasEncodedObject(final)
+}
+
+// rejectedBy says which ref a refused push lost on: the branch, or a
+// carry it meant to land (another push landed or replaced it first).
+func rejectedBy(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "refs/tgp/carry/"):
+		return "carry"
+	case strings.Contains(msg, "atomic"):
+		return "atomic"
+	}
+	return "branch"
 }

@@ -22,13 +22,30 @@ import (
 // them already (the commits it replayed on old), so it sends them as they
 // are: one connection, the advertisement checked against old before
 // anything is sent.
-func (n *netRemote) pushPack(ctx context.Context, branch string, old, new plumbing.Hash, pack []byte) error {
+func (n *netRemote) pushPack(ctx context.Context, branch string, old, new plumbing.Hash, pack []byte, ex *pushExtras) error {
 	ps, err := n.openPush(ctx)
 	if err != nil {
 		return err
 	}
 	defer ps.close()
-	return n.sendPack(ctx, ps, branch, old, new, pack, nil)
+	return n.sendPack(ctx, ps, branch, old, new, pack, nil, ex)
+}
+
+// pushExtras are the commands a push sends beside its branch's update
+// (carry.go).
+type pushExtras struct {
+	// with go with the update, in one atomic push: the carries it lands,
+	// deleted.
+	with []*packp.Command
+	// instead are sent, with the pack, when the advertisement shows the
+	// update would be refused: this root's commits left as a carry.
+	instead []*packp.Command
+	// sentInstead says the remote took instead; withSent that with went
+	// along (the remote pushes atomically).
+	sentInstead, withSent bool
+	// pack is what was sent (a carry left after the remote refused the
+	// update sends it again).
+	pack []byte
 }
 
 // pushSession is a receive-pack session opened ahead of its push, with
@@ -68,12 +85,13 @@ func (n *netRemote) openPush(ctx context.Context) (*pushSession, error) {
 
 // sendPack sends the update old -> new of branch and its pack on an open
 // session. The advertisement is checked against old first: a remote at
-// another commit refuses the update anyway, so nothing is sent. Except
-// when known(cur) says the advertised commit is one this repository has
-// (the session was opened beside the fetch that brought old, and the
-// remote moved to old in between): receive-pack compares the old value
-// under its ref lock, so the remote decides.
-func (n *netRemote) sendPack(ctx context.Context, ps *pushSession, branch string, old, new plumbing.Hash, pack []byte, known func(plumbing.Hash) bool) error {
+// another commit refuses the update anyway, so nothing is sent (but ex's
+// carry, when there is one). Except when known(cur) says the advertised
+// commit is one this repository has (the session was opened beside the
+// fetch that brought old, and the remote moved to old in between):
+// receive-pack compares the old value under its ref lock, so the remote
+// decides.
+func (n *netRemote) sendPack(ctx context.Context, ps *pushSession, branch string, old, new plumbing.Hash, pack []byte, known func(plumbing.Hash) bool, ex *pushExtras) error {
 	refs, err := ps.ar.AllReferences()
 	if err != nil {
 		return err
@@ -83,9 +101,24 @@ func (n *netRemote) sendPack(ctx context.Context, ps *pushSession, branch string
 	if ref, err := refs.Reference(name); err == nil {
 		cur = ref.Hash()
 	}
+	atomic := supportsCarry(ps.ar)
 	if cur != old && (known == nil || cur.IsZero() || !known(cur)) {
+		if ex != nil && len(ex.instead) > 0 && atomic {
+			ex.sentInstead = n.sendCommands(ctx, ps, ex.instead, pack) == nil
+		}
 		return fmt.Errorf("%w: remote ref %s is %s, not %s", ErrRejected, name, short(cur), short(old))
 	}
+	cmds := []*packp.Command{{Name: name, Old: old, New: new}}
+	if ex != nil && atomic {
+		cmds = append(cmds, ex.with...)
+		ex.withSent = true
+	}
+	return n.sendCommands(ctx, ps, cmds, pack)
+}
+
+// sendCommands sends cmds and pack (nil: none) on an open session,
+// atomically when there are several.
+func (n *netRemote) sendCommands(ctx context.Context, ps *pushSession, cmds []*packp.Command, pack []byte) error {
 	req := packp.NewReferenceUpdateRequestFromCapabilities(ps.ar.Capabilities)
 	if n.progress != nil {
 		req.Progress = n.progress
@@ -95,8 +128,13 @@ func (n *netRemote) sendPack(ctx context.Context, ps *pushSession, branch string
 			_ = req.Capabilities.Set(capability.Sideband)
 		}
 	}
-	req.Commands = []*packp.Command{{Name: name, Old: old, New: new}}
-	req.Packfile = io.NopCloser(bytes.NewReader(pack))
+	if len(cmds) > 1 {
+		_ = req.Capabilities.Set(capability.Atomic)
+	}
+	req.Commands = cmds
+	if pack != nil {
+		req.Packfile = io.NopCloser(bytes.NewReader(pack))
+	}
 	rs, err := ps.s.ReceivePack(ctx, req)
 	if err != nil {
 		return classifyNetErr(err)
@@ -115,7 +153,7 @@ func (n *netRemote) sendPack(ctx context.Context, ps *pushSession, branch string
 //
 // ps, when not nil, is a receive-pack session opened while the tip was
 // fetched; the push uses it (and closes it) instead of opening its own.
-func (r *Repo) pushChain(ctx context.Context, branch string, tip, chain plumbing.Hash, ps *pushSession) error {
+func (r *Repo) pushChain(ctx context.Context, branch string, tip, chain plumbing.Hash, ps *pushSession, ex *pushExtras) error {
 	n, ok := r.remote.(*netRemote)
 	if !ok || tip.IsZero() {
 		ps.close()
@@ -131,11 +169,14 @@ func (r *Repo) pushChain(ctx context.Context, branch string, tip, chain plumbing
 		ps.close()
 		return r.remote.Push(ctx, branch, tip, chain)
 	}
+	if ex != nil {
+		ex.pack = p.Pack
+	}
 	if ps == nil {
-		return n.pushPack(ctx, branch, tip, chain, p.Pack)
+		return n.pushPack(ctx, branch, tip, chain, p.Pack, ex)
 	}
 	defer ps.close()
 	return n.sendPack(ctx, ps, branch, tip, chain, p.Pack, func(h plumbing.Hash) bool {
 		return r.store.HasEncodedObject(h) == nil
-	})
+	}, ex)
 }

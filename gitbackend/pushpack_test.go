@@ -79,7 +79,7 @@ func TestPushSessionOpenedBesideTheFetch(t *testing.T) {
 		t.Fatalf("fetch: %v %v, want %s", tip, err, b)
 	}
 	c := commitOn(t, x.repo, tip, "c\n")
-	if err := x.repo.pushChain(ctx, "main", tip, c, ps); err != nil {
+	if err := x.repo.pushChain(ctx, "main", tip, c, ps, nil); err != nil {
 		t.Fatalf("push on the fetched tip through the earlier session: %v", err)
 	}
 	if got := remoteTip(); got != c.String() {
@@ -95,7 +95,7 @@ func TestPushSessionOpenedBesideTheFetch(t *testing.T) {
 	gittest.Git(t, other, "pull", "-q", "--ff-only", "origin", "main")
 	d := otherCommit("d.txt")
 	e := commitOn(t, x.repo, c, "e\n")
-	if err := x.repo.pushChain(ctx, "main", c, e, ps); !errors.Is(err, ErrRejected) {
+	if err := x.repo.pushChain(ctx, "main", c, e, ps, nil); !errors.Is(err, ErrRejected) {
 		t.Fatalf("push on a tip the remote left: %v, want ErrRejected", err)
 	}
 	if got := remoteTip(); got != d {
@@ -107,7 +107,7 @@ func TestPushSessionOpenedBesideTheFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.repo.pushChain(ctx, "main", c, e, ps); !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "not "+short(c)) {
+	if err := x.repo.pushChain(ctx, "main", c, e, ps, nil); !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "not "+short(c)) {
 		t.Fatalf("push on a tip the advertisement already contradicts: %v", err)
 	}
 	if got := remoteTip(); got != d {

@@ -914,6 +914,10 @@ func classifyNetErr(err error) error {
 		strings.Contains(msg, "failed to update ref"),
 		strings.Contains(msg, "failed to lock"),
 		strings.Contains(msg, "stale info"),
+		// An atomic push (a carry landed with the branch) refused as a
+		// whole because one of its refs moved.
+		strings.Contains(msg, "atomic push fail"), strings.Contains(msg, "atomic transaction failed"),
+		strings.Contains(msg, "cannot lock ref"), strings.Contains(msg, "reference already exists"),
 		// go-git's own check of RequireRemoteRefs, before it sends a
 		// thing: another root moved (or deleted) the branch.
 		strings.Contains(msg, "required to be"):

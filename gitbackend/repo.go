@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -43,6 +44,9 @@ type RetryConfig struct {
 	// MaxAttempts, when positive, also bounds a pull-request branch's
 	// push attempts; direct pushes are bounded by Deadline only.
 	MaxAttempts int
+	// NoCarry turns carrying off (carry.go): a push that loses leaves
+	// nothing on the remote for the winner to land.
+	NoCarry bool
 }
 
 // Config says which remote branch the root mirrors and how to commit.
@@ -141,11 +145,13 @@ type TreeReader interface {
 
 // Repo is one root's repository. All methods are safe for concurrent use.
 type Repo struct {
-	wt       billy.Filesystem
-	cfg      Config
-	repo     *git.Repository
-	store    *filesystem.Storage
-	remote   remoteStore
+	wt     billy.Filesystem
+	cfg    Config
+	repo   *git.Repository
+	store  *filesystem.Storage
+	remote remoteStore
+	// noCarry is set once the remote refused a push that deleted carries.
+	noCarry  atomic.Bool
 	sem      chan struct{}
 	flock    *flock.Flock
 	hook     Hook

@@ -114,6 +114,9 @@ type RetryConfig struct {
 	Deadline    time.Duration `koanf:"deadline"`
 	BaseDelay   time.Duration `koanf:"base_delay"`
 	MaxAttempts int           `koanf:"max_attempts"`
+	// Carry lets a push that lost leave its commits on the remote for the
+	// push that won to land with its own (refs/tgp/carry/).
+	Carry bool `koanf:"carry"`
 }
 
 // PRConfig configures pull-request mode.
@@ -213,6 +216,7 @@ func Defaults() map[string]any {
 		"git.token_env":              "TGP_GIT_TOKEN",
 		"git.retry.max_attempts":     8,
 		"git.retry.deadline":         "2m",
+		"git.retry.carry":            true,
 		"git.lock_dir":               "",
 		"git.retry.base_delay":       "20ms",
 		"git.pr.per":                 "session",

@@ -42,6 +42,9 @@ git:
     base_delay: 20ms
     # Pull-request branches only: push attempts before a write fails.
     max_attempts: 8
+    # A push that loses the race leaves its commits on the remote (refs/tgp/carry/...) and the push
+    # that wins, from any machine, lands them with its own and deletes the ref (atomically).
+    carry: true
   # Where processes of this machine that push to the same remote take turns and push each other's
   # commits in one push (one contender per machine). Empty: $XDG_CACHE_HOME/tgp/locks (else
   # ~/.cache/tgp/locks); off: every process pushes on its own.

@@ -32,7 +32,7 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 			Token:     Secret(k.opts.environ, g.TokenEnv),
 			TokenUser: tokenUser(provider),
 			Author:    gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
-			Retry:     gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay},
+			Retry:     gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay, NoCarry: !g.Retry.Carry},
 			LockDir:   g.MachineLockDir(k.environ()),
 			Progress:  k.opts.progress,
 			Environ:   k.environ(),

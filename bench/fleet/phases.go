@@ -45,6 +45,7 @@ type rawSpan struct {
 	start            time.Time
 	dur              time.Duration
 	turn             bool
+	attrs            map[string]string
 }
 
 func newSpanSink() *spanSink {
@@ -76,6 +77,18 @@ func (s *spanSink) serve(w http.ResponseWriter, r *http.Request) {
 				for _, a := range sp.Attributes {
 					if a.Key == "tgp.outcome" && a.Value.GetStringValue() == "turn" {
 						raw.turn = true
+					}
+					if strings.HasPrefix(a.Key, "tgp.") {
+						if raw.attrs == nil {
+							raw.attrs = map[string]string{}
+						}
+						v := a.Value
+						switch {
+						case v.GetStringValue() != "":
+							raw.attrs[a.Key] = v.GetStringValue()
+						default:
+							raw.attrs[a.Key] = strings.TrimSpace(strings.TrimPrefix(v.String(), "int_value:"))
+						}
 					}
 				}
 				id := hex.EncodeToString(sp.TraceId)
@@ -195,6 +208,9 @@ type SpanLog struct {
 	Start time.Time     `json:"start"`
 	Dur   time.Duration `json:"dur_ns"`
 	Turn  bool          `json:"turn,omitempty"`
+	// Attrs are the span's tgp.* attributes (outcome, attempt, batch
+	// size, carries).
+	Attrs map[string]string `json:"attrs,omitempty"`
 }
 
 func (s *spanSink) spans(id, call string) []SpanLog {
@@ -202,7 +218,7 @@ func (s *spanSink) spans(id, call string) []SpanLog {
 	defer s.mu.Unlock()
 	var out []SpanLog
 	for _, sp := range s.by[id] {
-		out = append(out, SpanLog{Call: call, Name: sp.name, Start: sp.start, Dur: sp.dur, Turn: sp.turn})
+		out = append(out, SpanLog{Call: call, Name: sp.name, Start: sp.start, Dur: sp.dur, Turn: sp.turn, Attrs: sp.attrs})
 	}
 	return out
 }

@@ -96,7 +96,7 @@ func TestFleetSurvivesARemoteOutage(t *testing.T) {
 }
 
 // checkToolboxRemote checks the remote holds want tool files, listed in
-// meta.json, with a linear history git fsck accepts.
+// meta.json, with a linear history git fsck accepts and no carry left.
 func checkToolboxRemote(t *testing.T, bare string, want int) {
 	t.Helper()
 	files := strings.Fields(gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main", "tools"))
@@ -111,6 +111,12 @@ func checkToolboxRemote(t *testing.T, bare string, want int) {
 	}
 	if merges := gittest.Git(t, bare, "rev-list", "--merges", "main"); merges != "" {
 		t.Errorf("history is not linear: merges %s", merges)
+	}
+	// Nothing is left behind: a carry (a lost push's commits left for the
+	// winner) is deleted by the push that lands it, or withdrawn by its
+	// owner.
+	if refs := strings.TrimSpace(gittest.Git(t, bare, "for-each-ref", "refs/tgp")); refs != "" {
+		t.Errorf("refs left on the remote:\n%s", refs)
 	}
 	gittest.Git(t, bare, "fsck", "--strict")
 }

@@ -1,0 +1,277 @@
+package gitbackend
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// Carrying: a push that loses the race for a branch leaves its commits on
+// the remote beside the branch, under refs/tgp/carry/<branch>/, in the
+// same receive-pack session that found the branch moved (the commits'
+// objects were packed already). The next push that wins, from any
+// machine, replays those commits after its own and deletes their carry
+// refs in the same atomic push: one push lands every contender's
+// commits, so the fleet's throughput is no longer one machine's batch
+// per round of races. A root whose carry ref is gone finds its changes on
+// the branch when it replays (a change the tip has is dropped, as git
+// rebase drops a commit that became empty) and has nothing left to push.
+//
+// The atomic push makes it safe: the branch moves only if every carry ref
+// it deletes still points where the pusher saw it, so a carry is landed
+// once, by exactly one push, and a carry its owner replaced or withdrew
+// is not. A remote that does not advertise "atomic" gets no carries.
+
+// carryPrefix is where a branch's carries are on the remote; carriedPrefix
+// where a fetch puts them in the root.
+func carryPrefix(branch string) string   { return "refs/tgp/carry/" + branch + "/" }
+func carriedPrefix(branch string) string { return "refs/tgp/carried/" + branch + "/" }
+
+// carryMaxAge is how old a carry's last commit may be and still be landed
+// by another root: an owner gives up within git.retry.deadline and then
+// withdraws its carry; one whose owner died is landed while fresh, and
+// left alone after (its commits stay in the owner's root, pending).
+const carryMaxAge = 10 * time.Minute
+
+// carry is a line of commits on base, left on the remote by a push that
+// lost.
+type carry struct {
+	ref        plumbing.ReferenceName // on the remote
+	base, head plumbing.Hash
+	// items is how many batch items its commits hold (the owner replaces
+	// its carry when more joined).
+	items int
+}
+
+// newCarryRef names a carry of commits on base: the base is in the name,
+// so that a root landing it needs no walk to find where it starts.
+func newCarryRef(branch string, base plumbing.Hash) plumbing.ReferenceName {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return plumbing.ReferenceName(carryPrefix(branch) + base.String() + "-" + hex.EncodeToString(b))
+}
+
+// parseCarry reads a carry from its remote name and head.
+func parseCarry(branch string, name plumbing.ReferenceName, head plumbing.Hash) (*carry, bool) {
+	rest, ok := strings.CutPrefix(string(name), carryPrefix(branch))
+	if !ok {
+		return nil, false
+	}
+	b, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return nil, false
+	}
+	base, ok := hashFromHex(b)
+	if !ok || head.IsZero() {
+		return nil, false
+	}
+	return &carry{ref: name, base: base, head: head}, true
+}
+
+// fetchCarrying fetches branch's tip as Fetch does, and the carries beside
+// it: their objects, and the list the remote advertised (the root's copies
+// of carries gone from the remote are dropped first).
+func (n *netRemote) fetchCarrying(ctx context.Context, branch string) (plumbing.Hash, []*carry, error) {
+	local := carriedPrefix(branch)
+	if refs, err := n.repo.Storer.IterReferences(); err == nil {
+		var stale []plumbing.ReferenceName
+		_ = refs.ForEach(func(ref *plumbing.Reference) error {
+			if strings.HasPrefix(string(ref.Name()), local) {
+				stale = append(stale, ref.Name())
+			}
+			return nil
+		})
+		for _, name := range stale {
+			_ = n.repo.Storer.RemoveReference(name)
+		}
+	}
+	dst := plumbing.ReferenceName("refs/tgp/fetch/" + branch)
+	specs := []config.RefSpec{
+		config.RefSpec(fmt.Sprintf("+refs/heads/%s:%s", branch, dst)),
+		config.RefSpec(fmt.Sprintf("+%s*:%s*", carryPrefix(branch), local)),
+	}
+	err := n.remote().FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Progress: n.progress, Force: true})
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}):
+		return plumbing.ZeroHash, nil, nil
+	default:
+		return plumbing.ZeroHash, nil, classifyNetErr(err)
+	}
+	ref, err := n.repo.Storer.Reference(dst)
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("fetch %s: %w", branch, err)
+	}
+	var carries []*carry
+	if refs, err := n.repo.Storer.IterReferences(); err == nil {
+		_ = refs.ForEach(func(r *plumbing.Reference) error {
+			if rest, ok := strings.CutPrefix(string(r.Name()), local); ok {
+				if c, ok := parseCarry(branch, plumbing.ReferenceName(carryPrefix(branch)+rest), r.Hash()); ok {
+					carries = append(carries, c)
+				}
+			}
+			return nil
+		})
+	}
+	return ref.Hash(), carries, nil
+}
+
+// pushRefs sends ref updates with no objects (a carry withdrawn), atomic
+// when there are several.
+func (n *netRemote) pushRefs(ctx context.Context, cmds []*packp.Command) error {
+	ps, err := n.openPush(ctx)
+	if err != nil {
+		return err
+	}
+	defer ps.close()
+	return n.sendCommands(ctx, ps, cmds, nil)
+}
+
+// carriedItems are the batch items for the carries a fetch listed: the
+// others' (mine is this root's own), fresh, whose commits are here.
+func (r *Repo) carriedItems(carries []*carry, mine *carry) []*batchItem {
+	var out []*batchItem
+	for _, c := range carries {
+		if mine != nil && c.ref == mine.ref {
+			continue
+		}
+		cm, err := object.GetCommit(r.store, c.head)
+		if err != nil || time.Since(cm.Committer.When) > carryMaxAge {
+			continue
+		}
+		if r.store.HasEncodedObject(c.base) != nil {
+			continue
+		}
+		out = append(out, &batchItem{carried: c, base: c.base, head: c.head})
+		if len(out) == 16 {
+			break
+		}
+	}
+	return out
+}
+
+// listed reports whether the remote still advertised c.
+func listed(carries []*carry, c *carry) bool {
+	for _, o := range carries {
+		if o.ref == c.ref && o.head == c.head {
+			return true
+		}
+	}
+	return false
+}
+
+// withdrawCarry deletes this root's carry, best effort: its commits
+// landed some other way, or this root gave up and reports them pending.
+func (r *Repo) withdrawCarry(ctx context.Context, c *carry) {
+	n, ok := r.remote.(*netRemote)
+	if !ok || c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := n.pushRefs(ctx, []*packp.Command{{Name: c.ref, Old: c.head, New: plumbing.ZeroHash}}); err != nil {
+		r.progressf("withdraw %s: %v", c.ref, err)
+	}
+}
+
+// supportsCarry: the remote takes atomic pushes with deletions.
+func supportsCarry(ar *packp.AdvRefs) bool {
+	return ar != nil && ar.Capabilities.Supports(capability.Atomic) && ar.Capabilities.Supports(capability.DeleteRefs)
+}
+
+// carrying says whether this root leaves and lands carries: a network
+// remote, not turned off (git.retry.carry), not found to refuse them.
+func (r *Repo) carrying() bool {
+	_, ok := r.remote.(*netRemote)
+	return ok && !r.cfg.Retry.NoCarry && !r.noCarry.Load()
+}
+
+// pushExtrasFor is what a push of items (and carried, the others'
+// carries replayed after them) on tip sends beside the branch's update:
+// the landed carries and this root's own deleted with it, and, should the
+// remote have moved, this root's commits left as a carry (next), unless it
+// has one there already.
+func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []*batchItem, mine *carry) (*pushExtras, *carry) {
+	if !r.carrying() {
+		return nil, nil
+	}
+	ex := &pushExtras{}
+	for _, it := range carried {
+		if !it.commit.IsZero() {
+			ex.with = append(ex.with, &packp.Command{Name: it.carried.ref, Old: it.carried.head, New: plumbing.ZeroHash})
+		}
+	}
+	if mine != nil {
+		ex.with = append(ex.with, &packp.Command{Name: mine.ref, Old: mine.head, New: plumbing.ZeroHash})
+	}
+	if mine != nil {
+		// Never replaced: a carry's ref moves only with the branch (landed,
+		// atomically) so that a push landing it fails only when it would
+		// have failed anyway. Items that joined since ride this root's own
+		// pushes. (Replacing it as items joined made 16 machines' pushes
+		// fail on each other's carries.)
+		return ex, nil
+	}
+	// The items' own commits end where the last of them left the chain:
+	// the carried ones come after.
+	head := tip
+	for _, it := range items {
+		if !it.commit.IsZero() {
+			head = it.commit
+		}
+	}
+	if head == tip {
+		return ex, nil
+	}
+	next := &carry{ref: newCarryRef(branch, tip), base: tip, head: head, items: len(items)}
+	ex.instead = []*packp.Command{{Name: next.ref, Old: plumbing.ZeroHash, New: head}}
+	return ex, next
+}
+
+// carryAfterRefusal leaves next in a receive-pack session of its own, sending pack again: the remote
+// refused the branch's update after the advertisement had matched, so the
+// session that carried it is spent. The channel gets next once the remote
+// took it, nil otherwise.
+func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next *carry) chan *carry {
+	ch := make(chan *carry, 1)
+	n, ok := r.remote.(*netRemote)
+	if !ok || pack == nil {
+		ch <- nil
+		return ch
+	}
+	cmds := []*packp.Command{{Name: next.ref, Old: plumbing.ZeroHash, New: next.head}}
+	go func() {
+		ps, err := n.openPush(ctx)
+		if err != nil {
+			ch <- nil
+			return
+		}
+		defer ps.close()
+		if !supportsCarry(ps.ar) || n.sendCommands(ctx, ps, cmds, pack) != nil {
+			ch <- nil
+			return
+		}
+		ch <- next
+	}()
+	return ch
+}
+
+// carryPatience is how long a root whose commits wait as a carry lets
+// the others race before it tries again: up to a retry cycle (fetch,
+// replay, push), at random.
+func carryPatience(cycle time.Duration) time.Duration {
+	cycle = min(max(cycle, 50*time.Millisecond), 2*time.Second)
+	return fullJitterDelay(cycle)
+}

@@ -1,0 +1,135 @@
+package gitbackend
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/vfs"
+)
+
+// carryAgent is a root of a machine of its own pushing to remote.
+func carryAgent(t *testing.T, remote string, noCarry bool) *agent {
+	t.Helper()
+	f, err := vfs.NewOS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: "main", LockDir: t.TempDir(),
+		Author: Identity{Name: "Agent", Email: "agent@example.com"},
+		Retry:  RetryConfig{BaseDelay: 2 * time.Millisecond, NoCarry: noCarry}}, WithLockFile(LockFilePath(f.Root())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	if _, err := r.Hydrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return &agent{fs: f, repo: r}
+}
+
+// TestLostPushIsLandedByTheWinner: root A's push loses to another
+// machine's; before A tries again, root B (a third machine, also behind)
+// pushes. With carrying, B's push lands A's commit too (A left it on the
+// remote when it lost), and A's retry finds nothing left to push; the
+// carry refs are gone, history is linear with each change once, and git
+// fsck accepts it. Without (git.retry.carry false), A's commit is not on
+// the remote until A pushes it itself.
+func TestLostPushIsLandedByTheWinner(t *testing.T) {
+	for _, noCarry := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noCarry=%v", noCarry), func(t *testing.T) {
+			bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
+			srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
+			url := srv.URL(filepath.Base(bare))
+			a := carryAgent(t, url, noCarry)
+			b := carryAgent(t, url, noCarry)
+			other := filepath.Join(t.TempDir(), "other")
+			gittest.Git(t, "", "clone", "-q", bare, other)
+			gittest.Git(t, other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "other machine")
+			gittest.Git(t, other, "push", "-q", "origin", "HEAD:main")
+
+			var afterB string
+			sleep := a.repo.sleep
+			a.repo.sleep = func(ctx context.Context, d time.Duration) error {
+				if afterB == "" {
+					afterB = "-"
+					b.write(t, "tools/b1.ts", "b1\n")
+					afterB = gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+				}
+				return sleep(ctx, d)
+			}
+			res := a.write(t, "tools/a1.ts", "a1\n")
+			if afterB == "" {
+				t.Fatal("A's first push was not refused")
+			}
+			landedByB := strings.Contains(afterB, "tools/a1.ts")
+			if landedByB == noCarry {
+				t.Fatalf("after B's push, A's change on the remote: %v (carrying: %v)\n%s", landedByB, !noCarry, afterB)
+			}
+			files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+			if !strings.Contains(files, "tools/a1.ts") || !strings.Contains(files, "tools/b1.ts") {
+				t.Fatalf("the remote lacks a change:\n%s", files)
+			}
+			if n := strings.TrimSpace(gittest.Git(t, bare, "rev-list", "--count", "main")); n != "4" {
+				t.Fatalf("%s commits on main, want 4 (seed, other, b1, a1):\n%s", n, gittest.Git(t, bare, "log", "--oneline", "main"))
+			}
+			if merges := strings.TrimSpace(gittest.Git(t, bare, "rev-list", "--merges", "main")); merges != "" {
+				t.Fatalf("merges on main: %s", merges)
+			}
+			if refs := strings.TrimSpace(gittest.Git(t, bare, "for-each-ref", "refs/tgp")); refs != "" {
+				t.Fatalf("carry refs left on the remote:\n%s", refs)
+			}
+			gittest.Git(t, bare, "fsck", "--strict")
+			if res.Attempts != 2 {
+				t.Fatalf("A made %d attempts, want 2", res.Attempts)
+			}
+			// A's root is at the remote's tip.
+			tip := strings.TrimSpace(gittest.Git(t, bare, "rev-parse", "main"))
+			if head, err := a.repo.head(); err != nil || head.String() != tip {
+				t.Fatalf("A's root at %v (%v), the remote at %s", head, err, tip)
+			}
+		})
+	}
+}
+
+// TestCarryOnARemoteThatRefusesDeletes: receive.denyDeletes refuses the
+// push that lands a carry (it deletes the carry ref); the roots push
+// without carries from then on, and every change lands once.
+func TestCarryOnARemoteThatRefusesDeletes(t *testing.T) {
+	bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
+	gittest.Git(t, bare, "config", "receive.denyDeletes", "true")
+	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
+	url := srv.URL(filepath.Base(bare))
+	a := carryAgent(t, url, false)
+	b := carryAgent(t, url, false)
+	other := filepath.Join(t.TempDir(), "other")
+	gittest.Git(t, "", "clone", "-q", bare, other)
+	gittest.Git(t, other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "other machine")
+	gittest.Git(t, other, "push", "-q", "origin", "HEAD:main")
+	done := false
+	sleep := a.repo.sleep
+	a.repo.sleep = func(ctx context.Context, d time.Duration) error {
+		if !done {
+			done = true
+			b.write(t, "tools/b1.ts", "b1\n")
+		}
+		return sleep(ctx, d)
+	}
+	a.write(t, "tools/a1.ts", "a1\n")
+	a.write(t, "tools/a2.ts", "a2\n")
+	b.write(t, "tools/b2.ts", "b2\n")
+	files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+	for _, f := range []string{"tools/a1.ts", "tools/a2.ts", "tools/b1.ts", "tools/b2.ts"} {
+		if !strings.Contains(files, f) {
+			t.Fatalf("the remote lacks %s:\n%s", f, files)
+		}
+	}
+	if n := strings.TrimSpace(gittest.Git(t, bare, "rev-list", "--count", "main")); n != "6" {
+		t.Fatalf("%s commits on main, want 6:\n%s", n, gittest.Git(t, bare, "log", "--oneline", "main"))
+	}
+	gittest.Git(t, bare, "fsck", "--strict")
+}

@@ -269,9 +269,10 @@ func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next *carry) 
 }
 
 // carryPatience is how long a root whose commits wait as a carry lets
-// the others race before it tries again: up to a retry cycle (fetch,
-// replay, push), at random.
+// the others race before it tries again: a retry cycle (fetch, replay,
+// push) and up to one more, at random. (Up to one cycle only: 3.1 against
+// 4.8 writes/s, p99 49 against 29 s, 16 machines in one run.)
 func carryPatience(cycle time.Duration) time.Duration {
 	cycle = min(max(cycle, 50*time.Millisecond), 2*time.Second)
-	return fullJitterDelay(cycle)
+	return cycle + fullJitterDelay(cycle)
 }

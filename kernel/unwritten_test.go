@@ -47,7 +47,7 @@ func TestReadsSeeOtherAgentsFiles(t *testing.T) {
 		{"apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: tools/a/x.ts\n@@\n-export default () => 'from a';\n+export default () => 'patched';\n*** End Patch\n"}, "tools/a/x.ts", "", nil},
 		{"delete_file", map[string]any{"path": "tools/a/x.ts"}, "tools/a/x.ts", "", nil},
 		{"exec_tool", map[string]any{"path": "tools/a/x.ts"}, "from a", "", nil},
-		{"exec_command", map[string]any{"cmd": "cat tools/a/x.ts", "yield_time_ms": 5000}, "from a", "", nil},
+		{"exec_command", map[string]any{"cmd": "cat tools/a/x.ts", "yield_time_ms": 30000}, "from a", "", nil},
 		{"exec_sql", map[string]any{"sql": "SELECT 'sql' AS x"}, "sql", "", []Option{WithSetting("sql.driver", "sqlite")}},
 	}
 	for _, c := range cases {

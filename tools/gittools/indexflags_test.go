@@ -243,3 +243,32 @@ func TestRegressStatusComparesCtimeAndInodeAsGit(t *testing.T) {
 		sameOutput(t, dir, "git_status", map[string]any{"porcelain": true}, "status", "--porcelain", "-b")
 	}
 }
+
+// TestRegressStashResetPassesSkipWorktreeGitlink: the reset --hard that
+// ends stash push checks a skip-worktree entry it changes
+// (verify_uptodate_1), but a gitlink is never out of date to it (the
+// submodule may be out of sync with the index): a gitlink staged over a
+// file, marked skip-worktree, with another file at its path, does not
+// stop the push. The tool refused with "Entry 'data5.md' not uptodate"
+// after saving the stash (differential seed 740017).
+func TestRegressStashResetPassesSkipWorktreeGitlink(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "data5.md", "a\n")
+	f.write(t, "other", "b\n")
+	f.commitAll(t, "base")
+	f.git(t, "update-index", "--cacheinfo", "160000,000000000000000000000000044f5802a13f126b,data5.md")
+	f.git(t, "update-index", "--skip-worktree", "--", "data5.md")
+	f.write(t, "data5.md", "return x;")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "push"}, "stash", "push", "-q")
+	toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+	open(t, toolDir).call(t, "git_stash", map[string]any{"action": "push"})
+	gittest.Git(t, gitDir, "stash", "push", "-q")
+	read := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "data5.md"))
+		if err != nil {
+			return err.Error()
+		}
+		return string(b)
+	}
+	same(t, "data5.md after the push", read(toolDir), read(gitDir))
+}

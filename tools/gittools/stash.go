@@ -1162,7 +1162,7 @@ func renamedBetween(a, b, other map[string]side) map[string]string {
 		ov, ok := other[c.path]
 		return !sameVersion(a[c.path], true, ov, ok)
 	}
-	for _, c := range detectRenamesIn(changes, false, relevant) {
+	for _, c := range detectRenamesIn(changes, false, relevant, nil) {
 		if c.oldPath != "" {
 			out[c.oldPath] = c.path
 		}

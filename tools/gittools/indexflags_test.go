@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/tools"
 )
 
 // Regressions shrunk from the differential suite once its repositories
@@ -271,4 +273,39 @@ func TestRegressStashResetPassesSkipWorktreeGitlink(t *testing.T) {
 		return string(b)
 	}
 	same(t, "data5.md after the push", read(toolDir), read(gitDir))
+}
+
+// TestRegressStashApplyJudgesFlaggedEntryByStat: git's refresh before a
+// stash apply skips skip-worktree and assume-unchanged entries, and the
+// merge's checkout judges such an entry it changes by its stat data
+// alone (verify_uptodate_1): in a copy of the repository (other inodes
+// and ctimes) the file is a local change, whatever it holds, and the
+// apply is refused. The tool compared the file's content and applied
+// (differential seed 740097).
+func TestRegressStashApplyJudgesFlaggedEntryByStat(t *testing.T) {
+	for _, flag := range []string{"--skip-worktree", "--assume-unchanged"} {
+		f := newRepo(t)
+		f.write(t, "a.txt", "a\n")
+		f.write(t, "d/.gitignore", "build/\n")
+		f.commitAll(t, "base")
+		f.write(t, "d/.gitignore", "build/\nunstaged line\n")
+		f.git(t, "stash", "push", "-q")
+		f.git(t, "update-index", flag, "--", "d/.gitignore")
+		toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+		_, terr := open(t, toolDir).set.Call(context.Background(), "git_stash", []byte(`{"action":"pop"}`))
+		gstdout, gout, ok := gitAt(t, gitDir, nil, "stash", "pop", "-q")
+		if (terr != nil) == ok {
+			t.Fatalf("%s: tool error %v, git ok %v: %s", flag, terr, ok, gout)
+		}
+		// git says that the stash is kept on its stdout.
+		if te, isTool := terr.(*tools.Error); isTool && strings.TrimSpace(te.Message) != gitMessage(gout)+"\n"+strings.TrimSpace(gstdout) {
+			t.Fatalf("%s: refusal differs from git:\n--- ours\n%s\n--- git\n%s", flag, te.Message, gout)
+		}
+		view := func(dir string) string {
+			st, _ := gittest.GitErr(dir, "status", "--porcelain=2", "-uall")
+			list, _ := gittest.GitErr(dir, "stash", "list")
+			return st + list
+		}
+		same(t, "state after the pop", view(toolDir), view(gitDir))
+	}
 }

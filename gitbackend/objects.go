@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -391,7 +392,10 @@ func applyChanges(s storage.Storer, wt billy.Filesystem, changes []fileChange, l
 				lc.written(idx, c)
 				continue
 			}
-			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
+			// A file standing where a directory above the path was
+			// (ENOTDIR) means the path is gone already, as ENOENT does:
+			// git's unlink fails and the checkout goes on.
+			if err := wt.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 				return fmt.Errorf("remove %s: %w", c.Path, err)
 			}
 			pruneEmptyDirs(wt, path.Dir(c.Path))

@@ -60,8 +60,18 @@ func Similarity(src Spans, srcSize int, dst Spans, dstSize int) int {
 // Estimate is estimate_similarity of two regular files' contents, text
 // told from binary by content: 0 when the sizes cannot reach minScore.
 func Estimate(src, dst []byte, minScore int) int {
+	return EstimateAs(src, !xdiff.IsBinary(src), dst, !xdiff.IsBinary(dst), minScore)
+}
+
+// EstimateAs is Estimate with each side's text or binary said by the
+// caller, as git's diff_filespec_is_binary says it: a path's diff
+// attribute (or its driver's binary setting) first, the content only
+// when none decides. The two hash differently (a CRLF's CR counts only
+// in binary), so a file the attributes make binary pairs with its text
+// copy only when their bytes agree.
+func EstimateAs(src []byte, srcText bool, dst []byte, dstText bool, minScore int) int {
 	if !SizesAllow(len(src), len(dst), minScore) || len(dst) == 0 {
 		return 0
 	}
-	return Similarity(ContentSpans(src), len(src), ContentSpans(dst), len(dst))
+	return Similarity(HashSpans(src, srcText), len(src), HashSpans(dst, dstText), len(dst))
 }

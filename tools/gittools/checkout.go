@@ -6,9 +6,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
@@ -258,7 +260,11 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	if err != nil {
 		return err
 	}
-	plan, err := twowayMerge(ctx, w, st, idx, oldFiles, newFiles)
+	var exclude []gitignore.Pattern
+	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
+		exclude = readIgnore(dot.Filesystem(), "info/exclude", nil)
+	}
+	plan, err := twowayMerge(ctx, w, st, idx, oldFiles, newFiles, exclude)
 	if err != nil {
 		return err
 	}
@@ -321,8 +327,9 @@ type switchPlan struct {
 
 // twowayMerge decides each path of the index (idx), HEAD's tree
 // (oldFiles) and the target's (newFiles) as twoway_merge does, with the
-// worktree's status st.
-func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFiles, newFiles map[string]side) (*switchPlan, error) {
+// worktree's status st; exclude are the repository's own exclusions
+// (info/exclude).
+func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFiles, newFiles map[string]side, exclude []gitignore.Pattern) (*switchPlan, error) {
 	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
 	uptodate := func(p string) bool {
 		if idx[p].mode == filemode.Submodule {
@@ -352,6 +359,11 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 	}
 	files := map[string]gitbackend.TreeFile{}
 	var dirty, untracked, removed, lostDirDeleted, dfDeleted []string
+	// Paths the switch would remove (gone) or write (put) below a
+	// symlink or file standing where a leading directory was; judged
+	// once every path is decided (see below).
+	lead := newLeadingPaths(w.Filesystem, exclude)
+	var gone, put []leadingHit
 	for p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -359,6 +371,20 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 		cur, hasCur := idx[p]
 		old, hasOld := oldFiles[p]
 		nw, hasNew := newFiles[p]
+		if !hasCur && hasOld != hasNew {
+			// verify_absent looks at the leading directories first
+			// (check_leading_path): a symlink or a file in the way is
+			// all it judges, the path below it is not looked at.
+			if q := lead.nonDir(p); q != "" {
+				if hasOld {
+					gone = append(gone, leadingHit{p, q})
+					dfDeleted = append(dfDeleted, p)
+				} else {
+					put = append(put, leadingHit{p, q})
+				}
+				continue
+			}
+		}
 		switch {
 		case hasCur:
 			switch {
@@ -407,6 +433,35 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 				continue
 			}
 			files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
+		}
+	}
+	// check_ok_to_remove on the leading path: an ignored one is
+	// expendable, and so is an index entry this switch deletes (a file
+	// giving way to a directory); any other is an untracked file in the
+	// way, named once for every path below it, as git names it. Where the
+	// leading path's own entry was refused (a local change), git never
+	// walks the directory below it (unpack_callback returns before
+	// traverse_trees_recursive): those paths are not judged at all.
+	refused := map[string]bool{}
+	for _, p := range dirty {
+		refused[p] = true
+	}
+	for _, hits := range []struct {
+		h  []leadingHit
+		to *[]string
+	}{{gone, &removed}, {put, &untracked}} {
+		for _, h := range hits.h {
+			if refused[h.lead] {
+				continue
+			}
+			if f, ok := files[h.lead]; (ok && f.Delete) || lead.excluded(h.lead) {
+				if hits.to == &untracked {
+					nw := newFiles[h.path]
+					files[h.path] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
+				}
+				continue
+			}
+			*hits.to = append(*hits.to, h.lead)
 		}
 	}
 	// A file the switch deletes whose path the index now holds as a

@@ -345,6 +345,17 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		return nil, err
 	}
 	match := s.relativeMatch(wd, ps.match)
+	// Renames are found with the diff attributes the patch is printed
+	// with: they say which files hash as binary.
+	renames := func(cs []*change) []*change {
+		kind := diffSidesOf(a)
+		if _, isRange, _ := parseRevRange(r, a.FromRef); isRange && a.ToRef == "" && !a.Cached {
+			kind = diffTrees
+		}
+		po := s.patch(diffTrees)
+		po.attr = loadAttributes(r, kind != diffTrees)
+		return po.detectRenames(cs)
+	}
 	var from, to map[string]side
 	// A..B and A...B (handle_dotdot): the trees of A (of the merge base)
 	// and B; with a second revision git prints its usage.
@@ -376,7 +387,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		if to, err = treeFiles(r, tt); err != nil {
 			return nil, err
 		}
-		return s.patch(diffTrees).detectRenames(diffSides(from, to, match)), nil
+		return renames(diffSides(from, to, match)), nil
 	}
 	if a.Cached || a.ToRef == "" {
 		// A patch against the worktree looks into submodules for
@@ -428,7 +439,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 			delete(from, p) // shown as unmerged, not as a change
 		}
 		dropIntentToAdd(to, nil)
-		changes := s.patch(diffTrees).detectRenames(diffSides(from, to, match))
+		changes := renames(diffSides(from, to, match))
 		return unmergedChanges(changes, conflicts, match, nil, false), nil
 	case a.FromRef != "":
 		ft, err := resolveTree(r, a.FromRef)
@@ -473,7 +484,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		for _, d := range dsts {
 			sides = append(sides, d)
 		}
-		changes := s.patch(diffTrees).detectRenames(sides)
+		changes := renames(sides)
 		if len(dsts) > 0 {
 			kept := changes[:0]
 			for _, c := range changes {
@@ -511,7 +522,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		}
 		return out, nil
 	}
-	return s.patch(diffTrees).detectRenames(diffSides(from, to, match)), nil
+	return renames(diffSides(from, to, match)), nil
 }
 
 // errDiffUsage is git diff's usage, printed when a range comes with a

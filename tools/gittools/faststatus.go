@@ -293,8 +293,13 @@ func (c *entryCompare) worktreeStatus(e *index.Entry, info *wstat, content map[i
 // assume-unchanged or skip-worktree, which git's refresh skips (their stat
 // data stay what the index recorded): a missing file is up to date,
 // otherwise the stat data decide (ie_match_stat), the content only for a
-// racily clean entry. toGit converts a file's bytes as git stores them.
+// racily clean entry. A gitlink is always up to date: git lets a
+// submodule be out of sync with the index, whatever stands at its path.
+// toGit converts a file's bytes as git stores them.
 func flaggedUptodate(fsys billy.Filesystem, s *settings, e *index.Entry, indexTime time.Time, toGit func(string, []byte) []byte) bool {
+	if e.Mode == filemode.Submodule {
+		return true
+	}
 	info, err := fsys.Lstat(e.Name)
 	if err != nil {
 		return true

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/tools"
 )
 
 // Regressions shrunk from the differential suite once its repositories
@@ -241,5 +243,69 @@ func TestRegressStatusComparesCtimeAndInodeAsGit(t *testing.T) {
 	f.git(t, "status", "--short")
 	for _, dir := range []string{f.dir, copyTree(t, f.dir)} {
 		sameOutput(t, dir, "git_status", map[string]any{"porcelain": true}, "status", "--porcelain", "-b")
+	}
+}
+
+// TestRegressStashResetPassesSkipWorktreeGitlink: the reset --hard that
+// ends stash push checks a skip-worktree entry it changes
+// (verify_uptodate_1), but a gitlink is never out of date to it (the
+// submodule may be out of sync with the index): a gitlink staged over a
+// file, marked skip-worktree, with another file at its path, does not
+// stop the push. The tool refused with "Entry 'data5.md' not uptodate"
+// after saving the stash (differential seed 740017).
+func TestRegressStashResetPassesSkipWorktreeGitlink(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "data5.md", "a\n")
+	f.write(t, "other", "b\n")
+	f.commitAll(t, "base")
+	f.git(t, "update-index", "--cacheinfo", "160000,000000000000000000000000044f5802a13f126b,data5.md")
+	f.git(t, "update-index", "--skip-worktree", "--", "data5.md")
+	f.write(t, "data5.md", "return x;")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "push"}, "stash", "push", "-q")
+	toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+	open(t, toolDir).call(t, "git_stash", map[string]any{"action": "push"})
+	gittest.Git(t, gitDir, "stash", "push", "-q")
+	read := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "data5.md"))
+		if err != nil {
+			return err.Error()
+		}
+		return string(b)
+	}
+	same(t, "data5.md after the push", read(toolDir), read(gitDir))
+}
+
+// TestRegressStashApplyJudgesFlaggedEntryByStat: git's refresh before a
+// stash apply skips skip-worktree and assume-unchanged entries, and the
+// merge's checkout judges such an entry it changes by its stat data
+// alone (verify_uptodate_1): in a copy of the repository (other inodes
+// and ctimes) the file is a local change, whatever it holds, and the
+// apply is refused. The tool compared the file's content and applied
+// (differential seed 740097).
+func TestRegressStashApplyJudgesFlaggedEntryByStat(t *testing.T) {
+	for _, flag := range []string{"--skip-worktree", "--assume-unchanged"} {
+		f := newRepo(t)
+		f.write(t, "a.txt", "a\n")
+		f.write(t, "d/.gitignore", "build/\n")
+		f.commitAll(t, "base")
+		f.write(t, "d/.gitignore", "build/\nunstaged line\n")
+		f.git(t, "stash", "push", "-q")
+		f.git(t, "update-index", flag, "--", "d/.gitignore")
+		toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+		_, terr := open(t, toolDir).set.Call(context.Background(), "git_stash", []byte(`{"action":"pop"}`))
+		gstdout, gout, ok := gitAt(t, gitDir, nil, "stash", "pop", "-q")
+		if (terr != nil) == ok {
+			t.Fatalf("%s: tool error %v, git ok %v: %s", flag, terr, ok, gout)
+		}
+		// git says that the stash is kept on its stdout.
+		if te, isTool := terr.(*tools.Error); isTool && strings.TrimSpace(te.Message) != gitMessage(gout)+"\n"+strings.TrimSpace(gstdout) {
+			t.Fatalf("%s: refusal differs from git:\n--- ours\n%s\n--- git\n%s", flag, te.Message, gout)
+		}
+		view := func(dir string) string {
+			st, _ := gittest.GitErr(dir, "status", "--porcelain=2", "-uall")
+			list, _ := gittest.GitErr(dir, "stash", "list")
+			return st + list
+		}
+		same(t, "state after the pop", view(toolDir), view(gitDir))
 	}
 }

@@ -499,7 +499,7 @@ func writeCommitSummary(b *strings.Builder, r *git.Repository, cfg *settings, po
 		return
 	}
 	prefetchBlobs(r, changes)
-	changes = detectRenamesOrCopies(changes, false)
+	changes = detectRenamesIn(changes, false, nil, po.driverBinary)
 	adds, dels := 0, 0
 	for _, c := range changes {
 		a, d, bin := counts(c, po)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tgp-go/tgp/internal/diffcore"
+	"github.com/tgp-go/tgp/internal/xdiff"
 )
 
 // Rename detection as git does it by default (diffcore-rename): deleted
@@ -19,12 +20,12 @@ func basenameSame(a, b string) bool { return path.Base(a) == path.Base(b) }
 
 // detectRenames pairs deleted and added files as git's diffcore_rename
 // does for renames.
-func detectRenames(changes []*change) []*change { return detectRenamesIn(changes, false, nil) }
+func detectRenames(changes []*change) []*change { return detectRenamesIn(changes, false, nil, nil) }
 
 // detectRenamesOrCopies is diffcore_rename, finding copies too when
 // copies is set.
 func detectRenamesOrCopies(changes []*change, copies bool) []*change {
-	return detectRenamesIn(changes, copies, nil)
+	return detectRenamesIn(changes, copies, nil, nil)
 }
 
 // detectRenamesIn is diffcore_rename. Sources are the deleted files and,
@@ -38,8 +39,22 @@ func detectRenamesOrCopies(changes []*change, copies bool) []*change {
 // not nil, keeps the sources merge-ort looks for after the exact matches
 // (relevant_sources). A modified source stays and every pair from it is a
 // copy; of the pairs from a deleted source, the last (by path) is its
-// rename and the others copies.
-func detectRenamesIn(changes []*change, copies bool, relevant func(*change) bool) []*change {
+// rename and the others copies. binary, when not nil, is what a path's
+// diff attribute says of its binary-ness (decided false: its content
+// says), which the similarity estimate hashes by.
+func detectRenamesIn(changes []*change, copies bool, relevant func(*change) bool, binary func(string) (bool, bool)) []*change {
+	text := func(p string, data []byte) bool {
+		if binary != nil {
+			if b, decided := binary(p); decided {
+				return !b
+			}
+		}
+		return !xdiff.IsBinary(data)
+	}
+	estimate := func(d, a *change, minScore int) int {
+		src, dst := d.old(), a.new()
+		return diffcore.EstimateAs(src, text(d.path, src), dst, text(a.path, dst), minScore)
+	}
 	var srcs, adds []*change
 	for _, c := range changes {
 		switch {
@@ -103,7 +118,7 @@ func detectRenamesIn(changes []*change, copies bool, relevant func(*change) bool
 			if !diffcore.IsRegular(d.oldMode) || !diffcore.IsRegular(a.newMode) {
 				return 0
 			}
-			return diffcore.Estimate(d.old(), a.new(), min)
+			return estimate(d, a, min)
 		}) {
 			d, a := restSrc[c.Src], restDst[c.Dst]
 			paired[a], scores[a] = d, c.Score
@@ -127,7 +142,7 @@ func detectRenamesIn(changes []*change, copies bool, relevant func(*change) bool
 				if (used[d] > 0 && !copies) || !diffcore.IsRegular(d.oldMode) || relevant != nil && !relevant(d) {
 					continue
 				}
-				score := diffcore.Estimate(d.old(), a.new(), diffcore.DefaultScore)
+				score := estimate(d, a, diffcore.DefaultScore)
 				if score < diffcore.DefaultScore {
 					continue
 				}

@@ -1,6 +1,7 @@
 package gittools
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -55,4 +56,43 @@ func TestRegressRenamesByBasenameFirst(t *testing.T) {
 			same(t, "show --stat", g.call(t, "git_show", map[string]any{"commit": "HEAD", "stat": true}), f.git(t, "show", "--stat", "HEAD"))
 		})
 	}
+}
+
+// TestRegressRenameHashesByDiffAttribute: rename detection hashes a file
+// as its diff attribute says (diff_filespec_is_binary), not only by its
+// content: a CRLF file that "*.txt diff=bin" with diff.bin.binary makes
+// binary keeps its CRs in the chunk hashes, so it no longer pairs with a
+// text copy of itself under another name, in git diff, git diff --cached,
+// git show and git commit's summary alike (differential seed 740079: the
+// tools paired them as a rename).
+func TestRegressRenameHashesByDiffAttribute(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "util15.txt", "  two spaces\r\nkappa\r\n}\r\n")
+	f.commitAll(t, "one")
+	f.git(t, "mv", "util15.txt", "b.md")
+	f.write(t, "b.md", "  two spaces\r\nkappa\r\nalpha\n}\r\n")
+	f.write(t, ".gitattributes", "*.txt diff=bin\n")
+	f.git(t, "config", "diff.bin.binary", "true")
+	f.git(t, "add", "b.md")
+	f.set = open(t, f.dir).set
+	compareTool(t, f, "git_diff", map[string]any{"cached": true, "stat": true}, "", "diff", "--cached", "--stat")
+	toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+	dates := []string{"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000"}
+	res, err := openEnv(t, toolDir, dates...).set.Call(context.Background(), "git_commit", []byte(`{"type":"fix","message":"two"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, ok := gitAt(t, gitDir, dates, "commit", "-m", "fix: two")
+	if !ok {
+		t.Fatal(errOut)
+	}
+	same(t, "git_commit's summary", res.Value.(string)+"\n", out)
+	f.git(t, "commit", "-q", "-m", "two")
+	f.set = open(t, f.dir).set
+	compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD~1", "to_ref": "HEAD", "stat": true}, "", "diff", "--stat", "HEAD~1", "HEAD")
+	compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD~1..HEAD"}, "", "diff", "HEAD~1..HEAD")
+	compareTool(t, f, "git_show", map[string]any{"commit": "HEAD", "stat": true}, "", "show", "--stat", "HEAD")
+	// Without the attribute the two pair, as in git.
+	f.git(t, "config", "diff.bin.binary", "false")
+	compareTool(t, f, "git_show", map[string]any{"commit": "HEAD", "stat": true}, "", "show", "--stat", "HEAD")
 }

@@ -247,7 +247,7 @@ func (po patchOpts) detectRenames(changes []*change) []*change {
 	if po.settings != nil && po.renames == 0 {
 		return changes
 	}
-	return detectRenamesOrCopies(changes, po.settings != nil && po.renames == 2)
+	return detectRenamesIn(changes, po.settings != nil && po.renames == 2, nil, po.driverBinary)
 }
 
 // relativeMatch narrows match (nil: every path) to the paths under wd

@@ -836,6 +836,22 @@ func (s *stasher) mergeStash(ctx context.Context, trees stashTrees, ours map[str
 // not be there at all (untrackedInWay). ita are the index's entries added
 // with intent to add.
 func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[string]side) (writes []mergeWrite, dirty, untrackedInWay []string) {
+	var flaggedAt map[string]*index.Entry
+	var indexTime time.Time
+	flaggedEntry := func(p string) *index.Entry {
+		if flaggedAt == nil {
+			flaggedAt = map[string]*index.Entry{}
+			if idx, err := s.r.Storer.Index(); err == nil {
+				indexTime = idx.ModTime
+				for _, e := range idx.Entries {
+					if e.Stage == 0 {
+						flaggedAt[e.Name] = e
+					}
+				}
+			}
+		}
+		return flaggedAt[p]
+	}
 	for p, en := range mres.entries {
 		o, inO := ours[p]
 		if sameVersion(o, inO, en.result, en.resultOK) {
@@ -844,6 +860,16 @@ func (s *stasher) mergeWrites(w *git.Worktree, mres *ortMerge, ours, ita map[str
 		if inO && o.mode == filemode.Submodule {
 			// A gitlink is never out of date, whatever stands at its
 			// place (verify_uptodate_1).
+		} else if inO && o.skip && flaggedEntry(p) != nil {
+			// git's refresh before the merge skips a skip-worktree or
+			// assume-unchanged entry, and verify_uptodate_1 judges it by
+			// its stat data alone (ie_match_stat): one git smudged (size 0
+			// after a racily clean write) is a local change whatever the
+			// file holds.
+			if !flaggedUptodate(w.Filesystem, s.cfg, flaggedEntry(p), indexTime, s.eol.ToGit) {
+				dirty = append(dirty, p)
+				continue
+			}
 		} else if cur, mode, err := readWorktree(w.Filesystem, p); err == nil {
 			if !inO {
 				untrackedInWay = append(untrackedInWay, p)
@@ -1162,7 +1188,7 @@ func renamedBetween(a, b, other map[string]side) map[string]string {
 		ov, ok := other[c.path]
 		return !sameVersion(a[c.path], true, ov, ok)
 	}
-	for _, c := range detectRenamesIn(changes, false, relevant) {
+	for _, c := range detectRenamesIn(changes, false, relevant, nil) {
 		if c.oldPath != "" {
 			out[c.oldPath] = c.path
 		}

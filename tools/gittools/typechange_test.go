@@ -153,3 +153,29 @@ func TestRegressStashApplyBesideSubmoduleSymlinkAsGit(t *testing.T) {
 	twin(t, f.dir, "", "git_stash", map[string]any{"action": "apply"}, "stash", "apply")
 	twin(t, f.dir, "", "git_stash", map[string]any{"action": "pop"}, "stash", "pop")
 }
+
+// TestRegressStashPushOverFileAboveStagedDirectory: a link committed in
+// a directory, then staged as a directory with a file in it, then the
+// whole directory replaced by a file in the worktree: stash push's reset
+// removes the staged file below what is now a file (git's unlink fails
+// with ENOTDIR and goes on) and checks the link out again in place of
+// the file. The tool stopped at the removal ("not a directory") after
+// saving the stash (differential seed 740110).
+func TestRegressStashPushOverFileAboveStagedDirectory(t *testing.T) {
+	f := newRepo(t)
+	if err := os.MkdirAll(filepath.Join(f.dir, "sp ace"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere", filepath.Join(f.dir, "sp ace", "readme12.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.commitAll(t, "link")
+	mustRemove(t, filepath.Join(f.dir, "sp ace", "readme12.md"))
+	f.write(t, "sp ace/readme12.md/inside.txt", "\n")
+	f.git(t, "add", "-A", "--", "sp ace/readme12.md")
+	if err := os.RemoveAll(filepath.Join(f.dir, "sp ace")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "sp ace", "return x;\n")
+	twin(t, f.dir, "", "git_stash", map[string]any{"action": "push", "message": "saved work"}, "stash", "push", "-q", "-m", "saved work")
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/gitattr"
@@ -395,10 +396,12 @@ func (s *stasher) worktreeTree(w *git.Worktree, hc *object.Commit, tracked []str
 			wfiles[p] = ie
 			continue
 		}
-		if _, inIndex := files[p]; !inIndex {
-			if _, _, ok := fileAtCommit(s.r.Storer, hc, p); !ok {
-				continue // staged-then-deleted, or not tracked at all
-			}
+		// HEAD's entries count with its gitlinks: git's diff-index of HEAD
+		// against the worktree reports a gitlink the index replaced or
+		// dropped, and W takes the path's worktree state as for a file.
+		inHead := headHasEntry(s.r.Storer, hc, p)
+		if _, inIndex := files[p]; !inIndex && !inHead {
+			continue // staged-then-deleted, or not tracked at all
 		}
 		data, mode, err := readWorktree(w.Filesystem, p)
 		if info, lerr := w.Filesystem.Lstat(p); err != nil && lerr == nil && info.IsDir() {
@@ -417,11 +420,9 @@ func (s *stasher) worktreeTree(w *git.Worktree, hc *object.Commit, tracked []str
 			// A file added to the index and then deleted from the worktree
 			// keeps its staged version in W: git's diff-index (HEAD against
 			// the worktree) does not report a new file that is missing.
-			if ie, inIndex := files[p]; inIndex {
-				if _, _, inHead := fileAtCommit(s.r.Storer, hc, p); !inHead {
-					wfiles[p] = ie
-					continue
-				}
+			if ie, inIndex := files[p]; inIndex && !inHead {
+				wfiles[p] = ie
+				continue
 			}
 			wfiles[p] = gitbackend.TreeFile{Delete: true}
 			continue
@@ -441,6 +442,17 @@ func (s *stasher) worktreeTree(w *git.Worktree, hc *object.Commit, tracked []str
 		wfiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
 	}
 	return gitbackend.WriteTree(s.r.Storer, hc.TreeHash, wfiles)
+}
+
+// headHasEntry reports whether commit c's tree holds p as a file, a link
+// or a gitlink (not a directory).
+func headHasEntry(st storer.EncodedObjectStorer, c *object.Commit, p string) bool {
+	t, err := c.Tree()
+	if err != nil {
+		return false
+	}
+	e := findEntry(st, t, p)
+	return e != nil && e.Mode != filemode.Dir
 }
 
 // untrackedCommit is U: the untracked files, no parent. git 2.39's

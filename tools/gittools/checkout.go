@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -254,11 +255,11 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	// count too: git status hides them, but a switch would lose them.
 	// Files marked assume-unchanged or skip-worktree are looked at too:
 	// the switch's checks ignore both flags (verify_uptodate).
-	st, _, _, err := scanStatus(r, s, statusScan{untracked: true, underIndexFiles: true, ignored: true, lookAtFlagged: true})
+	st, _, ignored, err := scanStatus(r, s, statusScan{untracked: true, underIndexFiles: true, ignored: true, lookAtFlagged: true})
 	if err != nil {
 		return err
 	}
-	plan, err := twowayMerge(ctx, w, st, idx, oldFiles, newFiles)
+	plan, err := twowayMerge(ctx, w, st, ignored, idx, oldFiles, newFiles)
 	if err != nil {
 		return err
 	}
@@ -321,8 +322,8 @@ type switchPlan struct {
 
 // twowayMerge decides each path of the index (idx), HEAD's tree
 // (oldFiles) and the target's (newFiles) as twoway_merge does, with the
-// worktree's status st.
-func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFiles, newFiles map[string]side) (*switchPlan, error) {
+// worktree's status st and its ignored untracked files.
+func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, ignored ignoredPaths, idx, oldFiles, newFiles map[string]side) (*switchPlan, error) {
 	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
 	uptodate := func(p string) bool {
 		if idx[p].mode == filemode.Submodule {
@@ -352,6 +353,12 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 	}
 	files := map[string]gitbackend.TreeFile{}
 	var dirty, untracked, removed, lostDirDeleted, dfDeleted []string
+	// Paths the index lacks that the switch deletes (HEAD has them) or
+	// writes (the target adds them) and whose place in the worktree has a
+	// file or a link for a leading directory: checked once every path is
+	// decided (beyondNonDir).
+	var beyondRemoved, beyondWritten []string
+	leading := leadingNonDir(w.Filesystem)
 	for p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -388,7 +395,9 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 			// HEAD has it, the index and the target do not: git checks
 			// that nothing is in the way (deleted_entry's verify_absent),
 			// so an untracked file there is one the switch would lose.
-			if s, listed := st[p]; listed && s.Worktree == git.Untracked {
+			if leading(p) != "" {
+				beyondRemoved = append(beyondRemoved, p)
+			} else if s, listed := st[p]; listed && s.Worktree == git.Untracked {
 				removed = append(removed, p)
 			} else if untrackedUnder(st, p) {
 				lostDirDeleted = append(lostDirDeleted, p)
@@ -402,11 +411,36 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 				}
 				continue
 			}
-			if s, listed := st[p]; listed && s.Worktree == git.Untracked {
+			if leading(p) != "" {
+				beyondWritten = append(beyondWritten, p)
+			} else if s, listed := st[p]; listed && s.Worktree == git.Untracked {
 				untracked = append(untracked, p)
 				continue
 			}
 			files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
+		}
+	}
+	// verify_absent of a path below a file or a link: git's
+	// check_leading_path finds that leading path, and check_ok_to_remove
+	// lets it go only when it is ignored or the switch deletes it (its
+	// entry is CE_REMOVE in the result); otherwise the leading path is
+	// reported, once per path below it, as an untracked file the switch
+	// would remove or overwrite, even when the index tracks it.
+	okToRemove := func(lead string) bool {
+		if ignored.files[lead] || ignored.top[lead] {
+			return true
+		}
+		f, decided := files[lead]
+		return decided && f.Delete
+	}
+	for _, p := range beyondRemoved {
+		if lead := leading(p); !okToRemove(lead) {
+			removed = append(removed, lead)
+		}
+	}
+	for _, p := range beyondWritten {
+		if lead := leading(p); !okToRemove(lead) {
+			untracked = append(untracked, lead)
 		}
 	}
 	// A file the switch deletes whose path the index now holds as a
@@ -440,6 +474,43 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 		}
 	}
 	return &switchPlan{files: files, dirty: dirty, lostDirs: lostDirs, untracked: untracked, removed: removed}, nil
+}
+
+// leadingNonDir returns git's check_leading_path for the worktree: the
+// first leading path of p (p itself excluded) that stands there as
+// something other than a directory (a file, a link, even one to a
+// directory), "" when every leading path is a directory or one is
+// missing. What each leading path is, is looked up once.
+func leadingNonDir(fsys billy.Filesystem) func(p string) string {
+	const isDir, missing, other = 1, 2, 3
+	kind := map[string]int{}
+	return func(p string) string {
+		for i := 0; i < len(p); i++ {
+			if p[i] != '/' {
+				continue
+			}
+			lead := p[:i]
+			k := kind[lead]
+			if k == 0 {
+				switch info, err := fsys.Lstat(lead); {
+				case err != nil:
+					k = missing
+				case info.IsDir():
+					k = isDir
+				default:
+					k = other
+				}
+				kind[lead] = k
+			}
+			switch k {
+			case missing:
+				return ""
+			case other:
+				return lead
+			}
+		}
+		return ""
+	}
 }
 
 // untrackedUnder says whether dir holds an untracked file that is not

@@ -356,12 +356,44 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, ignored ig
 	// Paths the index lacks that the switch deletes (HEAD has them) or
 	// writes (the target adds them) and whose place in the worktree has a
 	// file or a link for a leading directory: checked once every path is
-	// decided (beyondNonDir).
+	// decided (below).
 	var beyondRemoved, beyondWritten []string
 	leading := leadingNonDir(w.Filesystem)
+	// A file the target adds where the worktree has a directory: git's
+	// merged_entry checks the place (verify_absent), and
+	// verify_clean_subdirectory takes every index entry below it out of
+	// the merge, removed if up to date (a staged change, a gitlink or a
+	// new file with it) and a local change otherwise, before the
+	// traversal reaches them.
+	cleaned := map[string]bool{}
+	for p := range newFiles {
+		if _, hasCur := idx[p]; hasCur {
+			continue
+		}
+		if _, hasOld := oldFiles[p]; hasOld || leading(p) != "" || ignored.top[p] {
+			continue
+		}
+		if info, err := w.Filesystem.Lstat(p); err != nil || !info.IsDir() {
+			continue
+		}
+		for q := range idx {
+			if !strings.HasPrefix(q, p+"/") {
+				continue
+			}
+			cleaned[q] = true
+			if !uptodate(q) {
+				dirty = append(dirty, q)
+			} else {
+				files[q] = gitbackend.TreeFile{Delete: true}
+			}
+		}
+	}
 	for p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if cleaned[p] {
+			continue
 		}
 		cur, hasCur := idx[p]
 		old, hasOld := oldFiles[p]

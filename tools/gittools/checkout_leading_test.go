@@ -78,33 +78,103 @@ func TestRegressSwitchBeyondLinkOrFileAsGit(t *testing.T) {
 			f.write(t, "big/c/y.txt", "y\n")
 			f.commitAll(t, "big")
 			c.setup(f)
-			toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
-			raw, _ := json.Marshal(map[string]any{"branch": c.to})
-			_, terr := open(t, toolDir).set.Call(context.Background(), "git_checkout", raw)
-			cmd := exec.Command("git", "checkout", "-q", c.to)
-			cmd.Dir, cmd.Env = gitDir, gittest.Env(t.TempDir())
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			gerr := cmd.Run()
-			if (terr != nil) != (gerr != nil) {
-				t.Fatalf("tool error %v, git error %v: %s", terr, gerr, stderr.String())
-			}
-			var te *tools.Error
-			if terr != nil && (!errors.As(terr, &te) || te.Message != strings.TrimSuffix(stderr.String(), "\n")) {
-				t.Errorf("tool refused with\n%v\ngit with\n%s", terr, stderr.String())
-			}
-			view := func(dir string) string {
-				out, _ := gittest.GitErr(dir, "status", "--porcelain=2", "-b", "-uall", "--ignored")
-				return out + snapshot(t, dir)
-			}
-			same(t, "state", view(toolDir), view(gitDir))
+			compareSwitch(t, f.dir, c.to)
 		})
 	}
+}
+
+// compareSwitch runs git_checkout to branch or commit to in one copy of
+// dir and git checkout in another: the refusal (its message) or the
+// state after must be git's.
+func compareSwitch(t *testing.T, dir, to string) {
+	t.Helper()
+	toolDir, gitDir := copyTree(t, dir), copyTree(t, dir)
+	args := map[string]any{"branch": to}
+	gitArgs := []string{"checkout", "-q", to}
+	if gittest.Git(t, dir, "branch", "--list", to) == "" {
+		args = map[string]any{"commit": to}
+		gitArgs = []string{"checkout", "-q", "--detach", to}
+	}
+	raw, _ := json.Marshal(args)
+	_, terr := open(t, toolDir).set.Call(context.Background(), "git_checkout", raw)
+	cmd := exec.Command("git", gitArgs...)
+	cmd.Dir, cmd.Env = gitDir, gittest.Env(t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	gerr := cmd.Run()
+	if (terr != nil) != (gerr != nil) {
+		t.Fatalf("tool error %v, git error %v: %s", terr, gerr, stderr.String())
+	}
+	var te *tools.Error
+	if terr != nil && (!errors.As(terr, &te) || te.Message != strings.TrimSuffix(stderr.String(), "\n")) {
+		t.Errorf("tool refused with\n%v\ngit with\n%s", terr, stderr.String())
+	}
+	view := func(dir string) string {
+		out, _ := gittest.GitErr(dir, "status", "--porcelain=2", "-b", "-uall", "--ignored")
+		return out + gittest.Git(t, dir, "ls-files", "-s") + snapshot(t, dir)
+	}
+	same(t, "state", view(toolDir), view(gitDir))
 }
 
 func mustRemoveAll(t *testing.T, p string) {
 	t.Helper()
 	if err := os.RemoveAll(p); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRegressSwitchFileOverIndexDirectoryAsGit: where the target puts a
+// file at a path the worktree has as a directory, git's merged_entry
+// runs verify_clean_subdirectory on it, which takes every index entry
+// below out of the merge: removed when up to date with its file (a
+// gitlink always is; a staged change or a new file with the worktree as
+// staged is dropped), refused as a local change otherwise. Only with no
+// directory there do those entries meet the two-way merge (differential
+// seed 760036: a gitlink staged over a file, git switched, git_checkout
+// refused with "Your local changes ... d/b.txt").
+func TestRegressSwitchFileOverIndexDirectoryAsGit(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(f *fixture) // HEAD has d/b.txt; HEAD~1 has the file d
+	}{
+		{"gitlink-over-file", func(f *fixture) {
+			f.git(t, "update-index", "--cacheinfo", "160000,1111111111111111111111111111111111111111,d/b.txt")
+		}},
+		{"staged-change-up-to-date", func(f *fixture) {
+			f.write(t, "d/b.txt", "staged\n")
+			f.git(t, "add", "d/b.txt")
+		}},
+		{"staged-change-then-changed", func(f *fixture) {
+			f.write(t, "d/b.txt", "staged\n")
+			f.git(t, "add", "d/b.txt")
+			f.write(t, "d/b.txt", "changed again\n")
+		}},
+		{"new-file-staged", func(f *fixture) {
+			f.write(t, "d/new.txt", "new\n")
+			f.git(t, "add", "d/new.txt")
+		}},
+		{"staged-change-directory-gone", func(f *fixture) {
+			f.write(t, "d/b.txt", "staged\n")
+			f.git(t, "add", "d/b.txt")
+			mustRemoveAll(t, filepath.Join(f.dir, "d"))
+		}},
+		{"untracked-file-beside", func(f *fixture) {
+			f.write(t, "d/b.txt", "staged\n")
+			f.git(t, "add", "d/b.txt")
+			f.write(t, "d/u.txt", "untracked\n")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newRepo(t)
+			f.write(t, "a.txt", "a\n")
+			f.write(t, "d", "a file\n")
+			f.commitAll(t, "d is a file")
+			mustRemove(t, filepath.Join(f.dir, "d"))
+			f.write(t, "d/b.txt", "b\n")
+			f.commitAll(t, "d is a directory")
+			c.setup(f)
+			compareSwitch(t, f.dir, "HEAD~1")
+		})
 	}
 }

@@ -362,10 +362,12 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, ignored ig
 	// A file the target adds where the worktree has a directory: git's
 	// merged_entry checks the place (verify_absent), and
 	// verify_clean_subdirectory takes every index entry below it out of
-	// the merge, removed if up to date (a staged change, a gitlink or a
-	// new file with it) and a local change otherwise, before the
-	// traversal reaches them.
-	cleaned := map[string]bool{}
+	// the merge, in index order, removed if up to date (a staged change,
+	// a gitlink or a new file with it). The first that is not is the one
+	// local change reported there: the check stops, and unpack_callback
+	// does not go down into the directory, nor are its untracked files
+	// looked at (failed).
+	cleaned, failed := map[string]bool{}, map[string]bool{}
 	for p := range newFiles {
 		if _, hasCur := idx[p]; hasCur {
 			continue
@@ -376,16 +378,21 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, ignored ig
 		if info, err := w.Filesystem.Lstat(p); err != nil || !info.IsDir() {
 			continue
 		}
+		var below []string
 		for q := range idx {
-			if !strings.HasPrefix(q, p+"/") {
-				continue
+			if strings.HasPrefix(q, p+"/") {
+				below = append(below, q)
+				cleaned[q] = true
 			}
-			cleaned[q] = true
+		}
+		sort.Strings(below)
+		for _, q := range below {
 			if !uptodate(q) {
 				dirty = append(dirty, q)
-			} else {
-				files[q] = gitbackend.TreeFile{Delete: true}
+				failed[p] = true
+				break
 			}
+			files[q] = gitbackend.TreeFile{Delete: true}
 		}
 	}
 	for p := range paths {
@@ -495,7 +502,7 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, ignored ig
 	// files: git refuses rather than lose them.
 	lostDirs := lostDirDeleted
 	for p, f := range files {
-		if f.Mode == filemode.Submodule {
+		if f.Mode == filemode.Submodule || failed[p] {
 			continue
 		}
 		// Tracked files in it go with the switch (or were refused as local

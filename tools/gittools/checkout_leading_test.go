@@ -158,6 +158,18 @@ func TestRegressSwitchFileOverIndexDirectoryAsGit(t *testing.T) {
 			f.git(t, "add", "d/b.txt")
 			mustRemoveAll(t, filepath.Join(f.dir, "d"))
 		}},
+		// verify_clean_subdirectory stops at the first local change: the
+		// entries after it meet the two-way merge, the untracked file is
+		// not looked at.
+		{"local-changes-and-untracked", func(f *fixture) {
+			f.write(t, "d/a.txt", "staged\n")
+			f.git(t, "add", "d/a.txt")
+			f.write(t, "d/a.txt", "changed again\n")
+			f.write(t, "d/b.txt", "changed\n")
+			f.write(t, "d/c.txt", "staged\n")
+			f.git(t, "add", "d/c.txt")
+			f.write(t, "d/u.txt", "untracked\n")
+		}},
 		{"untracked-file-beside", func(f *fixture) {
 			f.write(t, "d/b.txt", "staged\n")
 			f.git(t, "add", "d/b.txt")
@@ -172,6 +184,7 @@ func TestRegressSwitchFileOverIndexDirectoryAsGit(t *testing.T) {
 			f.commitAll(t, "d is a file")
 			mustRemove(t, filepath.Join(f.dir, "d"))
 			f.write(t, "d/b.txt", "b\n")
+			f.write(t, "d/c.txt", "c\n")
 			f.commitAll(t, "d is a directory")
 			c.setup(f)
 			compareSwitch(t, f.dir, "HEAD~1")

@@ -66,9 +66,15 @@ func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, h
 			modeDiffers = true
 		}
 	}
-	binary := xdiff.IsBinary(res)
-	for _, d := range datas {
-		binary = binary || xdiff.IsBinary(d)
+	// The path's diff driver decides when it says (show_patch_diff reads
+	// userdiff->binary: the diff attribute, diff.<driver>.binary),
+	// whatever the modes; otherwise a NUL in any side makes it binary.
+	binary, decided := po.driverBinary(p)
+	if !decided {
+		binary = xdiff.IsBinary(res)
+		for _, d := range datas {
+			binary = binary || xdiff.IsBinary(d)
+		}
 	}
 	lines := xdiff.Records(res)
 	cnt := len(lines)

@@ -171,3 +171,18 @@ func TestRegressCombinedDiffFollowsDiffAttributeAsGit(t *testing.T) {
 		}
 	}
 }
+
+// A combined diff prints each line as show_line_to_eol does: printf's
+// "%.*s" stops at a NUL, a lost line (length unknown, strlen) at its
+// first NUL before its CR is looked for, a result line with its CR
+// after whatever was printed (differential seed 760157: a removed line
+// "\x00\x01\x02\xff" is "--" alone in git's).
+func TestRegressCombinedDiffLineEndsAtNULAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, ".gitattributes", "*.txt diff\n")
+	f.write(t, "n.txt", "keep\nx\x00y\r\nlost\x00\r\ncr only\r\n\x00\x01\x02\xff")
+	f.commitAll(t, "base")
+	f.write(t, "n.txt", "keep\nnew\x00z\r\n\x00\r\ncr too\r\n")
+	f.git(t, "stash", "-q")
+	sameOutput(t, f.dir, "git_show", map[string]any{"commit": "stash@{0}"}, "show", "stash@{0}")
+}

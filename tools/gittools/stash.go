@@ -553,7 +553,19 @@ func (s *stasher) resetPushed(ctx context.Context, w *git.Worktree, hc *object.C
 		if info, err := w.Filesystem.Lstat(wd); wd != "" && err == nil && info.IsDir() {
 			spare = wd
 		}
-		removeEmptyDirs(w.Filesystem, "", keep, spare)
+		// With no reset after it, only the clean's removals happened: a
+		// directory holding entries of the index is not untracked to git
+		// clean -d, and stays even when empty (its files deleted).
+		var holds map[string]bool
+		if !resetDone {
+			holds = map[string]bool{}
+			for _, e := range ch.idx.Entries {
+				for d := path.Dir(e.Name); d != "." && !holds[d]; d = path.Dir(d) {
+					holds[d] = true
+				}
+			}
+		}
+		removeEmptyDirs(w.Filesystem, "", keep, holds, spare)
 	}
 	// The final reset --hard checks a skip-worktree or assume-unchanged
 	// entry it changes (the index's differs from HEAD's), whatever the
@@ -1115,9 +1127,10 @@ func (s *stasher) clear() (string, error) {
 }
 
 // removeEmptyDirs removes every directory below dir that holds no file,
-// deepest first (never .git nor a directory in keep, and not spare, though
-// it is emptied); it reports whether dir itself is now empty.
-func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, spare string) bool {
+// deepest first (never .git nor a directory in keep, and not one in
+// holds nor spare, though they are emptied); it reports whether dir
+// itself is now empty.
+func removeEmptyDirs(fsys billy.Filesystem, dir string, keep, holds map[string]bool, spare string) bool {
 	list := dir
 	if list == "" {
 		list = "."
@@ -1133,7 +1146,7 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, sp
 			empty = false
 			continue
 		}
-		if e.IsDir() && !keep[p] && removeEmptyDirs(fsys, p, keep, spare) && p != spare && fsys.Remove(p) == nil {
+		if e.IsDir() && !keep[p] && removeEmptyDirs(fsys, p, keep, holds, spare) && p != spare && !holds[p] && fsys.Remove(p) == nil {
 			continue
 		}
 		empty = false

@@ -3,6 +3,7 @@ package gitbackend
 import (
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,22 +34,29 @@ func TestRegressBootFromShallowRemoteAsGit(t *testing.T) {
 	if got := gittest.Git(t, remote, "rev-parse", "--is-shallow-repository"); got != "true\n" {
 		t.Fatalf("remote not shallow: %q", got)
 	}
-	theirs := filepath.Join(t.TempDir(), "git-clone")
-	gittest.Git(t, "", "clone", "-q", remote, theirs)
 	view := func(dir string) string {
 		lines := strings.Split(strings.TrimSpace(gittest.Git(t, dir, "log", "--format=%H %P", "HEAD")), "\n")
 		sort.Strings(lines)
 		return strings.Join(lines, "\n") + "\n" + gittest.Git(t, dir, "rev-parse", "--is-shallow-repository")
 	}
-	want := view(theirs)
-	f, _, _, err := bootRoot(t, remote, "", false, "")
-	if err != nil {
-		t.Fatalf("boot: %v", err)
-	}
-	if got := view(f.Root()); got != want {
-		t.Errorf("history differs from git clone's:\n%s\nwant\n%s", got, want)
-	}
-	if d := compareWithGitClone(t, remote, f.Root()); len(d) > 0 {
-		t.Errorf("differs from git clone:\n%s", strings.Join(d, "\n"))
+	// Depth 0 is a whole clone (the boot's packed walk); a depth a copy
+	// of the remote's commits (--depth 3 and 5 reach its shallow ones).
+	for _, depth := range []int{0, 1, 3, 5} {
+		theirs := filepath.Join(t.TempDir(), "git-clone")
+		if depth > 0 {
+			gittest.Git(t, "", "clone", "-q", "--depth", strconv.Itoa(depth), "file://"+remote, theirs)
+		} else {
+			gittest.Git(t, "", "clone", "-q", remote, theirs)
+		}
+		f, _, _, err := bootRootDepth(t, remote, "", false, "", depth)
+		if err != nil {
+			t.Fatalf("depth %d: boot: %v", depth, err)
+		}
+		if got, want := view(f.Root()), view(theirs); got != want {
+			t.Errorf("depth %d: history differs from git clone's:\n%s\nwant\n%s", depth, got, want)
+		}
+		if d := compareWithGitCloneDepth(t, remote, f.Root(), depth); len(d) > 0 {
+			t.Errorf("depth %d: differs from git clone:\n%s", depth, strings.Join(d, "\n"))
+		}
 	}
 }

@@ -898,6 +898,9 @@ func (c *packedClone) copyPacked(ctx context.Context, dst *filesystem.Storage, t
 	}()
 	w := newCloneWalk(ctx, src, nil)
 	w.fallback = nil
+	if w.grafted, err = readShallowFile(c.path); err != nil {
+		return err
+	}
 	if hasLooseObjects(c.path) {
 		loose = c.open()
 		w.fallback = loose
@@ -942,6 +945,26 @@ func (c *packedClone) copyPacked(ctx context.Context, dst *filesystem.Storage, t
 		}
 	}
 	return nil
+}
+
+// readShallowFile reads the commits a git directory's shallow file lists
+// (none when there is no file).
+func readShallowFile(gitdir string) (map[plumbing.Hash]bool, error) {
+	data, err := os.ReadFile(filepath.Join(gitdir, "shallow"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(gitdir, "shallow"), err)
+	}
+	set := map[plumbing.Hash]bool{}
+	for _, line := range strings.Fields(string(data)) {
+		if !plumbing.IsHash(line) {
+			return nil, fmt.Errorf("read %s: bad line %q", filepath.Join(gitdir, "shallow"), line)
+		}
+		set[plumbing.NewHash(line)] = true
+	}
+	return set, nil
 }
 
 // hasLooseObjects reports whether a git directory holds any loose object

@@ -43,6 +43,11 @@ type cloneWalk struct {
 	commits  []walkedCommit
 	// shallow: commits whose parents the remote lacks (it is shallow).
 	shallow []plumbing.Hash
+	// grafted: the commits the remote's shallow file lists. git's
+	// upload-pack reads them as having no parents (its graft), so the
+	// walk stops there even where the parents are in the remote (another
+	// branch's shallow tip), and the clone records them as shallow.
+	grafted map[plumbing.Hash]bool
 	// commitsOnly walks the commits and not their trees (for a
 	// commit-graph of a store that has everything already).
 	commitsOnly bool
@@ -164,6 +169,10 @@ func (w *cloneWalk) commitsFrom(tip plumbing.Hash) error {
 		}
 		c := walkedCommit{h, rc}
 		w.commits = append(w.commits, c)
+		if w.grafted[h] {
+			w.shallow = append(w.shallow, h)
+			continue
+		}
 		for i := len(c.Parents) - 1; i >= 0; i-- {
 			p := c.Parents[i]
 			if w.seen[p] {

@@ -381,7 +381,15 @@ func pointHEADAt(gitdir, branch string) {
 // copies only that many commits of history and records the shallow
 // boundary, like `git clone --depth`.
 func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash, depth int) error {
-	order, shallow, err := collectMissing(ctx, src, dst, tip, depth)
+	// The remote's own shallow commits are where its history ends for
+	// git's upload-pack (its graft), even where their parents are there.
+	grafted := map[plumbing.Hash]bool{}
+	if hs, err := src.Shallow(); err == nil {
+		for _, h := range hs {
+			grafted[h] = true
+		}
+	}
+	order, shallow, err := collectMissingGrafted(ctx, src, dst, tip, depth, grafted)
 	if err != nil {
 		return err
 	}
@@ -401,6 +409,13 @@ func copyObjects(ctx context.Context, src, dst storage.Storer, tip plumbing.Hash
 // parents, and the commits where src's history ends (it is shallow there,
 // or depth cut it) while dst has not their parents either.
 func collectMissing(ctx context.Context, src, dst storer.EncodedObjectStorer, tip plumbing.Hash, depth int) ([]plumbing.Hash, []plumbing.Hash, error) {
+	return collectMissingGrafted(ctx, src, dst, tip, depth, nil)
+}
+
+// collectMissingGrafted is collectMissing where the commits in grafted
+// have no parents (src's shallow commits, as git's upload-pack reads
+// them): they end the walk and are shallow in dst.
+func collectMissingGrafted(ctx context.Context, src, dst storer.EncodedObjectStorer, tip plumbing.Hash, depth int, grafted map[plumbing.Hash]bool) ([]plumbing.Hash, []plumbing.Hash, error) {
 	if dst.HasEncodedObject(tip) == nil {
 		return nil, nil, nil
 	}
@@ -428,6 +443,10 @@ func collectMissing(ctx context.Context, src, dst storer.EncodedObjectStorer, ti
 			if len(c.ParentHashes) > 0 {
 				shallow = append(shallow, c.Hash)
 			}
+			continue
+		}
+		if grafted[c.Hash] {
+			shallow = append(shallow, c.Hash)
 			continue
 		}
 		for _, p := range c.ParentHashes {

@@ -256,7 +256,7 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	// count too: git status hides them, but a switch would lose them.
 	// Files marked assume-unchanged or skip-worktree are looked at too:
 	// the switch's checks ignore both flags (verify_uptodate).
-	st, _, _, err := scanStatus(r, s, statusScan{untracked: true, underIndexFiles: true, ignored: true, lookAtFlagged: true})
+	st, _, ignored, err := scanStatus(r, s, statusScan{untracked: true, underIndexFiles: true, ignored: true, lookAtFlagged: true})
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func switchTree(ctx context.Context, r *git.Repository, s *settings, w *git.Work
 	if dot, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
 		exclude = readIgnore(dot.Filesystem(), "info/exclude", nil)
 	}
-	plan, err := twowayMerge(ctx, w, st, idx, oldFiles, newFiles, exclude)
+	plan, err := twowayMerge(ctx, w, st, ignored, exclude, idx, oldFiles, newFiles)
 	if err != nil {
 		return err
 	}
@@ -327,9 +327,8 @@ type switchPlan struct {
 
 // twowayMerge decides each path of the index (idx), HEAD's tree
 // (oldFiles) and the target's (newFiles) as twoway_merge does, with the
-// worktree's status st; exclude are the repository's own exclusions
-// (info/exclude).
-func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFiles, newFiles map[string]side, exclude []gitignore.Pattern) (*switchPlan, error) {
+// worktree's status st and its ignored untracked files.
+func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, ignored ignoredPaths, exclude []gitignore.Pattern, idx, oldFiles, newFiles map[string]side) (*switchPlan, error) {
 	same := func(a, b side) bool { return a.hash == b.hash && a.mode == b.mode }
 	uptodate := func(p string) bool {
 		if idx[p].mode == filemode.Submodule {
@@ -359,32 +358,58 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 	}
 	files := map[string]gitbackend.TreeFile{}
 	var dirty, untracked, removed, lostDirDeleted, dfDeleted []string
-	// Paths the switch would remove (gone) or write (put) below a
-	// symlink or file standing where a leading directory was; judged
-	// once every path is decided (see below).
-	lead := newLeadingPaths(w.Filesystem, exclude)
-	var gone, put []leadingHit
+	// Paths the index lacks that the switch deletes (HEAD has them) or
+	// writes (the target adds them) and whose place in the worktree has a
+	// file or a link for a leading directory: checked once every path is
+	// decided (below).
+	var beyondRemoved, beyondWritten []string
+	leading := leadingNonDir(w.Filesystem)
+	// A file the target adds where the worktree has a directory: git's
+	// merged_entry checks the place (verify_absent), and
+	// verify_clean_subdirectory takes every index entry below it out of
+	// the merge, in index order, removed if up to date (a staged change,
+	// a gitlink or a new file with it). The first that is not is the one
+	// local change reported there: the check stops, and unpack_callback
+	// does not go down into the directory, nor are its untracked files
+	// looked at (failed).
+	cleaned, failed := map[string]bool{}, map[string]bool{}
+	for p := range newFiles {
+		if _, hasCur := idx[p]; hasCur {
+			continue
+		}
+		if _, hasOld := oldFiles[p]; hasOld || leading(p) != "" || ignored.top[p] {
+			continue
+		}
+		if info, err := w.Filesystem.Lstat(p); err != nil || !info.IsDir() {
+			continue
+		}
+		var below []string
+		for q := range idx {
+			if strings.HasPrefix(q, p+"/") {
+				below = append(below, q)
+				cleaned[q] = true
+			}
+		}
+		sort.Strings(below)
+		for _, q := range below {
+			if !uptodate(q) {
+				dirty = append(dirty, q)
+				failed[p] = true
+				break
+			}
+			files[q] = gitbackend.TreeFile{Delete: true}
+		}
+	}
 	for p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if cleaned[p] {
+			continue
+		}
 		cur, hasCur := idx[p]
 		old, hasOld := oldFiles[p]
 		nw, hasNew := newFiles[p]
-		if !hasCur && hasOld != hasNew {
-			// verify_absent looks at the leading directories first
-			// (check_leading_path): a symlink or a file in the way is
-			// all it judges, the path below it is not looked at.
-			if q := lead.nonDir(p); q != "" {
-				if hasOld {
-					gone = append(gone, leadingHit{p, q})
-					dfDeleted = append(dfDeleted, p)
-				} else {
-					put = append(put, leadingHit{p, q})
-				}
-				continue
-			}
-		}
 		switch {
 		case hasCur:
 			switch {
@@ -414,7 +439,9 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 			// HEAD has it, the index and the target do not: git checks
 			// that nothing is in the way (deleted_entry's verify_absent),
 			// so an untracked file there is one the switch would lose.
-			if s, listed := st[p]; listed && s.Worktree == git.Untracked {
+			if leading(p) != "" {
+				beyondRemoved = append(beyondRemoved, p)
+			} else if s, listed := st[p]; listed && s.Worktree == git.Untracked {
 				removed = append(removed, p)
 			} else if untrackedUnder(st, p) {
 				lostDirDeleted = append(lostDirDeleted, p)
@@ -428,40 +455,46 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 				}
 				continue
 			}
-			if s, listed := st[p]; listed && s.Worktree == git.Untracked {
+			if leading(p) != "" {
+				beyondWritten = append(beyondWritten, p)
+			} else if s, listed := st[p]; listed && s.Worktree == git.Untracked {
 				untracked = append(untracked, p)
 				continue
 			}
 			files[p] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
 		}
 	}
-	// check_ok_to_remove on the leading path: an ignored one is
-	// expendable, and so is an index entry this switch deletes (a file
-	// giving way to a directory); any other is an untracked file in the
-	// way, named once for every path below it, as git names it. Where the
-	// leading path's own entry was refused (a local change), git never
-	// walks the directory below it (unpack_callback returns before
-	// traverse_trees_recursive): those paths are not judged at all.
+	// verify_absent of a path below a file or a link: git's
+	// check_leading_path finds that leading path, and check_ok_to_remove
+	// lets it go only when it is ignored or the switch deletes it (its
+	// entry is CE_REMOVE in the result); otherwise the leading path is
+	// reported, once per path below it, as an untracked file the switch
+	// would remove or overwrite, even when the index tracks it.
+	// The exclusion is git's is_excluded, which asks the patterns
+	// whether or not the path is tracked (a staged link info/exclude
+	// names is expendable). Where the leading path's own entry was
+	// refused (a local change), git never walks the directory below it
+	// (unpack_callback returns before traverse_trees_recursive): those
+	// paths are not judged at all.
 	refused := map[string]bool{}
 	for _, p := range dirty {
 		refused[p] = true
 	}
-	for _, hits := range []struct {
-		h  []leadingHit
-		to *[]string
-	}{{gone, &removed}, {put, &untracked}} {
-		for _, h := range hits.h {
-			if refused[h.lead] {
-				continue
-			}
-			if f, ok := files[h.lead]; (ok && f.Delete) || lead.excluded(h.lead) {
-				if hits.to == &untracked {
-					nw := newFiles[h.path]
-					files[h.path] = gitbackend.TreeFile{Mode: nw.mode, Hash: nw.hash}
-				}
-				continue
-			}
-			*hits.to = append(*hits.to, h.lead)
+	okToRemove := func(lead string) bool {
+		if ignored.files[lead] || ignored.top[lead] || excludedPath(w.Filesystem, exclude, lead) {
+			return true
+		}
+		f, decided := files[lead]
+		return decided && f.Delete
+	}
+	for _, p := range beyondRemoved {
+		if lead := leading(p); !refused[lead] && !okToRemove(lead) {
+			removed = append(removed, lead)
+		}
+	}
+	for _, p := range beyondWritten {
+		if lead := leading(p); !refused[lead] && !okToRemove(lead) {
+			untracked = append(untracked, lead)
 		}
 	}
 	// A file the switch deletes whose path the index now holds as a
@@ -484,7 +517,7 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 	// files: git refuses rather than lose them.
 	lostDirs := lostDirDeleted
 	for p, f := range files {
-		if f.Mode == filemode.Submodule {
+		if f.Mode == filemode.Submodule || failed[p] {
 			continue
 		}
 		// Tracked files in it go with the switch (or were refused as local
@@ -495,6 +528,43 @@ func twowayMerge(ctx context.Context, w *git.Worktree, st git.Status, idx, oldFi
 		}
 	}
 	return &switchPlan{files: files, dirty: dirty, lostDirs: lostDirs, untracked: untracked, removed: removed}, nil
+}
+
+// leadingNonDir returns git's check_leading_path for the worktree: the
+// first leading path of p (p itself excluded) that stands there as
+// something other than a directory (a file, a link, even one to a
+// directory), "" when every leading path is a directory or one is
+// missing. What each leading path is, is looked up once.
+func leadingNonDir(fsys billy.Filesystem) func(p string) string {
+	const isDir, missing, other = 1, 2, 3
+	kind := map[string]int{}
+	return func(p string) string {
+		for i := 0; i < len(p); i++ {
+			if p[i] != '/' {
+				continue
+			}
+			lead := p[:i]
+			k := kind[lead]
+			if k == 0 {
+				switch info, err := fsys.Lstat(lead); {
+				case err != nil:
+					k = missing
+				case info.IsDir():
+					k = isDir
+				default:
+					k = other
+				}
+				kind[lead] = k
+			}
+			switch k {
+			case missing:
+				return ""
+			case other:
+				return lead
+			}
+		}
+		return ""
+	}
 }
 
 // untrackedUnder says whether dir holds an untracked file that is not
@@ -663,4 +733,20 @@ func logSwitch(r *git.Repository, rl *reflogger, a checkoutArgs, fromDesc string
 		return // a detached HEAD that did not move: git writes no entry
 	}
 	rl.log(plumbing.HEAD, fromHash, head.Hash(), "checkout: moving from "+fromDesc+" to "+to)
+}
+
+// excludedPath reports whether the exclude patterns (info/exclude) or a
+// .gitignore above p name it, as git's is_excluded does for a path in
+// the way of a switch, tracked or not.
+func excludedPath(fs billy.Filesystem, exclude []gitignore.Pattern, p string) bool {
+	ps := append([]gitignore.Pattern(nil), exclude...)
+	parts := strings.Split(p, "/")
+	for i := 0; i < len(parts); i++ {
+		name := ".gitignore"
+		if i > 0 {
+			name = strings.Join(parts[:i], "/") + "/.gitignore"
+		}
+		ps = append(ps, readIgnore(fs, name, parts[:i])...)
+	}
+	return len(ps) > 0 && gitignore.NewMatcher(ps).Match(parts, false)
 }

@@ -66,9 +66,15 @@ func writeCombined(b *strings.Builder, po patchOpts, p string, parents []side, h
 			modeDiffers = true
 		}
 	}
-	binary := xdiff.IsBinary(res)
-	for _, d := range datas {
-		binary = binary || xdiff.IsBinary(d)
+	// The path's diff driver decides when it says (show_patch_diff reads
+	// userdiff->binary: the diff attribute, diff.<driver>.binary),
+	// whatever the modes; otherwise a NUL in any side makes it binary.
+	binary, decided := po.driverBinary(p)
+	if !decided {
+		binary = xdiff.IsBinary(res)
+		for _, d := range datas {
+			binary = binary || xdiff.IsBinary(d)
+		}
 	}
 	lines := xdiff.Records(res)
 	cnt := len(lines)
@@ -484,7 +490,7 @@ func dumpSline(b *strings.Builder, sl []sline, cnt, n int) {
 							b.WriteByte(' ')
 						}
 					}
-					writeLine(b, ll.text)
+					writeLine(b, ll.text, true)
 				}
 			}
 			if cnt < lno {
@@ -497,18 +503,33 @@ func dumpSline(b *strings.Builder, sl []sline, cnt, n int) {
 					b.WriteByte(' ')
 				}
 			}
-			writeLine(b, s.text)
+			writeLine(b, s.text, false)
 		}
 	}
 }
 
-// writeLine ends a line like git's show_line_to_eol (a missing final
-// newline gets git's marker).
-func writeLine(b *strings.Builder, l []byte) {
-	if bytes.HasSuffix(l, []byte("\n")) {
-		b.Write(l)
-		return
+// writeLine writes a line as git's show_line_to_eol does: printf's
+// "%.*s" stops at a NUL, and a CR at the line's end is written after
+// the text. A lost line is passed with its length unknown (strlen): its
+// NUL ends it before the CR is looked for; a result line's CR is the
+// byte before its newline.
+func writeLine(b *strings.Builder, l []byte, lost bool) {
+	l = bytes.TrimSuffix(l, []byte("\n"))
+	if lost {
+		if i := bytes.IndexByte(l, 0); i >= 0 {
+			l = l[:i]
+		}
+	}
+	cr := len(l) > 0 && l[len(l)-1] == '\r'
+	if cr {
+		l = l[:len(l)-1]
+	}
+	if i := bytes.IndexByte(l, 0); i >= 0 {
+		l = l[:i]
 	}
 	b.Write(l)
-	b.WriteString("\n")
+	if cr {
+		b.WriteByte('\r')
+	}
+	b.WriteByte('\n')
 }

@@ -142,3 +142,47 @@ func TestRegressCombinedDiffSameParentBlobAsGit(t *testing.T) {
 		t.Errorf("git_show of a stash emptying 4,000 lines allocated %d MB: the identical parents were coalesced", n>>20)
 	}
 }
+
+// A combined diff is binary as the path's diff driver says when it says
+// (show_patch_diff reads userdiff->binary: `diff` forces text, `-diff`
+// binary, diff.<driver>.binary), by a NUL in any side otherwise: a stash
+// W changing a file with a NUL, shown with `*.txt diff`, lists its lines
+// (differential seed 760157: "Binary files differ").
+func TestRegressCombinedDiffFollowsDiffAttributeAsGit(t *testing.T) {
+	f := newRepo(t)
+	far := "zero\x00\x01\xff\n1\n2\n3\n4\n5\n6\n7\n8\n"
+	f.write(t, "c.txt", far+"beta\n")
+	f.write(t, "t.txt", "plain\ntext\n")
+	f.write(t, "d.dat", "data\nlines\n")
+	f.commitAll(t, "base")
+	f.write(t, "c.txt", far+"gamma\n")
+	f.write(t, "t.txt", "plain\nchanged\n")
+	f.write(t, "d.dat", "data\nchanged\n")
+	f.git(t, "stash", "-q")
+	for _, attrs := range []string{"", "*.txt diff\n", "* -diff\n*.txt diff\n", "*.txt -diff\n", "*.txt diff=bin\n*.dat diff=bin\n"} {
+		f.write(t, ".gitattributes", attrs)
+		for _, bin := range []string{"", "true", "false"} {
+			if bin == "" {
+				_, _ = gittest.GitErr(f.dir, "config", "--unset", "diff.bin.binary")
+			} else {
+				f.git(t, "config", "diff.bin.binary", bin)
+			}
+			sameOutput(t, f.dir, "git_show", map[string]any{"commit": "stash@{0}"}, "show", "stash@{0}")
+		}
+	}
+}
+
+// A combined diff prints each line as show_line_to_eol does: printf's
+// "%.*s" stops at a NUL, a lost line (length unknown, strlen) at its
+// first NUL before its CR is looked for, a result line with its CR
+// after whatever was printed (differential seed 760157: a removed line
+// "\x00\x01\x02\xff" is "--" alone in git's).
+func TestRegressCombinedDiffLineEndsAtNULAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, ".gitattributes", "*.txt diff\n")
+	f.write(t, "n.txt", "keep\nx\x00y\r\nlost\x00\r\ncr only\r\n\x00\x01\x02\xff")
+	f.commitAll(t, "base")
+	f.write(t, "n.txt", "keep\nnew\x00z\r\n\x00\r\ncr too\r\n")
+	f.git(t, "stash", "-q")
+	sameOutput(t, f.dir, "git_show", map[string]any{"commit": "stash@{0}"}, "show", "stash@{0}")
+}

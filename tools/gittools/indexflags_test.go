@@ -309,3 +309,37 @@ func TestRegressStashApplyJudgesFlaggedEntryByStat(t *testing.T) {
 		same(t, "state after the pop", view(toolDir), view(gitDir))
 	}
 }
+
+// TestRegressStashStoppedKeepsIndexedDirectoryAsGit: stash push -u
+// stopped by a flagged entry after its clean keeps a directory that
+// holds entries of the index even when its files are deleted (git clean
+// -d removes untracked directories only, and no reset ran), while an
+// untracked empty one goes (differential seed 760219: git_stash removed
+// the emptied docs).
+func TestRegressStashStoppedKeepsIndexedDirectoryAsGit(t *testing.T) {
+	g := newRepo(t)
+	g.write(t, "a.txt", "a\n")
+	g.write(t, "docs/d.txt", "d\n")
+	g.write(t, "docs/deep/e.txt", "e\n")
+	g.commitAll(t, "base")
+	g.git(t, "mv", "a.txt", "b.txt")
+	g.git(t, "update-index", "--skip-worktree", "b.txt")
+	g.write(t, "b.txt", "changed\n")
+	mustRemove(t, filepath.Join(g.dir, "docs/d.txt"))
+	mustRemove(t, filepath.Join(g.dir, "docs/deep/e.txt"))
+	g.write(t, "u/untracked.txt", "u\n")
+	if err := os.MkdirAll(filepath.Join(g.dir, "empty/below"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	toolDir, gitDir := copyTree(t, g.dir), copyTree(t, g.dir)
+	dates := []string{"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000"}
+	_, terr := openEnv(t, toolDir, dates...).set.Call(context.Background(), "git_stash", []byte(`{"action":"push","include_untracked":true}`))
+	_, _, ok := gitAt(t, gitDir, dates, "stash", "push", "-q", "-u")
+	if ok || terr == nil {
+		t.Fatalf("git stopped: %v, tool error %v", !ok, terr)
+	}
+	view := func(dir string) string {
+		return gittest.Git(t, dir, "rev-parse", "refs/stash") + gittest.Git(t, dir, "ls-files", "-s") + snapshot(t, dir)
+	}
+	same(t, "after the stopped stash", view(toolDir), view(gitDir))
+}

@@ -96,7 +96,7 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 	if err != nil {
 		return 0, err
 	}
-	ps, err := parsePathspec(wd, a.Paths)
+	ps, err := parsePathspecChecked(wd, a.Paths, pathspecBeyondSymlink(w.Filesystem))
 	if err != nil {
 		return 0, err
 	}

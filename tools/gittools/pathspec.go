@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
+
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -96,6 +98,13 @@ func parseMagic(it string) (specMagic, string, error) {
 // "" or "." for the root). An item that leaves the repository is git's
 // "outside repository" error.
 func parsePathspec(wd string, items []string) (pathspec, error) {
+	return parsePathspecChecked(wd, items, nil)
+}
+
+// parsePathspecChecked is parsePathspec with a check of each item as it
+// is parsed (git's parse_pathspec dies at the first item that fails, so
+// an item after it is not looked at).
+func parsePathspecChecked(wd string, items []string, check func(specItem) error) (pathspec, error) {
 	var ps pathspec
 	wd = strings.Trim(path.Clean("/"+wd), "/")
 	for _, raw := range items {
@@ -135,6 +144,11 @@ func parsePathspec(wd string, items []string) (pathspec, error) {
 			match = "."
 		}
 		item := specItem{raw: raw, pat: p, match: match, glob: !m.literal && strings.ContainsAny(p, "*?[\\"), pathGlb: m.glob, icase: m.icase, dirOnly: dirOnly && p != ""}
+		if check != nil {
+			if err := check(item); err != nil {
+				return ps, err
+			}
+		}
 		if m.exclude {
 			ps.exclude = append(ps.exclude, item)
 			continue
@@ -145,6 +159,23 @@ func parsePathspec(wd string, items []string) (pathspec, error) {
 		ps.items = []specItem{{}} // only excludes: from the whole tree
 	}
 	return ps, nil
+}
+
+// pathspecBeyondSymlink is git add's PATHSPEC_SYMLINK_LEADING_PATH
+// check: an item (an exclude too) whose path goes through a symbolic link
+// in the worktree (has_symlink_leading_path over the item's path, its
+// last component included when it ends with a slash) is fatal.
+func pathspecBeyondSymlink(fsys billy.Filesystem) func(specItem) error {
+	return func(it specItem) error {
+		p := it.match
+		if it.dirOnly {
+			p += "/"
+		}
+		if beyondSymlink(fsys, p) {
+			return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' is beyond a symbolic link", it.raw)}
+		}
+		return nil
+	}
 }
 
 // empty reports whether the pathspec has no items (it matches everything).

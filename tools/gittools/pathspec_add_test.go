@@ -142,3 +142,57 @@ func TestRegressAddSparseWholeTreeAsGit(t *testing.T) {
 		}
 	}
 }
+
+// TestRegressAddPathspecBeyondSymlinkAsGit: git add parses its pathspec
+// with PATHSPEC_SYMLINK_LEADING_PATH, so an item whose path goes through
+// a symbolic link (an exclude too, the link itself with a trailing slash)
+// is fatal before anything is staged or matched, at the first such item
+// in order (differential seeds 760197, 760269: git_add staged the other
+// paths).
+func TestRegressAddPathspecBeyondSymlinkAsGit(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "real/x.txt", "x\n")
+	f.write(t, "d/y.txt", "y\n")
+	f.commitAll(t, "base")
+	if err := os.Symlink("real", filepath.Join(f.dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "d/y.txt", "changed\n")
+	f.write(t, "new.txt", "new\n")
+	cases := []struct {
+		wd   string
+		spec []string
+	}{
+		{"", []string{"l/x.txt", "d/y.txt"}},
+		{"", []string{":!l/x.txt"}},
+		{"", []string{"d/y.txt", ":(exclude)l/x.txt"}},
+		{"", []string{"l/"}},
+		{"", []string{"l"}},
+		{"", []string{"l/nothing/here"}},
+		{"", []string{"nomatch.txt", "l/x.txt"}},
+		{"", []string{"l/*.txt"}},
+		{"d", []string{"../l/x.txt"}},
+		{"d", []string{":(top)l/x.txt"}},
+		{"d", []string{"y.txt", "../../outside", "../l/x.txt"}},
+		{"d", []string{"../l/x.txt", "../../outside"}},
+	}
+	for _, c := range cases {
+		gitDir, toolDir := copyTree(t, f.dir), copyTree(t, f.dir)
+		gout, gerr := gittest.GitErr(filepath.Join(gitDir, c.wd), append([]string{"add", "--"}, c.spec...)...)
+		args := map[string]any{"paths": anySlice(c.spec)}
+		if c.wd != "" {
+			args["working_dir"] = c.wd
+		}
+		raw, _ := json.Marshal(args)
+		_, terr := open(t, toolDir).set.Call(context.Background(), "git_add", raw)
+		what := fmt.Sprintf("git add %q in %q", c.spec, c.wd)
+		if (gerr == nil) != (terr == nil) {
+			t.Errorf("%s: git error %v (%s), tool error %v", what, gerr, gout, terr)
+			continue
+		}
+		if te, ok := terr.(*tools.Error); ok && strings.TrimSpace(te.Message) != gitMessage(gout) {
+			t.Errorf("%s: message %q, git's %q", what, te.Message, gout)
+		}
+		same(t, what, gittest.Git(t, toolDir, "ls-files", "-s"), gittest.Git(t, gitDir, "ls-files", "-s"))
+	}
+}

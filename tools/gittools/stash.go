@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/gitattr"
@@ -395,10 +396,12 @@ func (s *stasher) worktreeTree(w *git.Worktree, hc *object.Commit, tracked []str
 			wfiles[p] = ie
 			continue
 		}
-		if _, inIndex := files[p]; !inIndex {
-			if _, _, ok := fileAtCommit(s.r.Storer, hc, p); !ok {
-				continue // staged-then-deleted, or not tracked at all
-			}
+		// HEAD's entries count with its gitlinks: git's diff-index of HEAD
+		// against the worktree reports a gitlink the index replaced or
+		// dropped, and W takes the path's worktree state as for a file.
+		inHead := headHasEntry(s.r.Storer, hc, p)
+		if _, inIndex := files[p]; !inIndex && !inHead {
+			continue // staged-then-deleted, or not tracked at all
 		}
 		data, mode, err := readWorktree(w.Filesystem, p)
 		if info, lerr := w.Filesystem.Lstat(p); err != nil && lerr == nil && info.IsDir() {
@@ -417,11 +420,9 @@ func (s *stasher) worktreeTree(w *git.Worktree, hc *object.Commit, tracked []str
 			// A file added to the index and then deleted from the worktree
 			// keeps its staged version in W: git's diff-index (HEAD against
 			// the worktree) does not report a new file that is missing.
-			if ie, inIndex := files[p]; inIndex {
-				if _, _, inHead := fileAtCommit(s.r.Storer, hc, p); !inHead {
-					wfiles[p] = ie
-					continue
-				}
+			if ie, inIndex := files[p]; inIndex && !inHead {
+				wfiles[p] = ie
+				continue
 			}
 			wfiles[p] = gitbackend.TreeFile{Delete: true}
 			continue
@@ -441,6 +442,17 @@ func (s *stasher) worktreeTree(w *git.Worktree, hc *object.Commit, tracked []str
 		wfiles[p] = gitbackend.TreeFile{Mode: mode, Hash: h}
 	}
 	return gitbackend.WriteTree(s.r.Storer, hc.TreeHash, wfiles)
+}
+
+// headHasEntry reports whether commit c's tree holds p as a file, a link
+// or a gitlink (not a directory).
+func headHasEntry(st storer.EncodedObjectStorer, c *object.Commit, p string) bool {
+	t, err := c.Tree()
+	if err != nil {
+		return false
+	}
+	e := findEntry(st, t, p)
+	return e != nil && e.Mode != filemode.Dir
 }
 
 // untrackedCommit is U: the untracked files, no parent. git 2.39's
@@ -541,7 +553,19 @@ func (s *stasher) resetPushed(ctx context.Context, w *git.Worktree, hc *object.C
 		if info, err := w.Filesystem.Lstat(wd); wd != "" && err == nil && info.IsDir() {
 			spare = wd
 		}
-		removeEmptyDirs(w.Filesystem, "", keep, spare)
+		// With no reset after it, only the clean's removals happened: a
+		// directory holding entries of the index is not untracked to git
+		// clean -d, and stays even when empty (its files deleted).
+		var holds map[string]bool
+		if !resetDone {
+			holds = map[string]bool{}
+			for _, e := range ch.idx.Entries {
+				for d := path.Dir(e.Name); d != "." && !holds[d]; d = path.Dir(d) {
+					holds[d] = true
+				}
+			}
+		}
+		removeEmptyDirs(w.Filesystem, "", keep, holds, spare)
 	}
 	// The final reset --hard checks a skip-worktree or assume-unchanged
 	// entry it changes (the index's differs from HEAD's), whatever the
@@ -1129,9 +1153,10 @@ func (s *stasher) clear() (string, error) {
 }
 
 // removeEmptyDirs removes every directory below dir that holds no file,
-// deepest first (never .git nor a directory in keep, and not spare, though
-// it is emptied); it reports whether dir itself is now empty.
-func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, spare string) bool {
+// deepest first (never .git nor a directory in keep, and not one in
+// holds nor spare, though they are emptied); it reports whether dir
+// itself is now empty.
+func removeEmptyDirs(fsys billy.Filesystem, dir string, keep, holds map[string]bool, spare string) bool {
 	list := dir
 	if list == "" {
 		list = "."
@@ -1147,7 +1172,7 @@ func removeEmptyDirs(fsys billy.Filesystem, dir string, keep map[string]bool, sp
 			empty = false
 			continue
 		}
-		if e.IsDir() && !keep[p] && removeEmptyDirs(fsys, p, keep, spare) && p != spare && fsys.Remove(p) == nil {
+		if e.IsDir() && !keep[p] && removeEmptyDirs(fsys, p, keep, holds, spare) && p != spare && !holds[p] && fsys.Remove(p) == nil {
 			continue
 		}
 		empty = false

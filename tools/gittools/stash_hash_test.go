@@ -241,3 +241,71 @@ func TestRegressStashShowIgnoresStatGraphWidthAsGit(t *testing.T) {
 	compareTool(t, f, "git_stash", map[string]any{"action": "show"}, "", "stash", "show")
 	compareTool(t, f, "git_show", map[string]any{"commit": "stash@{0}", "stat": true, "format": "%s"}, "", "show", "--stat", "--format=%s", "stash@{0}")
 }
+
+// TestRegressStashGitlinkInHeadAsGit: W takes the worktree state of a
+// path whose HEAD entry is a gitlink the index replaced (by a file) or
+// dropped (rm --cached), as for a file: git's diff-index of HEAD against
+// the worktree reports the path and update-index --add --remove records
+// a file found there, drops a missing one, and leaves out an empty
+// directory the index does not hold (differential seed 760040: the file
+// staged over the gitlink, then deleted, stayed in W).
+func TestRegressStashGitlinkInHeadAsGit(t *testing.T) {
+	dates := []string{"GIT_AUTHOR_DATE=1700500000 +0100", "GIT_COMMITTER_DATE=1700500300 +0100"}
+	cases := []struct {
+		name  string
+		setup func(f *fixture)
+	}{
+		{"file-staged-then-deleted", func(f *fixture) {
+			mustRemove(t, filepath.Join(f.dir, "vendor/mod"))
+			f.write(t, "vendor/mod", "file\n")
+			f.git(t, "add", "vendor/mod")
+			mustRemove(t, filepath.Join(f.dir, "vendor/mod"))
+		}},
+		{"removed-from-index", func(f *fixture) { f.git(t, "rm", "-q", "--cached", "vendor/mod") }},
+		{"removed-from-index-file-in-place", func(f *fixture) {
+			f.git(t, "rm", "-q", "--cached", "vendor/mod")
+			mustRemove(t, filepath.Join(f.dir, "vendor/mod"))
+			f.write(t, "vendor/mod", "file\n")
+		}},
+		{"removed-from-index-and-worktree", func(f *fixture) {
+			f.git(t, "rm", "-q", "--cached", "vendor/mod")
+			mustRemove(t, filepath.Join(f.dir, "vendor/mod"))
+		}},
+	}
+	for _, c := range cases {
+		for _, untracked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/u=%v", c.name, untracked), func(t *testing.T) {
+				f := newRepo(t)
+				f.write(t, "a.txt", "a\n")
+				f.git(t, "add", "a.txt")
+				f.git(t, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,vendor/mod")
+				if err := os.MkdirAll(filepath.Join(f.dir, "vendor/mod"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				f.git(t, "commit", "-q", "-m", "with a submodule")
+				f.write(t, "a.txt", "changed\n")
+				c.setup(f)
+				toolDir, gitDir := copyTree(t, f.dir), copyTree(t, f.dir)
+				args, gitArgs := `{"action":"push"}`, []string{"stash", "push", "-q"}
+				if untracked {
+					args, gitArgs = `{"action":"push","include_untracked":true}`, append(gitArgs, "-u")
+				}
+				if _, err := openEnv(t, toolDir, dates...).set.Call(context.Background(), "git_stash", []byte(args)); err != nil {
+					t.Fatal(err)
+				}
+				if _, errOut, ok := gitAt(t, gitDir, dates, gitArgs...); !ok {
+					t.Fatal(errOut)
+				}
+				view := func(dir string) string {
+					var b strings.Builder
+					for _, a := range [][]string{{"rev-parse", "refs/stash"}, {"ls-tree", "-r", "refs/stash"}, {"status", "--porcelain=2", "-uall"}, {"ls-files", "-s"}} {
+						out, _, _ := gitAt(t, dir, nil, a...)
+						b.WriteString(strings.Join(a, " ") + "\n" + out)
+					}
+					return b.String()
+				}
+				same(t, "stash", view(toolDir), view(gitDir))
+			})
+		}
+	}
+}

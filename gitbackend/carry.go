@@ -4,18 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
-	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
 // Carrying: a push that loses the race for a branch leaves its commits on
@@ -85,47 +82,37 @@ func parseCarry(branch string, name plumbing.ReferenceName, head plumbing.Hash) 
 // of carries gone from the remote are dropped first).
 func (n *netRemote) fetchCarrying(ctx context.Context, branch string) (plumbing.Hash, []*carry, error) {
 	local := carriedPrefix(branch)
-	if refs, err := n.repo.Storer.IterReferences(); err == nil {
-		var stale []plumbing.ReferenceName
-		_ = refs.ForEach(func(ref *plumbing.Reference) error {
-			if strings.HasPrefix(string(ref.Name()), local) {
-				stale = append(stale, ref.Name())
-			}
-			return nil
-		})
-		for _, name := range stale {
-			_ = n.repo.Storer.RemoveReference(name)
-		}
+	for _, ref := range n.refsUnder(local) {
+		_ = n.repo.Storer.RemoveReference(ref.Name())
 	}
-	dst := plumbing.ReferenceName("refs/tgp/fetch/" + branch)
-	specs := []config.RefSpec{
-		config.RefSpec(fmt.Sprintf("+refs/heads/%s:%s", branch, dst)),
-		config.RefSpec(fmt.Sprintf("+%s*:%s*", carryPrefix(branch), local)),
-	}
-	err := n.remote().FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Progress: n.progress, Force: true})
-	switch {
-	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
-	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}):
-		return plumbing.ZeroHash, nil, nil
-	default:
-		return plumbing.ZeroHash, nil, classifyNetErr(err)
-	}
-	ref, err := n.repo.Storer.Reference(dst)
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("fetch %s: %w", branch, err)
+	tip, err := n.fetchWith(ctx, branch, 0, config.RefSpec(fmt.Sprintf("+%s*:%s*", carryPrefix(branch), local)))
+	if err != nil || tip.IsZero() {
+		return tip, nil, err
 	}
 	var carries []*carry
-	if refs, err := n.repo.Storer.IterReferences(); err == nil {
-		_ = refs.ForEach(func(r *plumbing.Reference) error {
-			if rest, ok := strings.CutPrefix(string(r.Name()), local); ok {
-				if c, ok := parseCarry(branch, plumbing.ReferenceName(carryPrefix(branch)+rest), r.Hash()); ok {
-					carries = append(carries, c)
-				}
-			}
-			return nil
-		})
+	for _, ref := range n.refsUnder(local) {
+		name := plumbing.ReferenceName(carryPrefix(branch) + strings.TrimPrefix(string(ref.Name()), local))
+		if c, ok := parseCarry(branch, name, ref.Hash()); ok {
+			carries = append(carries, c)
+		}
 	}
-	return ref.Hash(), carries, nil
+	return tip, carries, nil
+}
+
+// refsUnder lists the root's refs whose names start with prefix.
+func (n *netRemote) refsUnder(prefix string) []*plumbing.Reference {
+	refs, err := n.repo.Storer.IterReferences()
+	if err != nil {
+		return nil
+	}
+	var out []*plumbing.Reference
+	_ = refs.ForEach(func(ref *plumbing.Reference) error {
+		if strings.HasPrefix(string(ref.Name()), prefix) {
+			out = append(out, ref)
+		}
+		return nil
+	})
+	return out
 }
 
 // pushRefs sends ref updates with no objects (a carry withdrawn), atomic

@@ -9,27 +9,27 @@ import (
 	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
-	"github.com/tgp-go/tgp/vfs"
 )
 
-// carryAgent is a root of a machine of its own pushing to remote.
-func carryAgent(t *testing.T, remote string, noCarry bool) *agent {
+// lostRace seeds a smart-HTTP remote (config, when not empty, is set on
+// it as "key value" pairs), boots roots A and B on machines of their own,
+// then moves main from a third machine: A's and B's next pushes are each
+// behind and lose their first attempt.
+func lostRace(t *testing.T, noCarry bool, config ...string) (bare string, a, b *agent) {
 	t.Helper()
-	f, err := vfs.NewOS(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	bare = gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
+	for i := 0; i+1 < len(config); i += 2 {
+		gittest.Git(t, bare, "config", config[i], config[i+1])
 	}
-	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: "main", LockDir: t.TempDir(),
-		Author: Identity{Name: "Agent", Email: "agent@example.com"},
-		Retry:  RetryConfig{BaseDelay: 2 * time.Millisecond, NoCarry: noCarry}}, WithLockFile(LockFilePath(f.Root())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	if _, err := r.Hydrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return &agent{fs: f, repo: r}
+	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
+	url := srv.URL(filepath.Base(bare))
+	retry := RetryConfig{BaseDelay: 2 * time.Millisecond, NoCarry: noCarry}
+	a, b = machineAgentWith(t, url, t.TempDir(), retry), machineAgentWith(t, url, t.TempDir(), retry)
+	other := filepath.Join(t.TempDir(), "other")
+	gittest.Git(t, "", "clone", "-q", bare, other)
+	gittest.Git(t, other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "other machine")
+	gittest.Git(t, other, "push", "-q", "origin", "HEAD:main")
+	return bare, a, b
 }
 
 // TestLostPushIsLandedByTheWinner: root A's push loses to another
@@ -42,15 +42,7 @@ func carryAgent(t *testing.T, remote string, noCarry bool) *agent {
 func TestLostPushIsLandedByTheWinner(t *testing.T) {
 	for _, noCarry := range []bool{false, true} {
 		t.Run(fmt.Sprintf("noCarry=%v", noCarry), func(t *testing.T) {
-			bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
-			srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
-			url := srv.URL(filepath.Base(bare))
-			a := carryAgent(t, url, noCarry)
-			b := carryAgent(t, url, noCarry)
-			other := filepath.Join(t.TempDir(), "other")
-			gittest.Git(t, "", "clone", "-q", bare, other)
-			gittest.Git(t, other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "other machine")
-			gittest.Git(t, other, "push", "-q", "origin", "HEAD:main")
+			bare, a, b := lostRace(t, noCarry)
 
 			var afterB string
 			sleep := a.repo.sleep
@@ -100,16 +92,7 @@ func TestLostPushIsLandedByTheWinner(t *testing.T) {
 // push that lands a carry (it deletes the carry ref); the roots push
 // without carries from then on, and every change lands once.
 func TestCarryOnARemoteThatRefusesDeletes(t *testing.T) {
-	bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
-	gittest.Git(t, bare, "config", "receive.denyDeletes", "true")
-	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
-	url := srv.URL(filepath.Base(bare))
-	a := carryAgent(t, url, false)
-	b := carryAgent(t, url, false)
-	other := filepath.Join(t.TempDir(), "other")
-	gittest.Git(t, "", "clone", "-q", bare, other)
-	gittest.Git(t, other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "other machine")
-	gittest.Git(t, other, "push", "-q", "origin", "HEAD:main")
+	bare, a, b := lostRace(t, false, "receive.denyDeletes", "true")
 	done := false
 	sleep := a.repo.sleep
 	a.repo.sleep = func(ctx context.Context, d time.Duration) error {

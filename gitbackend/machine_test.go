@@ -17,13 +17,19 @@ import (
 // queue in lockDir.
 func machineAgent(t *testing.T, remote, lockDir string) *agent {
 	t.Helper()
+	return machineAgentWith(t, remote, lockDir, RetryConfig{BaseDelay: 2 * time.Millisecond})
+}
+
+// machineAgentWith is machineAgent with its retry settings.
+func machineAgentWith(t *testing.T, remote, lockDir string, retry RetryConfig) *agent {
+	t.Helper()
 	f, err := vfs.NewOS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: "main", LockDir: lockDir,
 		Author: Identity{Name: "Agent", Email: "agent@example.com"},
-		Retry:  RetryConfig{BaseDelay: 2 * time.Millisecond}}, WithLockFile(LockFilePath(f.Root())))
+		Retry:  retry}, WithLockFile(LockFilePath(f.Root())))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"strings"
 	"time"
 
 	"crypto/rand"
@@ -289,7 +288,6 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	// mine is this root's carry on the remote (carry.go), carried the
 	// others' carries the last fetch listed. A carry not landed by this
 	// root's own push is withdrawn when it returns.
-	carrying := r.carrying()
 	var mine *carry
 	var carried []*batchItem
 	// leaving is the carry sent after a refusal the remote made once it
@@ -343,7 +341,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			fctx, fspan := telemetry.Start(actx, "git.fetch")
 			var t plumbing.Hash
 			var err error
-			if carrying && r.carrying() {
+			if r.carrying() {
 				var cs []*carry
 				t, cs, err = r.remote.(*netRemote).fetchCarrying(fctx, branch)
 				if err == nil {
@@ -515,7 +513,7 @@ func (r *Repo) pushTraced(ctx context.Context, branch string, from, to plumbing.
 	case err == nil:
 		span.SetAttributes(attribute.String("tgp.outcome", "pushed"))
 	case errors.Is(err, ErrRejected):
-		span.SetAttributes(attribute.String("tgp.outcome", "rejected"), attribute.String("tgp.persist.rejected_by", rejectedBy(err)))
+		span.SetAttributes(attribute.String("tgp.outcome", "rejected"))
 		span.End()
 		return err
 	default:
@@ -756,17 +754,4 @@ func (r *Repo) objectsOf(ctx context.Context, branch, gitdir string, final plumb
 		return r.wrapRemoteErr("fetch", err)
 	}
 	return r.store.HasEncodedObject(final)
-}
-
-// rejectedBy says which ref a refused push lost on: the branch, or a
-// carry it meant to land (another push landed or replaced it first).
-func rejectedBy(err error) string {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "refs/tgp/carry/"):
-		return "carry"
-	case strings.Contains(msg, "atomic"):
-		return "atomic"
-	}
-	return "branch"
 }

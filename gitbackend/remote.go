@@ -869,11 +869,17 @@ func (n *netRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, erro
 }
 
 func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbing.Hash, error) {
-	// One connection: the fetch reads the advertisement and asks for a
-	// pack only when the tip's objects are missing here.
+	return n.fetchWith(ctx, branch, depth)
+}
+
+// fetchWith fetches branch's tip into refs/tgp/fetch/<branch>, and what
+// the extra refspecs name beside it, in one connection: the fetch reads
+// the advertisement and asks for a pack only when objects are missing
+// here.
+func (n *netRemote) fetchWith(ctx context.Context, branch string, depth int, extra ...config.RefSpec) (plumbing.Hash, error) {
 	dst := plumbing.ReferenceName("refs/tgp/fetch/" + branch)
-	spec := config.RefSpec(fmt.Sprintf("+refs/heads/%s:%s", branch, dst))
-	err := n.remote().FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
+	specs := append([]config.RefSpec{config.RefSpec(fmt.Sprintf("+refs/heads/%s:%s", branch, dst))}, extra...)
+	err := n.remote().FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}):

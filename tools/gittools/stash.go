@@ -686,6 +686,10 @@ func (s *stasher) show(n int, wd string) (string, error) {
 	// git stash show is git diff --stat of the stash: renames as
 	// diff.renames finds them, diff.relative from where it runs.
 	po := s.cfg.patch(diffTrees)
+	// A diff of two trees reads the worktree's attributes, as git diff
+	// does: a diff driver whose diff.<driver>.binary is set makes a file
+	// binary ("Bin 360 -> 361 bytes").
+	po.attr = loadAttributes(s.r, false)
 	// diff.statGraphWidth is read only where --stat is given (its option
 	// asks for the configured width); stash show sets the stat format
 	// itself, so git ignores the setting there.

@@ -309,3 +309,19 @@ func TestRegressStashGitlinkInHeadAsGit(t *testing.T) {
 		}
 	}
 }
+
+// TestRegressStashShowHonoursDiffDriverBinary: git stash show reads the
+// worktree's attributes, so a file whose diff driver sets
+// diff.<driver>.binary is "Bin" in its diffstat; the tool counted its
+// lines (differential seed 790019).
+func TestRegressStashShowHonoursDiffDriverBinary(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "docs/.gitattributes", "*.txt diff=bin\n")
+	f.git(t, "config", "diff.bin.binary", "true")
+	f.write(t, "docs/a.txt", "one\ntwo\nthree\n")
+	f.commitAll(t, "base")
+	f.write(t, "docs/a.txt", "one\n2\nthree\n")
+	f.git(t, "stash", "push", "-q")
+	f = open(t, f.dir)
+	compareTool(t, f, "git_stash", map[string]any{"action": "show", "index": 0}, "", "stash", "show", "stash@{0}")
+}

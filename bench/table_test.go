@@ -168,8 +168,20 @@ func benchBootRow(b *testing.B) {
 // writeConcurrently has each kernel write `writes` files at once and
 // returns the wall time; every write is then checked on the remote.
 func writeConcurrently(b *testing.B, remote string, ks []*kernel.Kernel, writes int, prefix string) time.Duration {
+	wall, _ := writeAndSettle(b, ks, writes, prefix)
+	return wall
+}
+
+// writeAndSettle is writeConcurrently that also has each kernel, once its
+// writes returned, bring its root to what it pushed (Repo.Settle: a replay
+// the root takes when next read, gitbackend.Config.DeferReplays); it
+// returns the wall time until the last write returned and until the last
+// root was settled.
+func writeAndSettle(b *testing.B, ks []*kernel.Kernel, writes int, prefix string) (wall, settled time.Duration) {
 	var wg sync.WaitGroup
-	errs := make(chan error, len(ks)*writes)
+	errs := make(chan error, len(ks)*(writes+1))
+	var mu sync.Mutex
+	var lastWrite time.Time
 	start := time.Now()
 	for j, k := range ks {
 		wg.Add(1)
@@ -181,15 +193,24 @@ func writeConcurrently(b *testing.B, remote string, ks []*kernel.Kernel, writes 
 					errs <- err
 				}
 			}
+			mu.Lock()
+			if now := time.Now(); now.After(lastWrite) {
+				lastWrite = now
+			}
+			mu.Unlock()
+			if err := k.Repo().Settle(context.Background()); err != nil {
+				errs <- err
+			}
 		}(j, k)
 	}
 	wg.Wait()
-	wall := time.Since(start)
+	settled = time.Since(start)
+	wall = lastWrite.Sub(start)
 	close(errs)
 	for err := range errs {
 		b.Fatal(err)
 	}
-	return wall
+	return wall, settled
 }
 
 // checkAllLanded fails unless every tools/<prefix><j>/t<w>.ts is on the
@@ -220,15 +241,19 @@ func sequentialWrites(b *testing.B, n int) time.Duration {
 // process, or as K OS processes), against the same writes by one kernel
 // in a row, in two rounds taking turns. Every write must be on the remote.
 func benchConcurrentRows(b *testing.B) {
+	var settled8 []time.Duration
 	inProcess := func(kernels, writes int) (time.Duration, float64) {
 		remote := remoteWithTools(b, 10)
 		ks := make([]*kernel.Kernel, kernels)
 		for j := range ks {
 			ks[j] = bootKernel(b, remote, false)
 		}
-		var wall time.Duration
-		allocs := mallocs(func() { wall = writeConcurrently(b, remote, ks, writes, "a") })
+		var wall, settled time.Duration
+		allocs := mallocs(func() { wall, settled = writeAndSettle(b, ks, writes, "a") })
 		checkAllLanded(b, remote, "a", kernels, writes)
+		if kernels == 8 {
+			settled8 = append(settled8, settled)
+		}
 		return wall, float64(allocs) / float64(kernels*writes)
 	}
 	// Two rounds, the reference and the rows taking turns; each row's
@@ -245,6 +270,9 @@ func benchConcurrentRows(b *testing.B) {
 		k32, k32A = append(k32, wall), allocs
 	}
 	report(b, "kernels-8x5", median(k8), median(seq40), k8A)
+	// The same writes until every root was brought to what it pushed
+	// (the replays a root takes when next read, settled at once).
+	report(b, "kernels-8x5-settled", median(settled8), median(seq40), 0)
 	report(b, "processes-8x5", median(p8), median(seq40), 0)
 	report(b, "kernels-32x5", median(k32), median(seq160), k32A)
 }

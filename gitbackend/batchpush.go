@@ -355,6 +355,9 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 	defer pr.Close()
 	bs := &batchSource{Reader: pr, objs: map[plumbing.Hash]plumbing.EncodedObject{}, raws: map[plumbing.Hash][]byte{}}
 	chain := tip
+	// The walk of the new commits goes on from where the last writer's
+	// stopped when this one knew the same remote tip.
+	var walked *newObjects
 	var members []*pushJob
 	var hashes []plumbing.Hash
 	for _, j := range batch {
@@ -368,7 +371,13 @@ func (l *localRemote) pushBatch(ctx context.Context, lk *refLock, branch string,
 			var order []plumbing.Hash
 			ok := false
 			if !j.known.IsZero() {
-				order, ok, err = collectNew(j.ctx, bs, j.known, chain)
+				if walked == nil || walked.base != j.known {
+					walked = &newObjects{base: j.known}
+				}
+				order, ok, err = walked.extend(j.ctx, bs, chain)
+				if err != nil || !ok {
+					walked = nil
+				}
 			}
 			switch {
 			case err == nil && ok:

@@ -152,7 +152,13 @@ func (l *lazyFiles) mayHave(only []string) bool {
 
 // Unwritten reports how many files of HEAD a replay left unwritten in the
 // root (see Materialize); -1 until the root's index was first looked at.
-func (r *Repo) Unwritten() int { return int(r.lazy.n.Load()) }
+func (r *Repo) Unwritten() int {
+	n := int(r.lazy.n.Load())
+	if r.pending.Load() != nil && n >= 0 {
+		n++ // the replay not yet taken (pending.go)
+	}
+	return n
+}
 
 // Materialize writes the files of HEAD that replays left unwritten (see
 // lazyFiles): those at or beneath the paths given (a directory's, "." the
@@ -168,7 +174,7 @@ func (r *Repo) Materialize(ctx context.Context, paths ...string) error {
 			only[i] = strings.TrimPrefix(path.Clean("/"+p), "/")
 		}
 	}
-	if !r.lazy.mayHave(only) {
+	if p := r.pending.Load(); (p == nil || !p.touches(only)) && !r.lazy.mayHave(only) {
 		return nil
 	}
 	if err := r.lock(ctx); err != nil {

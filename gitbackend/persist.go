@@ -220,6 +220,25 @@ func (r *Repo) persistLocked(ctx context.Context, ch Change) (*PersistResult, er
 	if err != nil {
 		return nil, err
 	}
+	// A replay the last persist pushed and the root has not taken yet goes
+	// into this commit's pack (pending.go); without a change to commit,
+	// the root takes it first.
+	var fold *pendingReplay
+	if r.pending.Load() != nil {
+		if len(ch.Paths) > 0 {
+			if fold, err = r.foldPending(ctx, ch); err != nil {
+				return nil, err
+			}
+		} else if err := r.settle(ctx); err != nil {
+			return nil, err
+		}
+		if fold != nil {
+			head = fold.plan.head
+			r.logReplayMove(branch, fold.from, fold.plan.head, fold.plan.tip)
+		}
+	}
+	r.mayDefer = r.cfg.DeferReplays
+	defer func() { r.mayDefer = false }()
 	res := &PersistResult{Branch: branch}
 	if lr, ok := r.remote.(*localRemote); ok && len(ch.Paths) > 0 {
 		// The writer whose turn comes while this commit is made waits
@@ -230,6 +249,11 @@ func (r *Repo) persistLocked(ctx context.Context, ch Change) (*PersistResult, er
 	}
 	if len(ch.Paths) > 0 {
 		newHead, changed, err := r.commitPaths(ctx, branch, head, ch)
+		if fold != nil {
+			if ferr := r.foldDone(fold, err == nil && changed); ferr != nil {
+				return nil, errors.Join(err, fmt.Errorf("bring the root to commit %s (already on the remote): %w", short(fold.plan.head), ferr))
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -496,6 +520,9 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 	if r.stopped("pushed") {
 		return 1, final, errStopped
 	}
+	if plan != nil && err == nil && r.deferReplay(branch, plan, head, over, final, ov) {
+		return 1, final, nil // the root takes it when next needed
+	}
 	if plan != nil {
 		// The replay goes to the root whether the push went through or
 		// not (then it waits there, unpushed, as a replay made before a
@@ -517,8 +544,10 @@ func (r *Repo) pushUnderRemoteLock(ctx context.Context, lr *localRemote, branch 
 		}
 		return 1, final, r.wrapRemoteErr("push", err)
 	}
-	if err := r.setTracking(branch, final); err != nil {
-		return 1, final, err
+	if plan == nil { // finishReplay set it
+		if err := r.setTracking(branch, final); err != nil {
+			return 1, final, err
+		}
 	}
 	r.logPush(branch, over, final)
 	return 1, final, nil

@@ -230,8 +230,29 @@ func (l *localRemote) fetchNew(ctx context.Context, known, tip plumbing.Hash, si
 // per commit, the trees and blobs that differ from its parent's, then the
 // commit.
 func collectNew(ctx context.Context, src storer.EncodedObjectStorer, base, tip plumbing.Hash) ([]plumbing.Hash, bool, error) {
+	return (&newObjects{base: base}).extend(ctx, src, tip)
+}
+
+// newObjects is collectNew's walk from base, kept so that it can go on to
+// a later tip of the same line: the writers of a batch that knew the same
+// remote tip each need the objects up to the commit the one before made,
+// and each walk then reads only the commits added since.
+type newObjects struct {
+	base, tip plumbing.Hash // tip: zero until the first extend
+	tree      plumbing.Hash // tip's tree
+	order     []plumbing.Hash
+	seen      map[plumbing.Hash]bool
+}
+
+// extend is collectNew(base, tip) for a tip whose line of single-parent
+// commits passes through the last one's.
+func (n *newObjects) extend(ctx context.Context, src storer.EncodedObjectStorer, tip plumbing.Hash) ([]plumbing.Hash, bool, error) {
+	from := n.tip
+	if from.IsZero() {
+		from = n.base
+	}
 	var chain []*object.Commit
-	for h := tip; h != base; {
+	for h := tip; h != from; {
 		c, err := object.GetCommit(src, h)
 		if err != nil {
 			return nil, false, fmt.Errorf("read commit %s: %w", h, err)
@@ -242,25 +263,26 @@ func collectNew(ctx context.Context, src storer.EncodedObjectStorer, base, tip p
 		chain = append(chain, c)
 		h = c.ParentHashes[0]
 	}
-	parent, err := object.GetCommit(src, base)
-	if err != nil {
-		return nil, false, fmt.Errorf("read commit %s: %w", base, err)
+	if n.tip.IsZero() {
+		parent, err := object.GetCommit(src, n.base)
+		if err != nil {
+			return nil, false, fmt.Errorf("read commit %s: %w", n.base, err)
+		}
+		n.tree, n.seen = parent.TreeHash, map[plumbing.Hash]bool{}
 	}
-	seen := map[plumbing.Hash]bool{}
-	var order []plumbing.Hash
-	prev := parent.TreeHash
 	for i := len(chain) - 1; i >= 0; i-- {
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
 		c := chain[i]
-		if err := diffCollect(src, prev, c.TreeHash, seen, &order); err != nil {
+		if err := diffCollect(src, n.tree, c.TreeHash, n.seen, &n.order); err != nil {
 			return nil, false, err
 		}
-		order = append(order, c.Hash)
-		prev = c.TreeHash
+		n.order = append(n.order, c.Hash)
+		n.tree = c.TreeHash
 	}
-	return order, true, nil
+	n.tip = tip
+	return n.order[:len(n.order):len(n.order)], true, nil
 }
 
 // diffCollect adds tree b and what it holds that tree a (zero: none) does

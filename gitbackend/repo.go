@@ -72,6 +72,11 @@ type Config struct {
 	// network remote take turns and batch their commits (machine.go);
 	// empty: each process pushes on its own.
 	LockDir string
+	// DeferReplays lets the root take a replay its persist pushed to a
+	// local remote when something next needs the root, not at once
+	// (pending.go): under a burst of writes the next persist folds it into
+	// its own commit.
+	DeferReplays bool
 	// Progress receives clone/fetch progress lines.
 	Progress func(string)
 	// Environ is consulted for the commit identity (GIT_AUTHOR_*,
@@ -187,6 +192,10 @@ type Repo struct {
 	stopAt func(point string) bool
 	// lazy are the files of HEAD replays left unwritten (lazy.go).
 	lazy lazyFiles
+	// pending is a pushed replay the root has not taken yet (pending.go);
+	// mayDefer is set while a persist's push may leave one.
+	pending  atomic.Pointer[pendingReplay]
+	mayDefer bool
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string
@@ -378,7 +387,16 @@ func (r *Repo) lock(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return r.lockFile(ctx)
+	if err := r.lockFile(ctx); err != nil {
+		return err
+	}
+	// Whatever takes the lock (but a persist, which folds it into its
+	// commit) finds the root at the replay its last persist pushed.
+	if err := r.settle(ctx); err != nil {
+		r.unlock()
+		return err
+	}
+	return nil
 }
 
 // lockFile takes the cross-process lock of an on-disk root, the

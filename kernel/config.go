@@ -53,6 +53,10 @@ type GitConfig struct {
 	// LockDir is where this machine's processes that push to one remote
 	// take turns ("" : the user's cache directory; "off": no turns).
 	LockDir string `koanf:"lock_dir"`
+	// DeferReplays: a replay a write pushed to a local remote reaches the
+	// root's .git when something next reads the root (gitbackend's
+	// pending replay), not at once.
+	DeferReplays bool `koanf:"defer_replays"`
 }
 
 // MachineLockDir resolves git.lock_dir against environ: empty is
@@ -218,6 +222,7 @@ func Defaults() map[string]any {
 		"git.retry.deadline":         "2m",
 		"git.retry.carry":            true,
 		"git.lock_dir":               "",
+		"git.defer_replays":          true,
 		"git.retry.base_delay":       "20ms",
 		"git.pr.per":                 "session",
 		"git.api_url":                "",

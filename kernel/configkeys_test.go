@@ -59,7 +59,7 @@ var coveredElsewhere = map[string]string{
 }
 
 // testedHere are the keys TestConfigKeysChangeBehaviour covers.
-var testedHere = []string{"git.branch", "git.pr.per", "git.retry.max_attempts", "git.retry.base_delay", "git.retry.deadline", "git.lock_dir", "fs.allowed_dirs", "fs.block_upward_traversal", "sandbox.timeout",
+var testedHere = []string{"git.branch", "git.pr.per", "git.retry.max_attempts", "git.retry.base_delay", "git.retry.deadline", "git.lock_dir", "git.defer_replays", "fs.allowed_dirs", "fs.block_upward_traversal", "sandbox.timeout",
 	"sandbox.memory_mb", "sandbox.allowed_fetch_urls", "sandbox.check.rules", "sql.dsn_env", "sql.read_only",
 	"tools.git.enabled", "approval.policy"}
 
@@ -194,6 +194,38 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 		e.http.FailReceivePacks.Store(2)
 		if _, err := k(2).Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/r4.ts","content":"/** R4. */\nexport default () => 4;\n"}`)); err == nil {
 			t.Fatal("max_attempts 2: two refused pushes did not fail the write")
+		}
+	})
+	t.Run("git.defer_replays", func(t *testing.T) {
+		// A write that replayed on another agent's commit: deferred, the
+		// root's HEAD stays its own commit until a call reads the root;
+		// false, the root is at the remote's tip when the write returns.
+		for _, deferred := range []bool{true, false} {
+			remote := gittest.SeedRemote(t, map[string]string{"README.md": "r\n"})
+			other := bootWith(t, WithSetting("git.remote", remote))
+			root := t.TempDir()
+			k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root), WithSetting("git.remote", remote),
+				WithSetting("git.defer_replays", deferred), WithSetting("git.author.name", "A"), WithSetting("git.author.email", "a@x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := k.Boot(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+			writeTool(t, other, "tools/o.ts", "/** O. */\nexport default () => 1;\n")
+			p := writeTool(t, k, "tools/k.ts", "/** K. */\nexport default () => 2;\n")
+			tip := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main"))
+			if p.Commit != tip {
+				t.Fatalf("defer_replays %v: the write says %s, the remote is at %s", deferred, p.Commit, tip)
+			}
+			if head := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD")); (head == tip) == deferred {
+				t.Fatalf("defer_replays %v: HEAD %s after the write, the remote %s", deferred, head, tip)
+			}
+			call(t, k, "list_files", map[string]any{"dir": "tools"})
+			if head := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD")); head != tip {
+				t.Fatalf("defer_replays %v: HEAD %s after a read, the remote %s", deferred, head, tip)
+			}
 		}
 	})
 	t.Run("git.lock_dir", func(t *testing.T) {

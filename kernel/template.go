@@ -49,6 +49,11 @@ git:
   # commits in one push (one contender per machine). Empty: $XDG_CACHE_HOME/tgp/locks (else
   # ~/.cache/tgp/locks); off: every process pushes on its own.
   lock_dir: ""
+  # Local remotes (a path or file://): when a write had to be recreated on other agents' new commits,
+  # the root's .git takes that commit at the next call that reads the root (every tool call but
+  # write_file does), or the next write folds it into its own commit: a burst of writes makes one pack
+  # each, not two. false: at once, for a root other programs read while the kernel runs.
+  defer_replays: true
   pr:
     # session: one branch and PR per kernel session; tool: one per changed tool.
     per: session

@@ -29,13 +29,14 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 	tc := toolbox.Config{
 		Git: gitbackend.Config{
 			Remote: remote, Branch: g.Branch, Depth: g.Depth,
-			Token:     Secret(k.opts.environ, g.TokenEnv),
-			TokenUser: tokenUser(provider),
-			Author:    gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
-			Retry:     gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay, NoCarry: !g.Retry.Carry},
-			LockDir:   g.MachineLockDir(k.environ()),
-			Progress:  k.opts.progress,
-			Environ:   k.environ(),
+			Token:        Secret(k.opts.environ, g.TokenEnv),
+			TokenUser:    tokenUser(provider),
+			Author:       gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
+			Retry:        gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay, NoCarry: !g.Retry.Carry},
+			LockDir:      g.MachineLockDir(k.environ()),
+			DeferReplays: g.DeferReplays,
+			Progress:     k.opts.progress,
+			Environ:      k.environ(),
 		},
 		Strategy: g.WriteStrategy,
 		PR: toolbox.PRConfig{

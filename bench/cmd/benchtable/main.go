@@ -40,6 +40,7 @@ var rows = []row{
 	{"persist-memory", "persist: write_file → push accepted, p50, memory root", "write + git add + commit + push", "≤ 0.10×", 0.10, ""},
 	{"boot-1000", "cold boot, 1000 tools (clone + registry)", "git clone file://", "≤ 1.0×", 1.0, ""},
 	{"kernels-8x5", "8 kernels × 5 writes at once, one remote, wall", "40 writes by one kernel in a row", "≤ 1.0× (aim 0.5×), 0 lost", 1.0, ""},
+	{"kernels-8x5-settled", "the same, until every root took what it pushed (Repo.Settle)", "40 writes by one kernel in a row", "≤ 1.0×", 1.0, ""},
 	{"processes-8x5", "8 OS processes × 5 writes at once, wall", "40 writes by one kernel in a row", "≤ 1.0×, 0 lost", 1.0, ""},
 	{"kernels-32x5", "32 kernels × 5 writes at once, one process, wall", "160 writes by one kernel in a row", "≤ 1.0×, 0 lost", 1.0, ""},
 	{"status-clean-warm", "git_status, 10,000 files, clean, booted kernel", "git status", "≤ 1.0×", 1.0, ""},

@@ -349,16 +349,19 @@ func (r *Repo) setRemote() error {
 
 // Close releases the open pack files. The Repo must not be used after.
 func (r *Repo) Close() error {
-	if err := r.lock(context.Background()); err != nil {
+	if err := r.lockOnly(context.Background()); err != nil {
 		return err
 	}
 	defer r.unlock()
+	// The root takes the replay its last persist pushed (if that fails,
+	// the root stays at its own commit, which the remote has recreated).
+	serr := r.settle(context.Background())
 	// Files a replay left unwritten stay so (skip-worktree entries git
 	// finds nothing wrong with): the next Repo on the root writes them at
 	// its first call that reads the root. Materialize first leaves the
 	// root whole.
 	r.idx.packs.close()
-	return r.store.Close()
+	return errors.Join(serr, r.store.Close())
 }
 
 // Git returns the go-git repository. Use it only inside Do.
@@ -382,12 +385,7 @@ func (r *Repo) Do(ctx context.Context, fn func(*git.Repository) error) error {
 }
 
 func (r *Repo) lock(ctx context.Context) error {
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if err := r.lockFile(ctx); err != nil {
+	if err := r.lockOnly(ctx); err != nil {
 		return err
 	}
 	// Whatever takes the lock (but a persist, which folds it into its
@@ -397,6 +395,16 @@ func (r *Repo) lock(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// lockOnly is lock without taking a pending replay.
+func (r *Repo) lockOnly(ctx context.Context) error {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return r.lockFile(ctx)
 }
 
 // lockFile takes the cross-process lock of an on-disk root, the

@@ -236,16 +236,21 @@ func TestKilledKernelLeavesASaneRoot(t *testing.T) {
 		killedKernelProcess(t)
 		return
 	}
-	for _, next := range []string{"kernel", "git"} {
+	for _, next := range []string{"kernel", "git", "deferred"} {
 		t.Run(next, func(t *testing.T) {
 			remote := gittest.SeedRemote(t, map[string]string{"README.md": "r\n"})
 			root := t.TempDir()
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestKilledKernelLeavesASaneRoot$", "-test.count=1")
-			cmd.Env = append(os.Environ(), "TGP_KILLED_ROOT="+root, "TGP_KILLED_REMOTE="+remote, "TGP_KILLED_OTHER="+t.TempDir())
+			cmd.Env = append(os.Environ(), "TGP_KILLED_ROOT="+root, "TGP_KILLED_REMOTE="+remote, "TGP_KILLED_OTHER="+t.TempDir(),
+				"TGP_KILLED_DEFER="+fmt.Sprint(next == "deferred"))
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 				t.Fatalf("the kernel's process was not killed: %v\n%s", err, out)
+			}
+			if next == "deferred" {
+				killedBeforeTheRootTookItsReplay(t, root, remote)
+				return
 			}
 			if got := gittest.Git(t, root, "ls-files", "-v", "tools"); got != "S tools/a/x.ts\nH tools/b/y.ts\n" {
 				t.Fatalf("ls-files -v after the kill:\n%s", got)
@@ -294,7 +299,8 @@ func killedKernelProcess(t *testing.T) {
 	remote := os.Getenv("TGP_KILLED_REMOTE")
 	boot := func(root string) *Kernel {
 		k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root), WithSetting("git.remote", remote),
-			WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com"))
+			WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com"),
+			WithSetting("git.defer_replays", os.Getenv("TGP_KILLED_DEFER") == "true"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,4 +318,44 @@ func killedKernelProcess(t *testing.T) {
 	}
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {}
+}
+
+// killedBeforeTheRootTookItsReplay: the killed kernel deferred its
+// replay (git.defer_replays), so its root is at its own commit on the
+// seed: clean, whole, without the other agent's file; the next kernel's
+// boot finds the change on the remote, drops its own commit and brings
+// the root to the remote's tip.
+func killedBeforeTheRootTookItsReplay(t *testing.T, root, remote string) {
+	t.Helper()
+	if got := gittest.Git(t, root, "ls-files", "-v", "tools"); got != "H tools/b/y.ts\n" {
+		t.Fatalf("ls-files -v after the kill:\n%s", got)
+	}
+	if got, seed := gittest.Git(t, root, "rev-parse", "HEAD~1"), gittest.Git(t, remote, "rev-parse", "main~2"); got != seed {
+		t.Fatalf("HEAD~1 %s, want the seed %s", got, seed)
+	}
+	if st := gittest.Git(t, root, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status after the kill:\n%s", st)
+	}
+	gittest.Git(t, root, "fsck", "--strict")
+	k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root), WithSetting("git.remote", remote),
+		WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer k.Shutdown(context.Background())
+	if got, tip := gittest.Git(t, root, "rev-parse", "HEAD"), gittest.Git(t, remote, "rev-parse", "main"); got != tip {
+		t.Fatalf("after the next boot HEAD is %s, the remote %s", got, tip)
+	}
+	if got, err := k.FS().ReadFile("tools/a/x.ts"); err != nil || string(got) != "export default 1;\n" {
+		t.Fatalf("the next kernel reads %q (%v)", got, err)
+	}
+	if log := gittest.Git(t, remote, "log", "--format=%s", "main"); strings.Count(log, "tools/b/y.ts") != 1 {
+		t.Fatalf("remote history:\n%s", log)
+	}
+	if st := gittest.Git(t, root, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status at the end:\n%s", st)
+	}
 }

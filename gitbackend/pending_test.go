@@ -2,8 +2,14 @@ package gitbackend
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math/rand"
 	"os"
+	"path"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -223,4 +229,157 @@ func TestWaitingReplayDroppedWhenTheBranchMoved(t *testing.T) {
 	}
 	gittest.Git(t, root, "fsck", "--strict")
 	gittest.Git(t, remote, "fsck", "--strict")
+}
+
+// TestDeferredReplaysAgainstAModel drives agents that defer their
+// replays (and one that does not) through seeded random writes, whole-file
+// overwrites of each other's files, deletions and reads, one at a time,
+// against a model of the branch (a write that lands replaces the path, one
+// refused as a conflict changes nothing on the remote). Every write must
+// land as the model says, and once the roots take what they
+// pushed, each must be the remote's tip, clean, whole and fsck-clean.
+// TGP_PENDING_SEEDS sets how many seeds (from TGP_PENDING_SEED0).
+func TestDeferredReplaysAgainstAModel(t *testing.T) {
+	gittest.RequireGit(t)
+	seeds, seed0 := envInt("TGP_PENDING_SEEDS", 3), envInt("TGP_PENDING_SEED0", 1)
+	for s := seed0; s < seed0+seeds; s++ {
+		t.Run(fmt.Sprint("seed=", s), func(t *testing.T) { deferredReplaysAgainstAModel(t, int64(s)) })
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func deferredReplaysAgainstAModel(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
+	remote := gittest.BareRemote(t)
+	seeder := newAgent(t, remote, true)
+	seeder.write(t, "README.md", "seed\n")
+	model := map[string]string{"README.md": "seed\n"}
+	agents := make([]*agent, 3)
+	for i := range agents {
+		agents[i] = newAgent(t, remote, i == 2)
+		agents[i].repo.cfg.DeferReplays = i < 2
+	}
+	paths := []string{"README.md", "tools/a.ts", "tools/b.ts", "tools/x/c.ts", "data/d.txt", "shared.txt"}
+	var log []string
+	for op := 0; op < 40; op++ {
+		i := rng.Intn(len(agents))
+		a := agents[i]
+		p := paths[rng.Intn(len(paths))]
+		// The kernel settles a path before write_file writes over it;
+		// a host writing through the root itself may not.
+		if rng.Intn(2) == 0 {
+			if err := a.repo.Materialize(context.Background(), p); err != nil {
+				t.Fatalf("seed %d op %d: materialize %s: %v", seed, op, p, err)
+			}
+		}
+		var next func()
+		switch k := rng.Intn(10); {
+		case k < 7:
+			content := fmt.Sprintf("agent %d op %d\n", i, op)
+			if err := a.fs.MkdirAll(path.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.fs.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			log = append(log, fmt.Sprintf("agent %d writes %s", i, p))
+			next = func() { model[p] = content }
+		case k < 8:
+			// A file this root has (a tool deletes only what it finds,
+			// read after the kernel brought the root up to date).
+			if err := a.repo.Materialize(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.fs.Stat(p); err != nil {
+				continue
+			}
+			if err := a.fs.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			log = append(log, fmt.Sprintf("agent %d deletes %s", i, p))
+			next = func() { delete(model, p) }
+		default:
+			if err := a.repo.Materialize(context.Background(), path.Dir(p)); err != nil {
+				t.Fatal(err)
+			}
+			log = append(log, fmt.Sprintf("agent %d reads %s", i, path.Dir(p)))
+			continue
+		}
+		_, err := a.repo.Persist(context.Background(), Change{Paths: []string{p}, Message: fmt.Sprintf("op %d", op)})
+		switch {
+		case err == nil:
+			next()
+		case errors.Is(err, ErrConflict):
+			// Another agent changed the file since this root's version:
+			// the remote keeps theirs, the root is reset to it.
+			log = append(log, "  (conflict)")
+		default:
+			t.Fatalf("seed %d op %d (%s): %v\n%s", seed, op, log[len(log)-1], err, strings.Join(log, "\n"))
+		}
+	}
+	clone := gittest.Clone(t, remote)
+	got := map[string]string{}
+	for _, f := range strings.Fields(gittest.Git(t, clone, "ls-files")) {
+		b, err := os.ReadFile(filepath.Join(clone, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[f] = string(b)
+	}
+	if !reflect.DeepEqual(got, model) {
+		t.Fatalf("seed %d: the remote has\n%v\nthe model\n%v\nafter\n%s", seed, got, model, strings.Join(log, "\n"))
+	}
+	gittest.Git(t, remote, "fsck", "--strict")
+	tip := gitLine(t, remote, "rev-parse", "main")
+	for i, a := range agents {
+		if err := a.repo.Materialize(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		head, err := a.repo.head()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each root is at what it last pushed (or fetched), all of it.
+		if _, err := gittest.GitErr(remote, "merge-base", "--is-ancestor", head.String(), "main"); err != nil {
+			t.Fatalf("seed %d: agent %d at %s, not on the remote\n%s", seed, i, short(head), strings.Join(log, "\n"))
+		}
+		if tr := a.repo.trackingTip("main"); tr != head {
+			t.Fatalf("seed %d: agent %d at %s, its origin/main %s", seed, i, short(head), short(tr))
+		}
+		if !a.fs.InMemory() {
+			if st := gittest.Git(t, a.fs.Root(), "status", "--porcelain", "--untracked-files=all"); st != "" {
+				t.Fatalf("seed %d: agent %d's root not clean:\n%s\n%s", seed, i, st, strings.Join(log, "\n"))
+			}
+			gittest.Git(t, a.fs.Root(), "fsck", "--strict")
+		}
+		// Brought to the tip, it has the model's files.
+		if _, err := a.repo.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.repo.Materialize(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if head, _ := a.repo.head(); head.String() != tip {
+			t.Fatalf("seed %d: agent %d refreshed to %s, the remote at %s", seed, i, short(head), tip)
+		}
+		if a.fs.InMemory() {
+			continue
+		}
+		root := a.fs.Root()
+		if st := gittest.Git(t, root, "status", "--porcelain", "--untracked-files=all"); st != "" {
+			t.Fatalf("seed %d: agent %d's root not clean after a refresh:\n%s", seed, i, st)
+		}
+		for f, want := range model {
+			if b, err := os.ReadFile(filepath.Join(root, f)); err != nil || string(b) != want {
+				t.Fatalf("seed %d: agent %d's %s is %q (%v), want %q", seed, i, f, b, err, want)
+			}
+		}
+		gittest.Git(t, root, "fsck", "--strict")
+	}
 }

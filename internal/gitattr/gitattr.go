@@ -97,15 +97,34 @@ func (a *Attributes) Lookup(p string, names ...string) map[string]Value {
 	if a == nil {
 		return out
 	}
+	// The rules of info/attributes, then of each directory from p's own
+	// up to the top; most trees have none, and then nothing else is made
+	// (a commit's diffstat looks up every file).
+	stack := make([][]rule, 1, 8)
+	stack[0] = a.info
+	any := len(a.info) > 0
+	for dir := p; ; {
+		i := strings.LastIndexByte(dir, '/')
+		if i < 0 {
+			dir = ""
+		} else {
+			dir = dir[:i]
+		}
+		rules := a.rulesOf(dir)
+		any = any || len(rules) > 0
+		stack = append(stack, rules)
+		if dir == "" {
+			break
+		}
+	}
+	if !any {
+		return out
+	}
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
 	parts := strings.Split(p, "/")
-	stack := [][]rule{a.info}
-	for i := len(parts) - 1; i >= 0; i-- {
-		stack = append(stack, a.rulesOf(strings.Join(parts[:i], "/")))
-	}
 	var fill func(attrs []gitattributes.Attribute, depth int)
 	fill = func(attrs []gitattributes.Attribute, depth int) {
 		for i := len(attrs) - 1; i >= 0; i-- {

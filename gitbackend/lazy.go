@@ -151,7 +151,9 @@ func (l *lazyFiles) mayHave(only []string) bool {
 }
 
 // Unwritten reports how many files of HEAD a replay left unwritten in the
-// root (see Materialize); -1 until the root's index was first looked at.
+// root (see Materialize), and one more while a replay waits for the root
+// to take it (pending.go): zero means Materialize has nothing to do; -1
+// until the root's index was first looked at.
 func (r *Repo) Unwritten() int {
 	n := int(r.lazy.n.Load())
 	if r.pending.Load() != nil && n >= 0 {

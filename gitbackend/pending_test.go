@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
@@ -381,5 +382,136 @@ func deferredReplaysAgainstAModel(t *testing.T, seed int64) {
 			}
 		}
 		gittest.Git(t, root, "fsck", "--strict")
+	}
+}
+
+// TestDeferredReplaysUnderConcurrency: the agents of the model test write
+// at once (each its own goroutine; shared paths, so replays merge, fold
+// kept paths and conflict). Whatever the order, every write that returned
+// must be on the remote's branch in the commit it returned, with its
+// content, and every root must end on the remote, clean and fsck-clean.
+func TestDeferredReplaysUnderConcurrency(t *testing.T) {
+	gittest.RequireGit(t)
+	seeds, seed0 := envInt("TGP_PENDING_SEEDS", 3), envInt("TGP_PENDING_SEED0", 1)
+	for s := seed0; s < seed0+seeds; s++ {
+		t.Run(fmt.Sprint("seed=", s), func(t *testing.T) { deferredReplaysUnderConcurrency(t, int64(s)) })
+	}
+}
+
+func deferredReplaysUnderConcurrency(t *testing.T, seed int64) {
+	remote := gittest.BareRemote(t)
+	seeder := newAgent(t, remote, true)
+	seeder.write(t, "README.md", "seed\n")
+	const agents, ops = 4, 8
+	paths := []string{"tools/a.ts", "tools/b.ts", "tools/x/c.ts", "shared.txt"}
+	type landed struct {
+		commit, path, content string // content "" for a deletion
+	}
+	var mu sync.Mutex
+	var all []landed
+	as := make([]*agent, agents)
+	for i := range as {
+		as[i] = newAgent(t, remote, i == agents-1)
+		as[i].repo.cfg.DeferReplays = i%2 == 0
+	}
+	var wg sync.WaitGroup
+	for i, a := range as {
+		wg.Add(1)
+		go func(i int, a *agent) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(seed*100 + int64(i)))
+			for op := 0; op < ops; op++ {
+				p := paths[rng.Intn(len(paths))]
+				if rng.Intn(2) == 0 {
+					if err := a.repo.Materialize(context.Background(), p); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				content := fmt.Sprintf("agent %d op %d\n", i, op)
+				if rng.Intn(6) == 0 {
+					if err := a.repo.Materialize(context.Background(), p); err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := a.fs.Stat(p); err != nil {
+						continue
+					}
+					if err := a.fs.Remove(p); err != nil {
+						t.Error(err)
+						return
+					}
+					content = ""
+				} else {
+					if err := a.fs.MkdirAll(path.Dir(p), 0o755); err != nil {
+						t.Error(err)
+						return
+					}
+					if err := a.fs.WriteFile(p, []byte(content), 0o644); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				res, err := a.repo.Persist(context.Background(), Change{Paths: []string{p}, Message: fmt.Sprintf("agent %d op %d", i, op)})
+				switch {
+				case errors.Is(err, ErrConflict):
+				case err != nil:
+					t.Errorf("agent %d op %d: %v", i, op, err)
+					return
+				case !res.NoChange:
+					mu.Lock()
+					all = append(all, landed{res.Commit, p, content})
+					mu.Unlock()
+				}
+			}
+		}(i, a)
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if len(all) == 0 {
+		t.Fatalf("seed %d: no write landed", seed)
+	}
+	t.Logf("seed %d: %d writes landed, %d commits on the remote", seed, len(all), strings.Count(gittest.Git(t, remote, "log", "--format=%s", "main"), "\n"))
+	gittest.Git(t, remote, "fsck", "--strict")
+	if merges := gitLine(t, remote, "rev-list", "--merges", "main"); merges != "" {
+		t.Fatalf("merges on the remote: %s", merges)
+	}
+	for _, l := range all {
+		if _, err := gittest.GitErr(remote, "merge-base", "--is-ancestor", l.commit, "main"); err != nil {
+			t.Fatalf("seed %d: commit %s of a write to %s is not on the remote's main", seed, l.commit, l.path)
+		}
+		got, err := gittest.GitErr(remote, "show", l.commit+":"+l.path)
+		if l.content == "" {
+			if err == nil {
+				t.Fatalf("seed %d: %s deleted in %s is there: %q", seed, l.path, l.commit, got)
+			}
+			continue
+		}
+		if err != nil || got != l.content {
+			t.Fatalf("seed %d: %s in %s is %q (%v), the write was %q", seed, l.path, l.commit, got, err, l.content)
+		}
+	}
+	for i, a := range as {
+		if err := a.repo.Materialize(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		head, err := a.repo.head()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gittest.GitErr(remote, "merge-base", "--is-ancestor", head.String(), "main"); err != nil {
+			t.Fatalf("seed %d: agent %d at %s, not on the remote", seed, i, short(head))
+		}
+		if tr := a.repo.trackingTip("main"); tr != head {
+			t.Fatalf("seed %d: agent %d at %s, its origin/main %s", seed, i, short(head), short(tr))
+		}
+		if !a.fs.InMemory() {
+			if st := gittest.Git(t, a.fs.Root(), "status", "--porcelain", "--untracked-files=all"); st != "" {
+				t.Fatalf("seed %d: agent %d's root not clean:\n%s", seed, i, st)
+			}
+			gittest.Git(t, a.fs.Root(), "fsck", "--strict")
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -211,7 +212,8 @@ func (r *Repo) persistLocked(ctx context.Context, ch Change) (*PersistResult, er
 	// The objects this persist makes stay in memory until they are
 	// written as one pack (commitPaths, replay).
 	r.ov = r.newOverlay()
-	defer func() { r.ov = nil }()
+	r.sigs = &sigMemo{}
+	defer func() { r.ov, r.sigs = nil, nil }()
 	branch, err := r.branch()
 	if err != nil {
 		return nil, err
@@ -424,8 +426,48 @@ var ErrNoIdentity = gitident.ErrNoIdentity
 // GIT_COMMITTER_* variables, the repository's, global and system git
 // config, then the bot identity. The git tools commit through the same
 // resolver, so every commit the kernel makes names the same people.
+//
+// A persist resolves the people once (sigs): the replays a batch's leader
+// makes for it under the remote's lock and their reflog entries do not
+// read the config files again with the lock held.
 func (r *Repo) Signatures(now time.Time) (author, committer object.Signature, err error) {
-	return Signatures(r.repo, gitident.Person(r.cfg.Author), r.cfg.Environ, now)
+	if m := r.sigs; m != nil && m.ok {
+		// The people resolved once; the time is now's (unless the
+		// environment fixes it, as GIT_*_DATE do).
+		author, committer = m.author, m.committer
+		if !hasEnv(r.cfg.Environ, "GIT_AUTHOR_DATE") {
+			author.When = now.In(author.When.Location())
+		}
+		if !hasEnv(r.cfg.Environ, "GIT_COMMITTER_DATE") {
+			committer.When = now.In(committer.When.Location())
+		}
+		return author, committer, nil
+	}
+	author, committer, err = Signatures(r.repo, gitident.Person(r.cfg.Author), r.cfg.Environ, now)
+	if m := r.sigs; m != nil && err == nil {
+		m.author, m.committer, m.ok = author, committer, true
+	}
+	return author, committer, err
+}
+
+// hasEnv reports whether environ (nil: the process's) sets name.
+func hasEnv(environ []string, name string) bool {
+	if environ == nil {
+		_, ok := os.LookupEnv(name)
+		return ok
+	}
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// sigMemo holds the signatures of one persist (Repo.Signatures).
+type sigMemo struct {
+	author, committer object.Signature
+	ok                bool
 }
 
 // Signatures is Repo.Signatures for any repository.

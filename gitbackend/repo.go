@@ -196,6 +196,8 @@ type Repo struct {
 	// mayDefer is set while a persist's push may leave one.
 	pending  atomic.Pointer[pendingReplay]
 	mayDefer bool
+	// sigs are the signatures of the persist in progress (Signatures).
+	sigs *sigMemo
 	// eolOnce reads core.autocrlf and core.eol (eolSettings).
 	eolOnce           sync.Once
 	autocrlf, coreEOL string

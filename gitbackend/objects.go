@@ -771,6 +771,14 @@ func WriteTree(s storer.EncodedObjectStorer, base plumbing.Hash, files map[strin
 	for p, f := range files {
 		changes = append(changes, fileChange{Path: p, Mode: f.Mode, Hash: f.Hash, Delete: f.Delete})
 	}
+	return writeTreeStored(s, base, changes)
+}
+
+// writeTreeStored is writeTree whose empty result is git's empty tree,
+// stored: a commit names a tree, never the zero hash (a replay of the
+// deletion of the last file on a tip that deleted every other one made
+// one, and the remote took it).
+func writeTreeStored(s storer.EncodedObjectStorer, base plumbing.Hash, changes []fileChange) (plumbing.Hash, error) {
 	h, err := writeTree(s, base, changes)
 	if err != nil || !h.IsZero() {
 		return h, err

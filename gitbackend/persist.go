@@ -321,7 +321,7 @@ func (r *Repo) commitPaths(ctx context.Context, branch string, head plumbing.Has
 		}
 		changes = append(changes, c)
 	}
-	tree, err := writeTree(ov, baseTree, changes)
+	tree, err := writeTreeStored(ov, baseTree, changes)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
@@ -683,7 +683,7 @@ func (r *Repo) planReplayKeep(ctx context.Context, base, head, tip plumbing.Hash
 				}
 			}
 		}
-		newTree, err := writeTree(ov, curTree, merged)
+		newTree, err := writeTreeStored(ov, curTree, merged)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -745,7 +745,7 @@ func (r *Repo) deriveFiles(ctx context.Context, plan *replayPlan, seen, newTree 
 				extra = append(extra, fileChange{Path: p, Mode: mode, Hash: h})
 			}
 			sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
-			return writeTree(ov, newTree, extra)
+			return writeTreeStored(ov, newTree, extra)
 		}
 	}
 	// The hook reads the worktree: bring it to the merged tree first,
@@ -780,7 +780,7 @@ func (r *Repo) deriveFiles(ctx context.Context, plan *replayPlan, seen, newTree 
 		}
 		extra = append(extra, fc)
 	}
-	if newTree, err = writeTree(ov, newTree, extra); err != nil {
+	if newTree, err = writeTreeStored(ov, newTree, extra); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	if err := stageInIndex(ov, r.wt, extra); err != nil {
@@ -1129,7 +1129,7 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
-		tree, err := writeTree(r.store, baseTree, changes)
+		tree, err := writeTreeStored(r.store, baseTree, changes)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
@@ -1230,7 +1230,7 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 // when the hook cannot.
 func (r *Repo) deriveOnBranch(ctx context.Context, bh BranchHook, parent, baseTree, tree plumbing.Hash, own fileChange) (plumbing.Hash, error) {
 	if head, err := r.head(); err == nil && head == parent {
-		return writeTree(r.store, tree, []fileChange{own})
+		return writeTreeStored(r.store, tree, []fileChange{own})
 	}
 	diff, err := treeDiff(ctx, r.store, baseTree, tree)
 	if err != nil {
@@ -1245,7 +1245,7 @@ func (r *Repo) deriveOnBranch(ctx context.Context, bh BranchHook, parent, baseTr
 		return plumbing.ZeroHash, fmt.Errorf("regenerate derived files for the branch: %w", err)
 	}
 	if !ok {
-		return writeTree(r.store, tree, []fileChange{own})
+		return writeTreeStored(r.store, tree, []fileChange{own})
 	}
 	clean := r.checkinCleaner(r.store, tree)
 	extra := make([]fileChange, 0, len(files))
@@ -1258,7 +1258,7 @@ func (r *Repo) deriveOnBranch(ctx context.Context, bh BranchHook, parent, baseTr
 		extra = append(extra, fileChange{Path: p, Mode: mode, Hash: h})
 	}
 	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
-	return writeTree(r.store, tree, extra)
+	return writeTreeStored(r.store, tree, extra)
 }
 
 // sameTreePaths lists the paths among changes that differ between the

@@ -419,3 +419,53 @@ func TestStopAfterPushLosesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayOfTheLastDeletionCommitsTheEmptyTree: an agent deletes one of
+// the two files while another deleted the other and pushed first; the
+// replay's tree is empty, and its commit must name git's empty tree, not
+// the zero hash (it did, and the remote took it: git fsck fails on it,
+// and the next fetch of that commit failed to read tree 0000...).
+func TestReplayOfTheLastDeletionCommitsTheEmptyTree(t *testing.T) {
+	gittest.RequireGit(t)
+	for _, deferred := range []bool{false, true} {
+		t.Run(fmt.Sprint("deferred=", deferred), func(t *testing.T) {
+			remote := gittest.BareRemote(t)
+			other := newAgent(t, remote, true)
+			other.write(t, "x.txt", "x\n")
+			other.write(t, "y.txt", "y\n")
+			a := newAgent(t, remote, false)
+			a.repo.cfg.DeferReplays = deferred
+			if err := other.fs.Remove("y.txt"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.repo.Persist(context.Background(), Change{Paths: []string{"y.txt"}, Message: "rm y"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.fs.Remove("x.txt"); err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.repo.Persist(context.Background(), Change{Paths: []string{"x.txt"}, Message: "rm x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Replayed {
+				t.Fatal("no replay")
+			}
+			gittest.Git(t, remote, "fsck", "--strict")
+			if tree := gittest.Git(t, remote, "rev-parse", "main^{tree}"); tree != "4b825dc642cb6eb9a060e54bf8d69288fbee4904\n" {
+				t.Fatalf("the remote's tree is %s, want git's empty tree", tree)
+			}
+			// The next writer reads that commit.
+			other.write(t, "z.txt", "z\n")
+			a.write(t, "w.txt", "w\n")
+			if err := a.repo.Settle(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := gittest.Git(t, remote, "ls-tree", "--name-only", "main"); got != "w.txt\nz.txt\n" {
+				t.Fatalf("remote tree:\n%s", got)
+			}
+			gittest.Git(t, remote, "fsck", "--strict")
+			gittest.Git(t, a.fs.Root(), "fsck", "--strict")
+		})
+	}
+}

@@ -244,7 +244,10 @@ func TestDeferredReplaysAgainstAModel(t *testing.T) {
 	gittest.RequireGit(t)
 	seeds, seed0 := envInt("TGP_PENDING_SEEDS", 3), envInt("TGP_PENDING_SEED0", 1)
 	for s := seed0; s < seed0+seeds; s++ {
-		t.Run(fmt.Sprint("seed=", s), func(t *testing.T) { deferredReplaysAgainstAModel(t, int64(s)) })
+		t.Run(fmt.Sprint("seed=", s), func(t *testing.T) { deferredReplaysAgainstAModel(t, int64(s), false) })
+		// The same writers over smart HTTP: replays after a refused push
+		// (deferral is for local remotes; these take theirs at once).
+		t.Run(fmt.Sprint("http/seed=", s), func(t *testing.T) { deferredReplaysAgainstAModel(t, int64(s), true) })
 	}
 }
 
@@ -255,15 +258,20 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func deferredReplaysAgainstAModel(t *testing.T, seed int64) {
+func deferredReplaysAgainstAModel(t *testing.T, seed int64, overHTTP bool) {
 	rng := rand.New(rand.NewSource(seed))
+	// remote is the repository's directory, url what the agents push to.
 	remote := gittest.BareRemote(t)
-	seeder := newAgent(t, remote, true)
+	url := remote
+	if overHTTP {
+		url = gittest.NewHTTPServer(t, filepath.Dir(remote), "").URL(filepath.Base(remote))
+	}
+	seeder := newAgent(t, url, true)
 	seeder.write(t, "README.md", "seed\n")
 	model := map[string]string{"README.md": "seed\n"}
 	agents := make([]*agent, 3)
 	for i := range agents {
-		agents[i] = newAgent(t, remote, i == 2)
+		agents[i] = newAgent(t, url, i == 2)
 		agents[i].repo.cfg.DeferReplays = i < 2
 	}
 	paths := []string{"README.md", "tools/a.ts", "tools/b.ts", "tools/x/c.ts", "data/d.txt", "shared.txt"}

@@ -51,6 +51,9 @@ func TestLostPushIsLandedByTheWinner(t *testing.T) {
 					afterB = "-"
 					b.write(t, "tools/b1.ts", "b1\n")
 					afterB = gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+					// And one more, so that the tip A finds is not the
+					// commit that holds its change.
+					b.write(t, "tools/b2.ts", "b2\n")
 				}
 				return sleep(ctx, d)
 			}
@@ -66,8 +69,15 @@ func TestLostPushIsLandedByTheWinner(t *testing.T) {
 			if !strings.Contains(files, "tools/a1.ts") || !strings.Contains(files, "tools/b1.ts") {
 				t.Fatalf("the remote lacks a change:\n%s", files)
 			}
-			if n := strings.TrimSpace(gittest.Git(t, bare, "rev-list", "--count", "main")); n != "4" {
-				t.Fatalf("%s commits on main, want 4 (seed, other, b1, a1):\n%s", n, gittest.Git(t, bare, "log", "--oneline", "main"))
+			if n := strings.TrimSpace(gittest.Git(t, bare, "rev-list", "--count", "main")); n != "5" {
+				t.Fatalf("%s commits on main, want 5 (seed, other, b1, a1, b2):\n%s", n, gittest.Git(t, bare, "log", "--oneline", "main"))
+			}
+			// A's write names the commit that holds it, on main.
+			if got := gittest.Git(t, bare, "log", "-1", "--format=%s", res.Commit); got != "forge: tools/a1.ts\n" {
+				t.Fatalf("A's write names commit %s, %q:\n%s", res.Commit, got, gittest.Git(t, bare, "log", "--oneline", "main"))
+			}
+			if _, err := gittest.GitErr(bare, "merge-base", "--is-ancestor", res.Commit, "main"); err != nil {
+				t.Fatalf("A's commit %s is not on main", res.Commit)
 			}
 			if merges := strings.TrimSpace(gittest.Git(t, bare, "rev-list", "--merges", "main")); merges != "" {
 				t.Fatalf("merges on main: %s", merges)

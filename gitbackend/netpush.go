@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -586,7 +587,7 @@ func (r *Repo) planBatch(ctx context.Context, tip plumbing.Hash, prev *replayPla
 			continue // unreadable ticket, or objects gone
 		}
 		if it.landed {
-			it.commit = chain
+			it.commit = r.landedAs(chain, it)
 			continue
 		}
 		if !it.own && it.carried == nil {
@@ -754,4 +755,33 @@ func (r *Repo) objectsOf(ctx context.Context, branch, gitdir string, final plumb
 		return r.wrapRemoteErr("fetch", err)
 	}
 	return r.store.HasEncodedObject(final)
+}
+
+// landedAs finds the commit that holds a landed item's change: the
+// winner recreated the item's last commit on its own (same author, date
+// and message, as a replay keeps them) somewhere below tip; the tip
+// itself may hold later changes of the same paths. Not found (the walk is
+// bounded): tip.
+func (r *Repo) landedAs(tip plumbing.Hash, it *batchItem) plumbing.Hash {
+	s := r.objs()
+	want, err := object.GetCommit(s, it.head)
+	if err != nil {
+		return tip
+	}
+	h := tip
+	for n := 0; n < 10000 && !h.IsZero() && h != it.base; n++ {
+		c, err := object.GetCommit(s, h)
+		if err != nil {
+			return tip
+		}
+		if c.Hash == it.head || (c.Author.Email == want.Author.Email && c.Author.Name == want.Author.Name &&
+			c.Author.When.Equal(want.Author.When) && c.Message == want.Message) {
+			return c.Hash
+		}
+		if len(c.ParentHashes) == 0 {
+			break
+		}
+		h = c.ParentHashes[0]
+	}
+	return tip
 }

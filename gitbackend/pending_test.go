@@ -402,13 +402,19 @@ func TestDeferredReplaysUnderConcurrency(t *testing.T) {
 	gittest.RequireGit(t)
 	seeds, seed0 := envInt("TGP_PENDING_SEEDS", 3), envInt("TGP_PENDING_SEED0", 1)
 	for s := seed0; s < seed0+seeds; s++ {
-		t.Run(fmt.Sprint("seed=", s), func(t *testing.T) { deferredReplaysUnderConcurrency(t, int64(s)) })
+		t.Run(fmt.Sprint("seed=", s), func(t *testing.T) { deferredReplaysUnderConcurrency(t, int64(s), false) })
+		// Over smart HTTP: refused pushes, carries landed by the winner.
+		t.Run(fmt.Sprint("http/seed=", s), func(t *testing.T) { deferredReplaysUnderConcurrency(t, int64(s), true) })
 	}
 }
 
-func deferredReplaysUnderConcurrency(t *testing.T, seed int64) {
+func deferredReplaysUnderConcurrency(t *testing.T, seed int64, overHTTP bool) {
 	remote := gittest.BareRemote(t)
-	seeder := newAgent(t, remote, true)
+	url := remote
+	if overHTTP {
+		url = gittest.NewHTTPServer(t, filepath.Dir(remote), "").URL(filepath.Base(remote))
+	}
+	seeder := newAgent(t, url, true)
 	seeder.write(t, "README.md", "seed\n")
 	const agents, ops = 4, 8
 	paths := []string{"tools/a.ts", "tools/b.ts", "tools/x/c.ts", "shared.txt"}
@@ -419,7 +425,7 @@ func deferredReplaysUnderConcurrency(t *testing.T, seed int64) {
 	var all []landed
 	as := make([]*agent, agents)
 	for i := range as {
-		as[i] = newAgent(t, remote, i == agents-1)
+		as[i] = newAgent(t, url, i == agents-1)
 		as[i].repo.cfg.DeferReplays = i%2 == 0
 	}
 	var wg sync.WaitGroup
@@ -486,6 +492,9 @@ func deferredReplaysUnderConcurrency(t *testing.T, seed int64) {
 	if merges := gitLine(t, remote, "rev-list", "--merges", "main"); merges != "" {
 		t.Fatalf("merges on the remote: %s", merges)
 	}
+	if refs := gitLine(t, remote, "for-each-ref", "refs/tgp/carry"); refs != "" {
+		t.Fatalf("carries left on the remote:\n%s", refs)
+	}
 	for _, l := range all {
 		if _, err := gittest.GitErr(remote, "merge-base", "--is-ancestor", l.commit, "main"); err != nil {
 			t.Fatalf("seed %d: commit %s of a write to %s is not on the remote's main", seed, l.commit, l.path)
@@ -498,7 +507,8 @@ func deferredReplaysUnderConcurrency(t *testing.T, seed int64) {
 			continue
 		}
 		if err != nil || got != l.content {
-			t.Fatalf("seed %d: %s in %s is %q (%v), the write was %q", seed, l.path, l.commit, got, err, l.content)
+			t.Fatalf("seed %d: %s in %s is %q (%v), the write was %q\n%s", seed, l.path, l.commit, got, err, l.content,
+				gittest.Git(t, remote, "log", "--format=%h %s", "--name-status", "main"))
 		}
 	}
 	for i, a := range as {

@@ -760,7 +760,10 @@ func (r *Repo) objectsOf(ctx context.Context, branch, gitdir string, final plumb
 // landedAs finds the commit that holds a landed item's change: the
 // winner recreated the item's last commit on its own (same author, date
 // and message, as a replay keeps them) somewhere below tip; the tip
-// itself may hold later changes of the same paths. Not found (the walk is
+// itself may hold later changes of the same paths. Of the commits that
+// look so, the newest whose files at the paths the item changed are the
+// item's (another root with the same identity may have written the same
+// message in the same second); else the newest. Not found (the walk is
 // bounded): tip.
 func (r *Repo) landedAs(tip plumbing.Hash, it *batchItem) plumbing.Hash {
 	s := r.objs()
@@ -768,20 +771,47 @@ func (r *Repo) landedAs(tip plumbing.Hash, it *batchItem) plumbing.Hash {
 	if err != nil {
 		return tip
 	}
+	var changed []fileChange
+	if len(want.ParentHashes) > 0 {
+		if parent, err := object.GetCommit(s, want.ParentHashes[0]); err == nil {
+			changed, _ = treeDiff(context.Background(), s, parent.TreeHash, want.TreeHash)
+		}
+	}
+	sameFiles := func(c *object.Commit) bool {
+		for _, ch := range changed {
+			e, ok, err := treeEntry(s, c.TreeHash, ch.Path)
+			if err != nil || ok == ch.Delete || (ok && (e.Hash != ch.Hash || e.Mode != ch.Mode)) {
+				return false
+			}
+		}
+		return true
+	}
+	found := plumbing.ZeroHash
 	h := tip
 	for n := 0; n < 10000 && !h.IsZero() && h != it.base; n++ {
 		c, err := object.GetCommit(s, h)
 		if err != nil {
-			return tip
+			break
 		}
-		if c.Hash == it.head || (c.Author.Email == want.Author.Email && c.Author.Name == want.Author.Name &&
-			c.Author.When.Equal(want.Author.When) && c.Message == want.Message) {
+		if c.Hash == it.head {
 			return c.Hash
+		}
+		if c.Author.Email == want.Author.Email && c.Author.Name == want.Author.Name &&
+			c.Author.When.Equal(want.Author.When) && c.Message == want.Message {
+			if sameFiles(c) {
+				return c.Hash
+			}
+			if found.IsZero() {
+				found = c.Hash
+			}
 		}
 		if len(c.ParentHashes) == 0 {
 			break
 		}
 		h = c.ParentHashes[0]
 	}
-	return tip
+	if found.IsZero() {
+		return tip
+	}
+	return found
 }

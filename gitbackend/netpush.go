@@ -46,6 +46,18 @@ type batchItem struct {
 	commit   plumbing.Hash
 	conflict []string
 	err      error
+	// landedAt is, for a landed item, the commit another root's push made
+	// of its change (landedAs); commit is the chain's tip there, where
+	// the next item goes on.
+	landedAt plumbing.Hash
+}
+
+// holds is the commit that holds the item's change, for its caller.
+func (it *batchItem) holds() plumbing.Hash {
+	if !it.landedAt.IsZero() {
+		return it.landedAt
+	}
+	return it.commit
 }
 
 // pushNet pushes the local commits base..head on branch. tip, when not
@@ -84,7 +96,7 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		if err != nil {
 			return n, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, false, err)
 		}
-		return n, own.commit, r.ownOutcome(ctx, branch, own)
+		return n, own.holds(), r.ownOutcome(ctx, branch, own)
 	}
 	// The queue and the hold are spans of their own: in a fleet they are
 	// most of a slow write's time, and nothing else shows them.
@@ -175,7 +187,7 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 			}
 			res.Err = err.Error()
 		default:
-			res.Commit, res.Final, res.Conflict, res.LeaderGitDir = it.commit.String(), final.String(), it.conflict, own.gitdir
+			res.Commit, res.Final, res.Conflict, res.LeaderGitDir = it.holds().String(), final.String(), it.conflict, own.gitdir
 		}
 		b, _ := json.Marshal(res)
 		if werr := writeFileAtomic(q.resultPath(it.ticket.ID), b); werr != nil {
@@ -212,7 +224,7 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 	if err != nil {
 		return n, plumbing.ZeroHash, r.pendingErr(ctx, branch, base, head, false, err)
 	}
-	return n, own.commit, r.ownOutcome(ctx, branch, own)
+	return n, own.holds(), r.ownOutcome(ctx, branch, own)
 }
 
 // ownOutcome is the leader's own conflict, once the batch is pushed.
@@ -582,12 +594,12 @@ func (r *Repo) planBatch(ctx context.Context, tip plumbing.Hash, prev *replayPla
 	plan := &replayPlan{tip: tip, head: tip, at: prev.at, seen: prev.seen}
 	chain := tip
 	for _, it := range items {
-		it.commit, it.conflict = plumbing.ZeroHash, nil
+		it.commit, it.conflict, it.landedAt = plumbing.ZeroHash, nil, plumbing.ZeroHash
 		if it.ticket != nil && it.err != nil {
 			continue // unreadable ticket, or objects gone
 		}
 		if it.landed {
-			it.commit = r.landedAs(chain, it)
+			it.commit, it.landedAt = chain, r.landedAs(chain, it)
 			continue
 		}
 		if !it.own && it.carried == nil {

@@ -360,6 +360,28 @@ func (r *Repo) sparseCheckout() bool {
 type lazyCheckout struct {
 	files    *lazyFiles
 	deferNew bool
+	// keep are paths whose files stay as they are on disk (the agent's,
+	// about to be committed over a replay taken late, pending.go): their
+	// entries take the new version without stat data, so they compare by
+	// content.
+	keep map[string]bool
+}
+
+// kept says whether c's file stays as it is (keep), and if so records
+// c's version in idx.
+func (lc *lazyCheckout) kept(idx *index.Index, c fileChange) bool {
+	if lc == nil || !lc.keep[c.Path] {
+		return false
+	}
+	if c.Delete {
+		removeIndexPath(idx, c.Path)
+		return true
+	}
+	e := indexEntryFor(idx, c)
+	e.SkipWorktree, e.IntentToAdd = false, false
+	e.CreatedAt, e.ModifiedAt = time.Time{}, time.Time{}
+	e.Dev, e.Inode, e.UID, e.GID, e.Size = 0, 0, 0, 0, 0
+	return true
 }
 
 // deferrable says whether c may be left unwritten: a regular file whose

@@ -372,6 +372,9 @@ func applyChanges(s storage.Storer, wt billy.Filesystem, changes []fileChange, l
 	fw := newFastWriter(wt)
 	defer fw.close()
 	for _, c := range changes {
+		if lc.kept(idx, c) {
+			continue
+		}
 		if c.Delete && isGitlinkIn(idx, c.Path) {
 			// A submodule's place is removed as git's remove_or_warn
 			// does (rmdir): an empty directory goes, with the empty

@@ -3,11 +3,10 @@ package gitbackend
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/tgp-go/tgp/internal/reflog"
 )
@@ -40,9 +39,10 @@ type pendingReplay struct {
 	from, over, tracking plumbing.Hash
 	// ov holds the replay's objects and the other agents' it fetched.
 	ov *overlay
-	// changed are the paths the checkout from the root's tree to the
-	// replay's changes, sorted.
-	changed []string
+	// to is the replay's tree; changes the checkout from the root's tree
+	// to it (read, never changed: Materialize looks without the lock).
+	to      plumbing.Hash
+	changes []fileChange
 }
 
 // touches reports whether bringing the root to the replay changes a path
@@ -51,9 +51,9 @@ func (p *pendingReplay) touches(paths []string) bool {
 	if len(paths) == 0 {
 		return true
 	}
-	for _, c := range p.changed {
+	for _, c := range p.changes {
 		for _, q := range paths {
-			if q == "" || q == "." || atOrBeneath(c, q) || atOrBeneath(q, c) {
+			if q == "" || q == "." || atOrBeneath(c.Path, q) || atOrBeneath(q, c.Path) {
 				return true
 			}
 		}
@@ -81,12 +81,7 @@ func (r *Repo) deferReplay(branch string, plan *replayPlan, from, over, tracking
 	if err != nil {
 		return false
 	}
-	paths := make([]string, len(changes))
-	for i, c := range changes {
-		paths[i] = c.Path
-	}
-	sort.Strings(paths)
-	r.pending.Store(&pendingReplay{branch: branch, plan: plan, from: from, over: over, tracking: tracking, ov: ov, changed: paths})
+	r.pending.Store(&pendingReplay{branch: branch, plan: plan, from: from, over: over, tracking: tracking, ov: ov, to: to, changes: changes})
 	return true
 }
 
@@ -146,10 +141,11 @@ func (r *Repo) settle(ctx context.Context) error {
 // foldPending starts a persist of ch on a pending replay: the root's
 // worktree and index are brought to the replay, but for the paths ch
 // commits (their files are the agent's now; their entries take the
-// replay's version unstaged, which the commit stages over), and the
-// persist's objects join the replay's in memory. The branch and the
-// remote-tracking ref move once the commit is written (foldDone). It
-// returns the head to commit on, or zero when there was nothing to fold.
+// replay's version unstaged, which the commit stages over), the replay's
+// entry goes to the branch's log, and the persist's objects join the
+// replay's in memory. The branch and the remote-tracking ref move once
+// the commit is written (foldDone). It returns nil when there was
+// nothing to fold.
 func (r *Repo) foldPending(ctx context.Context, ch Change) (*pendingReplay, error) {
 	p := r.pendingHere()
 	if p == nil {
@@ -157,10 +153,6 @@ func (r *Repo) foldPending(ctx context.Context, ch Change) (*pendingReplay, erro
 	}
 	r.pending.Store(nil)
 	r.ov = p.ov
-	to, err := r.treeOf(p.plan.head)
-	if err != nil {
-		return nil, err
-	}
 	keep := map[string]bool{}
 	for _, q := range ch.Paths {
 		keep[q] = true
@@ -169,10 +161,13 @@ func (r *Repo) foldPending(ctx context.Context, ch Change) (*pendingReplay, erro
 		return nil, err
 	}
 	defer releaseLocalWork()
-	if err := r.checkoutKeeping(ctx, p.plan.at, to, keep); err != nil {
+	// The checkout sorts and smudges its changes: a copy, since a
+	// Materialize may still be reading p's.
+	if err := r.checkoutChanges(slices.Clone(p.changes), p.to, true, keep); err != nil {
 		return nil, err
 	}
-	p.plan.at = to
+	p.plan.at = p.to
+	r.logReplayMove(p)
 	return p, nil
 }
 
@@ -180,7 +175,7 @@ func (r *Repo) foldPending(ctx context.Context, ch Change) (*pendingReplay, erro
 // (in the commit's pack when the persist made one, committed), the branch
 // at the replay unless the commit moved it on, and the remote-tracking
 // ref where the replay's push left it. The branch's log has the replay's
-// entry already (persistLocked).
+// entry already (foldPending).
 func (r *Repo) foldDone(p *pendingReplay, committed bool) error {
 	if err := r.writeOverlay(); err != nil {
 		return err
@@ -197,72 +192,18 @@ func (r *Repo) foldDone(p *pendingReplay, committed bool) error {
 	return nil
 }
 
-// checkoutKeeping is a lazy checkout from one tree to another that leaves
-// the files at keep as they are on disk, their index entries describing
-// the new tree's version with no stat data (so they compare by content).
-func (r *Repo) checkoutKeeping(ctx context.Context, fromTree, toTree plumbing.Hash, keep map[string]bool) error {
-	if fromTree == toTree {
-		return nil
-	}
-	s := r.objs()
-	changes, err := treeDiff(ctx, s, fromTree, toTree)
-	if err != nil {
-		return err
-	}
-	var kept []fileChange
-	out := changes[:0]
-	for _, c := range changes {
-		if keep[c.Path] {
-			kept = append(kept, c)
-		} else {
-			out = append(out, c)
-		}
-	}
-	changes = out
-	smudgeAll(changes, r.checkoutSmudgerFor(s, toTree))
-	_, treeHook := r.hook.(TreeHook)
-	deferNew := r.hook == nil || treeHook
-	if err := applyChanges(s, r.wt, changes, &lazyCheckout{files: &r.lazy, deferNew: deferNew}); err != nil {
-		return err
-	}
-	if len(kept) == 0 {
-		return nil
-	}
-	idx, err := s.Index()
-	if err != nil {
-		return fmt.Errorf("read index: %w", err)
-	}
-	for _, c := range kept {
-		setEntryUnstat(idx, c)
-	}
-	return s.SetIndex(idx)
-}
-
-// setEntryUnstat makes idx record c without stat data (deleted: without
-// the entry), whatever the file on disk holds.
-func setEntryUnstat(idx *index.Index, c fileChange) {
-	if c.Delete {
-		removeIndexPath(idx, c.Path)
-		return
-	}
-	e := indexEntryFor(idx, c)
-	e.SkipWorktree, e.IntentToAdd = false, false
-	e.CreatedAt, e.ModifiedAt = time.Time{}, time.Time{}
-	e.Dev, e.Inode, e.UID, e.GID, e.Size = 0, 0, 0, 0, 0
-}
-
-// logReplayMove logs the branch's move from a root's own commit to its
-// replay (pull --rebase's entry) without writing the ref, which a commit
-// on the replay moves further at once.
-func (r *Repo) logReplayMove(branch string, from, to, tip plumbing.Hash) {
+// logReplayMove logs the branch's move from the root's own commit to
+// p's replay (pull --rebase's entry) without writing the ref, which a
+// commit on the replay moves further at once.
+func (r *Repo) logReplayMove(p *pendingReplay) {
 	_, who, err := r.Signatures(time.Now())
 	if err != nil {
 		return
 	}
-	ref := plumbing.NewBranchReferenceName(branch)
+	ref := plumbing.NewBranchReferenceName(p.branch)
 	refs := []plumbing.ReferenceName{ref}
 	if head, err := r.store.Reference(plumbing.HEAD); err == nil && head.Type() == plumbing.SymbolicReference && head.Target() == ref {
 		refs = append(refs, plumbing.HEAD)
 	}
-	r.logMove(from, to, reflog.Ident(who.Name, who.Email, who.When), replayReflog(branch, tip), refs...)
+	r.logMove(p.from, p.plan.head, reflog.Ident(who.Name, who.Email, who.When), replayReflog(p.branch, p.plan.tip), refs...)
 }

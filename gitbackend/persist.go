@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -226,17 +225,18 @@ func (r *Repo) persistLocked(ctx context.Context, ch Change) (*PersistResult, er
 	// into this commit's pack (pending.go); without a change to commit,
 	// the root takes it first.
 	var fold *pendingReplay
-	if r.pending.Load() != nil {
-		if len(ch.Paths) > 0 {
-			if fold, err = r.foldPending(ctx, ch); err != nil {
-				return nil, err
-			}
-		} else if err := r.settle(ctx); err != nil {
+	switch {
+	case r.pending.Load() == nil:
+	case len(ch.Paths) > 0:
+		if fold, err = r.foldPending(ctx, ch); err != nil {
 			return nil, err
 		}
 		if fold != nil {
 			head = fold.plan.head
-			r.logReplayMove(branch, fold.from, fold.plan.head, fold.plan.tip)
+		}
+	default:
+		if err := r.settle(ctx); err != nil {
+			return nil, err
 		}
 	}
 	r.mayDefer = r.cfg.DeferReplays
@@ -432,42 +432,31 @@ var ErrNoIdentity = gitident.ErrNoIdentity
 // read the config files again with the lock held.
 func (r *Repo) Signatures(now time.Time) (author, committer object.Signature, err error) {
 	if m := r.sigs; m != nil && m.ok {
-		// The people resolved once; the time is now's (unless the
-		// environment fixes it, as GIT_*_DATE do).
+		// The people resolved once; a time that was now's is now's again
+		// (one the environment fixed, GIT_*_DATE, stays).
 		author, committer = m.author, m.committer
-		if !hasEnv(r.cfg.Environ, "GIT_AUTHOR_DATE") {
-			author.When = now.In(author.When.Location())
+		if m.authorNow {
+			author.When = now
 		}
-		if !hasEnv(r.cfg.Environ, "GIT_COMMITTER_DATE") {
-			committer.When = now.In(committer.When.Location())
+		if m.committerNow {
+			committer.When = now
 		}
 		return author, committer, nil
 	}
 	author, committer, err = Signatures(r.repo, gitident.Person(r.cfg.Author), r.cfg.Environ, now)
 	if m := r.sigs; m != nil && err == nil {
-		m.author, m.committer, m.ok = author, committer, true
+		*m = sigMemo{author: author, committer: committer, ok: true,
+			authorNow: author.When.Equal(now), committerNow: committer.When.Equal(now)}
 	}
 	return author, committer, err
 }
 
-// hasEnv reports whether environ (nil: the process's) sets name.
-func hasEnv(environ []string, name string) bool {
-	if environ == nil {
-		_, ok := os.LookupEnv(name)
-		return ok
-	}
-	for _, kv := range environ {
-		if strings.HasPrefix(kv, name+"=") {
-			return true
-		}
-	}
-	return false
-}
-
-// sigMemo holds the signatures of one persist (Repo.Signatures).
+// sigMemo holds the signatures of one persist (Repo.Signatures), and
+// whether each time was the call's.
 type sigMemo struct {
-	author, committer object.Signature
-	ok                bool
+	author, committer       object.Signature
+	authorNow, committerNow bool
+	ok                      bool
 }
 
 // Signatures is Repo.Signatures for any repository.
@@ -870,16 +859,23 @@ func (r *Repo) checkoutTreesLazy(ctx context.Context, fromTree, toTree plumbing.
 	if fromTree == toTree {
 		return nil, nil
 	}
-	s := r.objs()
-	changes, err := treeDiff(ctx, s, fromTree, toTree)
+	changes, err := treeDiff(ctx, r.objs(), fromTree, toTree)
 	if err != nil {
 		return nil, err
 	}
+	return changes, r.checkoutChanges(changes, toTree, deferNew, nil)
+}
+
+// checkoutChanges writes changes, a diff to toTree, to the worktree and
+// the index (checkoutTreesLazy); the files at keep stay as they are
+// (lazyCheckout.keep).
+func (r *Repo) checkoutChanges(changes []fileChange, toTree plumbing.Hash, deferNew bool, keep map[string]bool) error {
+	s := r.objs()
 	smudgeAll(changes, r.checkoutSmudgerFor(s, toTree))
 	// A hook that reads the worktree needs every file on disk.
 	_, treeHook := r.hook.(TreeHook)
 	deferNew = deferNew && (r.hook == nil || treeHook)
-	return changes, applyChanges(s, r.wt, changes, &lazyCheckout{files: &r.lazy, deferNew: deferNew})
+	return applyChanges(s, r.wt, changes, &lazyCheckout{files: &r.lazy, deferNew: deferNew, keep: keep})
 }
 
 // localCommits lists base..head along first parents, oldest first.

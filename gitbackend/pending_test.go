@@ -251,6 +251,42 @@ func TestDeferredReplaysAgainstAModel(t *testing.T) {
 	}
 }
 
+// seededRemote is a bare remote with one commit (README.md) and the URL
+// the agents push to: its path, or over smart HTTP.
+func seededRemote(t *testing.T, overHTTP bool) (dir, url string) {
+	t.Helper()
+	dir = gittest.BareRemote(t)
+	url = dir
+	if overHTTP {
+		url = gittest.NewHTTPServer(t, filepath.Dir(dir), "").URL(filepath.Base(dir))
+	}
+	newAgent(t, url, true).write(t, "README.md", "seed\n")
+	return dir, url
+}
+
+// checkRootOnRemote fails unless a's root (having taken what it pushed)
+// is at a commit of the remote's main, its origin/main there too, and, on
+// disk, clean and fsck-clean; who names it, after is shown on failure.
+func checkRootOnRemote(t *testing.T, who string, a *agent, remote, after string) {
+	t.Helper()
+	head, err := a.repo.head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gittest.GitErr(remote, "merge-base", "--is-ancestor", head.String(), "main"); err != nil {
+		t.Fatalf("%s at %s, not on the remote\n%s", who, short(head), after)
+	}
+	if tr := a.repo.trackingTip("main"); tr != head {
+		t.Fatalf("%s at %s, its origin/main %s", who, short(head), short(tr))
+	}
+	if !a.fs.InMemory() {
+		if st := gittest.Git(t, a.fs.Root(), "status", "--porcelain", "--untracked-files=all"); st != "" {
+			t.Fatalf("%s's root not clean:\n%s\n%s", who, st, after)
+		}
+		gittest.Git(t, a.fs.Root(), "fsck", "--strict")
+	}
+}
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
 		return v
@@ -260,14 +296,7 @@ func envInt(name string, def int) int {
 
 func deferredReplaysAgainstAModel(t *testing.T, seed int64, overHTTP bool) {
 	rng := rand.New(rand.NewSource(seed))
-	// remote is the repository's directory, url what the agents push to.
-	remote := gittest.BareRemote(t)
-	url := remote
-	if overHTTP {
-		url = gittest.NewHTTPServer(t, filepath.Dir(remote), "").URL(filepath.Base(remote))
-	}
-	seeder := newAgent(t, url, true)
-	seeder.write(t, "README.md", "seed\n")
+	remote, url := seededRemote(t, overHTTP)
 	model := map[string]string{"README.md": "seed\n"}
 	agents := make([]*agent, 3)
 	for i := range agents {
@@ -350,23 +379,8 @@ func deferredReplaysAgainstAModel(t *testing.T, seed int64, overHTTP bool) {
 		if err := a.repo.Materialize(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		head, err := a.repo.head()
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Each root is at what it last pushed (or fetched), all of it.
-		if _, err := gittest.GitErr(remote, "merge-base", "--is-ancestor", head.String(), "main"); err != nil {
-			t.Fatalf("seed %d: agent %d at %s, not on the remote\n%s", seed, i, short(head), strings.Join(log, "\n"))
-		}
-		if tr := a.repo.trackingTip("main"); tr != head {
-			t.Fatalf("seed %d: agent %d at %s, its origin/main %s", seed, i, short(head), short(tr))
-		}
-		if !a.fs.InMemory() {
-			if st := gittest.Git(t, a.fs.Root(), "status", "--porcelain", "--untracked-files=all"); st != "" {
-				t.Fatalf("seed %d: agent %d's root not clean:\n%s\n%s", seed, i, st, strings.Join(log, "\n"))
-			}
-			gittest.Git(t, a.fs.Root(), "fsck", "--strict")
-		}
+		checkRootOnRemote(t, fmt.Sprintf("seed %d: agent %d", seed, i), a, remote, strings.Join(log, "\n"))
 		// Brought to the tip, it has the model's files.
 		if _, err := a.repo.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
@@ -409,13 +423,7 @@ func TestDeferredReplaysUnderConcurrency(t *testing.T) {
 }
 
 func deferredReplaysUnderConcurrency(t *testing.T, seed int64, overHTTP bool) {
-	remote := gittest.BareRemote(t)
-	url := remote
-	if overHTTP {
-		url = gittest.NewHTTPServer(t, filepath.Dir(remote), "").URL(filepath.Base(remote))
-	}
-	seeder := newAgent(t, url, true)
-	seeder.write(t, "README.md", "seed\n")
+	remote, url := seededRemote(t, overHTTP)
 	const agents, ops = 4, 8
 	paths := []string{"tools/a.ts", "tools/b.ts", "tools/x/c.ts", "shared.txt"}
 	type landed struct {
@@ -515,21 +523,6 @@ func deferredReplaysUnderConcurrency(t *testing.T, seed int64, overHTTP bool) {
 		if err := a.repo.Materialize(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		head, err := a.repo.head()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := gittest.GitErr(remote, "merge-base", "--is-ancestor", head.String(), "main"); err != nil {
-			t.Fatalf("seed %d: agent %d at %s, not on the remote", seed, i, short(head))
-		}
-		if tr := a.repo.trackingTip("main"); tr != head {
-			t.Fatalf("seed %d: agent %d at %s, its origin/main %s", seed, i, short(head), short(tr))
-		}
-		if !a.fs.InMemory() {
-			if st := gittest.Git(t, a.fs.Root(), "status", "--porcelain", "--untracked-files=all"); st != "" {
-				t.Fatalf("seed %d: agent %d's root not clean:\n%s", seed, i, st)
-			}
-			gittest.Git(t, a.fs.Root(), "fsck", "--strict")
-		}
+		checkRootOnRemote(t, fmt.Sprintf("seed %d: agent %d", seed, i), a, remote, "")
 	}
 }

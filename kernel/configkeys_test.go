@@ -204,15 +204,7 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 			remote := gittest.SeedRemote(t, map[string]string{"README.md": "r\n"})
 			other := bootWith(t, WithSetting("git.remote", remote))
 			root := t.TempDir()
-			k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root), WithSetting("git.remote", remote),
-				WithSetting("git.defer_replays", deferred), WithSetting("git.author.name", "A"), WithSetting("git.author.email", "a@x"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := k.Boot(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+			k := bootKernel(t, remote, false, WithRoot(root), WithSetting("git.defer_replays", deferred))
 			writeTool(t, other, "tools/o.ts", "/** O. */\nexport default () => 1;\n")
 			p := writeTool(t, k, "tools/k.ts", "/** K. */\nexport default () => 2;\n")
 			tip := strings.TrimSpace(gittest.Git(t, remote, "rev-parse", "main"))

@@ -265,15 +265,7 @@ func TestKilledKernelLeavesASaneRoot(t *testing.T) {
 			want := gittest.Git(t, root, "show", "HEAD:tools/a/x.ts")
 			switch next {
 			case "kernel":
-				k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root), WithSetting("git.remote", remote),
-					WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := k.Boot(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-				defer k.Shutdown(context.Background())
+				k := bootKernel(t, remote, false, WithRoot(root))
 				if got, err := k.FS().ReadFile("tools/a/x.ts"); err != nil || string(got) != want {
 					t.Fatalf("the next kernel's FS reads %q (%v), want %q", got, err, want)
 				}
@@ -298,16 +290,7 @@ func TestKilledKernelLeavesASaneRoot(t *testing.T) {
 func killedKernelProcess(t *testing.T) {
 	remote := os.Getenv("TGP_KILLED_REMOTE")
 	boot := func(root string) *Kernel {
-		k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root), WithSetting("git.remote", remote),
-			WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com"),
-			WithSetting("git.defer_replays", os.Getenv("TGP_KILLED_DEFER") == "true"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := k.Boot(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return k
+		return bootKernel(t, remote, false, WithRoot(root), WithSetting("git.defer_replays", os.Getenv("TGP_KILLED_DEFER") == "true"))
 	}
 	b := boot(os.Getenv("TGP_KILLED_ROOT"))
 	a := boot(os.Getenv("TGP_KILLED_OTHER"))
@@ -337,15 +320,7 @@ func killedBeforeTheRootTookItsReplay(t *testing.T, root, remote string) {
 		t.Fatalf("git status after the kill:\n%s", st)
 	}
 	gittest.Git(t, root, "fsck", "--strict")
-	k, err := New(context.Background(), WithEnviron([]string{}), WithRoot(root), WithSetting("git.remote", remote),
-		WithSetting("git.author.name", "Agent"), WithSetting("git.author.email", "agent@example.com"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Boot(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer k.Shutdown(context.Background())
+	k := bootKernel(t, remote, false, WithRoot(root))
 	if got, tip := gittest.Git(t, root, "rev-parse", "HEAD"), gittest.Git(t, remote, "rev-parse", "main"); got != tip {
 		t.Fatalf("after the next boot HEAD is %s, the remote %s", got, tip)
 	}

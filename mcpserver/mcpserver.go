@@ -194,10 +194,7 @@ func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 				// the client asks and calls again with the answer.
 				return ir, nil
 			}
-			te := tools.Classify(err, nil)
-			body, _ := json.Marshal(map[string]any{"ok": false, "tool": name, "error": te})
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
-				StructuredContent: map[string]any{"error": te}}, nil
+			return errorResult(name, tools.Classify(err, nil)), nil
 		}
 		structured := map[string]any{"result": res.Value, "truncated": res.Truncated}
 		if res.TruncatedReason != "" {
@@ -226,6 +223,19 @@ func (s *server) handler(name string, c Caller) mcp.ToolHandler {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}, nil
 	}
+}
+
+// errorResult is a failed call as MCP clients read it: isError with the
+// error as JSON text, and no structuredContent. A tool's outputSchema
+// describes its results, not its errors, and clients that validate
+// structuredContent whenever it is present (the official TypeScript SDK
+// does, error or not: 1.32.2 throws -32602 on {"error": ...}) would
+// never show the model why the call failed. The specification asks that
+// structuredContent, when present, conform to the outputSchema, and puts
+// a failed call's explanation in content with isError.
+func errorResult(name string, te *tools.Error) *mcp.CallToolResult {
+	body, _ := json.Marshal(map[string]any{"ok": false, "tool": name, "error": te})
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
 }
 
 // traceParent makes the W3C trace context a client sent in the request's

@@ -94,6 +94,11 @@ func TestToolsAnnotationsAndCalls(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"kind":"bad_args"`) {
 		t.Fatalf("bad args not an isError result: %+v", res.Content[0])
 	}
+	if res.StructuredContent != nil {
+		// echo declares an outputSchema; {"error": ...} does not match it
+		// and clients that validate would throw instead of reading it.
+		t.Fatalf("an error result carries structuredContent %v", res.StructuredContent)
+	}
 	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: PromptName})
 	if err != nil {
 		t.Fatal(err)

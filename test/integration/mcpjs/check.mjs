@@ -7,7 +7,9 @@
 //      refuses a result that does not match); a tool the script forgot to
 //      call fails the run. Each (schema, structuredContent) pair is also
 //      printed on a "STRUCTURED " line for the Go test to validate with
-//      another validator (jsonschema-go);
+//      another validator (jsonschema-go); then every such tool is made
+//      to fail, and its error must reach the client as an isError result
+//      whose text names the error's kind;
 //   2. resources: tgp://meta.json and tgp://tools/{path} are listed and
 //      read; when another OS process (`tgp call`) pushes a tool to the
 //      shared remote, the server's refresh brings it in and the client
@@ -115,6 +117,51 @@ const calls = [
   ['git_status', {}],
 ];
 
+// failing is one call per tool that declares an outputSchema, each made
+// to fail, with the error kind the model must read. The SDK throws on
+// structuredContent that does not match the schema even when isError is
+// set, so an error result must be readable as text alone.
+const failing = [
+  ['read_file', { path: '../../etc/passwd' }, 'sandbox_violation'],
+  ['write_file', { path: '../outside.txt', content: 'x' }, 'sandbox_violation'],
+  ['list_files', { dir: '../..' }, 'sandbox_violation'],
+  ['patch_file', { path: tool, old_string: 'not in the file', new_string: 'x' }, 'not_found'],
+  ['apply_patch', { patch: 'not a patch' }, 'bad_args'],
+  ['delete_file', { path: 'notes/never-written.txt' }, 'not_found'],
+  ['find_tools', { query: 7 }, 'bad_args'],
+  ['check_tool', { path: 'tools/missing.ts' }, 'not_found'],
+  ['exec_tool', { path: tool, args: { n: 'x' }, timeout_ms: 1 }, 'bad_args'],
+  ['exec_sql', { sql: 'SELECT * FROM no_such_table' }, 'execution_failed'],
+  ['shell', { command: 5 }, 'bad_args'],
+  ['exec_command', { cmd: 'cat', bogus: true }, 'bad_args'],
+  ['write_stdin', { session_id: 987654, chars: 'x' }, 'not_found'],
+  ['git_status', { bogus: 1 }, 'bad_args'],
+];
+
+async function callsFail(client, declared) {
+  const failed = new Set();
+  for (const [name, args, kind] of failing) {
+    let res;
+    try {
+      res = await client.callTool({ name, arguments: args });
+    } catch (err) {
+      check(false, `${mode}: failing ${name} is readable by the SDK`, String(err));
+      continue;
+    }
+    let body;
+    try {
+      body = JSON.parse(res.content?.[0]?.text ?? '');
+    } catch {
+      body = undefined;
+    }
+    check(res.isError === true && body?.ok === false && body?.error?.kind === kind && typeof body?.error?.message === 'string',
+      `${mode}: failing ${name} ${JSON.stringify(args).slice(0, 50)} reads as ${kind}`, res.content?.[0]?.text);
+    failed.add(name);
+  }
+  const missed = [...declared.keys()].filter((n) => !failed.has(n));
+  check(missed.length === 0, `${mode}: every tool with an outputSchema was made to fail and read`, missed);
+}
+
 async function run() {
   const { client, stop } = await connect();
   let listChanged = 0;
@@ -150,6 +197,7 @@ async function run() {
     }
     const missed = [...declared.keys()].filter((n) => !called.has(n));
     check(missed.length === 0, `${mode}: every tool with an outputSchema was called and validated`, missed);
+    await callsFail(client, declared);
 
     // Resources.
     let { resources } = await client.listResources();

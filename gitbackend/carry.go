@@ -182,7 +182,9 @@ func supportsCarry(ar *packp.AdvRefs) bool {
 // remote, not turned off (git.retry.carry), not found to refuse them.
 func (r *Repo) carrying() bool {
 	_, ok := r.remote.(*netRemote)
-	return ok && !r.cfg.Retry.NoCarry && !r.noCarry.Load()
+	// Within a push budget a carry costs pushes of its own (leaving it,
+	// withdrawing it): the machine's batch carries its writes instead.
+	return ok && !r.cfg.Retry.NoCarry && !r.noCarry.Load() && r.pushes == nil
 }
 
 // pushExtrasFor is what a push of items (and carried, the others'

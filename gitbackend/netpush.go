@@ -336,12 +336,20 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 				break
 			}
 		}
+		// Within the push budget, a push waits for its turn before it
+		// reads the remote's tip (a tip read before the wait would be
+		// stale after it), and the writes that queue meanwhile go in it.
+		waited, err := r.awaitPushBudget(ctx)
+		if err != nil {
+			lastErr = err
+			break
+		}
 		attempt++
 		span.End()
 		var actx context.Context
 		actx, span = telemetry.Start(ctx, "tgp.persist.attempt", attribute.Int("tgp.persist.attempt", attempt),
 			attribute.Int("tgp.persist.batch_size", len(items)))
-		if attempt > 1 && more != nil {
+		if (attempt > 1 || waited) && more != nil {
 			items = append(items, more()...)
 		}
 		var opened chan openedPush
@@ -391,6 +399,10 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 				lastErr = err
 				if errors.Is(err, ErrAuth) {
 					return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("fetch", err)
+				}
+				if rerr := r.rateLimitOutlasts(ctx, err); rerr != nil {
+					lastErr = rerr
+					break
 				}
 				if ctx.Err() != nil {
 					break
@@ -454,6 +466,10 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
 			return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("push", err)
 		}
+		if rerr := r.rateLimitOutlasts(ctx, err); rerr != nil {
+			lastErr = rerr
+			break
+		}
 		if ctx.Err() != nil {
 			break
 		}
@@ -481,7 +497,10 @@ type openedPush struct {
 // fewer races.
 func (r *Repo) openPushBeside(ctx context.Context) chan openedPush {
 	n, ok := r.remote.(*netRemote)
-	if !ok {
+	if !ok || r.pushes != nil {
+		// Within a push budget a session opened ahead counts as a push
+		// and may be wasted (nothing to push, or the tip moved): the
+		// push opens its own once its turn is taken.
 		return nil
 	}
 	ch := make(chan openedPush, 1)
@@ -554,10 +573,52 @@ func pushErrorKind(err error) string {
 // (machineTip.politeWait). A remote that did not answer gets exponential
 // backoff with full jitter, up to 5 s.
 func (r *Repo) backoffDelay(attempt int, last error) time.Duration {
+	var rl *RateLimitError
+	if errors.As(last, &rl) && rl.RetryAfter > 0 {
+		// The host said when: asking sooner is refused again, and spends
+		// the budget it is refusing.
+		return rl.RetryAfter + r.jitter(r.cfg.Retry.BaseDelay)
+	}
 	if errors.Is(last, ErrRejected) || errors.Is(last, ErrRemoteLocked) {
 		return r.jitter(r.cfg.Retry.BaseDelay)
 	}
 	return r.jitter(expDelay(r.cfg.Retry.BaseDelay, attempt, 5*time.Second))
+}
+
+// awaitPushBudget waits until the machine's push budget has room for a
+// push (nothing to wait without a budget). waited says it slept: writes
+// may have queued meanwhile. A wait longer than ctx allows is an error
+// naming the budget.
+func (r *Repo) awaitPushBudget(ctx context.Context) (waited bool, err error) {
+	d := r.pushes.wait()
+	if d == 0 {
+		return false, nil
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return false, &RateLimitError{Limit: r.pushes.describe(), RetryAfter: d, Local: true}
+	}
+	_, span := telemetry.Start(ctx, "tgp.persist.budget", attribute.Int64("tgp.persist.budget_wait_ms", d.Milliseconds()))
+	err = r.sleep(ctx, d)
+	span.End()
+	return true, err
+}
+
+// rateLimitOutlasts is err as the push's final error when it is a rate
+// limit the push cannot wait out: the machine's own budget (take found the
+// deadline too short), or a host's Retry-After beyond ctx's deadline.
+// nil: retry.
+func (r *Repo) rateLimitOutlasts(ctx context.Context, err error) error {
+	var rl *RateLimitError
+	if !errors.As(err, &rl) {
+		return nil
+	}
+	if rl.Local {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && rl.RetryAfter > 0 && time.Until(dl) < rl.RetryAfter {
+		return fmt.Errorf("%w (beyond git.retry.deadline)", err)
+	}
+	return nil
 }
 
 // expDelay is base·2^(attempt-1), at most ceiling.

@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/tgp-go/tgp/internal/gitformat/packfile"
 )
@@ -67,9 +69,15 @@ func (n *netRemote) openPush(ctx context.Context) (*pushSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := n.pushes.take(ctx, n.sleep); err != nil {
+		return nil, err
+	}
 	cl, err := client.NewClient(ep)
 	if err != nil {
 		return nil, err
+	}
+	if ep.Protocol == "http" || ep.Protocol == "https" {
+		cl = githttp.NewClient(&http.Client{Transport: &rateLimitTransport{base: http.DefaultTransport}})
 	}
 	s, err := cl.NewReceivePackSession(ep, n.auth)
 	if err != nil {

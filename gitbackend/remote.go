@@ -868,6 +868,17 @@ type netRemote struct {
 	repo     *git.Repository
 	auth     transport.AuthMethod
 	progress io.Writer
+	// pushes and reads are the machine's budgets (nil: none): every
+	// receive-pack session takes a push, every fetch and tip check a read.
+	pushes, reads *rateBudget
+	sleep         func(context.Context, time.Duration) error
+}
+
+// newNetRemote is the network remote of r's configuration over repo's
+// store, with r's budgets.
+func (r *Repo) newNetRemote(repo *git.Repository) *netRemote {
+	return &netRemote{url: r.cfg.Remote, repo: repo, auth: r.cfg.auth(), progress: r.progress,
+		pushes: r.pushes, reads: r.reads, sleep: r.sleep}
 }
 
 func (n *netRemote) remote() *git.Remote {
@@ -875,6 +886,9 @@ func (n *netRemote) remote() *git.Remote {
 }
 
 func (n *netRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {
+	if err := n.reads.take(ctx, n.sleep); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	refs, err := n.remote().ListContext(ctx, &git.ListOptions{Auth: n.auth})
 	if err != nil {
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
@@ -901,6 +915,9 @@ func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbi
 func (n *netRemote) fetchWith(ctx context.Context, branch string, depth int, extra ...config.RefSpec) (plumbing.Hash, error) {
 	dst := plumbing.ReferenceName("refs/tgp/fetch/" + branch)
 	specs := append([]config.RefSpec{config.RefSpec(fmt.Sprintf("+refs/heads/%s:%s", branch, dst))}, extra...)
+	if err := n.reads.take(ctx, n.sleep); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	err := n.remote().FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
@@ -930,6 +947,9 @@ func (n *netRemote) Push(ctx context.Context, branch string, old, new plumbing.H
 	if !old.IsZero() {
 		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:refs/heads/%s", old, branch))}
 	}
+	if err := n.pushes.take(ctx, n.sleep); err != nil {
+		return err
+	}
 	err := rem.PushContext(ctx, opts)
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
@@ -943,6 +963,10 @@ func (n *netRemote) Push(ctx context.Context, branch string, old, new plumbing.H
 // (only Pull returns git.ErrNonFastForwardUpdate), a refusal by the
 // server's receive-pack "command error on <ref>: <reason>".
 func classifyNetErr(err error) error {
+	if rl := rateLimited(err); rl != nil {
+		// Before ErrAuth: a rate-limited 403 is not a bad token.
+		return rl
+	}
 	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
 		return fmt.Errorf("%w: %v", ErrAuth, err)
 	}

@@ -77,6 +77,17 @@ type Config struct {
 	// (pending.go): under a burst of writes the next persist folds it into
 	// its own commit.
 	DeferReplays bool
+	// PushesPerMinute keeps this machine's pushes to the remote within a
+	// budget: no push starts that would make more than this many in any
+	// window of BudgetWindow (0: no budget). Writes wait in the batch
+	// meanwhile, so one push carries every write waiting on the machine.
+	PushesPerMinute int
+	// ReadsPerSecond likewise bounds the sessions that only read (fetches,
+	// tip checks), per second (0: no budget).
+	ReadsPerSecond int
+	// BudgetWindow is the push budget's window (0: a minute); tests
+	// shorten it.
+	BudgetWindow time.Duration
 	// Progress receives clone/fetch progress lines.
 	Progress func(string)
 	// Environ is consulted for the commit identity (GIT_AUTHOR_*,
@@ -156,13 +167,16 @@ type Repo struct {
 	store  *filesystem.Storage
 	remote remoteStore
 	// noCarry is set once the remote refused a push that deleted carries.
-	noCarry  atomic.Bool
-	sem      chan struct{}
-	flock    *flock.Flock
-	hook     Hook
-	sleep    func(context.Context, time.Duration) error
-	jitter   func(time.Duration) time.Duration
-	progress io.Writer
+	noCarry atomic.Bool
+	// pushes and reads are the machine's budgets with the remote (nil:
+	// none; budget.go).
+	pushes, reads *rateBudget
+	sem           chan struct{}
+	flock         *flock.Flock
+	hook          Hook
+	sleep         func(context.Context, time.Duration) error
+	jitter        func(time.Duration) time.Duration
+	progress      io.Writer
 	// notes are repairs made while opening (a broken .git), reported by
 	// the next Hydrate.
 	notes []string
@@ -234,6 +248,11 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 	r := &Repo{wt: wt, cfg: cfg, sem: make(chan struct{}, 1), sleep: sleepCtx, jitter: fullJitterDelay}
 	for _, o := range opts {
 		o(r)
+	}
+	if _, local := isLocalRemote(cfg.Remote); !local && cfg.Remote != "" {
+		// A local remote is this machine's disk: no host to spare.
+		r.pushes = newRateBudget(cfg.PushesPerMinute, cfg.BudgetWindow, cfg.LockDir, cfg.Remote, "push")
+		r.reads = newRateBudget(cfg.ReadsPerSecond, time.Second, cfg.LockDir, cfg.Remote, "read")
 	}
 	if cfg.Progress != nil {
 		r.progress = progressWriter(cfg.Progress)
@@ -344,7 +363,7 @@ func (r *Repo) setRemote() error {
 		}
 		r.remote = lr
 	} else {
-		r.remote = &netRemote{url: r.cfg.Remote, repo: r.repo, auth: r.cfg.auth(), progress: r.progress}
+		r.remote = r.newNetRemote(r.repo)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
+
+	"github.com/tgp-go/tgp/forge"
 )
 
 // Config is the kernel configuration. Field tags name the keys of
@@ -57,6 +60,54 @@ type GitConfig struct {
 	// root's .git when something next reads the root (gitbackend's
 	// pending replay), not at once.
 	DeferReplays bool `koanf:"defer_replays"`
+	// PushesPerMinute is the machine's push budget with the remote: auto
+	// (6, GitHub's documented limit, when the remote is on github.com;
+	// none elsewhere), off, or a count (RemoteBudgets).
+	PushesPerMinute string `koanf:"pushes_per_minute"`
+	// ReadsPerSecond bounds fetches and tip checks: auto (15, GitHub's
+	// documented limit, whenever there is a push budget), off, or a count.
+	ReadsPerSecond string `koanf:"reads_per_second"`
+}
+
+// RemoteBudgets resolves git.pushes_per_minute and git.reads_per_second
+// for the remote (0: no budget).
+func (g GitConfig) RemoteBudgets() (pushesPerMinute, readsPerSecond int, err error) {
+	pushes, err := budgetValue("git.pushes_per_minute", g.PushesPerMinute)
+	if err != nil {
+		return 0, 0, err
+	}
+	if pushes < 0 { // auto
+		pushes = 0
+		if forge.Host(g.Remote) == "github.com" {
+			pushes = 6
+		}
+	}
+	reads, err := budgetValue("git.reads_per_second", g.ReadsPerSecond)
+	if err != nil {
+		return 0, 0, err
+	}
+	if reads < 0 {
+		reads = 0
+		if pushes > 0 {
+			reads = 15
+		}
+	}
+	return pushes, reads, nil
+}
+
+// budgetValue parses a budget key: -1 for auto (and empty), 0 for off.
+func budgetValue(key, v string) (int, error) {
+	switch strings.TrimSpace(v) {
+	case "", "auto":
+		return -1, nil
+	case "off", "0":
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0, &ConfigError{Key: key, Problem: fmt.Sprintf("%q is not a budget; use auto, off or a positive count such as 6", v)}
+	}
+	return n, nil
 }
 
 // MachineLockDir resolves git.lock_dir against environ: empty is
@@ -223,6 +274,8 @@ func Defaults() map[string]any {
 		"git.retry.carry":            true,
 		"git.lock_dir":               "",
 		"git.defer_replays":          true,
+		"git.pushes_per_minute":      "auto",
+		"git.reads_per_second":       "auto",
 		"git.retry.base_delay":       "20ms",
 		"git.pr.per":                 "session",
 		"git.api_url":                "",
@@ -531,6 +584,9 @@ func (c *Config) Validate() error {
 		return &ConfigError{Key: "root_dir", Problem: "must not be empty"}
 	}
 	if _, _, err := c.Git.RefreshEvery(); err != nil {
+		return err
+	}
+	if _, _, err := c.Git.RemoteBudgets(); err != nil {
 		return err
 	}
 	if c.Git.Retry.BaseDelay < 0 {

@@ -59,7 +59,7 @@ var coveredElsewhere = map[string]string{
 }
 
 // testedHere are the keys TestConfigKeysChangeBehaviour covers.
-var testedHere = []string{"git.branch", "git.pr.per", "git.retry.max_attempts", "git.retry.base_delay", "git.retry.deadline", "git.lock_dir", "git.defer_replays", "fs.allowed_dirs", "fs.block_upward_traversal", "sandbox.timeout",
+var testedHere = []string{"git.branch", "git.pr.per", "git.retry.max_attempts", "git.retry.base_delay", "git.retry.deadline", "git.lock_dir", "git.defer_replays", "git.pushes_per_minute", "git.reads_per_second", "fs.allowed_dirs", "fs.block_upward_traversal", "sandbox.timeout",
 	"sandbox.memory_mb", "sandbox.allowed_fetch_urls", "sandbox.check.rules", "sql.dsn_env", "sql.read_only",
 	"tools.git.enabled", "approval.policy"}
 
@@ -140,6 +140,75 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 			if got := map[bool]int{true: 1, false: 2}[a.Branch == b.Branch]; got != branches {
 				t.Fatalf("git.pr.per %s: branches %s and %s", per, a.Branch, b.Branch)
 			}
+		}
+	})
+	t.Run("git.pushes_per_minute", func(t *testing.T) {
+		// auto is GitHub's documented budget on github.com and none
+		// elsewhere; reads follow (15 a second with any push budget).
+		for _, c := range []struct {
+			remote, pushes, reads string
+			wantP, wantR          int
+		}{
+			{"https://github.com/o/r.git", "auto", "auto", 6, 15},
+			{"git@github.com:o/r.git", "auto", "auto", 6, 15},
+			{"https://gitlab.com/o/r.git", "auto", "auto", 0, 0},
+			{"https://gitlab.com/o/r.git", "3", "auto", 3, 15},
+			{"https://github.com/o/r.git", "off", "auto", 0, 0},
+			{"https://github.com/o/r.git", "auto", "4", 6, 4},
+		} {
+			p, r, err := GitConfig{Remote: c.remote, PushesPerMinute: c.pushes, ReadsPerSecond: c.reads}.RemoteBudgets()
+			if err != nil || p != c.wantP || r != c.wantR {
+				t.Errorf("%s pushes %s reads %s: %d %d %v, want %d %d", c.remote, c.pushes, c.reads, p, r, err, c.wantP, c.wantR)
+			}
+		}
+		for _, key := range []string{"git.pushes_per_minute", "git.reads_per_second"} {
+			_, err := New(context.Background(), WithEnviron([]string{}), WithMemoryFS(), WithSetting(key, "lots"))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != key {
+				t.Fatalf("%s lots: %v", key, err)
+			}
+		}
+		// One push a minute: the first write lands, the second cannot
+		// within a 1s deadline and says which limit held it, without a
+		// push the remote would refuse.
+		root := t.TempDir()
+		bare := filepath.Join(root, "r.git")
+		gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", bare)
+		gittest.Git(t, bare, "config", "http.receivepack", "true")
+		srv := gittest.NewHTTPServer(t, root, "")
+		k := bootWith(t, WithSetting("git.remote", srv.URL("r.git")), WithSetting("git.author.name", "A"),
+			WithSetting("git.author.email", "a@x"), WithSetting("git.lock_dir", t.TempDir()),
+			WithSetting("git.pushes_per_minute", "1"), WithSetting("git.retry.deadline", "1s"))
+		writeTool(t, k, "tools/b1.ts", "/** B1. */\nexport default () => 1;\n")
+		pushes := srv.ReceivePacks.Load()
+		_, err := k.Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/b2.ts","content":"/** B2. */\nexport default () => 2;\n"}`))
+		if err == nil || !strings.Contains(err.Error(), "git.pushes_per_minute") || !strings.Contains(err.Error(), "not on the remote yet") {
+			t.Fatalf("second write within one push a minute: %v", err)
+		}
+		if got := srv.ReceivePacks.Load(); got != pushes {
+			t.Fatalf("%d pushes past the budget", got-pushes)
+		}
+	})
+	t.Run("git.reads_per_second", func(t *testing.T) {
+		// Resolution and errors are covered with pushes_per_minute above;
+		// here the read budget holds: with 1 read a second, three
+		// refreshes after a boot (each asks the remote for its tip) cannot
+		// take less than two seconds. A lower bound the budget guarantees,
+		// whatever the machine's load.
+		root := t.TempDir()
+		bare := filepath.Join(root, "r.git")
+		gittest.Git(t, "", "init", "-q", "--bare", "-b", "main", bare)
+		gittest.Git(t, bare, "config", "http.receivepack", "true")
+		srv := gittest.NewHTTPServer(t, root, "")
+		start := time.Now()
+		k := bootWith(t, WithSetting("git.remote", srv.URL("r.git")), WithSetting("git.author.name", "A"),
+			WithSetting("git.author.email", "a@x"), WithSetting("git.lock_dir", t.TempDir()),
+			WithSetting("git.reads_per_second", "1"), WithSetting("git.refresh_interval", "0"))
+		for range 3 {
+			call(t, k, "list_files", map[string]any{"dir": "."})
+		}
+		if took := time.Since(start); took < 2*time.Second {
+			t.Fatalf("reads_per_second 1: a boot and 3 refreshes in %v", took)
 		}
 	})
 	t.Run("git.retry", func(t *testing.T) {

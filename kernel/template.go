@@ -54,6 +54,15 @@ git:
   # write_file does), or the next write folds it into its own commit: a burst of writes makes one pack
   # each, not two. false: at once, for a root other programs read while the kernel runs.
   defer_replays: true
+  # The machine's push budget with the remote: no push starts that would make more than this many in
+  # any minute (every process of the machine counts, through lock_dir). Writes wait in the batch
+  # meanwhile: one push carries every write waiting on the machine, and each call still returns when
+  # its write is on the remote. auto: 6 (GitHub's documented limit per repository) when the remote is
+  # on github.com, none elsewhere; off; or a count. Env: TGP_GIT_PUSHES_PER_MINUTE.
+  pushes_per_minute: auto
+  # Fetches and tip checks per second. auto: 15 (GitHub's documented limit) whenever there is a push
+  # budget, none otherwise; off; or a count.
+  reads_per_second: auto
   pr:
     # session: one branch and PR per kernel session; tool: one per changed tool.
     per: session

@@ -25,18 +25,21 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 			remote = filepath.Join(k.opts.baseDir, remote)
 		}
 	}
-	provider, _ := g.ResolvedProvider() // an unresolvable one failed Validate
+	provider, _ := g.ResolvedProvider()   // an unresolvable one failed Validate
+	pushes, reads, _ := g.RemoteBudgets() // likewise
 	tc := toolbox.Config{
 		Git: gitbackend.Config{
 			Remote: remote, Branch: g.Branch, Depth: g.Depth,
-			Token:        Secret(k.opts.environ, g.TokenEnv),
-			TokenUser:    tokenUser(provider),
-			Author:       gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
-			Retry:        gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay, NoCarry: !g.Retry.Carry},
-			LockDir:      g.MachineLockDir(k.environ()),
-			DeferReplays: g.DeferReplays,
-			Progress:     k.opts.progress,
-			Environ:      k.environ(),
+			Token:           Secret(k.opts.environ, g.TokenEnv),
+			TokenUser:       tokenUser(provider),
+			Author:          gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
+			Retry:           gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay, NoCarry: !g.Retry.Carry},
+			LockDir:         g.MachineLockDir(k.environ()),
+			DeferReplays:    g.DeferReplays,
+			PushesPerMinute: pushes,
+			ReadsPerSecond:  reads,
+			Progress:        k.opts.progress,
+			Environ:         k.environ(),
 		},
 		Strategy: g.WriteStrategy,
 		PR: toolbox.PRConfig{

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -143,8 +144,61 @@ type HTTPServer struct {
 	FailReceivePacks atomic.Int32
 	// ReceivePacks counts receive-pack POSTs that reached git.
 	ReceivePacks atomic.Int32
-	pass         string
-	authorize    func(user, password string, push bool) bool
+	// RateLimitNext makes the next N receive-pack POSTs answer as a host
+	// over its rate limit: RateLimitStatus (429, or 403 as GitHub's
+	// secondary limits) with Retry-After: RateLimitRetryAfter seconds.
+	RateLimitNext       atomic.Int32
+	RateLimitStatus     int
+	RateLimitRetryAfter int
+	// RefusedPushes counts receive-pack POSTs refused for a rate limit.
+	RefusedPushes atomic.Int32
+	pass          string
+	authorize     func(user, password string, push bool) bool
+
+	mu sync.Mutex
+	// pushLimit, pushWindow: WithPushLimit; pushes are the accepted
+	// receive-pack POSTs' times.
+	pushLimit  int
+	pushWindow time.Duration
+	pushes     []time.Time
+}
+
+// WithPushLimit makes the server refuse, as a host over its push budget
+// does (429 with Retry-After), a receive-pack POST that would make more
+// than n in window.
+func WithPushLimit(n int, window time.Duration) HTTPOption {
+	return func(s *HTTPServer) { s.pushLimit, s.pushWindow = n, window }
+}
+
+// PushTimes are the times of the receive-pack POSTs that reached git.
+func (s *HTTPServer) PushTimes() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.pushes...)
+}
+
+// admitPush counts a receive-pack POST, or says how many seconds to wait
+// when it is over the limit.
+func (s *HTTPServer) admitPush(now time.Time) (retryAfter int, ok bool) {
+	if s.RateLimitNext.Load() > 0 {
+		s.RateLimitNext.Add(-1)
+		return s.RateLimitRetryAfter, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pushLimit > 0 {
+		var in []time.Time
+		for _, t := range s.pushes {
+			if now.Sub(t) < s.pushWindow {
+				in = append(in, t)
+			}
+		}
+		if len(in) >= s.pushLimit {
+			return int((in[len(in)-s.pushLimit].Add(s.pushWindow).Sub(now) + time.Second - 1) / time.Second), false
+		}
+	}
+	s.pushes = append(s.pushes, now)
+	return 0, true
 }
 
 // HTTPOption configures NewHTTPServer.
@@ -193,6 +247,19 @@ func NewHTTPServer(t testing.TB, root, password string, opts ...HTTPOption) *HTT
 			if s.FailReceivePacks.Load() > 0 {
 				s.FailReceivePacks.Add(-1)
 				http.Error(w, "try again", http.StatusServiceUnavailable)
+				return
+			}
+			if after, ok := s.admitPush(time.Now()); !ok {
+				s.RefusedPushes.Add(1)
+				status := s.RateLimitStatus
+				if status == 0 {
+					status = http.StatusTooManyRequests
+				}
+				w.Header().Set("Retry-After", fmt.Sprint(after))
+				if status == http.StatusForbidden {
+					w.Header().Set("X-RateLimit-Remaining", "0")
+				}
+				http.Error(w, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", status)
 				return
 			}
 			s.ReceivePacks.Add(1)

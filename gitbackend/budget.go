@@ -1,0 +1,189 @@
+package gitbackend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// A rate budget keeps this machine's sessions with a remote within what
+// the host allows: GitHub documents at most 6 pushes a minute per
+// repository and 15 git reads a second, and throttles a repository that
+// goes past them. A budget is a sliding window: at most n sessions
+// started in any window. Every process of the machine that talks to the
+// remote counts in one log file under the lock directory (a flock guards
+// it), so the roots of one machine share the budget; without a lock
+// directory a Repo counts its own.
+//
+// The budget is kept before a session starts, not after the host refuses
+// one: a refused push is a push spent, and a fleet that retries refusals
+// spends the window on them (186 refused attempts for 14 pushes, measured
+// before this existed).
+type rateBudget struct {
+	n      int
+	window time.Duration
+	// path is the shared log ("" : in process only).
+	path string
+	lock *flock.Flock
+	now  func() time.Time
+
+	mu     sync.Mutex
+	starts []time.Time // the in-process log
+}
+
+// newRateBudget is a budget of n sessions per window for remote, shared
+// through lockDir (empty: this Repo only). kind names the log ("push",
+// "read"). n <= 0 is no budget (nil).
+func newRateBudget(n int, window time.Duration, lockDir, remote, kind string) *rateBudget {
+	if n <= 0 {
+		return nil
+	}
+	if window <= 0 {
+		window = time.Minute
+	}
+	b := &rateBudget{n: n, window: window, now: time.Now}
+	if lockDir != "" {
+		// Keyed by the repository, not the branch: the host's limit is
+		// per repository.
+		sum := sha256.Sum256([]byte(redact(remote)))
+		b.path = filepath.Join(lockDir, "budget", hex.EncodeToString(sum[:10])+"."+kind)
+		b.lock = flock.New(b.path + ".lock")
+	}
+	return b
+}
+
+// wait is how long until a session may start without going over the
+// budget (0: now). It takes nothing.
+func (b *rateBudget) wait() time.Duration {
+	if b == nil {
+		return 0
+	}
+	d, _ := b.try(false)
+	return d
+}
+
+// take waits until a session may start and counts it as started.
+func (b *rateBudget) take(ctx context.Context, sleep func(context.Context, time.Duration) error) error {
+	if b == nil {
+		return nil
+	}
+	for {
+		d, err := b.try(true)
+		if err != nil {
+			return err
+		}
+		if d == 0 {
+			return nil
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+			return &RateLimitError{Limit: b.describe(), RetryAfter: d, Local: true}
+		}
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+func (b *rateBudget) describe() string {
+	return fmt.Sprintf("%d per %v", b.n, b.window)
+}
+
+// try reads the log, drops what left the window and, when take is set
+// and a session fits, counts one now. It returns how long until one fits
+// (0: it did, or would).
+func (b *rateBudget) try(take bool) (time.Duration, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if b.path == "" {
+		b.starts = inWindow(b.starts, now, b.window)
+		return b.admit(&b.starts, now, take), nil
+	}
+	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
+		return 0, fmt.Errorf("push budget %s: %w", b.path, err)
+	}
+	if err := b.lock.Lock(); err != nil {
+		return 0, fmt.Errorf("push budget %s: lock: %w", b.path, err)
+	}
+	defer b.lock.Unlock()
+	data, err := os.ReadFile(b.path)
+	if err != nil && !os.IsNotExist(err) {
+		return 0, fmt.Errorf("push budget %s: %w", b.path, err)
+	}
+	starts := inWindow(parseStarts(data, now), now, b.window)
+	before := len(starts)
+	d := b.admit(&starts, now, take)
+	if len(starts) != before || len(starts) == 0 && len(data) > 0 {
+		if err := writeFileAtomic(b.path, formatStarts(starts)); err != nil {
+			return 0, fmt.Errorf("push budget %s: %w", b.path, err)
+		}
+	}
+	return d, nil
+}
+
+// admit counts a session at now in starts when one fits (and take is
+// set); else it says how long until the oldest leaves the window.
+func (b *rateBudget) admit(starts *[]time.Time, now time.Time, take bool) time.Duration {
+	if len(*starts) < b.n {
+		if take {
+			*starts = append(*starts, now)
+		}
+		return 0
+	}
+	oldest := (*starts)[len(*starts)-b.n]
+	return max(oldest.Add(b.window).Sub(now), time.Millisecond)
+}
+
+// inWindow keeps the starts within window of now, oldest first.
+func inWindow(starts []time.Time, now time.Time, window time.Duration) []time.Time {
+	out := starts[:0]
+	for _, t := range starts {
+		if now.Sub(t) < window {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// parseStarts reads the log: one start a line, in Unix nanoseconds. The
+// file is the user's own, but a line that does not parse is skipped, and
+// a start in the future counts as now (so a clock that stepped back, or
+// a hand-edited line, delays pushes by one window at most, never forever).
+func parseStarts(data []byte, now time.Time) []time.Time {
+	var out []time.Time
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		ns, err := strconv.ParseInt(string(bytes.TrimSpace(sc.Bytes())), 10, 64)
+		if err != nil || ns <= 0 {
+			continue
+		}
+		t := time.Unix(0, ns)
+		if t.After(now) {
+			t = now
+		}
+		out = append(out, t)
+	}
+	// Written in order by take; sorted anyway (a future line was clamped).
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+func formatStarts(starts []time.Time) []byte {
+	var buf bytes.Buffer
+	for _, t := range starts {
+		buf.WriteString(strconv.FormatInt(t.UnixNano(), 10))
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}

@@ -63,9 +63,18 @@ func newRateBudget(n int, window time.Duration, lockDir, remote, kind string) *r
 	return b
 }
 
-// wait is how long until a session may start without going over the
-// budget (0: now). It takes nothing.
-func (b *rateBudget) wait() time.Duration {
+// budget is a rate budget: this machine's (rateBudget) or a journal's,
+// shared by the fleet (journalBudget).
+type budget interface {
+	// wait is how long until a session may start without going over the
+	// budget (0: now). It takes nothing.
+	wait(ctx context.Context) time.Duration
+	// take waits until a session may start and counts it as started.
+	take(ctx context.Context, sleep func(context.Context, time.Duration) error) error
+	describe() string
+}
+
+func (b *rateBudget) wait(context.Context) time.Duration {
 	if b == nil {
 		return 0
 	}
@@ -73,7 +82,6 @@ func (b *rateBudget) wait() time.Duration {
 	return d
 }
 
-// take waits until a session may start and counts it as started.
 func (b *rateBudget) take(ctx context.Context, sleep func(context.Context, time.Duration) error) error {
 	if b == nil {
 		return nil
@@ -186,4 +194,69 @@ func formatStarts(starts []time.Time) []byte {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes()
+}
+
+// journalBudget is the push budget of every machine sharing a journal,
+// kept in the journal's database (its clock, its lock). When the
+// database does not answer, the machine's own budget holds instead.
+type journalBudget struct {
+	j        Journal
+	remote   string
+	n        int
+	window   time.Duration
+	fallback *rateBudget
+}
+
+func (b *journalBudget) describe() string {
+	return fmt.Sprintf("%d per %v across the journal's machines", b.n, b.window)
+}
+
+func (b *journalBudget) wait(ctx context.Context) time.Duration {
+	d, err := b.j.PushBudget(ctx, b.remote, b.n, b.window, false)
+	if err != nil {
+		return b.fallback.wait(ctx)
+	}
+	return d
+}
+
+func (b *journalBudget) take(ctx context.Context, sleep func(context.Context, time.Duration) error) error {
+	for {
+		d, err := b.j.PushBudget(ctx, b.remote, b.n, b.window, true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return b.fallback.take(ctx, sleep)
+		}
+		if d == 0 {
+			// Counted on this machine too: a fallback later starts from
+			// what this machine spent.
+			b.fallback.record(b.fallback.now())
+			return nil
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+			return &RateLimitError{Limit: b.describe(), RetryAfter: d, Local: true}
+		}
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// record counts a session started at t without asking (the journal
+// admitted it).
+func (b *rateBudget) record(t time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.path == "" {
+		b.starts = append(inWindow(b.starts, t, b.window), t)
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil || b.lock.Lock() != nil {
+		return
+	}
+	defer b.lock.Unlock()
+	data, _ := os.ReadFile(b.path)
+	starts := append(inWindow(parseStarts(data, t), t, b.window), t)
+	_ = writeFileAtomic(b.path, formatStarts(starts))
 }

@@ -184,7 +184,7 @@ func (r *Repo) carrying() bool {
 	_, ok := r.remote.(*netRemote)
 	// Within a push budget a carry costs pushes of its own (leaving it,
 	// withdrawing it): the machine's batch carries its writes instead.
-	return ok && !r.cfg.Retry.NoCarry && !r.noCarry.Load() && r.pushes == nil
+	return ok && !r.cfg.Retry.NoCarry && !r.noCarry.Load() && r.pushes == nil && r.cfg.Journal == nil
 }
 
 // pushExtrasFor is what a push of items (and carried, the others'

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -50,6 +51,10 @@ type batchItem struct {
 	// of its change (landedAs); commit is the chain's tip there, where
 	// the next item goes on.
 	landedAt plumbing.Hash
+	// journalID is the item's journal entry (0: none); objects, for
+	// another root's entry, holds its commits (read from its pack).
+	journalID int64
+	objects   storer.EncodedObjectStorer
 }
 
 // holds is the commit that holds the item's change, for its caller.
@@ -75,6 +80,11 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		return 0, plumbing.ZeroHash, err
 	}
 	base := r.trackingTip(branch)
+	if r.cfg.Journal != nil {
+		if n, c, ok, err := r.pushJournaled(ctx, dctx, branch, base, head); ok {
+			return n, c, err
+		}
+	}
 	own := &batchItem{own: true, base: base, head: head, gitdir: r.gitDirPath()}
 	var q *machineQueue
 	if r.cfg.LockDir != "" && own.gitdir != "" {
@@ -431,6 +441,12 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			return attempt, nil, plumbing.ZeroHash, err
 		}
 		ex, next := r.pushExtrasFor(branch, tip, items, all[len(items):], mine)
+		if r.beforePush != nil {
+			if err := r.beforePush(all); err != nil {
+				closeOpened(opened)
+				return attempt, nil, plumbing.ZeroHash, err
+			}
+		}
 		pushStart := time.Now()
 		err = r.pushTraced(actx, branch, tip, chain, takeOpened(opened), ex)
 		r.lastPush = time.Since(pushStart)
@@ -590,7 +606,10 @@ func (r *Repo) backoffDelay(attempt int, last error) time.Duration {
 // may have queued meanwhile. A wait longer than ctx allows is an error
 // naming the budget.
 func (r *Repo) awaitPushBudget(ctx context.Context) (waited bool, err error) {
-	d := r.pushes.wait()
+	if r.pushes == nil {
+		return false, nil
+	}
+	d := r.pushes.wait(ctx)
 	if d == 0 {
 		return false, nil
 	}
@@ -702,8 +721,10 @@ func (r *Repo) ingest(ctx context.Context, it *batchItem, sources map[string]*fi
 	if it.head.IsZero() || r.ov.HasEncodedObject(it.head) == nil {
 		return nil
 	}
-	src := sources[it.gitdir]
-	if src == nil {
+	var src storer.EncodedObjectStorer = sources[it.gitdir]
+	if it.objects != nil {
+		src = it.objects
+	} else if src == nil {
 		s, err := openGitDir(it.gitdir)
 		if err != nil {
 			return err

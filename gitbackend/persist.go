@@ -50,6 +50,9 @@ type PersistResult struct {
 	// Batched is how many callers' changes went out in this commit (group
 	// commit, see Persist); 0 when it holds this change alone.
 	Batched int
+	// Notes say what the caller should know of how it was pushed (the
+	// journal did not answer and the push went directly).
+	Notes []string
 }
 
 // Committed says whether the change is in a commit. Persist returns a
@@ -276,7 +279,9 @@ func (r *Repo) persistLocked(ctx context.Context, ch Change) (*PersistResult, er
 		res.Attempts = 0
 		return res, nil
 	}
+	r.journalNotes = nil
 	n, final, err := r.pushLocked(ctx, branch, plumbing.ZeroHash)
+	res.Notes = r.journalNotes
 	if err != nil {
 		var ce *ConflictError
 		if errors.As(err, &ce) {

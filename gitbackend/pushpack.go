@@ -69,8 +69,10 @@ func (n *netRemote) openPush(ctx context.Context) (*pushSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.pushes.take(ctx, n.sleep); err != nil {
-		return nil, err
+	if n.pushes != nil {
+		if err := n.pushes.take(ctx, n.sleep); err != nil {
+			return nil, err
+		}
 	}
 	cl, err := client.NewClient(ep)
 	if err != nil {

@@ -870,8 +870,9 @@ type netRemote struct {
 	progress io.Writer
 	// pushes and reads are the machine's budgets (nil: none): every
 	// receive-pack session takes a push, every fetch and tip check a read.
-	pushes, reads *rateBudget
-	sleep         func(context.Context, time.Duration) error
+	pushes budget
+	reads  *rateBudget
+	sleep  func(context.Context, time.Duration) error
 }
 
 // newNetRemote is the network remote of r's configuration over repo's
@@ -947,8 +948,10 @@ func (n *netRemote) Push(ctx context.Context, branch string, old, new plumbing.H
 	if !old.IsZero() {
 		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:refs/heads/%s", old, branch))}
 	}
-	if err := n.pushes.take(ctx, n.sleep); err != nil {
-		return err
+	if n.pushes != nil {
+		if err := n.pushes.take(ctx, n.sleep); err != nil {
+			return err
+		}
 	}
 	err := rem.PushContext(ctx, opts)
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {

@@ -88,6 +88,11 @@ type Config struct {
 	// BudgetWindow is the push budget's window (0: a minute); tests
 	// shorten it.
 	BudgetWindow time.Duration
+	// Journal, when set, records every write to a network remote in a
+	// database shared by the machines pushing to it, and one elected
+	// pusher pushes them in batches within the fleet's push budget
+	// (journal.go).
+	Journal Journal
 	// Progress receives clone/fetch progress lines.
 	Progress func(string)
 	// Environ is consulted for the commit identity (GIT_AUTHOR_*,
@@ -170,13 +175,19 @@ type Repo struct {
 	noCarry atomic.Bool
 	// pushes and reads are the machine's budgets with the remote (nil:
 	// none; budget.go).
-	pushes, reads *rateBudget
-	sem           chan struct{}
-	flock         *flock.Flock
-	hook          Hook
-	sleep         func(context.Context, time.Duration) error
-	jitter        func(time.Duration) time.Duration
-	progress      io.Writer
+	pushes budget
+	reads  *rateBudget
+	// beforePush, set by a journal's pusher, records the commits a push
+	// is about to land (journal.go); journalNotes are what the journal
+	// made of the last persist (a fallback to a direct push).
+	beforePush   func(items []*batchItem) error
+	journalNotes []string
+	sem          chan struct{}
+	flock        *flock.Flock
+	hook         Hook
+	sleep        func(context.Context, time.Duration) error
+	jitter       func(time.Duration) time.Duration
+	progress     io.Writer
 	// notes are repairs made while opening (a broken .git), reported by
 	// the next Hydrate.
 	notes []string
@@ -251,7 +262,12 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 	}
 	if _, local := isLocalRemote(cfg.Remote); !local && cfg.Remote != "" {
 		// A local remote is this machine's disk: no host to spare.
-		r.pushes = newRateBudget(cfg.PushesPerMinute, cfg.BudgetWindow, cfg.LockDir, cfg.Remote, "push")
+		if b := newRateBudget(cfg.PushesPerMinute, cfg.BudgetWindow, cfg.LockDir, cfg.Remote, "push"); b != nil {
+			r.pushes = b
+			if cfg.Journal != nil {
+				r.pushes = &journalBudget{j: cfg.Journal, remote: redact(cfg.Remote), n: b.n, window: b.window, fallback: b}
+			}
+		}
 		r.reads = newRateBudget(cfg.ReadsPerSecond, time.Second, cfg.LockDir, cfg.Remote, "read")
 	}
 	if cfg.Progress != nil {

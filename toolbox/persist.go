@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -93,6 +94,9 @@ func (b *Box) persistDirect(ctx context.Context, repo *gitbackend.Repo, ch tools
 		out.Note = "no change: the content equals the last commit"
 	case res.Replayed:
 		out.Note = "another agent pushed first: your change was recreated on the new remote head and pushed"
+	}
+	if len(res.Notes) > 0 {
+		out.Note = strings.TrimPrefix(out.Note+"; "+strings.Join(res.Notes, "; "), "; ")
 	}
 	return out, nil
 }

@@ -1,0 +1,323 @@
+package gitbackend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	gitpackfile "github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/tgp-go/tgp/internal/gitformat/packfile"
+)
+
+// Many machines, one push budget: a journal. The machine queue
+// (machine.go) makes each machine one contender, but machines share
+// nothing but the remote, where every step of coordination is one more
+// push. With a journal (Config.Journal, a database every machine
+// reaches) a write is recorded durably, with its commits as a pack, and
+// one pusher at a time per remote branch, elected among the processes
+// that have a write waiting, takes every waiting entry, recreates them as
+// one line of commits on the remote's tip (the replay of the machine
+// queue, with the entries' objects read from their packs), pushes once
+// within the fleet's budget, and settles each entry with its commit.
+// Each writer waits for its entry's outcome and takes it as a machine
+// queue ticket's result.
+//
+// Nothing is lost or pushed twice when a pusher dies: the commit it
+// planned for each entry is recorded before the push, and the next pusher
+// settles as landed every entry whose planned commit the remote's tip
+// already holds.
+//
+// Carries (carry.go) are not used with a journal: a write that waits is
+// in the journal, not on the remote.
+
+// Journal is the durable queue of writes shared by every machine pushing
+// to a remote (the journal package implements it on PostgreSQL).
+type Journal interface {
+	// Record stores e durably (one transaction) and returns its id; older
+	// waiting entries of the same root are superseded by it (its commits
+	// include theirs).
+	Record(ctx context.Context, e *JournalEntry) (int64, error)
+	// Outcome is what a pusher said of entry id (nil: still waiting).
+	Outcome(ctx context.Context, id int64) (*JournalOutcome, error)
+	// Lead makes the caller the pusher of remote's branch when nobody is
+	// (ok false otherwise); release gives it up. A pusher that dies gives
+	// it up with its connection.
+	Lead(ctx context.Context, remote, branch string) (release func(), ok bool, err error)
+	// Waiting lists the entries of remote's branch with no outcome, in
+	// the order they were recorded.
+	Waiting(ctx context.Context, remote, branch string) ([]*JournalEntry, error)
+	// Plan records the commit each entry will be pushed as, before the
+	// push.
+	Plan(ctx context.Context, planned map[int64]string) error
+	// Settle records outcomes.
+	Settle(ctx context.Context, outcomes map[int64]*JournalOutcome) error
+	// PushBudget is the fleet's push budget for remote: how long until a
+	// push fits n in window (0: now), counting one started now when take
+	// is set and it fits.
+	PushBudget(ctx context.Context, remote string, n int, window time.Duration, take bool) (time.Duration, error)
+}
+
+// JournalEntry is one root's write: the commits Base..Head, as a pack of
+// the objects they add to Base.
+type JournalEntry struct {
+	ID             int64
+	Remote, Branch string
+	// Root names the root that wrote it (host and .git path): a root's
+	// newer entry supersedes its older waiting ones.
+	Root       string
+	Base, Head string
+	Pack       []byte
+	// Planned is the commit a pusher planned for it (empty: none yet).
+	Planned string
+	Created time.Time
+}
+
+// JournalOutcome is what the pusher that took an entry says of it.
+type JournalOutcome struct {
+	// Commit holds the entry's change on the remote, Final is the pushed
+	// tip.
+	Commit, Final string
+	// Conflict lists the paths another write changed on the same lines:
+	// the writer keeps its version on a conflict branch.
+	Conflict []string
+	// Err: the entry could not be taken (its commits stay pending in
+	// their root).
+	Err string
+}
+
+// journalPoll is how often a writer looks for its entry's outcome and
+// for a free turn to push.
+const journalPoll = 50 * time.Millisecond
+
+// pushJournaled is pushNet through the journal. ok false: the journal
+// could not record the write (unreachable); the caller pushes directly.
+func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, head plumbing.Hash) (n int, commit plumbing.Hash, ok bool, err error) {
+	j := r.cfg.Journal
+	pack, err := r.journalPack(dctx, base, head)
+	if err != nil {
+		r.progressf("journal: cannot record %s..%s (%v); pushing directly", short(base), short(head), err)
+		return 0, plumbing.ZeroHash, false, nil
+	}
+	host, _ := os.Hostname()
+	e := &JournalEntry{Remote: redact(r.cfg.Remote), Branch: branch, Root: host + ":" + r.gitDirPath(), Base: base.String(), Head: head.String(), Pack: pack}
+	id, err := j.Record(dctx, e)
+	if err != nil {
+		r.noteJournal(fmt.Sprintf("journal unreachable (%v): pushed directly", redactErr(err)))
+		return 0, plumbing.ZeroHash, false, nil
+	}
+	own := &batchItem{own: true, base: base, head: head, gitdir: r.gitDirPath(), journalID: id}
+	for {
+		out, err := j.Outcome(dctx, id)
+		if err != nil {
+			return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, base, head, true, err)
+		}
+		if out != nil {
+			res := &ticketResult{Commit: out.Commit, Final: out.Final, Conflict: out.Conflict, Err: out.Err, Attempts: 1}
+			n, c, err := r.adopt(ctx, branch, own, res)
+			return n, c, true, err
+		}
+		release, lead, err := j.Lead(dctx, e.Remote, branch)
+		if err != nil {
+			return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, base, head, true, err)
+		}
+		if lead {
+			n, commit, done, err := r.leadJournal(ctx, dctx, branch, own)
+			release()
+			if done {
+				return n, commit, true, err
+			}
+			continue // another pusher settled this entry meanwhile
+		}
+		if err := r.sleep(dctx, journalPoll); err != nil {
+			return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, base, head, true, fmt.Errorf("journaled as entry %d, not landed within %v (git.retry.deadline): %w", id, r.cfg.Retry.Deadline, err))
+		}
+	}
+}
+
+// leadJournal pushes every waiting entry as the elected pusher. done
+// false: this root's own entry was settled by another pusher before this
+// one took the turn (the caller reads its outcome).
+func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchItem) (int, plumbing.Hash, bool, error) {
+	j := r.cfg.Journal
+	if out, err := j.Outcome(dctx, own.journalID); err != nil || out != nil {
+		return 0, plumbing.ZeroHash, false, nil
+	}
+	if _, err := r.awaitPushBudget(dctx); err != nil {
+		return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, true, err)
+	}
+	tip, err := r.remote.Fetch(dctx, branch, 0)
+	if err != nil {
+		return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, true, r.wrapRemoteErr("fetch", err))
+	}
+	taken := map[int64]bool{own.journalID: true}
+	settled := map[int64]*JournalOutcome{}
+	more := func() []*batchItem {
+		entries, err := j.Waiting(dctx, redact(r.cfg.Remote), branch)
+		if err != nil {
+			r.progressf("journal: %v", redactErr(err))
+			return nil
+		}
+		var out []*batchItem
+		for _, e := range entries {
+			if taken[e.ID] {
+				continue
+			}
+			taken[e.ID] = true
+			if landed, ok := r.plannedLanded(e, tip); ok {
+				// A pusher that died after its push: the remote has it.
+				settled[e.ID] = &JournalOutcome{Commit: landed.String(), Final: tip.String()}
+				continue
+			}
+			out = append(out, r.journalItem(e))
+		}
+		return out
+	}
+	items := append([]*batchItem{own}, more()...)
+	if len(settled) > 0 {
+		if err := j.Settle(dctx, settled); err != nil {
+			r.progressf("journal: %v", redactErr(err))
+		}
+	}
+	r.beforePush = func(items []*batchItem) error {
+		planned := map[int64]string{}
+		for _, it := range items {
+			if it.journalID != 0 && it.err == nil && len(it.conflict) == 0 && !it.commit.IsZero() {
+				planned[it.journalID] = it.holds().String()
+			}
+		}
+		return j.Plan(dctx, planned)
+	}
+	n, plan, final, err := r.leadPush(dctx, branch, tip, false, items, func() []*batchItem {
+		m := more()
+		items = append(items, m...)
+		return m
+	})
+	r.beforePush = nil
+	outcomes := map[int64]*JournalOutcome{}
+	for _, it := range items {
+		switch {
+		case it.err != nil:
+			outcomes[it.journalID] = &JournalOutcome{Err: it.err.Error()}
+		case err != nil:
+			if it.own || !errors.Is(err, ErrDeclined) && !errors.Is(err, ErrAuth) {
+				continue // still waiting: the next pusher takes it
+			}
+			outcomes[it.journalID] = &JournalOutcome{Err: err.Error()}
+		default:
+			outcomes[it.journalID] = &JournalOutcome{Commit: it.holds().String(), Final: final.String(), Conflict: it.conflict}
+		}
+	}
+	if serr := j.Settle(dctx, outcomes); serr != nil {
+		r.progressf("journal: settle: %v", redactErr(serr))
+	}
+	if err == nil {
+		err = r.finishBatch(ctx, branch, plan, final)
+	}
+	if err != nil {
+		return n, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, false, err)
+	}
+	return n, own.holds(), true, r.ownOutcome(ctx, branch, own)
+}
+
+// plannedLanded says whether a pusher planned e as a commit that the
+// remote's tip holds (it pushed, then died before settling).
+func (r *Repo) plannedLanded(e *JournalEntry, tip plumbing.Hash) (plumbing.Hash, bool) {
+	planned, ok := hashFromHex(e.Planned)
+	if !ok || tip.IsZero() || r.objs().HasEncodedObject(planned) != nil {
+		return plumbing.ZeroHash, false
+	}
+	return planned, r.reaches(tip, planned)
+}
+
+// reaches says whether from's history holds target (within the last
+// 100,000 commits: a planned commit is near the tip).
+func (r *Repo) reaches(from, target plumbing.Hash) bool {
+	seen := map[plumbing.Hash]bool{}
+	queue := []plumbing.Hash{from}
+	for len(queue) > 0 && len(seen) < 100_000 {
+		h := queue[0]
+		queue = queue[1:]
+		if h == target {
+			return true
+		}
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		c, err := object.GetCommit(r.objs(), h)
+		if err != nil {
+			return false
+		}
+		queue = append(queue, c.ParentHashes...)
+	}
+	return false
+}
+
+// journalItem is another root's entry as an item of the batch: its
+// objects come from its pack, its base from the remote.
+func (r *Repo) journalItem(e *JournalEntry) *batchItem {
+	it := &batchItem{journalID: e.ID}
+	b, ok1 := hashFromHex(e.Base)
+	h, ok2 := hashFromHex(e.Head)
+	it.base, it.head = b, h
+	if !ok1 || !ok2 {
+		it.err = fmt.Errorf("journal entry %d: unreadable commits %q..%q", e.ID, e.Base, e.Head)
+		return it
+	}
+	st := memory.NewStorage()
+	if err := gitpackfile.UpdateObjectStorage(st, bytes.NewReader(e.Pack)); err != nil {
+		it.err = fmt.Errorf("journal entry %d: unreadable pack: %w", e.ID, err)
+		return it
+	}
+	if st.HasEncodedObject(h) != nil {
+		it.err = fmt.Errorf("journal entry %d: its pack lacks its commit %s", e.ID, short(h))
+		return it
+	}
+	it.objects = st
+	return it
+}
+
+// journalPack is the pack of the objects base..head adds: a line of
+// single-parent commits, as every persist makes.
+func (r *Repo) journalPack(ctx context.Context, base, head plumbing.Hash) ([]byte, error) {
+	order, line, err := collectNew(ctx, r.objs(), base, head)
+	if err != nil {
+		return nil, err
+	}
+	if !line || len(order) == 0 {
+		return nil, errors.New("not a line of commits on the remote's tip")
+	}
+	var enc packfile.Encoder
+	p, err := enc.Encode(r.store, order)
+	if err != nil {
+		return nil, err
+	}
+	return p.Pack, nil
+}
+
+// noteJournal reports a journal problem to the caller's progress and in
+// the next result's notes.
+func (r *Repo) noteJournal(msg string) {
+	r.progressf("%s", msg)
+	r.journalNotes = append(r.journalNotes, msg)
+}
+
+// redactErr is err's text with any URL's userinfo and any password=
+// setting removed (a DSN in a driver's error carries its password).
+func redactErr(err error) string {
+	s := urlUserinfo.ReplaceAllString(err.Error(), "${1}***@")
+	return passwordSetting.ReplaceAllString(s, "${1}***")
+}
+
+var (
+	urlUserinfo     = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`)
+	passwordSetting = regexp.MustCompile(`(?i)(password\s*=\s*)\S+`)
+)

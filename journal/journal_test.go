@@ -1,0 +1,167 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/sqldb/pgtest"
+	"github.com/tgp-go/tgp/vfs"
+)
+
+var pgDSN string
+
+func TestMain(m *testing.M) {
+	c, err := pgtest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		os.Exit(1) // the journal is PostgreSQL: run `make deps`
+	}
+	pgDSN = c.DSN
+	code := m.Run()
+	_ = c.Stop()
+	os.Exit(code)
+}
+
+// freshJournal is a journal in a database of its own (tests run side by
+// side on one server).
+func freshJournal(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := Open(ctx, pgDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("j_%d", time.Now().UnixNano())
+	if _, err := admin.pool.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(pgDSN, "/postgres?", "/"+name+"?", 1)
+}
+
+type root struct {
+	fs   *vfs.FS
+	repo *gitbackend.Repo
+}
+
+// machineRoot is a root on a machine (lockDir) writing through j.
+func machineRoot(t *testing.T, remote, lockDir string, j gitbackend.Journal, pushes int, window time.Duration) *root {
+	t.Helper()
+	f, err := vfs.NewOS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := gitbackend.Open(context.Background(), f.Billy(), gitbackend.Config{Remote: remote, Branch: "main", LockDir: lockDir,
+		Journal: j, PushesPerMinute: pushes, BudgetWindow: window, ReadsPerSecond: 15,
+		Author: gitbackend.Identity{Name: "Agent", Email: "agent@example.com"},
+		Retry:  gitbackend.RetryConfig{BaseDelay: 2 * time.Millisecond, Deadline: 2 * time.Minute}},
+		gitbackend.WithLockFile(gitbackend.LockFilePath(f.Root())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	if _, err := r.Hydrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return &root{fs: f, repo: r}
+}
+
+func (r *root) write(p string) error {
+	if err := r.fs.WriteFile(p, []byte(p+"\n"), 0o644); err != nil {
+		return err
+	}
+	_, err := r.repo.Persist(context.Background(), gitbackend.Change{Paths: []string{p}, Message: "forge: " + p})
+	return err
+}
+
+// TestFleetSharesOneBudget: 3 machines x 3 roots write 2 files each at
+// once through one journal to a remote that refuses any push past 2 in
+// 3 s. The fleet's budget is 2 pushes per 4 s: every write lands once, in
+// a linear history, the remote refuses nothing, and every entry is
+// settled as landed with the commit the remote holds.
+func TestFleetSharesOneBudget(t *testing.T) {
+	bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
+	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "", gittest.WithPushLimit(2, 3*time.Second))
+	remote := srv.URL(filepath.Base(bare))
+	dsn := freshJournal(t)
+	const machines, perMachine, writes = 3, 3, 2
+	var roots []*root
+	for range machines {
+		j, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(j.Close)
+		locks := t.TempDir()
+		for range perMachine {
+			roots = append(roots, machineRoot(t, remote, locks, j, 2, 4*time.Second))
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(roots)*writes)
+	for i, r := range roots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := range writes {
+				if err := r.write(fmt.Sprintf("tools/r%d/w%d.ts", i, w)); err != nil {
+					errs <- fmt.Errorf("root %d write %d: %w", i, w, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	files := strings.Fields(gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main"))
+	if len(files) != len(roots)*writes+1 {
+		t.Fatalf("%d files on the remote, want %d", len(files), len(roots)*writes+1)
+	}
+	if n := len(strings.Fields(gittest.Git(t, bare, "rev-list", "main"))); n != len(roots)*writes+1 {
+		t.Fatalf("%d commits, want one per write and the seed", n)
+	}
+	if refused := srv.RefusedPushes.Load(); refused != 0 {
+		t.Fatalf("the remote refused %d pushes", refused)
+	}
+	j, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var waiting, landed int
+	var bad []string
+	rows, err := j.pool.Query(context.Background(), `SELECT state, commit_hash FROM tgp_journal_entries`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var state, commit string
+		if err := rows.Scan(&state, &commit); err != nil {
+			t.Fatal(err)
+		}
+		switch state {
+		case "waiting":
+			waiting++
+		case "landed":
+			landed++
+			if _, err := gittest.GitErr(bare, "merge-base", "--is-ancestor", commit, "main"); err != nil {
+				bad = append(bad, commit)
+			}
+		}
+	}
+	if waiting != 0 || landed == 0 || len(bad) > 0 {
+		t.Fatalf("journal: %d waiting, %d landed, landed commits not on main: %v", waiting, landed, bad)
+	}
+	t.Logf("%d writes in %d pushes, %d entries landed by another machine's push", len(roots)*writes, srv.ReceivePacks.Load(), landed)
+	gittest.Git(t, bare, "fsck", "--strict")
+}

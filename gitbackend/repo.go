@@ -783,6 +783,10 @@ type RepoStatus struct {
 	// lists them ("abc1234 subject", oldest first).
 	Ahead          int
 	PendingCommits []string
+	// Journaled lists the journal's entries for the branch that have not
+	// landed yet, from every machine ("#id root base..head, age"); the
+	// journal's error when it could not be read.
+	Journaled []string
 }
 
 // Status reads the branch, head and unpushed commit count.
@@ -808,6 +812,15 @@ func (r *Repo) Status(ctx context.Context) (RepoStatus, error) {
 			if st.Ahead > 0 {
 				st.PendingCommits = r.pendingList(base, head)
 			}
+		}
+	}
+	if r.cfg.Journal != nil && st.Branch != "" {
+		entries, err := r.cfg.Journal.Waiting(ctx, redact(r.cfg.Remote), st.Branch)
+		if err != nil {
+			st.Journaled = []string{"journal unreadable: " + redactErr(err)}
+		}
+		for _, e := range entries {
+			st.Journaled = append(st.Journaled, fmt.Sprintf("#%d %s %.7s..%.7s, %v ago", e.ID, e.Root, e.Base, e.Head, time.Since(e.Created).Round(time.Second)))
 		}
 	}
 	return st, nil

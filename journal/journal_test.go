@@ -30,23 +30,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freshJournal is a journal in a database of its own (tests run side by
-// side on one server).
-func freshJournal(t *testing.T) string {
-	t.Helper()
-	ctx := context.Background()
-	admin, err := Open(ctx, pgDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	name := fmt.Sprintf("j_%d", time.Now().UnixNano())
-	if _, err := admin.pool.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Replace(pgDSN, "/postgres?", "/"+name+"?", 1)
-}
-
 type root struct {
 	fs   *vfs.FS
 	repo *gitbackend.Repo
@@ -91,7 +74,7 @@ func TestFleetSharesOneBudget(t *testing.T) {
 	bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
 	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "", gittest.WithPushLimit(2, 3*time.Second))
 	remote := srv.URL(filepath.Base(bare))
-	dsn := freshJournal(t)
+	dsn := FreshDatabase(t, pgDSN)
 	const machines, perMachine, writes = 3, 3, 2
 	var roots []*root
 	for range machines {

@@ -67,6 +67,10 @@ type GitConfig struct {
 	// ReadsPerSecond bounds fetches and tip checks: auto (15, GitHub's
 	// documented limit, whenever there is a push budget), off, or a count.
 	ReadsPerSecond string `koanf:"reads_per_second"`
+	// Journal is the PostgreSQL DSN of the journal that the machines
+	// pushing to the remote share (empty: none). It holds a password, so
+	// it comes from the environment (TGP_GIT_JOURNAL), never the file.
+	Journal string `koanf:"journal"`
 }
 
 // RemoteBudgets resolves git.pushes_per_minute and git.reads_per_second
@@ -276,6 +280,7 @@ func Defaults() map[string]any {
 		"git.defer_replays":          true,
 		"git.pushes_per_minute":      "auto",
 		"git.reads_per_second":       "auto",
+		"git.journal":                "",
 		"git.retry.base_delay":       "20ms",
 		"git.pr.per":                 "session",
 		"git.api_url":                "",
@@ -362,6 +367,9 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 			}
 			for _, key := range fk.Keys() {
 				src.fileKeys[key] = true
+			}
+			if fk.String("git.journal") != "" {
+				return nil, &ConfigError{Key: "git.journal", Source: lo.File, Problem: "a DSN holds a password and the file is shared: set TGP_GIT_JOURNAL in the environment instead"}
 			}
 			if err := k.Merge(fk); err != nil {
 				return nil, err

@@ -22,6 +22,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/gitident"
 	"github.com/tgp-go/tgp/internal/telemetry"
+	"github.com/tgp-go/tgp/journal"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/shell"
@@ -42,8 +43,10 @@ type Kernel struct {
 	// view is fs writing, before any operation on a path, the files of
 	// the root's commit that persists left unwritten there (fill): what
 	// FS hands out and the file and forge tools read.
-	view    *vfs.FS
-	box     *toolbox.Box
+	view *vfs.FS
+	box  *toolbox.Box
+	// journal is git.journal's, connected on first use (nil: none).
+	journal gitbackend.Journal
 	set     *tools.Set
 	mu      sync.Mutex
 	booted  bool
@@ -192,6 +195,11 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	k.view = k.fs.WithFill(k.fill)
 	// The toolbox first: every tool that persists, reads the registry or
 	// the repository is built on it.
+	if dsn := k.cfg.Git.Journal; dsn != "" {
+		lazy := journal.NewLazy(dsn)
+		k.journal = lazy
+		k.closers = append(k.closers, func(context.Context) error { lazy.Close(); return nil })
+	}
 	k.box = toolbox.New(k.fs, k.toolboxConfig())
 	k.set = tools.NewSet(
 		tools.WithPolicy(tools.Policy(cfg.Approval.Policy)),
@@ -387,6 +395,7 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	st.Branch, st.Head, st.Pending, st.PendingCommits = bs.Branch, bs.Head, bs.Pending, bs.PendingCommits
+	st.Journaled = bs.Journaled
 	st.Uncommitted, st.Refresh = bs.Uncommitted, bs.Refresh
 	return st, nil
 }
@@ -574,6 +583,9 @@ type Status struct {
 	// PendingCommits lists the unpushed commits ("abc1234 subject",
 	// oldest first): the next persist, refresh or boot pushes them.
 	PendingCommits []string `json:"pending_commits,omitempty"`
+	// Journaled lists the entries of git.journal not landed yet, from
+	// every machine ("#id root base..head, age").
+	Journaled []string `json:"journaled,omitempty"`
 	// Uncommitted are paths written to the root whose commit failed;
 	// they are committed with the next change.
 	Uncommitted []string `json:"uncommitted,omitempty"`

@@ -63,6 +63,12 @@ git:
   # Fetches and tip checks per second. auto: 15 (GitHub's documented limit) whenever there is a push
   # budget, none otherwise; off; or a count.
   reads_per_second: auto
+  # The PostgreSQL journal the machines pushing to this remote share: each write is recorded there,
+  # one elected pusher at a time pushes every waiting write in one push, and pushes_per_minute holds
+  # for the whole fleet, counted in the database. Unreachable: writes push directly and say so. A DSN
+  # holds a password: set it only in the environment, TGP_GIT_JOURNAL=postgres://user:pw@host/db
+  # (a value here is refused).
+  journal: ""
   pr:
     # session: one branch and PR per kernel session; tool: one per changed tool.
     per: session

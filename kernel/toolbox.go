@@ -37,6 +37,7 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 			LockDir:         g.MachineLockDir(k.environ()),
 			DeferReplays:    g.DeferReplays,
 			PushesPerMinute: pushes,
+			Journal:         k.journal,
 			ReadsPerSecond:  reads,
 			Progress:        k.opts.progress,
 			Environ:         k.environ(),

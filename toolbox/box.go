@@ -214,6 +214,8 @@ type Status struct {
 	Pending int
 	// PendingCommits lists the unpushed commits ("abc1234 subject").
 	PendingCommits []string
+	// Journaled lists the journal's entries not landed yet.
+	Journaled []string
 	// Uncommitted are paths written to the root whose commit failed.
 	Uncommitted []string
 	Refresh     RefreshStatus
@@ -234,6 +236,7 @@ func (b *Box) Status(ctx context.Context) (Status, error) {
 			return st, err
 		}
 		st.Branch, st.Head, st.Pending, st.PendingCommits = rs.Branch, rs.Head, rs.Ahead, rs.PendingCommits
+		st.Journaled = rs.Journaled
 	}
 	st.Uncommitted = b.uncommittedPaths()
 	st.Refresh = b.RefreshStatus()

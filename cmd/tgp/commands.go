@@ -97,6 +97,9 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 	for _, c := range st.PendingCommits {
 		fmt.Fprintf(a.stdout, "  pending: %s\n", c)
 	}
+	for _, e := range st.Journaled {
+		fmt.Fprintf(a.stdout, "  journaled, not landed: %s\n", e)
+	}
 	if !st.Refresh.LastCheck.IsZero() {
 		fresh := "up to date"
 		switch {

@@ -1,0 +1,83 @@
+package journal_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/journal"
+	"github.com/tgp-go/tgp/kernel"
+	"github.com/tgp-go/tgp/tools"
+)
+
+// TestKernelWritesThroughTheJournal: git.journal routes a kernel's writes
+// through the journal (the entry lands with the remote's commit, and
+// `tgp status` lists nothing waiting); a journal that does not answer
+// makes the write push directly and say so; and a DSN in the
+// configuration file is refused (it holds a password).
+func TestKernelWritesThroughTheJournal(t *testing.T) {
+	bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
+	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
+	dsn := journal.FreshDatabase(t, journal.ServerDSN())
+	boot := func(j string) *kernel.Kernel {
+		k, err := kernel.New(context.Background(), kernel.WithEnviron([]string{}), kernel.WithRoot(t.TempDir()),
+			kernel.WithSetting("git.remote", srv.URL(filepath.Base(bare))), kernel.WithSetting("git.author.name", "A"),
+			kernel.WithSetting("git.author.email", "a@x"), kernel.WithSetting("git.lock_dir", t.TempDir()),
+			kernel.WithSetting("git.journal", j))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { k.Shutdown(context.Background()) })
+		if err := k.Boot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	write := func(k *kernel.Kernel, p string) *tools.Persisted {
+		raw, _ := json.Marshal(map[string]string{"path": p, "content": "/** T. */\nexport default () => 1;\n"})
+		res, err := k.Call(context.Background(), "write_file", raw)
+		if err != nil {
+			t.Fatalf("write %s: %v", p, err)
+		}
+		return res.Value.(tools.WriteResult).Persisted
+	}
+
+	k := boot(dsn)
+	p := write(k, "tools/j.ts")
+	if tip := strings.TrimSpace(gittest.Git(t, bare, "rev-parse", "main")); p.Commit != tip {
+		t.Fatalf("the write says %s, the remote is at %s", p.Commit, tip)
+	}
+	j, err := journal.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if n := journal.CountLanded(t, j, p.Commit); n != 1 {
+		t.Fatalf("%d landed entries name commit %s", n, p.Commit)
+	}
+	st, err := k.Status(context.Background())
+	if err != nil || len(st.Journaled) != 0 {
+		t.Fatalf("status: %v %v", st.Journaled, err)
+	}
+
+	away := boot("postgres://tgp@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
+	p = write(away, "tools/direct.ts")
+	if !p.Persisted || !strings.Contains(p.Note, "journal unreachable") {
+		t.Fatalf("with the journal away: %+v", p)
+	}
+
+	file := filepath.Join(t.TempDir(), "tgp.config.yaml")
+	if err := os.WriteFile(file, []byte("git:\n  journal: postgres://u:secret@h/db\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = kernel.LoadConfig(kernel.LoadOptions{File: file, Environ: []string{}})
+	var ce *kernel.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "git.journal" || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("a DSN in the file: %v", err)
+	}
+}

@@ -303,6 +303,9 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	// root's own push is withdrawn when it returns.
 	var mine *carry
 	var carried []*batchItem
+	// stale are the proven carries the last fetch found too old, or on
+	// the branch already: the push deletes them.
+	var stale []*carry
 	// leaving is the carry sent after a refusal the remote made once it
 	// had the pack (carryAfterRefusal): the next attempt takes it.
 	var leaving chan *carry
@@ -344,6 +347,12 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 		if attempt > 1 && more != nil {
 			items = append(items, more()...)
 		}
+		if mine != nil && time.Since(mine.at) > carryOwnAge {
+			// Soon any winner may delete it as stale: its absence would
+			// no longer say it landed. This root pushes its commits itself.
+			r.withdrawCarry(ctx, mine)
+			mine = nil
+		}
 		var opened chan openedPush
 		cycleStart := time.Time{}
 		if (tip.IsZero() && !fetched) || attempt > 1 || fetchFirst {
@@ -379,7 +388,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 						}
 						mine = nil
 					}
-					carried = r.carriedItems(cs, mine)
+					carried, stale = r.sortCarries(branch, t, cs, mine)
 					fspan.SetAttributes(attribute.Int("tgp.persist.carries_seen", len(carried)))
 				}
 			} else {
@@ -418,7 +427,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
 		}
-		ex, next := r.pushExtrasFor(branch, tip, items, all[len(items):], mine)
+		ex, next := r.pushExtrasFor(branch, tip, items, all[len(items):], stale, mine)
 		pushStart := time.Now()
 		err = r.pushTraced(actx, branch, tip, chain, takeOpened(opened), ex)
 		r.lastPush = time.Since(pushStart)
@@ -448,7 +457,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			// A remote that refuses deleting refs (receive.denyDeletes)
 			// takes no carries: push without them from now on.
 			r.noCarry.Store(true)
-			carried = nil
+			carried, stale = nil, nil
 			continue
 		}
 		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {

@@ -238,10 +238,14 @@ func (b *Box) Status(ctx context.Context) (Status, error) {
 			return st, err
 		}
 		st.Branch, st.Head, st.Pending, st.PendingCommits = rs.Branch, rs.Head, rs.Ahead, rs.PendingCommits
-		st.UnverifiedCarries = unverifiedCarries(ctx, repo)
 	}
 	st.Uncommitted = b.uncommittedPaths()
 	st.Refresh = b.RefreshStatus()
+	if repo := b.Repo(); repo != nil && st.Hydration != "offline" && st.Refresh.Error == "" {
+		// Not when the remote did not answer the boot or the last check:
+		// the status would wait on it again for nothing.
+		st.UnverifiedCarries = unverifiedCarries(ctx, repo)
+	}
 	return st, nil
 }
 

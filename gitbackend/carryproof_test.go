@@ -210,3 +210,58 @@ func TestCarryOnALocalRemoteIsNeverLanded(t *testing.T) {
 	raceA(t, bare, a)
 	mustList(t, a, ref, "no proof")
 }
+
+// TestCarryProofVerdicts: what a root makes of a carry's name and head,
+// without a remote: the proof binds the branch, base, head and time; the
+// time decides fresh, stale or ahead of the clock (within the skew it is
+// fresh).
+func TestCarryProofVerdicts(t *testing.T) {
+	base, head := plumbing.NewHash(strings.Repeat("a", 40)), plumbing.NewHash(strings.Repeat("b", 40))
+	now := time.Now()
+	made := func(at time.Time) *carry { return newCarry(testCarryKey, "main", base, head, at) }
+	parse := func(c *carry, branch string, h plumbing.Hash) *carry {
+		t.Helper()
+		p, ok := parseCarry(branch, c.ref, h)
+		if !ok {
+			t.Fatalf("%s does not parse as a carry of %s", c.ref, branch)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		c      *carry
+		key    []byte
+		branch string
+		want   carryVerdict
+	}{
+		{"fresh", parse(made(now), "main", head), testCarryKey, "main", carryFresh},
+		{"within the skew", parse(made(now.Add(carryClockSkew/2)), "main", head), testCarryKey, "main", carryFresh},
+		{"ahead", parse(made(now.Add(2*carryClockSkew)), "main", head), testCarryKey, "main", carryFuture},
+		{"stale", parse(made(now.Add(-carryMaxAge-time.Second)), "main", head), testCarryKey, "main", carryStale},
+		{"no key", parse(made(now), "main", head), nil, "main", carryUnproven},
+		{"another key", parse(made(now), "main", head), []byte("another"), "main", carryUnproven},
+		{"moved to another head", parse(made(now), "main", base), testCarryKey, "main", carryUnproven},
+	} {
+		if got := tc.c.verdict(tc.key, tc.branch, now); got != tc.want {
+			t.Errorf("%s: verdict %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// Copied to another branch: the name no longer parses there, and
+	// judged as that branch's it does not match.
+	c := made(now)
+	moved := plumbing.ReferenceName(strings.Replace(string(c.ref), "/main/", "/side/", 1))
+	if p, ok := parseCarry("side", moved, head); !ok || p.verdict(testCarryKey, "side", now) != carryUnproven {
+		t.Errorf("a carry renamed to another branch is not refused: %v", ok)
+	}
+	for _, name := range []string{
+		"refs/tgp/carry/main/" + base.String() + "-0123456789ab",
+		"refs/tgp/carry/main/" + base.String() + "-x-n-" + strings.Repeat("0", 64),
+		"refs/tgp/carry/main/" + base.String() + "-1-n-" + strings.Repeat("0", 63),
+		"refs/tgp/carry/main/nothex-1-n-" + strings.Repeat("0", 64),
+		"refs/tgp/carry/main/x/" + base.String() + "-1-n-" + strings.Repeat("0", 64),
+	} {
+		if _, ok := parseCarry("main", plumbing.ReferenceName(name), head); ok {
+			t.Errorf("%s parses as a carry", name)
+		}
+	}
+}

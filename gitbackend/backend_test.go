@@ -33,8 +33,8 @@ func newAgent(t testing.TB, remote string, memory bool, opts ...Option) *agent {
 		opts = append(opts, WithLockFile(LockFilePath(f.Root())))
 	}
 	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: "main",
-		Author: Identity{Name: "Agent", Email: "agent@example.com"},
-		Retry:  RetryConfig{MaxAttempts: 50, BaseDelay: 2 * time.Millisecond}}, opts...)
+		Author: Identity{Name: "Agent", Email: "agent@example.com"}, CarryKey: testCarryKey,
+		Retry: RetryConfig{MaxAttempts: 50, BaseDelay: 2 * time.Millisecond}}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,17 +2,19 @@ package gitbackend
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
 // Carrying: a push that loses the race for a branch leaves its commits on
@@ -30,17 +32,28 @@ import (
 // it deletes still points where the pusher saw it, so a carry is landed
 // once, by exactly one push, and a carry its owner replaced or withdrew
 // is not. A remote that does not advertise "atomic" gets no carries.
+//
+// What is landed must come from the fleet: a carry lands only with a
+// proof made with the fleet's key (carryproof.go), and a root without the
+// key neither leaves nor lands carries.
 
 // carryPrefix is where a branch's carries are on the remote; carriedPrefix
 // where a fetch puts them in the root.
 func carryPrefix(branch string) string   { return "refs/tgp/carry/" + branch + "/" }
 func carriedPrefix(branch string) string { return "refs/tgp/carried/" + branch + "/" }
 
-// carryMaxAge is how old a carry's last commit may be and still be landed
-// by another root: an owner gives up within git.retry.deadline and then
-// withdraws its carry; one whose owner died is landed while fresh, and
-// left alone after (its commits stay in the owner's root, pending).
+// carryMaxAge is how old a carry may be (by the time its proof
+// authenticates, carryproof.go) and still be landed by another root: an
+// owner gives up within git.retry.deadline and then withdraws its carry;
+// one whose owner died is landed while fresh, and deleted by the next
+// winner after (its commits stay in the owner's root, pending).
 const carryMaxAge = 10 * time.Minute
+
+// carryOwnAge is how long an owner keeps its carry on the remote: past
+// it, the owner withdraws it and pushes its commits itself. A carry gone
+// from the remote then still means landed (the owner counts on that):
+// nobody deletes a carry as stale before carryMaxAge.
+const carryOwnAge = carryMaxAge / 2
 
 // carry is a line of commits on base, left on the remote by a push that
 // lost.
@@ -50,31 +63,10 @@ type carry struct {
 	// items is how many batch items its commits hold (the owner replaces
 	// its carry when more joined).
 	items int
-}
-
-// newCarryRef names a carry of commits on base: the base is in the name,
-// so that a root landing it needs no walk to find where it starts.
-func newCarryRef(branch string, base plumbing.Hash) plumbing.ReferenceName {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return plumbing.ReferenceName(carryPrefix(branch) + base.String() + "-" + hex.EncodeToString(b))
-}
-
-// parseCarry reads a carry from its remote name and head.
-func parseCarry(branch string, name plumbing.ReferenceName, head plumbing.Hash) (*carry, bool) {
-	rest, ok := strings.CutPrefix(string(name), carryPrefix(branch))
-	if !ok {
-		return nil, false
-	}
-	b, _, ok := strings.Cut(rest, "-")
-	if !ok {
-		return nil, false
-	}
-	base, ok := hashFromHex(b)
-	if !ok || head.IsZero() {
-		return nil, false
-	}
-	return &carry{ref: name, base: base, head: head}, true
+	// at, nonce and mac are its proof (carryproof.go): when it was made,
+	// and the HMAC over it that its name ends in.
+	at         time.Time
+	nonce, mac string
 }
 
 // fetchCarrying fetches branch's tip as Fetch does, and the carries beside
@@ -126,27 +118,59 @@ func (n *netRemote) pushRefs(ctx context.Context, cmds []*packp.Command) error {
 	return n.sendCommands(ctx, ps, cmds, nil)
 }
 
-// carriedItems are the batch items for the carries a fetch listed: the
-// others' (mine is this root's own), fresh, whose commits are here.
-func (r *Repo) carriedItems(carries []*carry, mine *carry) []*batchItem {
-	var out []*batchItem
+// sortCarries sorts the carries a fetch of branch (at tip) listed: the
+// others' (mine is this root's own) that prove they are fresh, whose
+// commits are here and not on the branch yet, are the batch items to
+// land; those proven stale (too old, or their commits on the branch
+// already) are to be deleted with the push. Everything else is left
+// alone: a carry this root cannot prove is never landed, and nothing
+// proves it is stale either.
+func (r *Repo) sortCarries(branch string, tip plumbing.Hash, carries []*carry, mine *carry) (land []*batchItem, stale []*carry) {
+	now := time.Now()
 	for _, c := range carries {
 		if mine != nil && c.ref == mine.ref {
 			continue
 		}
-		cm, err := object.GetCommit(r.store, c.head)
-		if err != nil || time.Since(cm.Committer.When) > carryMaxAge {
-			continue
-		}
-		if r.store.HasEncodedObject(c.base) != nil {
-			continue
-		}
-		out = append(out, &batchItem{carried: c, base: c.base, head: c.head})
-		if len(out) == 16 {
-			break
+		switch c.verdict(r.cfg.CarryKey, branch, now) {
+		case carryStale:
+			if len(stale) < carryStaleDeletes {
+				stale = append(stale, c)
+			}
+		case carryFresh:
+			if r.store.HasEncodedObject(c.base) != nil || r.store.HasEncodedObject(c.head) != nil || len(land) == 16 {
+				continue
+			}
+			if r.onBranch(tip, c) {
+				if len(stale) < carryStaleDeletes {
+					stale = append(stale, c)
+				}
+				continue
+			}
+			land = append(land, &batchItem{carried: c, base: c.base, head: c.head})
 		}
 	}
-	return out
+	return land, stale
+}
+
+// onBranch reports whether c's head is on the first-parent line from tip
+// down to c's base (a carry landed as a fast-forward keeps its commits).
+// The walk is bounded: not found is not on it.
+func (r *Repo) onBranch(tip plumbing.Hash, c *carry) bool {
+	h := tip
+	for n := 0; n < 1000 && !h.IsZero(); n++ {
+		if h == c.head {
+			return true
+		}
+		if h == c.base {
+			return false
+		}
+		cm, err := object.GetCommit(r.store, h)
+		if err != nil || len(cm.ParentHashes) == 0 {
+			return false
+		}
+		h = cm.ParentHashes[0]
+	}
+	return false
 }
 
 // listed reports whether the remote still advertised c.
@@ -179,20 +203,27 @@ func supportsCarry(ar *packp.AdvRefs) bool {
 }
 
 // carrying says whether this root leaves and lands carries: a network
-// remote, not turned off (git.retry.carry), not found to refuse them.
+// remote, with the fleet's key to prove them (Config.CarryKey), not
+// turned off (git.retry.carry), not found to refuse them.
+//
+// A local path remote (a path or file://) never carries: its pushes queue
+// on the remote ref's lock instead of racing (localRemote.Update), so
+// there is no lost push to carry. Nor is a key needed there: whoever can
+// write refs/tgp/carry/ in that directory can write the branch itself.
 func (r *Repo) carrying() bool {
 	_, ok := r.remote.(*netRemote)
 	// Within a push budget a carry costs pushes of its own (leaving it,
 	// withdrawing it): the machine's batch carries its writes instead.
-	return ok && !r.cfg.Retry.NoCarry && !r.noCarry.Load() && r.pushes == nil && r.cfg.Journal == nil
+	// With a journal, a write that waits is in the journal.
+	return ok && len(r.cfg.CarryKey) > 0 && !r.cfg.Retry.NoCarry && !r.noCarry.Load() && r.pushes == nil && r.cfg.Journal == nil
 }
 
 // pushExtrasFor is what a push of items (and carried, the others'
 // carries replayed after them) on tip sends beside the branch's update:
-// the landed carries and this root's own deleted with it, and, should the
-// remote have moved, this root's commits left as a carry (next), unless it
-// has one there already.
-func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []*batchItem, mine *carry) (*pushExtras, *carry) {
+// the landed carries, the stale ones and this root's own deleted with it,
+// and, should the remote have moved, this root's commits left as a carry
+// (next), unless it has one there already.
+func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []*batchItem, stale []*carry, mine *carry) (*pushExtras, *carry) {
 	if !r.carrying() {
 		return nil, nil
 	}
@@ -201,6 +232,9 @@ func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []
 		if !it.commit.IsZero() {
 			ex.with = append(ex.with, &packp.Command{Name: it.carried.ref, Old: it.carried.head, New: plumbing.ZeroHash})
 		}
+	}
+	for _, c := range stale {
+		ex.with = append(ex.with, &packp.Command{Name: c.ref, Old: c.head, New: plumbing.ZeroHash})
 	}
 	if mine != nil {
 		ex.with = append(ex.with, &packp.Command{Name: mine.ref, Old: mine.head, New: plumbing.ZeroHash})
@@ -224,7 +258,8 @@ func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []
 	if head == tip {
 		return ex, nil
 	}
-	next := &carry{ref: newCarryRef(branch, tip), base: tip, head: head, items: len(items)}
+	next := newCarry(r.cfg.CarryKey, branch, tip, head, time.Now())
+	next.items = len(items)
 	ex.instead = []*packp.Command{{Name: next.ref, Old: plumbing.ZeroHash, New: head}}
 	return ex, next
 }
@@ -264,4 +299,60 @@ func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next *carry) 
 func carryPatience(cycle time.Duration) time.Duration {
 	cycle = min(max(cycle, 50*time.Millisecond), 2*time.Second)
 	return cycle + fullJitterDelay(cycle)
+}
+
+// UnverifiedCarries lists the refs under refs/tgp/carry/ on the remote
+// that no push lands or deletes, each with why ("<ref> <head>: <reason>"):
+// planted by someone outside the fleet, made with another key, or left
+// by a version of tgp that made no proofs. A person decides about them;
+// `tgp status` shows them. A proven carry, fresh or stale, is not listed
+// (the next push that wins lands or deletes it).
+func (r *Repo) UnverifiedCarries(ctx context.Context) ([]string, error) {
+	refs, err := r.remoteCarryRefs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list carries of %s: %w", redact(r.cfg.Remote), err)
+	}
+	now := time.Now()
+	var out []string
+	for _, ref := range refs {
+		if why := unverifiedReason(r.cfg.CarryKey, string(ref.Name()), ref.Hash(), now); why != "" {
+			out = append(out, fmt.Sprintf("%s %s: %s", ref.Name(), short(ref.Hash()), why))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// remoteCarryRefs are the remote's refs under refs/tgp/carry/, read from
+// its advertisement (a network remote) or its ref store (a local one).
+func (r *Repo) remoteCarryRefs(ctx context.Context) ([]*plumbing.Reference, error) {
+	const prefix = "refs/tgp/carry/"
+	switch rem := r.remote.(type) {
+	case *netRemote:
+		refs, err := rem.remote().ListContext(ctx, &git.ListOptions{Auth: rem.auth})
+		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, classifyNetErr(err)
+		}
+		var out []*plumbing.Reference
+		for _, ref := range refs {
+			if strings.HasPrefix(string(ref.Name()), prefix) && ref.Type() == plumbing.HashReference {
+				out = append(out, ref)
+			}
+		}
+		return out, nil
+	case *localRemote:
+		m, err := rem.refsUnder(prefix)
+		if err != nil {
+			return nil, err
+		}
+		var out []*plumbing.Reference
+		for name, h := range m {
+			out = append(out, plumbing.NewHashReference(plumbing.ReferenceName(prefix+name), h))
+		}
+		return out, nil
+	}
+	return nil, nil
 }

@@ -11,25 +11,43 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// lostRace seeds a smart-HTTP remote (config, when not empty, is set on
-// it as "key value" pairs), boots roots A and B on machines of their own,
-// then moves main from a third machine: A's and B's next pushes are each
-// behind and lose their first attempt.
-func lostRace(t *testing.T, noCarry bool, config ...string) (bare string, a, b *agent) {
+// testCarryKey is the fleet's key the tests' roots prove their carries
+// with (Config.CarryKey).
+var testCarryKey = []byte("the fleet's carry key, for tests")
+
+// race says how lostRace sets up: carries turned off, roots without the
+// fleet's key, the remote served by git daemon instead of smart HTTP, and
+// git config ("key value" pairs) set on the remote.
+type race struct {
+	noCarry, noKey, daemon bool
+	config                 []string
+}
+
+// lostRace seeds a remote served over the network, boots roots A and B
+// on machines of their own, then moves main from a third machine: A's and
+// B's next pushes are each behind and lose their first attempt. It
+// returns the bare repository and its URL.
+func lostRace(t *testing.T, rc race) (bare, url string, a, b *agent) {
 	t.Helper()
 	bare = gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
-	for i := 0; i+1 < len(config); i += 2 {
-		gittest.Git(t, bare, "config", config[i], config[i+1])
+	for i := 0; i+1 < len(rc.config); i += 2 {
+		gittest.Git(t, bare, "config", rc.config[i], rc.config[i+1])
 	}
-	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
-	url := srv.URL(filepath.Base(bare))
-	retry := RetryConfig{BaseDelay: 2 * time.Millisecond, NoCarry: noCarry}
+	if rc.daemon {
+		url = gittest.Daemon(t, filepath.Dir(bare)) + "/" + filepath.Base(bare)
+	} else {
+		url = gittest.NewHTTPServer(t, filepath.Dir(bare), "").URL(filepath.Base(bare))
+	}
+	retry := RetryConfig{BaseDelay: 2 * time.Millisecond, NoCarry: rc.noCarry}
 	a, b = machineAgentWith(t, url, t.TempDir(), retry), machineAgentWith(t, url, t.TempDir(), retry)
+	if rc.noKey {
+		a.repo.cfg.CarryKey, b.repo.cfg.CarryKey = nil, nil
+	}
 	other := filepath.Join(t.TempDir(), "other")
 	gittest.Git(t, "", "clone", "-q", bare, other)
 	gittest.Git(t, other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "other machine")
 	gittest.Git(t, other, "push", "-q", "origin", "HEAD:main")
-	return bare, a, b
+	return bare, url, a, b
 }
 
 // TestLostPushIsLandedByTheWinner: root A's push loses to another
@@ -37,12 +55,14 @@ func lostRace(t *testing.T, noCarry bool, config ...string) (bare string, a, b *
 // pushes. With carrying, B's push lands A's commit too (A left it on the
 // remote when it lost), and A's retry finds nothing left to push; the
 // carry refs are gone, history is linear with each change once, and git
-// fsck accepts it. Without (git.retry.carry false), A's commit is not on
+// fsck accepts it. Without (git.retry.carry false), or without the
+// fleet's key to prove a carry (git.carry_key_env), A's commit is not on
 // the remote until A pushes it itself.
 func TestLostPushIsLandedByTheWinner(t *testing.T) {
-	for _, noCarry := range []bool{false, true} {
-		t.Run(fmt.Sprintf("noCarry=%v", noCarry), func(t *testing.T) {
-			bare, a, b := lostRace(t, noCarry)
+	for _, rc := range []race{{}, {noCarry: true}, {noKey: true}, {daemon: true}} {
+		t.Run(fmt.Sprintf("noCarry=%v,noKey=%v,daemon=%v", rc.noCarry, rc.noKey, rc.daemon), func(t *testing.T) {
+			bare, _, a, b := lostRace(t, rc)
+			noCarry := rc.noCarry || rc.noKey
 
 			var afterB string
 			sleep := a.repo.sleep
@@ -102,7 +122,7 @@ func TestLostPushIsLandedByTheWinner(t *testing.T) {
 // push that lands a carry (it deletes the carry ref); the roots push
 // without carries from then on, and every change lands once.
 func TestCarryOnARemoteThatRefusesDeletes(t *testing.T) {
-	bare, a, b := lostRace(t, false, "receive.denyDeletes", "true")
+	bare, _, a, b := lostRace(t, race{config: []string{"receive.denyDeletes", "true"}})
 	done := false
 	sleep := a.repo.sleep
 	a.repo.sleep = func(ctx context.Context, d time.Duration) error {

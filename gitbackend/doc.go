@@ -18,6 +18,12 @@
 //     and avoids go-git's upload-pack "haves" problem entirely.
 //   - HTTP(S) and git:// remotes use go-git's transports; the server's
 //     receive-pack checks the old value of the ref, which is our CAS.
+//   - A push that loses a race on a network remote leaves its commits as a
+//     carry (refs/tgp/carry/<branch>/...) for the next winner to land
+//     (carry.go). Anyone who can push a ref can push one there, so a
+//     carry's ref name ends in an HMAC-SHA256 with the fleet's key over
+//     the branch, base, head commit and creation time (carryproof.go);
+//     nothing else is landed, and without a key there are no carries.
 //   - One Repo serialises its operations (a context-aware mutex) and, on
 //     disk, takes a flock so several processes can share one root.
 package gitbackend

@@ -28,8 +28,8 @@ func machineAgentWith(t *testing.T, remote, lockDir string, retry RetryConfig) *
 		t.Fatal(err)
 	}
 	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: "main", LockDir: lockDir,
-		Author: Identity{Name: "Agent", Email: "agent@example.com"},
-		Retry:  retry}, WithLockFile(LockFilePath(f.Root())))
+		Author: Identity{Name: "Agent", Email: "agent@example.com"}, CarryKey: testCarryKey,
+		Retry: retry}, WithLockFile(LockFilePath(f.Root())))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -313,6 +313,9 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	// root's own push is withdrawn when it returns.
 	var mine *carry
 	var carried []*batchItem
+	// stale are the proven carries the last fetch found too old, or on
+	// the branch already: the push deletes them.
+	var stale []*carry
 	// leaving is the carry sent after a refusal the remote made once it
 	// had the pack (carryAfterRefusal): the next attempt takes it.
 	var leaving chan *carry
@@ -362,6 +365,12 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 		if (attempt > 1 || waited) && more != nil {
 			items = append(items, more()...)
 		}
+		if mine != nil && time.Since(mine.at) > carryOwnAge {
+			// Soon any winner may delete it as stale: its absence would
+			// no longer say it landed. This root pushes its commits itself.
+			r.withdrawCarry(ctx, mine)
+			mine = nil
+		}
 		var opened chan openedPush
 		cycleStart := time.Time{}
 		if (tip.IsZero() && !fetched) || attempt > 1 || fetchFirst {
@@ -397,7 +406,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 						}
 						mine = nil
 					}
-					carried = r.carriedItems(cs, mine)
+					carried, stale = r.sortCarries(branch, t, cs, mine)
 					fspan.SetAttributes(attribute.Int("tgp.persist.carries_seen", len(carried)))
 				}
 			} else {
@@ -440,7 +449,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
 		}
-		ex, next := r.pushExtrasFor(branch, tip, items, all[len(items):], mine)
+		ex, next := r.pushExtrasFor(branch, tip, items, all[len(items):], stale, mine)
 		if r.beforePush != nil {
 			if err := r.beforePush(all); err != nil {
 				closeOpened(opened)
@@ -476,7 +485,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			// A remote that refuses deleting refs (receive.denyDeletes)
 			// takes no carries: push without them from now on.
 			r.noCarry.Store(true)
-			carried = nil
+			carried, stale = nil, nil
 			continue
 		}
 		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
@@ -721,15 +730,19 @@ func (r *Repo) ingest(ctx context.Context, it *batchItem, sources map[string]*fi
 	if it.head.IsZero() || r.ov.HasEncodedObject(it.head) == nil {
 		return nil
 	}
-	var src storer.EncodedObjectStorer = sources[it.gitdir]
-	if it.objects != nil {
-		src = it.objects
-	} else if src == nil {
-		s, err := openGitDir(it.gitdir)
-		if err != nil {
-			return err
+	// src is the item's pack (a journal entry) or its root's .git; a nil
+	// *filesystem.Storage must not become a non-nil interface.
+	var src storer.EncodedObjectStorer = it.objects
+	if src == nil {
+		fs := sources[it.gitdir]
+		if fs == nil {
+			s, err := openGitDir(it.gitdir)
+			if err != nil {
+				return err
+			}
+			sources[it.gitdir], fs = s, s
 		}
-		sources[it.gitdir], src = s, s
+		src = fs
 	}
 	order, _, err := collectMissing(ctx, src, r.ov, it.head, 0)
 	if err != nil {

@@ -72,6 +72,10 @@ type Config struct {
 	// network remote take turns and batch their commits (machine.go);
 	// empty: each process pushes on its own.
 	LockDir string
+	// CarryKey is the fleet's secret that proves a carry (carryproof.go;
+	// the kernel reads it from the variable git.carry_key_env names).
+	// Empty: a network remote gets no carries, left or landed.
+	CarryKey []byte
 	// DeferReplays lets the root take a replay its persist pushed to a
 	// local remote when something next needs the root, not at once
 	// (pending.go): under a burst of writes the next persist folds it into

@@ -37,17 +37,21 @@ type Config struct {
 
 // GitConfig configures the remote and how changes are persisted.
 type GitConfig struct {
-	Remote        string      `koanf:"remote"`
-	Branch        string      `koanf:"branch"`
-	Provider      string      `koanf:"provider"`
-	Repo          string      `koanf:"repo"`
-	Depth         int         `koanf:"depth"`
-	WriteStrategy string      `koanf:"write_strategy"`
-	Author        Identity    `koanf:"author"`
-	TokenEnv      string      `koanf:"token_env"`
-	Retry         RetryConfig `koanf:"retry"`
-	PR            PRConfig    `koanf:"pr"`
-	APIURL        string      `koanf:"api_url"`
+	Remote        string   `koanf:"remote"`
+	Branch        string   `koanf:"branch"`
+	Provider      string   `koanf:"provider"`
+	Repo          string   `koanf:"repo"`
+	Depth         int      `koanf:"depth"`
+	WriteStrategy string   `koanf:"write_strategy"`
+	Author        Identity `koanf:"author"`
+	TokenEnv      string   `koanf:"token_env"`
+	// CarryKeyEnv names the variable holding the fleet's secret that
+	// proves a carry (refs/tgp/carry/, git.retry.carry): without it a
+	// network remote gets no carries.
+	CarryKeyEnv string      `koanf:"carry_key_env"`
+	Retry       RetryConfig `koanf:"retry"`
+	PR          PRConfig    `koanf:"pr"`
+	APIURL      string      `koanf:"api_url"`
 	// RefreshInterval is how stale a long-lived kernel's view of the
 	// remote may get: before a call that reads the toolbox, a remote
 	// check older than this is repeated ("0": before every such call;
@@ -273,6 +277,7 @@ func Defaults() map[string]any {
 		"git.author.name":            "",
 		"git.author.email":           "",
 		"git.token_env":              "TGP_GIT_TOKEN",
+		"git.carry_key_env":          "TGP_CARRY_KEY",
 		"git.retry.max_attempts":     8,
 		"git.retry.deadline":         "2m",
 		"git.retry.carry":            true,

@@ -64,7 +64,7 @@ func unknownEnvError(name string, byEnv map[string]string) *ConfigError {
 	if len(inSection) > 0 {
 		fmt.Fprintf(&b, " (variables of this section: %s)", strings.Join(inSection, ", "))
 	}
-	b.WriteString("; a secret's variable is named by git.token_env, sql.dsn_env or serve.token_env")
+	b.WriteString("; a secret's variable is named by git.token_env, git.carry_key_env, sql.dsn_env or serve.token_env")
 	return &ConfigError{Key: name, Source: "environment", Problem: b.String()}
 }
 

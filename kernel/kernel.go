@@ -397,6 +397,7 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 	st.Branch, st.Head, st.Pending, st.PendingCommits = bs.Branch, bs.Head, bs.Pending, bs.PendingCommits
 	st.Journaled = bs.Journaled
 	st.Uncommitted, st.Refresh = bs.Uncommitted, bs.Refresh
+	st.UnverifiedCarries = bs.UnverifiedCarries
 	return st, nil
 }
 
@@ -591,9 +592,14 @@ type Status struct {
 	Uncommitted []string `json:"uncommitted,omitempty"`
 	// Refresh says when the remote was last checked and whether the root
 	// is behind it (git.refresh_interval).
-	Refresh   RefreshStatus `json:"refresh"`
-	Strategy  string        `json:"write_strategy"`
-	Booted    bool          `json:"booted"`
-	BootedIn  string        `json:"boot_time,omitempty"`
-	Hydration string        `json:"hydration,omitempty"`
+	Refresh RefreshStatus `json:"refresh"`
+	// UnverifiedCarries are refs under refs/tgp/carry/ on the remote
+	// without the fleet's proof (git.carry_key_env): never landed, never
+	// deleted by tgp, listed for a person to look at ("<ref> <commit>:
+	// <why>").
+	UnverifiedCarries []string `json:"unverified_carry_refs,omitempty"`
+	Strategy          string   `json:"write_strategy"`
+	Booted            bool     `json:"booted"`
+	BootedIn          string   `json:"boot_time,omitempty"`
+	Hydration         string   `json:"hydration,omitempty"`
 }

@@ -106,7 +106,7 @@ func (k *Kernel) shellTools() []*tools.Tool {
 			}
 		}
 		opts := []shell.Option{
-			shell.WithSecretEnv(k.cfg.Git.TokenEnv, k.cfg.SQL.DSNEnv, k.cfg.Serve.TokenEnv),
+			shell.WithSecretEnv(k.cfg.Git.TokenEnv, k.cfg.Git.CarryKeyEnv, k.cfg.SQL.DSNEnv, k.cfg.Serve.TokenEnv),
 			shell.WithEnv(env...),
 			// Asked through the tool set: the host's approver, or the one
 			// the call carries (an MCP client's elicitation).

@@ -32,6 +32,10 @@ git:
   # Environment variable holding the token for HTTPS remotes and the host's API (GitHub, GitLab,
   # Bitbucket access token, Gitea/Forgejo).
   token_env: TGP_GIT_TOKEN
+  # Environment variable holding the fleet's secret (the same on every machine) that proves a carry
+  # (retry.carry): a push lands another's commits from refs/tgp/carry/ only when the ref's HMAC made
+  # with it matches, and deletes only proven stale ones. Unset or empty: no carries over the network.
+  carry_key_env: TGP_CARRY_KEY
   retry:
     # How long a write may keep trying to push when other agents push first (each attempt replays the
     # change on the remote's new tip); after it the write says which commits are pending, and the next
@@ -43,7 +47,8 @@ git:
     # Pull-request branches only: push attempts before a write fails.
     max_attempts: 8
     # A push that loses the race leaves its commits on the remote (refs/tgp/carry/...) and the push
-    # that wins, from any machine, lands them with its own and deletes the ref (atomically).
+    # that wins, from any machine, lands them with its own and deletes the ref (atomically). Needs the
+    # key named by carry_key_env; a ref there without its proof is never landed (tgp status lists it).
     carry: true
   # Where processes of this machine that push to the same remote take turns and push each other's
   # commits in one push (one contender per machine). Empty: $XDG_CACHE_HOME/tgp/locks (else

@@ -31,6 +31,7 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 		Git: gitbackend.Config{
 			Remote: remote, Branch: g.Branch, Depth: g.Depth,
 			Token:           Secret(k.opts.environ, g.TokenEnv),
+			CarryKey:        carryKey(k.opts.environ, g.CarryKeyEnv),
 			TokenUser:       tokenUser(provider),
 			Author:          gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
 			Retry:           gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay, NoCarry: !g.Retry.Carry},
@@ -167,3 +168,13 @@ var readsToolbox = map[string]bool{
 // what calls that read the toolbox do on their own every
 // git.refresh_interval.
 func (k *Kernel) Refresh(ctx context.Context) error { return k.box.Refresh(k.ctx(ctx)) }
+
+// carryKey is the fleet's carry secret from the variable name names (nil
+// when empty: the repository then leaves and lands no carries on a
+// network remote).
+func carryKey(environ []string, name string) []byte {
+	if v := Secret(environ, name); v != "" {
+		return []byte(v)
+	}
+	return nil
+}

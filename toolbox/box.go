@@ -219,6 +219,10 @@ type Status struct {
 	// Uncommitted are paths written to the root whose commit failed.
 	Uncommitted []string
 	Refresh     RefreshStatus
+	// UnverifiedCarries are the refs under refs/tgp/carry/ on the remote
+	// that no push lands or deletes (gitbackend.Repo.UnverifiedCarries):
+	// "<ref> <commit>: <why>".
+	UnverifiedCarries []string
 }
 
 // Status reports the registry, the repository and the remote checks.
@@ -240,5 +244,23 @@ func (b *Box) Status(ctx context.Context) (Status, error) {
 	}
 	st.Uncommitted = b.uncommittedPaths()
 	st.Refresh = b.RefreshStatus()
+	if repo := b.Repo(); repo != nil && st.Hydration != "offline" && st.Refresh.Error == "" {
+		// Not when the remote did not answer the boot or the last check:
+		// the status would wait on it again for nothing.
+		st.UnverifiedCarries = unverifiedCarries(ctx, repo)
+	}
 	return st, nil
+}
+
+// unverifiedCarries asks the remote for the carry refs nobody lands,
+// best effort: a remote that does not answer within a few seconds leaves
+// the list empty rather than the status waiting on it.
+func unverifiedCarries(ctx context.Context, repo *gitbackend.Repo) []string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	list, err := repo.UnverifiedCarries(ctx)
+	if err != nil {
+		return nil
+	}
+	return list
 }

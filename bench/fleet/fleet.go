@@ -158,6 +158,9 @@ func Run(t testing.TB, spec Spec) Row {
 			"PATH=" + os.Getenv("PATH"),
 			"TGP_GIT_REMOTE=" + srv.URL,
 			"TGP_GIT_AUTHOR_NAME=Agent", "TGP_GIT_AUTHOR_EMAIL=agent@example.com",
+			// The fleet's carry key (git.carry_key_env): without it no
+			// machine lands another's lost push.
+			"TGP_CARRY_KEY=fleet-bench-carry-key",
 			"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.com",
 			"GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.com",
 		}, spec.Env...)

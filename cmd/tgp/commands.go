@@ -110,6 +110,12 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 		}
 		fmt.Fprintf(a.stdout, "checked:  %s (%s)\n", st.Refresh.LastCheck.Format(time.RFC3339), fresh)
 	}
+	if n := len(st.UnverifiedCarries); n > 0 {
+		fmt.Fprintf(a.stdout, "unverified carry refs: %d on the remote without the fleet's proof (git.carry_key_env); never landed, remove them if nobody knows them:\n", n)
+		for _, c := range st.UnverifiedCarries {
+			fmt.Fprintf(a.stdout, "  unverified: %s\n", c)
+		}
+	}
 	if len(st.Uncommitted) > 0 {
 		fmt.Fprintf(a.stdout, "uncommitted: %s (committed with the next change)\n", strings.Join(st.Uncommitted, ", "))
 	}

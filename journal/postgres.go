@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -56,6 +57,11 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Postgres, error) {
 	}
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	cfg.MaxConns = 8
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		// pg_stat_activity then says which process holds a pusher's
+		// lock.
+		cfg.ConnConfig.RuntimeParams["application_name"] = fmt.Sprintf("tgp pid %d", os.Getpid())
+	}
 	for _, o := range opts {
 		o(cfg)
 	}

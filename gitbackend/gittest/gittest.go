@@ -161,6 +161,16 @@ type HTTPServer struct {
 	pushLimit  int
 	pushWindow time.Duration
 	pushes     []time.Time
+	// afterReceive runs once git has taken a receive-pack POST, before
+	// its answer goes out (WithAfterReceivePack).
+	afterReceive func()
+}
+
+// WithAfterReceivePack runs f after git has taken each receive-pack POST
+// (the ref is updated) and before the answer is sent: a test can kill
+// the pusher there, as a crash between the push and its bookkeeping.
+func WithAfterReceivePack(f func()) HTTPOption {
+	return func(s *HTTPServer) { s.afterReceive = f }
 }
 
 // WithPushLimit makes the server refuse, as a host over its push budget
@@ -281,6 +291,17 @@ func NewHTTPServer(t testing.TB, root, password string, opts ...HTTPOption) *HTT
 		env = append(env, "REMOTE_USER=tgp")
 		hh := *h
 		hh.Env = env
+		if s.afterReceive != nil && strings.HasSuffix(r.URL.Path, "/git-receive-pack") && r.Method == http.MethodPost {
+			rec := httptest.NewRecorder()
+			hh.ServeHTTP(rec, r2)
+			s.afterReceive()
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+			return
+		}
 		hh.ServeHTTP(w, r2)
 	}))
 	t.Cleanup(s.Close)

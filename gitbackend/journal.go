@@ -201,6 +201,18 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 		return m
 	})
 	r.beforePush = nil
+	if err == nil {
+		for _, it := range items {
+			// An entry whose change the tip already held (a dead pusher's
+			// batch, taken again by its root's next write) made no commit
+			// of its own: name the commit that holds it, not the tip.
+			if it.err == nil && len(it.conflict) == 0 && it.landedAt.IsZero() && !it.commit.IsZero() {
+				if h := r.landedAs(it.commit, it); !h.IsZero() && h != it.commit {
+					it.landedAt = h
+				}
+			}
+		}
+	}
 	outcomes := map[int64]*JournalOutcome{}
 	for _, it := range items {
 		switch {

@@ -93,9 +93,14 @@ type JournalOutcome struct {
 	Err string
 }
 
-// journalPoll is how often a writer looks for its entry's outcome and
-// for a free turn to push.
-const journalPoll = 50 * time.Millisecond
+// A writer looks for its entry's outcome and for a free turn to push
+// every journalPoll at first, then less often, up to journalPollMax: a
+// batch waits seconds for the push budget, and a fleet's waiting writers
+// poll the database together (docs/scaling.md counts the load).
+const (
+	journalPoll    = 50 * time.Millisecond
+	journalPollMax = 500 * time.Millisecond
+)
 
 // pushJournaled is pushNet through the journal. ok false: the journal
 // could not record the write (unreachable); the caller pushes directly.
@@ -114,6 +119,7 @@ func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, hea
 		return 0, plumbing.ZeroHash, false, nil
 	}
 	own := &batchItem{own: true, base: base, head: head, gitdir: r.gitDirPath(), journalID: id}
+	poll := journalPoll
 	for {
 		out, err := j.Outcome(dctx, id)
 		if err != nil {
@@ -136,7 +142,8 @@ func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, hea
 			}
 			continue // another pusher settled this entry meanwhile
 		}
-		if err := r.sleep(dctx, journalPoll); err != nil {
+		poll = min(poll*3/2, journalPollMax)
+		if err := r.sleep(dctx, poll); err != nil {
 			return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, base, head, true, fmt.Errorf("journaled as entry %d, not landed within %v (git.retry.deadline): %w", id, r.cfg.Retry.Deadline, err))
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
-	"github.com/tgp-go/tgp/vfs"
 )
 
 // TestRateBudgetKeepsEveryWindow drives budgets with a seeded generator:
@@ -88,22 +87,10 @@ func TestRateBudgetLogIsUntrusted(t *testing.T) {
 // budgetAgent is a root of a machine (lockDir) with a push budget.
 func budgetAgent(t *testing.T, remote, lockDir string, perWindow int, window time.Duration) *agent {
 	t.Helper()
-	f, err := vfs.NewOS(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: "main", LockDir: lockDir,
+	return agentWithConfig(t, Config{Remote: remote, Branch: "main", LockDir: lockDir,
 		PushesPerMinute: perWindow, BudgetWindow: window, ReadsPerSecond: 15,
 		Author: Identity{Name: "Agent", Email: "agent@example.com"},
-		Retry:  RetryConfig{BaseDelay: 2 * time.Millisecond, Deadline: time.Minute}}, WithLockFile(LockFilePath(f.Root())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	if _, err := r.Hydrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return &agent{fs: f, repo: r}
+		Retry:  RetryConfig{BaseDelay: 2 * time.Millisecond, Deadline: time.Minute}})
 }
 
 // TestPushBudgetIsNeverRefused: roots of one machine write to a remote

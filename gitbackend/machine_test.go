@@ -23,13 +23,19 @@ func machineAgent(t *testing.T, remote, lockDir string) *agent {
 // machineAgentWith is machineAgent with its retry settings.
 func machineAgentWith(t *testing.T, remote, lockDir string, retry RetryConfig) *agent {
 	t.Helper()
+	return agentWithConfig(t, Config{Remote: remote, Branch: "main", LockDir: lockDir,
+		Author: Identity{Name: "Agent", Email: "agent@example.com"}, CarryKey: testCarryKey, Retry: retry})
+}
+
+// agentWithConfig is a root on disk with its lock file, opened with cfg
+// and hydrated.
+func agentWithConfig(t *testing.T, cfg Config) *agent {
+	t.Helper()
 	f, err := vfs.NewOS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(context.Background(), f.Billy(), Config{Remote: remote, Branch: "main", LockDir: lockDir,
-		Author: Identity{Name: "Agent", Email: "agent@example.com"}, CarryKey: testCarryKey,
-		Retry: retry}, WithLockFile(LockFilePath(f.Root())))
+	r, err := Open(context.Background(), f.Billy(), cfg, WithLockFile(LockFilePath(f.Root())))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,6 +207,10 @@ func (ex *execution) run(comp *Compiled) (any, *ExecError) {
 		ex.charge(call.Argument(0).ToFloat())
 		return goja.Undefined()
 	})
+	// The helpers the compiled programs' string concatenations call.
+	if err := ex.installStringOps(); err != nil {
+		return nil, ex.setupError(err)
+	}
 	if _, err := ex.vm.RunProgram(ex.r.lockdown); err != nil {
 		return nil, ex.setupError(err)
 	}

@@ -208,6 +208,9 @@ func (ex *execution) run(comp *Compiled) (any, *ExecError) {
 		return goja.Undefined()
 	})
 	// The helpers the compiled programs' string concatenations call.
+	_ = ex.vm.Set("__tgp_jsonlen", func(call goja.FunctionCall) goja.Value {
+		return ex.vm.ToValue(jsonQuotedLen(call.Argument(0)))
+	})
 	if err := ex.installStringOps(); err != nil {
 		return nil, ex.setupError(err)
 	}

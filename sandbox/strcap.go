@@ -384,3 +384,47 @@ func isSymbol(v goja.Value) bool {
 func wide(s goja.String) bool {
 	return reflect.TypeOf(s).Kind() != reflect.String
 }
+
+// jsonQuotedLen is the UTF-8 length of v as JSON.stringify quotes it:
+// escapes six bytes for control characters and lone surrogates.
+func jsonQuotedLen(v goja.Value) int {
+	s, ok := v.(goja.String)
+	if !ok {
+		return len(v.String())*6 + 2
+	}
+	n, l := 2, s.Length()
+	if !wide(s) {
+		str := s.String()
+		for i := 0; i < len(str); i++ {
+			n += asciiJSONLen(str[i])
+		}
+		return n
+	}
+	for i := 0; i < l; i++ {
+		c := s.CharAt(i)
+		switch {
+		case c < 0x80:
+			n += asciiJSONLen(byte(c))
+		case c < 0x800:
+			n += 2
+		case c >= 0xD800 && c <= 0xDBFF && i+1 < l && s.CharAt(i+1) >= 0xDC00 && s.CharAt(i+1) <= 0xDFFF:
+			n += 4
+			i++
+		case c >= 0xD800 && c <= 0xDFFF:
+			n += 6
+		default:
+			n += 3
+		}
+	}
+	return n
+}
+
+func asciiJSONLen(c byte) int {
+	switch {
+	case c == '"' || c == '\\' || c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r':
+		return 2
+	case c < 0x20:
+		return 6
+	}
+	return 1
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"sync"
@@ -47,6 +48,7 @@ type execution struct {
 	intrMu    sync.Mutex
 	interrupt *interruption
 	heapBase  uint64  // Go heap object bytes when the run started
+	goCeiling uint64  // in a worker: what its Go runtime may hold (0: no such bound)
 	small     float64 // small charges not yet checked (the VM's goroutine only)
 }
 
@@ -82,6 +84,12 @@ func newExecution(ctx context.Context, r *Runner, req Request, out *Outcome) *ex
 		ex.halt(interruption{kind: kind, msg: "execution stopped: " + ctx.Err().Error()})
 	})
 	ex.heapBase = heapObjects()
+	if r.boundGoMemory {
+		// What the runtime holds now, less the free pages (which the
+		// run may reuse: they count against it), plus the budget.
+		held, free := goMemory()
+		ex.goCeiling = held - free + r.memLimit
+	}
 	go ex.watchMemory()
 	return ex
 }
@@ -122,6 +130,36 @@ func heapObjects() uint64 {
 	return 0
 }
 
+// goMemory reads what the Go runtime holds from the OS, less what it
+// has released (live and dead objects, free heap pages not yet given
+// back, stacks, metadata: a worker's resident set apart from the binary),
+// and how much of it is free heap pages.
+func goMemory() (held, free uint64) {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(s)
+	for _, x := range s {
+		if x.Value.Kind() != metrics.KindUint64 {
+			return 0, 0
+		}
+	}
+	return s[0].Value.Uint64() - s[1].Value.Uint64(), s[2].Value.Uint64()
+}
+
+// fits says whether bytes more fit the run's budget: the heap the run
+// has grown and, in a worker (goCeiling set), everything its Go runtime
+// holds, so that free pages a collection left resident count too.
+func (ex *execution) fits(bytes float64) bool {
+	if float64(ex.heapGrowth())+bytes > float64(ex.r.memLimit) {
+		return false
+	}
+	if ex.goCeiling == 0 {
+		return true
+	}
+	held, _ := goMemory()
+	return float64(held)+bytes <= float64(ex.goCeiling)
+}
+
 func (ex *execution) heapGrowth() uint64 {
 	if cur := heapObjects(); cur > ex.heapBase {
 		return cur - ex.heapBase
@@ -146,13 +184,18 @@ func (ex *execution) charge(bytes float64) {
 		}
 		bytes, ex.small = ex.small, 0
 	}
-	limit := float64(ex.r.memLimit)
-	if float64(ex.heapGrowth())+bytes <= limit {
+	if ex.fits(bytes) {
 		return
 	}
-	if bytes <= limit {
-		runtime.GC()
-		if float64(ex.heapGrowth())+bytes <= limit {
+	if bytes <= float64(ex.r.memLimit) {
+		// Garbage and free pages go first: a collection, and the freed
+		// pages given back to the OS (only near the limit, so rarely).
+		if ex.goCeiling > 0 {
+			debug.FreeOSMemory()
+		} else {
+			runtime.GC()
+		}
+		if ex.fits(bytes) {
 			return
 		}
 	}

@@ -48,6 +48,11 @@ const workerAddrHeadroom = 2 << 30
 // with zod and date-fns loaded.
 const workerDataHeadroom = 256 << 20
 
+// workerGoHeadroom is the Go runtime's memory limit (GOMEMLIMIT) in a
+// worker beyond the run's budget: an idle warm worker's heap, stacks and
+// runtime metadata are about 30 MB of it.
+const workerGoHeadroom = 64 << 20
+
 // workerStartTimeout bounds a new worker's start and warm-up (one esbuild
 // compile and one run): far more than it takes, short enough that a wrong
 // worker command fails a call instead of hanging it.

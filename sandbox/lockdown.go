@@ -177,6 +177,25 @@ const lockdownJS = `(function () {
   };
   wrapReplace("replace");
   wrapReplace("replaceAll");
+  // The conversions whose result is a bounded multiple of their input:
+  // charged at that multiple (bytes per input character) for long input.
+  var charged = function (obj, name, perChar, strOf) {
+    var native = obj[name];
+    if (typeof native !== "function") return;
+    def(obj, name, function (x) {
+      var str = strOf(this, x);
+      if (str !== null && str.length > 4096) charge(str.length * perChar);
+      return native.apply(this, arguments);
+    });
+  };
+  var self = function (t) { return typeof t === "string" ? t : null; };
+  var arg = function (t, x) { return typeof x === "string" ? x : null; };
+  ["toUpperCase", "toLowerCase", "toLocaleUpperCase", "toLocaleLowerCase", "normalize"].forEach(function (m) {
+    charged(String.prototype, m, 6, self);
+  });
+  charged(g, "encodeURI", 9, arg);
+  charged(g, "encodeURIComponent", 9, arg);
+  charged(g, "escape", 6, arg);
   var from = Array.from;
   def(Array, "from", function (src) {
     if (src != null && typeof src === "object" && typeof src[Symbol.iterator] !== "function") {

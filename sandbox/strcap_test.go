@@ -164,6 +164,7 @@ try { JSON.stringify(1n); } catch (e) { out.push(e.constructor.name); }
 const cyc = [1]; cyc.push(cyc);
 try { out.push(cyc.join(",")); } catch (e) { out.push(e.constructor.name); }
 try { const c2 = {}; c2.c = c2; JSON.stringify(c2); } catch (e) { out.push(e.constructor.name); }
+out.push(["aßc".toUpperCase(), "ABC".toLowerCase(), "é".normalize("NFD").length, encodeURIComponent("a b/é"), encodeURI("a b/é?x=1"), escape("é@ "), "İ".toLocaleLowerCase().length, String.prototype.toUpperCase.call(12)].join("|"));
 RESULT = out.join("\n");
 `
 
@@ -218,4 +219,5 @@ TypeError
 TypeError
 TypeError
 1,
-TypeError`
+TypeError
+ASSC|abc|2|a%20b%2F%C3%A9|a%20b/%C3%A9?x=1|%E9@%20|2|12`

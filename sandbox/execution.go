@@ -184,8 +184,18 @@ func (ex *execution) charge(bytes float64) {
 		}
 		bytes, ex.small = ex.small, 0
 	}
-	if ex.fits(bytes) {
+	if ex.reserve(bytes) {
 		return
+	}
+	ex.halt(interruption{kind: KindMemoryLimit, msg: fmt.Sprintf("memory limit of %d MB exceeded (a single call asked for %.0f MB more)", ex.r.memLimit>>20, bytes/(1<<20))})
+	panic(ex.vm.NewGoError(errors.New("memory limit exceeded")))
+}
+
+// reserve says whether bytes more fit the budget, after one collection
+// if they do not at first.
+func (ex *execution) reserve(bytes float64) bool {
+	if ex.fits(bytes) {
+		return true
 	}
 	if bytes <= float64(ex.r.memLimit) {
 		// Garbage and free pages go first: a collection, and the freed
@@ -195,12 +205,9 @@ func (ex *execution) charge(bytes float64) {
 		} else {
 			runtime.GC()
 		}
-		if ex.fits(bytes) {
-			return
-		}
+		return ex.fits(bytes)
 	}
-	ex.halt(interruption{kind: KindMemoryLimit, msg: fmt.Sprintf("memory limit of %d MB exceeded (a single call asked for %.0f MB more)", ex.r.memLimit>>20, bytes/(1<<20))})
-	panic(ex.vm.NewGoError(errors.New("memory limit exceeded")))
+	return false
 }
 
 // watchMemory interrupts the run when the Go heap grows past the limit
@@ -721,11 +728,23 @@ func (ex *execution) toJSON(v goja.Value) (any, *ExecError) {
 	stringify, _ := goja.AssertFunction(ex.vm.Get("JSON").(*goja.Object).Get("stringify"))
 	s, err := stringify(goja.Undefined(), v)
 	if err != nil {
+		ex.intrMu.Lock()
+		intr := ex.interrupt
+		ex.intrMu.Unlock()
+		if intr != nil { // stringify's charge: the result is too big
+			return nil, ex.toExecError(err)
+		}
 		return nil, &ExecError{Kind: KindNotSerializable, Message: "result is not JSON-serialisable: " + err.Error()}
 	}
 	var out any
 	if goja.IsUndefined(s) {
 		return nil, nil
+	}
+	// The text's bytes and the decoded values, counted like any charge.
+	if str, ok := s.(goja.String); ok {
+		if n := float64(str.Length()) * 4; n >= chargeFloor && !ex.reserve(n) {
+			return nil, &ExecError{Kind: KindMemoryLimit, Message: fmt.Sprintf("memory limit of %d MB exceeded (decoding a result of %d characters)", ex.r.memLimit>>20, str.Length())}
+		}
 	}
 	if err := json.Unmarshal([]byte(s.String()), &out); err != nil {
 		return nil, &ExecError{Kind: KindNotSerializable, Message: err.Error()}

@@ -107,6 +107,18 @@ const lockdownJS = `(function () {
     }
     return join.call(parts, sp);
   };
+  // toLocaleString joins natively what each element's toLocaleString
+  // gives: converted here, joined by the join above.
+  def(Array.prototype, "toLocaleString", function () {
+    var o = Object(this), n = Math.min(Math.max(Math.floor(Number(o.length)) || 0, 0), 9007199254740991);
+    if (n === 0 || joining.indexOf(o) >= 0) return "";
+    var parts = new NativeArr(n);
+    joining.push(o);
+    try {
+      for (var i = 0; i < n; i++) { var v = o[i]; parts[i] = v == null ? "" : ` + "`${v.toLocaleString()}`" + `; }
+    } finally { joining.pop(); }
+    return parts.join(",");
+  });
   // concat: the parts converted once (ToString, as concat does) and their
   // total charged first.
   var concat = String.prototype.concat;
@@ -261,6 +273,28 @@ const lockdownJS = `(function () {
     })(typed[ti]);
   }
   var TA = Object.getPrototypeOf(Int8Array.prototype);
+  // A typed array's join writes each element (up to 24 characters) and
+  // the separator between them.
+  ["join", "toLocaleString"].forEach(function (m) {
+    var f = TA[m];
+    if (f) def(TA, m, function (sep) {
+      var n = this.length, sl = m === "join" && sep !== undefined ? ` + "`${sep}`" + `.length : 1;
+      var per = this.BYTES_PER_ELEMENT <= 2 ? 6 : 24;
+      if (n > 0) charge((n * per + (n - 1) * sl) * 2);
+      return f.apply(this, arguments);
+    });
+  });
+  // URLSearchParams' text percent-encodes every name and value (up to 9
+  // bytes a character), however many times the same string was added.
+  if (typeof g.URLSearchParams === "function") {
+    var usp = g.URLSearchParams.prototype, uspToString = usp.toString;
+    def(usp, "toString", function () {
+      var n = 0;
+      this.forEach(function (v, k) { n += v.length + k.length + 2; });
+      charge(n * 9);
+      return uspToString.call(this);
+    });
+  }
   ["slice", "map", "filter"].forEach(function (m) {
     var f = TA[m];
     if (f) def(TA, m, function () { charge(this.byteLength); return f.apply(this, arguments); });

@@ -31,6 +31,7 @@ const (
 	opRefKey = "tgp refkey" // the kept k
 	opDeref  = "tgp deref"  // the kept o
 	opDerefK = "tgp derefk" // the kept k, and forgets both
+	opRefK   = "tgp refk"   // refk(k) keeps k, returns it (super[k] += v)
 )
 
 // concatFloor is the result length (UTF-16 units) below which a
@@ -169,6 +170,12 @@ func (rw *concatRewriter) addAssign(n *ast.AssignExpression) ast.Expression {
 			c := *t
 			return assign(t, &c)
 		}
+		if _, ok := t.Left.(*ast.SuperExpression); ok { // super is no value to pass
+			target := &ast.BracketExpression{Left: t.Left, Member: call(opRefK, at, end, t.Member),
+				LeftBracket: t.LeftBracket, RightBracket: t.RightBracket}
+			return assign(target, &ast.BracketExpression{Left: t.Left, Member: call(opDerefK, at, end),
+				LeftBracket: t.LeftBracket, RightBracket: t.RightBracket})
+		}
 		target := &ast.BracketExpression{Left: call(opRef, at, end, t.Left, t.Member), Member: call(opRefKey, at, end),
 			LeftBracket: t.LeftBracket, RightBracket: t.RightBracket}
 		return assign(target, &ast.BracketExpression{Left: call(opDeref, at, end), Member: call(opDerefK, at, end),
@@ -248,6 +255,10 @@ func (ex *execution) installStringOps() error {
 	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
 		opAdd: so.add, opTpl: so.template,
 		opRef: so.ref, opRefKey: func(goja.FunctionCall) goja.Value { return so.refKey },
+		opRefK: func(call goja.FunctionCall) goja.Value {
+			so.refKey = call.Argument(0)
+			return so.refKey
+		},
 		opDeref: func(goja.FunctionCall) goja.Value { return so.refObj },
 		opDerefK: func(goja.FunctionCall) goja.Value {
 			k := so.refKey

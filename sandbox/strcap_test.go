@@ -37,6 +37,12 @@ var stringAmplifiers = []struct {
 		return "s = '#'.repeat(" + strconv.Itoa(k) + ").replaceAll('#', s)"
 	}},
 	{"replace fn", func(k int) string { return "s = '#'.repeat(" + strconv.Itoa(k) + ").replace(/#/g, () => s)" }},
+	{"toLocaleString", func(k int) string { return "s = new Array(" + strconv.Itoa(k) + ").fill(s).toLocaleString()" }},
+	{"typed join", func(k int) string { return "s = new Uint8Array(" + strconv.Itoa(k+1) + ").join(s)" }},
+	{"URLSearchParams", func(k int) string {
+		return "{ const u = new URLSearchParams(); for (let j = 0; j < " + strconv.Itoa(k) + "; j++) u.append('a', s); s = u.toString(); }"
+	}},
+	{"encodeURIComponent", func(int) string { return "s = encodeURIComponent(s + ' '.repeat(s.length))" }},
 	{"String.raw", func(k int) string {
 		return "s = String.raw({ raw: new Array(" + strconv.Itoa(k) + ").fill(s) }" + strings.Repeat(", ''", k-1) + ")"
 	}},
@@ -131,6 +137,25 @@ func TestConcatRewriteKeepsSemantics(t *testing.T) {
 	}
 	want := "xy1|3|1|3|0.75|3|anullundefinedtrue|string|6|T|x1yz|1,2|qq|abc|-Infinity|[object Object]|18014398509481984|TypeError: Cannot convert a Symbol value to a string"
 	if out.Result != want {
+		t.Fatalf("got  %q\nwant %q", out.Result, want)
+	}
+}
+
+// TestMoreStringWrappersKeepSemantics: super[k] += v (whose object
+// cannot be passed to a helper), Array and typed-array toLocaleString and
+// join, and URLSearchParams' text, against Node.
+func TestMoreStringWrappersKeepSemantics(t *testing.T) {
+	src := `class A { get x() { return this._x || "a"; } set x(v) { this._x = v; } }
+class B extends A { m(k) { super[k()] += "b"; super.x += "c"; return this._x; } }
+const u = new URLSearchParams(); u.append("a b", "é&"); u.append("c", "1");
+export default () => [new B().m(() => "x"), [1, null, 2.5, "s", [3, 4]].toLocaleString(), new Uint8Array([1, 2, 300]).join("-"),
+  new Float64Array([1.5, -0]).join(), new Int16Array([7, -8]).toLocaleString(), u.toString(), String(u)].join("|");
+`
+	out := exec(t, New(), newFS(t, map[string]string{"tools/m.js": src}), "tools/m.js", nil)
+	if !out.Success {
+		t.Fatalf("%+v", out.Error)
+	}
+	if want := "abc|1,,2.5,s,3,4|1-2-44|1.5,0|7,-8|a+b=%C3%A9%26&c=1|a+b=%C3%A9%26&c=1"; out.Result != want {
 		t.Fatalf("got  %q\nwant %q", out.Result, want)
 	}
 }

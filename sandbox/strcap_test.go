@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
+	osexec "os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,24 +75,74 @@ func stringDoublingTool(rng *rand.Rand, amps []int) (string, string) {
 // the kernel counts it) stays within memory_mb plus 96 MB for the
 // runtime. Each amplifier leads one case; the rest mix them at random.
 // The cases come from a seeded generator (TGP_STRCAP_SEED to explore).
+//
+// The workers are started by a child process that does nothing else: Go
+// starts a process with CLONE_VM, so the parent's own high-water mark at
+// that moment is counted in the child's maxrss (this test binary's, after
+// other tests or under -race, is well above the bound).
 func TestStringAmplifiersHoldTheMemoryCap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a worker per case")
 	}
+	if os.Getenv("TGP_STRCAP_CHILD") == "1" {
+		stringAmplifierCases(t)
+		return
+	}
+	child := os.Args[0]
+	if raceBuild {
+		// The race detector's shadow memory is part of the resident set
+		// (and workers get no rlimits): measure the binary users run.
+		child = nonRaceTestBinary(t)
+	}
+	cmd := osexec.Command(child, "-test.run=^TestStringAmplifiersHoldTheMemoryCap$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TGP_STRCAP_CHILD=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
 	const limitMB, runtimeMB = 128, 96
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		i := strings.Index(line, "STRCAP ")
+		if i < 0 {
+			continue
+		}
+		var res struct {
+			Case                 int
+			Desc, Kind, Msg, Src string
+			RSS                  int64 // MB
+		}
+		if err := json.Unmarshal([]byte(line[i+len("STRCAP "):]), &res); err != nil {
+			t.Fatalf("child output %q: %v", line, err)
+		}
+		n++
+		t.Run(strconv.Itoa(res.Case), func(t *testing.T) {
+			t.Logf("%s: worker peak RSS %d MB", res.Desc, res.RSS)
+			if res.Kind != KindMemoryLimit {
+				t.Fatalf("want %s, got %s: %s\n%s", KindMemoryLimit, res.Kind, res.Msg, res.Src)
+			}
+			if res.RSS == 0 {
+				t.Fatal("no worker peak RSS measured")
+			}
+			if res.RSS > limitMB+runtimeMB {
+				t.Fatalf("worker peak RSS %d MB, above memory_mb %d + %d MB (%s)\n%s", res.RSS, limitMB, runtimeMB, res.Msg, res.Src)
+			}
+		})
+	}
+	if want := len(stringAmplifiers) + 4; n != want {
+		t.Fatalf("child reported %d cases, want %d:\n%s", n, want, out)
+	}
+}
+
+// stringAmplifierCases runs the generated cases (in the child) and prints
+// each outcome with its worker's peak RSS.
+func stringAmplifierCases(t *testing.T) {
 	seed := int64(42)
 	if v := os.Getenv("TGP_STRCAP_SEED"); v != "" {
 		seed, _ = strconv.ParseInt(v, 10, 64)
 	}
 	rng := rand.New(rand.NewSource(seed))
-	worker := os.Args[0]
-	if raceBuild {
-		// The race detector's shadow memory is part of the resident set
-		// (and workers get no rlimits): measure the binary users run.
-		worker = nonRaceTestBinary(t)
-	}
-	cases := len(stringAmplifiers) + 4
-	for c := 0; c < cases; c++ {
+	for c := 0; c < len(stringAmplifiers)+4; c++ {
 		var amps []int
 		if c < len(stringAmplifiers) {
 			amps = []int{c}
@@ -100,24 +152,17 @@ func TestStringAmplifiersHoldTheMemoryCap(t *testing.T) {
 			}
 		}
 		src, desc := stringDoublingTool(rng, amps)
-		t.Run(strconv.Itoa(c), func(t *testing.T) {
-			r := New(WithIsolation(IsolationProcess), WithWorkerCommand([]string{worker, WorkerSubcommand}),
-				WithWorkers(1), WithMemoryLimitMB(limitMB), WithTimeout(2*time.Minute))
-			out := exec(t, r, newFS(t, map[string]string{"tools/grow.ts": src}), "tools/grow.ts", nil)
-			_ = r.Close()
-			r.pool.live.Wait()
-			rss := r.pool.peakRSS.Load() >> 10
-			t.Logf("%s: worker peak RSS %d MB", desc, rss)
-			if out.Error == nil || out.Error.Kind != KindMemoryLimit {
-				t.Fatalf("want %s, got %+v %+v\n%s", KindMemoryLimit, out.Result, out.Error, src)
-			}
-			if rss == 0 {
-				t.Fatal("no worker peak RSS measured")
-			}
-			if rss > limitMB+runtimeMB {
-				t.Fatalf("worker peak RSS %d MB, above memory_mb %d + %d MB (%s)\n%s", rss, limitMB, runtimeMB, out.Error.Message, src)
-			}
-		})
+		r := New(WithIsolation(IsolationProcess), WithWorkerCommand([]string{os.Args[0], WorkerSubcommand}),
+			WithWorkers(1), WithMemoryLimitMB(128), WithTimeout(2*time.Minute))
+		out := exec(t, r, newFS(t, map[string]string{"tools/grow.ts": src}), "tools/grow.ts", nil)
+		_ = r.Close()
+		r.pool.live.Wait()
+		kind, msg := "success", ""
+		if out.Error != nil {
+			kind, msg = out.Error.Kind, out.Error.Message
+		}
+		raw, _ := json.Marshal(map[string]any{"Case": c, "Desc": desc, "Kind": kind, "Msg": msg, "Src": src, "RSS": r.pool.peakRSS.Load() >> 10})
+		fmt.Printf("STRCAP %s\n", raw)
 	}
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -291,3 +292,22 @@ TypeError
 1,
 TypeError
 ASSC|abc|2|a%20b%2F%C3%A9|a%20b/%C3%A9?x=1|%E9@%20|2|12`
+
+// TestDiedOutOfMemoryBehindALongDump: a worker the kernel stopped at its
+// data limit prints the runtime's "fatal error: out of memory" first and
+// then a goroutine dump far longer than the stderr tail: the run still
+// ends in memory_limit, not as an unexplained exit (as it did when only
+// the dump's end was kept).
+func TestDiedOutOfMemoryBehindALongDump(t *testing.T) {
+	p := newPool(New(WithMemoryLimitMB(64)))
+	w := &worker{cmd: &osexec.Cmd{}, exited: make(chan struct{}), stderr: &tail{max: 4096}}
+	_, _ = w.stderr.Write([]byte("fatal error: out of memory\n\ngoroutine 1 gp=0x1 m=0 mp=0x2 [running]:\n"))
+	for i := 0; i < 200; i++ {
+		_, _ = fmt.Fprintf(w.stderr, "runtime.gopark(0x%x?, 0x2?, 0x8?)\n\t/usr/local/go/src/runtime/proc.go:%d +0xce\n", i, 400+i)
+	}
+	close(w.exited)
+	out, reuse := p.died(w, context.Background())
+	if reuse || out.Error == nil || out.Error.Kind != KindMemoryLimit {
+		t.Fatalf("want memory_limit, got %+v", out.Error)
+	}
+}

@@ -205,8 +205,8 @@ type SandboxConfig struct {
 	// processes, each under an OS address-space limit that holds for any
 	// allocation, killed and replaced on timeout or limit; the bridge
 	// stays in the kernel) or "inproc" (tools run on goja in the kernel's
-	// process, faster, with a memory limit that trusts the tool: VM-level
-	// string concatenation can overshoot it before the watchdog stops the
+	// process, faster, with a memory limit that trusts the tool: objects
+	// built in a JS loop can overshoot it before the watchdog stops the
 	// run).
 	Isolation string `koanf:"isolation"`
 	// Workers is how many worker processes may run at once (process

@@ -109,9 +109,9 @@ sandbox:
   # memory limit (RLIMIT_AS) that holds whatever the tool does, killed and
   # replaced on timeout or limit; files, SQL and fetch stay in the kernel.
   # inproc: tools run in the kernel's process (about 1.5x faster warm), the
-  # memory limit charged before large native allocations and watched
-  # otherwise: it trusts the tool's memory behaviour (a string doubled in a
-  # loop can overshoot it before the watchdog stops the run).
+  # memory limit charged before large allocations (strings included) and
+  # watched otherwise: it trusts the tool's memory behaviour (objects built
+  # in a loop can overshoot it before the watchdog stops the run).
   isolation: process
   # Worker processes that may run at once (isolation: process).
   workers: 4

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dop251/goja"
 	"github.com/evanw/esbuild/pkg/api"
 )
 
@@ -132,7 +131,7 @@ func (ex *execution) bundleNodeModule(name string) (*Compiled, error) {
 		return nil, fmt.Errorf("bundle %s: no output", name)
 	}
 	js := string(res.OutputFiles[0].Contents)
-	prog, err := goja.Compile(pkgDir, wrapperPrefix+js+"\n})", true)
+	prog, err := compileJS(pkgDir, wrapperPrefix+js+"\n})")
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", name, err)
 	}

@@ -118,7 +118,7 @@ func (r *Runner) Compile(path string, src []byte) (*Compiled, error) {
 		return nil, ce
 	}
 	js := string(res.Code)
-	prog, err := goja.Compile(path, wrapperPrefix+js+"\n})", true)
+	prog, err := compileJS(path, wrapperPrefix+js+"\n})")
 	if err != nil {
 		return nil, &CompileError{Path: path, Line: 1, Column: 1, Message: err.Error()}
 	}

@@ -11,16 +11,20 @@
 //
 // Limits: a wall-clock deadline enforced with Runtime.Interrupt (which no
 // try/catch/finally can swallow, also after an await), a call-stack depth,
-// caps on the built-ins that amplify memory in one native call
-// (String.prototype.repeat, padStart/padEnd, Array(n), Array.prototype.fill,
-// Array.prototype.join), a per-run budget that ArrayBuffer, every typed
-// array and JSON.parse are charged against before they allocate (so a
-// hostile `new Float64Array(2e8)` ends in memory_limit deterministically,
-// touched or not; Go maps such pages lazily, so the watchdog alone would
-// see it late or never), a regexp2 match timeout, and a watchdog that reads
-// the Go heap through runtime/metrics and interrupts a run whose heap growth
-// passes the memory limit (maps, strings, objects built in JS loops). The
-// watchdog sees the whole process heap, so concurrent executions share that
-// part of the budget; a hard per-run cap needs a worker process with
-// RLIMIT_AS, which this package does not do yet.
+// caps on the array built-ins that amplify memory in one native call
+// (Array(n), Array.prototype.fill, Array.from), a per-run budget that
+// everything a script can allocate at once is charged against before it
+// is allocated, and a regexp2 match timeout. Charged: ArrayBuffer, every
+// typed array, JSON.parse, and every string however it is made: the
+// compiled programs' `+`, `+=` and template literals are rewritten to call
+// a charging helper (strcap.go), and repeat, padStart/padEnd, join,
+// concat, String.raw, replace, replaceAll and JSON.stringify are wrapped.
+// So a hostile `new Float64Array(2e8)` or `s = s + s` ends in memory_limit
+// deterministically, before the allocation (Go maps large allocations
+// lazily, so a watchdog alone would see them late or never). A watchdog
+// reads the Go heap through runtime/metrics and interrupts a run whose
+// heap growth passes the memory limit (maps and objects built in JS
+// loops). It sees the whole process heap, so concurrent executions share
+// that part of the budget; process isolation gives each run a worker
+// process under RLIMIT_DATA and RLIMIT_AS as the hard cap.
 package sandbox

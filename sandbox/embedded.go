@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-
-	"github.com/dop251/goja"
 )
 
 // vendorJS holds the npm packages shipped inside the binary: zod and
@@ -74,7 +72,7 @@ func (ex *execution) embeddedModule(name string) (*Compiled, bool, error) {
 		return nil, true, err
 	}
 	id := "node_modules/" + name
-	prog, err := goja.Compile(id, wrapperPrefix+string(js)+"\n})", true)
+	prog, err := compileJS(id, wrapperPrefix+string(js)+"\n})")
 	if err != nil {
 		return nil, true, fmt.Errorf("built-in %s@%s: %w", name, p.Version, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"sync"
@@ -47,6 +48,7 @@ type execution struct {
 	intrMu    sync.Mutex
 	interrupt *interruption
 	heapBase  uint64  // Go heap object bytes when the run started
+	goCeiling uint64  // in a worker: what its Go runtime may hold (0: no such bound)
 	small     float64 // small charges not yet checked (the VM's goroutine only)
 }
 
@@ -82,6 +84,12 @@ func newExecution(ctx context.Context, r *Runner, req Request, out *Outcome) *ex
 		ex.halt(interruption{kind: kind, msg: "execution stopped: " + ctx.Err().Error()})
 	})
 	ex.heapBase = heapObjects()
+	if r.boundGoMemory {
+		// What the runtime holds now, less the free pages (which the
+		// run may reuse: they count against it), plus the budget.
+		held, free := goMemory()
+		ex.goCeiling = held - free + r.memLimit
+	}
 	go ex.watchMemory()
 	return ex
 }
@@ -122,6 +130,36 @@ func heapObjects() uint64 {
 	return 0
 }
 
+// goMemory reads what the Go runtime holds from the OS, less what it
+// has released (live and dead objects, free heap pages not yet given
+// back, stacks, metadata: a worker's resident set apart from the binary),
+// and how much of it is free heap pages.
+func goMemory() (held, free uint64) {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(s)
+	for _, x := range s {
+		if x.Value.Kind() != metrics.KindUint64 {
+			return 0, 0
+		}
+	}
+	return s[0].Value.Uint64() - s[1].Value.Uint64(), s[2].Value.Uint64()
+}
+
+// fits says whether bytes more fit the run's budget: the heap the run
+// has grown and, in a worker (goCeiling set), everything its Go runtime
+// holds, so that free pages a collection left resident count too.
+func (ex *execution) fits(bytes float64) bool {
+	if float64(ex.heapGrowth())+bytes > float64(ex.r.memLimit) {
+		return false
+	}
+	if ex.goCeiling == 0 {
+		return true
+	}
+	held, _ := goMemory()
+	return float64(held)+bytes <= float64(ex.goCeiling)
+}
+
 func (ex *execution) heapGrowth() uint64 {
 	if cur := heapObjects(); cur > ex.heapBase {
 		return cur - ex.heapBase
@@ -146,18 +184,30 @@ func (ex *execution) charge(bytes float64) {
 		}
 		bytes, ex.small = ex.small, 0
 	}
-	limit := float64(ex.r.memLimit)
-	if float64(ex.heapGrowth())+bytes <= limit {
+	if ex.reserve(bytes) {
 		return
-	}
-	if bytes <= limit {
-		runtime.GC()
-		if float64(ex.heapGrowth())+bytes <= limit {
-			return
-		}
 	}
 	ex.halt(interruption{kind: KindMemoryLimit, msg: fmt.Sprintf("memory limit of %d MB exceeded (a single call asked for %.0f MB more)", ex.r.memLimit>>20, bytes/(1<<20))})
 	panic(ex.vm.NewGoError(errors.New("memory limit exceeded")))
+}
+
+// reserve says whether bytes more fit the budget, after one collection
+// if they do not at first.
+func (ex *execution) reserve(bytes float64) bool {
+	if ex.fits(bytes) {
+		return true
+	}
+	if bytes <= float64(ex.r.memLimit) {
+		// Garbage and free pages go first: a collection, and the freed
+		// pages given back to the OS (only near the limit, so rarely).
+		if ex.goCeiling > 0 {
+			debug.FreeOSMemory()
+		} else {
+			runtime.GC()
+		}
+		return ex.fits(bytes)
+	}
+	return false
 }
 
 // watchMemory interrupts the run when the Go heap grows past the limit
@@ -207,6 +257,13 @@ func (ex *execution) run(comp *Compiled) (any, *ExecError) {
 		ex.charge(call.Argument(0).ToFloat())
 		return goja.Undefined()
 	})
+	// The helpers the compiled programs' string concatenations call.
+	_ = ex.vm.Set("__tgp_jsonlen", func(call goja.FunctionCall) goja.Value {
+		return ex.vm.ToValue(jsonQuotedLen(call.Argument(0)))
+	})
+	if err := ex.installStringOps(); err != nil {
+		return nil, ex.setupError(err)
+	}
 	if _, err := ex.vm.RunProgram(ex.r.lockdown); err != nil {
 		return nil, ex.setupError(err)
 	}
@@ -671,11 +728,23 @@ func (ex *execution) toJSON(v goja.Value) (any, *ExecError) {
 	stringify, _ := goja.AssertFunction(ex.vm.Get("JSON").(*goja.Object).Get("stringify"))
 	s, err := stringify(goja.Undefined(), v)
 	if err != nil {
+		ex.intrMu.Lock()
+		intr := ex.interrupt
+		ex.intrMu.Unlock()
+		if intr != nil { // stringify's charge: the result is too big
+			return nil, ex.toExecError(err)
+		}
 		return nil, &ExecError{Kind: KindNotSerializable, Message: "result is not JSON-serialisable: " + err.Error()}
 	}
 	var out any
 	if goja.IsUndefined(s) {
 		return nil, nil
+	}
+	// The text's bytes and the decoded values, counted like any charge.
+	if str, ok := s.(goja.String); ok {
+		if n := float64(str.Length()) * 4; n >= chargeFloor && !ex.reserve(n) {
+			return nil, &ExecError{Kind: KindMemoryLimit, Message: fmt.Sprintf("memory limit of %d MB exceeded (decoding a result of %d characters)", ex.r.memLimit>>20, str.Length())}
+		}
 	}
 	if err := json.Unmarshal([]byte(s.String()), &out); err != nil {
 		return nil, &ExecError{Kind: KindNotSerializable, Message: err.Error()}

@@ -48,6 +48,11 @@ const workerAddrHeadroom = 2 << 30
 // with zod and date-fns loaded.
 const workerDataHeadroom = 256 << 20
 
+// workerGoHeadroom is the Go runtime's memory limit (GOMEMLIMIT) in a
+// worker beyond the run's budget: an idle warm worker's heap, stacks and
+// runtime metadata are about 30 MB of it.
+const workerGoHeadroom = 64 << 20
+
 // workerStartTimeout bounds a new worker's start and warm-up (one esbuild
 // compile and one run): far more than it takes, short enough that a wrong
 // worker command fails a call instead of hanging it.
@@ -588,19 +593,30 @@ func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request,
 	return rep
 }
 
-// tail keeps the last bytes a worker wrote to stderr (why it died).
+// tail keeps the first and the last bytes a worker wrote to stderr (why
+// it died): the Go runtime's fatal error ("fatal error: out of memory")
+// comes first, and a goroutine dump after it can be far longer than max.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu   sync.Mutex
+	max  int
+	head []byte
+	b    []byte
+	cut  bool // bytes were dropped between head and b
 }
+
+// tailHead is how much of the start of stderr is kept.
+const tailHead = 512
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if n := tailHead - len(t.head); n > 0 {
+		t.head = append(t.head, p[:min(n, len(p))]...)
+	}
 	t.b = append(t.b, p...)
 	if len(t.b) > t.max {
 		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+		t.cut = true
 	}
 	return len(p), nil
 }
@@ -608,5 +624,8 @@ func (t *tail) Write(p []byte) (int, error) {
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.b)
+	if !t.cut {
+		return string(t.b)
+	}
+	return string(t.head) + "\n...\n" + string(t.b)
 }

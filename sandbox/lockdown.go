@@ -19,22 +19,42 @@ const lockdownJS = `(function () {
   var def = function (obj, name, fn) { Object.defineProperty(obj, name, { value: fn, writable: true, configurable: true, enumerable: false }); };
   // The host's charge(bytes): refuses (memory_limit) an allocation that
   // would not fit in what is left of the run's budget.
-  var charge = g.__tgp_charge;
+  var charge = g.__tgp_charge, jsonLen = g.__tgp_jsonlen;
   delete g.__tgp_charge;
+  delete g.__tgp_jsonlen;
   if (typeof charge !== "function") charge = function () {};
+  if (typeof jsonLen !== "function") jsonLen = function (s) { return s.length * 6 + 2; };
+  // A tally for a result built piece by piece in one native call (join,
+  // JSON.stringify, replace): add(n) before each piece goes in; each time
+  // the total passes the next power of two, the buffer's next growth
+  // (twice that, and the final copy) is charged before it happens.
+  var tally = function () {
+    var t = { total: 0, next: 1 << 20 };
+    t.add = function (n) {
+      t.total += n;
+      while (t.total >= t.next) { charge(t.next * 4); t.next *= 2; }
+    };
+    return t;
+  };
   var tooBig = function (what) { throw new g.RangeError(what + ": result would exceed " + MAX + " elements (sandbox limit)"); };
   // Strings take up to two bytes a character, array slots sixteen: each
   // amplifier is charged (host function, defined below) before it runs.
+  // A string's only limit is the run's memory budget (memory_limit),
+  // however it is made (these, the rewritten + and template literals);
+  // the element cap is for arrays.
   var repeat = String.prototype.repeat;
   def(String.prototype, "repeat", function (n) {
     var est = String(this).length * Number(n);
-    if (est > MAX) tooBig("String.prototype.repeat");
-    charge(est * 2);
+    if (isFinite(est)) charge(est * 2); // Infinity, NaN, negative: the native RangeError
     return repeat.call(this, n);
   });
   var padStart = String.prototype.padStart, padEnd = String.prototype.padEnd;
-  def(String.prototype, "padStart", function (n, s) { if (Number(n) > MAX) tooBig("String.prototype.padStart"); charge(Number(n) * 2); return padStart.call(this, n, s); });
-  def(String.prototype, "padEnd", function (n, s) { if (Number(n) > MAX) tooBig("String.prototype.padEnd"); charge(Number(n) * 2); return padEnd.call(this, n, s); });
+  var padCharge = function (self, n, s) {
+    if (self == null || (s !== undefined && String(s) === "")) return;
+    if (Number(n) > String(self).length) charge(Number(n) * 2);
+  };
+  def(String.prototype, "padStart", function (n, s) { padCharge(this, n, s); return padStart.call(this, n, s); });
+  def(String.prototype, "padEnd", function (n, s) { padCharge(this, n, s); return padEnd.call(this, n, s); });
   var split = String.prototype.split;
   def(String.prototype, "split", function (sep, lim) {
     var str = String(this), n = str.length;
@@ -61,15 +81,133 @@ const lockdownJS = `(function () {
     if (n > 0 && !((n - 1) in this)) charge(n * 32);
     return fill.apply(this, arguments);
   });
-  var join = Array.prototype.join;
+  // join: every element is converted once, here, and its length tallied
+  // before the native join sees the strings (the same string many times
+  // over is a long result from a small array).
+  // An array that holds itself joins as "" inside itself, as the native
+  // join has it.
+  var join = Array.prototype.join, NativeArr = Array, joining = [];
   def(Array.prototype, "join", function (sep) {
-    var n = this.length, est = 0;
-    for (var i = 0; i < n && i < 1024; i++) { var v = this[i]; est += (v == null ? 0 : String(v).length) + 1; }
-    if (n > 1024) est = est / 1024 * n;
-    if (est > MAX * 4) tooBig("Array.prototype.join");
-    charge(est * 2);
-    return join.call(this, sep);
+    var o = Object(this), n = Math.min(Math.max(Math.floor(Number(o.length)) || 0, 0), 9007199254740991);
+    var sp = sep === undefined ? "," : ` + "`${sep}`" + `;
+    if (n === 0 || joining.indexOf(o) >= 0) return "";
+    joining.push(o);
+    try { return joinParts(o, n, sp); } finally { joining.pop(); }
   });
+  var joinParts = function (o, n, sp) {
+    var t = tally();
+    t.add((n - 1) * sp.length * 2);
+    charge(n * 16); // the converted copy
+    var parts = new NativeArr(n);
+    for (var i = 0; i < n; i++) {
+      var v = o[i];
+      var p = v == null ? "" : typeof v === "string" ? v : ` + "`${v}`" + `;
+      t.add(p.length * 2);
+      parts[i] = p;
+    }
+    return join.call(parts, sp);
+  };
+  // toLocaleString joins natively what each element's toLocaleString
+  // gives: converted here, joined by the join above.
+  def(Array.prototype, "toLocaleString", function () {
+    var o = Object(this), n = Math.min(Math.max(Math.floor(Number(o.length)) || 0, 0), 9007199254740991);
+    if (n === 0 || joining.indexOf(o) >= 0) return "";
+    var parts = new NativeArr(n);
+    joining.push(o);
+    try {
+      for (var i = 0; i < n; i++) { var v = o[i]; parts[i] = v == null ? "" : ` + "`${v.toLocaleString()}`" + `; }
+    } finally { joining.pop(); }
+    return parts.join(",");
+  });
+  // concat: the parts converted once (ToString, as concat does) and their
+  // total charged first.
+  var concat = String.prototype.concat;
+  def(String.prototype, "concat", function () {
+    if (this == null) throw new g.TypeError("String.prototype.concat called on null or undefined");
+    var parts = new NativeArr(arguments.length), self = ` + "`${this}`" + `, n = self.length;
+    for (var i = 0; i < arguments.length; i++) { parts[i] = ` + "`${arguments[i]}`" + `; n += parts[i].length; }
+    if (n > 4096) charge(n * 2);
+    return concat.apply(self, parts);
+  });
+  // String.raw: as the spec has it, with the result tallied as it grows.
+  def(String, "raw", function (template) {
+    var raw = Object(Object(template).raw);
+    var n = Math.min(Math.max(Math.floor(Number(raw.length)) || 0, 0), 9007199254740991);
+    if (n === 0) return "";
+    var t = tally(), out = [];
+    for (var i = 0; ; i++) {
+      var seg = ` + "`${raw[i]}`" + `;
+      t.add(seg.length * 2); out.push(seg);
+      if (i + 1 >= n) break;
+      if (i + 1 < arguments.length) { var sub = ` + "`${arguments[i + 1]}`" + `; t.add(sub.length * 2); out.push(sub); }
+    }
+    return join.call(out, "");
+  });
+  // replace, replaceAll: a replacer function's results are tallied as the
+  // native call collects them; a replacement string's bound (each match
+  // replaced by it, with $& $' and $` + "`" + ` as long as the whole string) is charged
+  // first, with the matches counted when the bound is large.
+  var countMatches = function (str, pat, all) {
+    if (!all) return 1;
+    if (typeof pat === "string" || !(pat instanceof RegExp)) {
+      var p = ` + "`${pat}`" + `, c = 0, at = 0;
+      if (p.length === 0) return str.length + 1;
+      while ((at = str.indexOf(p, at)) >= 0) { c++; at += p.length; }
+      return c;
+    }
+    var re = new RegExp(pat.source, pat.flags.indexOf("g") < 0 ? pat.flags + "g" : pat.flags), m, k = 0;
+    while ((m = re.exec(str)) !== null) { k++; if (m[0].length === 0) re.lastIndex++; }
+    return k;
+  };
+  var wrapReplace = function (name) {
+    var native = String.prototype[name];
+    if (!native) return;
+    def(String.prototype, name, function (pat, rep) {
+      if (this == null || (pat != null && typeof pat[Symbol.replace] === "function" && !(pat instanceof RegExp))) return native.apply(this, arguments);
+      var str = ` + "`${this}`" + `;
+      var all = name === "replaceAll" || (pat instanceof RegExp && pat.flags.indexOf("g") >= 0);
+      if (typeof rep === "function") {
+        var t = tally(), fn = rep;
+        t.add(str.length * 2);
+        return native.call(str, pat, function () {
+          var r = ` + "`${fn.apply(undefined, arguments)}`" + `;
+          t.add(r.length * 2);
+          return r;
+        });
+      }
+      var rs = ` + "`${rep}`" + `, per = rs.length, at = 0;
+      while ((at = rs.indexOf("$", at)) >= 0 && at + 1 < rs.length) {
+        var c = rs[at + 1];
+        if (c === "&" || c === "'" || c === "` + "`" + `") per += str.length;
+        at += 2;
+      }
+      var bound = str.length + (all ? str.length + 1 : 1) * per;
+      if (bound > 1048576 && per > 1) bound = str.length + countMatches(str, pat, all) * per;
+      if (bound > 4096) charge(bound * 2);
+      return native.call(str, pat, rs);
+    });
+  };
+  wrapReplace("replace");
+  wrapReplace("replaceAll");
+  // The conversions whose result is a bounded multiple of their input:
+  // charged at that multiple (bytes per input character) for long input.
+  var charged = function (obj, name, perChar, strOf) {
+    var native = obj[name];
+    if (typeof native !== "function") return;
+    def(obj, name, function (x) {
+      var str = strOf(this, x);
+      if (str !== null && str.length > 4096) charge(str.length * perChar);
+      return native.apply(this, arguments);
+    });
+  };
+  var self = function (t) { return typeof t === "string" ? t : null; };
+  var arg = function (t, x) { return typeof x === "string" ? x : null; };
+  ["toUpperCase", "toLowerCase", "toLocaleUpperCase", "toLocaleLowerCase", "normalize"].forEach(function (m) {
+    charged(String.prototype, m, 6, self);
+  });
+  charged(g, "encodeURI", 9, arg);
+  charged(g, "encodeURIComponent", 9, arg);
+  charged(g, "escape", 6, arg);
   var from = Array.from;
   def(Array, "from", function (src) {
     if (src != null && typeof src === "object" && typeof src[Symbol.iterator] !== "function") {
@@ -135,12 +273,78 @@ const lockdownJS = `(function () {
     })(typed[ti]);
   }
   var TA = Object.getPrototypeOf(Int8Array.prototype);
+  // A typed array's join writes each element (up to 24 characters) and
+  // the separator between them.
+  ["join", "toLocaleString"].forEach(function (m) {
+    var f = TA[m];
+    if (f) def(TA, m, function (sep) {
+      var n = this.length, sl = m === "join" && sep !== undefined ? ` + "`${sep}`" + `.length : 1;
+      var per = this.BYTES_PER_ELEMENT <= 2 ? 6 : 24;
+      if (n > 0) charge((n * per + (n - 1) * sl) * 2);
+      return f.apply(this, arguments);
+    });
+  });
+  // URLSearchParams' text percent-encodes every name and value (up to 9
+  // bytes a character), however many times the same string was added.
+  if (typeof g.URLSearchParams === "function") {
+    var usp = g.URLSearchParams.prototype, uspToString = usp.toString;
+    def(usp, "toString", function () {
+      var n = 0;
+      this.forEach(function (v, k) { n += v.length + k.length + 2; });
+      charge(n * 9);
+      return uspToString.call(this);
+    });
+  }
   ["slice", "map", "filter"].forEach(function (m) {
     var f = TA[m];
     if (f) def(TA, m, function () { charge(this.byteLength); return f.apply(this, arguments); });
   });
   // JSON.parse builds its whole result in one native call: charge a
   // generous estimate of what the values take (16 bytes per input byte).
+  // JSON.stringify builds its text in one native call, and a value that
+  // holds the same string (or object) many times is a long text from a
+  // small value: a replacer tallies every key and value (their exact
+  // escaped length) before the native call writes them, composed with
+  // the tool's own replacer; a property list is applied by the tally too
+  // (each object as a copy of the listed keys, in the list's order).
+  var stringify = JSON.stringify;
+  def(JSON, "stringify", function (value, replacer, space) {
+    var user = typeof replacer === "function" ? replacer : null, list = null;
+    if (!user && Array.isArray(replacer)) {
+      list = [];
+      for (var i = 0; i < replacer.length; i++) {
+        var e = replacer[i], k;
+        if (typeof e === "string") k = e;
+        else if (typeof e === "number" || e instanceof Number || e instanceof String) k = ` + "`${e}`" + `;
+        else continue;
+        if (list.indexOf(k) < 0) list.push(k);
+      }
+    }
+    var sp = space, gap = 0;
+    if (sp instanceof Number) sp = Number(sp); else if (sp instanceof String) sp = String(sp);
+    if (typeof sp === "number") gap = Math.max(0, Math.min(10, Math.floor(sp) || 0));
+    else if (typeof sp === "string") gap = Math.min(10, sp.length);
+    var depth = gap > 0 ? new Map() : null, t = tally();
+    var tallied = function (key, v) {
+      if (user) v = user.call(this, key, v);
+      var arr = Array.isArray(this), d = depth ? (depth.get(this) || 0) : 0;
+      t.add((arr ? 1 : jsonLen(key) + 2) + (gap ? 1 + gap * d : 0));
+      if (typeof v === "string") t.add(jsonLen(v));
+      else if (typeof v === "number") t.add(24);
+      else if (v instanceof String) t.add(jsonLen(` + "`${v}`" + `));
+      else if (v !== null && typeof v === "object" && !(v instanceof Number) && !(v instanceof Boolean)) {
+        if (list && !Array.isArray(v)) {
+          var c = {};
+          for (var j = 0; j < list.length; j++) Object.defineProperty(c, list[j], { value: v[list[j]], enumerable: true, writable: true, configurable: true });
+          v = c;
+        }
+        t.add(2 + (gap ? 1 + gap * d : 0));
+        if (depth) depth.set(v, d + 1);
+      } else t.add(5);
+      return v;
+    };
+    return stringify.call(JSON, value, tallied, space);
+  });
   var parse = JSON.parse;
   def(JSON, "parse", function (text) { charge(String(text).length * 16); return parse.apply(JSON, arguments); });
   // Array(n) with a huge n: refused. A plain function sharing the native

@@ -59,6 +59,10 @@ type Runner struct {
 	workers      int
 	addrHeadroom uint64
 	pool         *pool // process isolation only
+
+	// boundGoMemory: a worker, alone in its process, also bounds what
+	// its Go runtime holds (free pages included) by the run's budget.
+	boundGoMemory bool
 }
 
 // Option configures a Runner.

@@ -46,9 +46,12 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 	}
 	if cfg.MemLimit > 0 {
-		// The GC works harder as the heap nears the budget, so garbage
-		// does not push a run into the hard limit.
-		debug.SetMemoryLimit(int64(cfg.MemLimit + cfg.MemLimit/2 + 32<<20))
+		// The GC works harder as the heap nears the budget, and freed
+		// pages go back to the OS before the heap grows past it, so
+		// garbage and freed-but-resident memory do not push the worker's
+		// resident set past the budget plus the runtime (charges keep the
+		// live heap within the budget: the GC does not thrash).
+		debug.SetMemoryLimit(int64(cfg.MemLimit + workerGoHeadroom))
 	}
 	ws := &workerSide{out: out, pending: map[uint64]chan *frame{}}
 	opts := []Option{
@@ -76,6 +79,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	r := New(opts...)
 	r.memLimit = cfg.MemLimit
+	r.boundGoMemory = cfg.MemLimit > 0
 	r.maxFetch = cfg.MaxFetch
 	r.modulesDir = cfg.ModulesDir
 	warmUp(ctx, r)

@@ -389,7 +389,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			if err != nil {
 				closeOpened(opened)
 				lastErr = err
-				if errors.Is(err, ErrAuth) {
+				if permanentRemoteErr(err) {
 					return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("fetch", err)
 				}
 				if ctx.Err() != nil {
@@ -451,7 +451,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			carried = nil
 			continue
 		}
-		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
+		if permanentRemoteErr(err) {
 			return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("push", err)
 		}
 		if ctx.Err() != nil {

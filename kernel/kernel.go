@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -377,7 +376,7 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 
 // Status reports the root, the remote and the registry.
 func (k *Kernel) Status(ctx context.Context) (Status, error) {
-	st := Status{Root: k.fs.Root(), Remote: redactURL(k.cfg.Git.Remote), Strategy: k.cfg.Git.WriteStrategy, Booted: k.booted}
+	st := Status{Root: k.fs.Root(), Remote: gitbackend.RedactURL(k.cfg.Git.Remote), Strategy: k.cfg.Git.WriteStrategy, Booted: k.booted}
 	if st.Root == "" {
 		st.Root = "(memory)"
 	}
@@ -389,15 +388,6 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 	st.Branch, st.Head, st.Pending, st.PendingCommits = bs.Branch, bs.Head, bs.Pending, bs.PendingCommits
 	st.Uncommitted, st.Refresh = bs.Uncommitted, bs.Refresh
 	return st, nil
-}
-
-func redactURL(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		if at := strings.Index(u[i+3:], "@"); at >= 0 {
-			return u[:i+3] + "***@" + u[i+3+at+1:]
-		}
-	}
-	return u
 }
 
 // CommitIdentity is who the kernel's commits name now (the author; git's

@@ -297,6 +297,11 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 			return nil, err
 		}
 	}
+	if _, ok := r.remote.(*netRemote); ok && cfg.LockDir != "" {
+		// Registered at boot: the id this root's machine-queue tickets
+		// carry, and the leader checks (ticketcheck.go).
+		r.rootIDLocked()
+	}
 	return r, nil
 }
 
@@ -752,6 +757,9 @@ type RepoStatus struct {
 	// lists them ("abc1234 subject", oldest first).
 	Ahead          int
 	PendingCommits []string
+	// Warnings are what the user should know of: machine-queue tickets
+	// refused in the last day (forged, see ticketcheck.go).
+	Warnings []string
 }
 
 // Status reads the branch, head and unpushed commit count.
@@ -762,6 +770,7 @@ func (r *Repo) Status(ctx context.Context) (RepoStatus, error) {
 	defer r.unlock()
 	st := RepoStatus{Remote: redact(r.cfg.Remote)}
 	st.Branch, _ = r.branch()
+	st.Warnings = r.queueWarnings(st.Branch, time.Now())
 	head, err := r.head()
 	if err != nil {
 		return st, err

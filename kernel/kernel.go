@@ -386,7 +386,7 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	st.Branch, st.Head, st.Pending, st.PendingCommits = bs.Branch, bs.Head, bs.Pending, bs.PendingCommits
-	st.Uncommitted, st.Refresh = bs.Uncommitted, bs.Refresh
+	st.Uncommitted, st.Refresh, st.Warnings = bs.Uncommitted, bs.Refresh, bs.Warnings
 	return st, nil
 }
 
@@ -574,4 +574,7 @@ type Status struct {
 	Booted    bool          `json:"booted"`
 	BootedIn  string        `json:"boot_time,omitempty"`
 	Hydration string        `json:"hydration,omitempty"`
+	// Warnings are what the user should know of: tickets another process
+	// forged in this machine's push queue, refused.
+	Warnings []string `json:"warnings,omitempty"`
 }

@@ -217,6 +217,8 @@ type Status struct {
 	// Uncommitted are paths written to the root whose commit failed.
 	Uncommitted []string
 	Refresh     RefreshStatus
+	// Warnings come from the repository (refused machine-queue tickets).
+	Warnings []string
 }
 
 // Status reports the registry, the repository and the remote checks.
@@ -234,6 +236,7 @@ func (b *Box) Status(ctx context.Context) (Status, error) {
 			return st, err
 		}
 		st.Branch, st.Head, st.Pending, st.PendingCommits = rs.Branch, rs.Head, rs.Ahead, rs.PendingCommits
+		st.Warnings = rs.Warnings
 	}
 	st.Uncommitted = b.uncommittedPaths()
 	st.Refresh = b.RefreshStatus()

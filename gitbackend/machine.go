@@ -195,12 +195,6 @@ func (q *machineQueue) pending(branch string, check func(*ticket) error, report 
 			}
 			continue
 		}
-		if info, err := os.Stat(q.resultPath(id)); err == nil {
-			if time.Since(info.ModTime()) > time.Hour {
-				q.finish(id)
-			}
-			continue
-		}
 		b, err := readPrivate(filepath.Join(q.dir, name))
 		if errors.Is(err, ErrForged) {
 			report(q.refuse(id, err))
@@ -219,6 +213,14 @@ func (q *machineQueue) pending(branch string, check func(*ticket) error, report 
 		}
 		if err := check(&t); err != nil {
 			report(q.refuse(id, err))
+			continue
+		}
+		// Answered: its owner collects the result. One planted beside a
+		// forged ticket went with it (refuse) just above.
+		if info, err := os.Stat(q.resultPath(id)); err == nil {
+			if time.Since(info.ModTime()) > time.Hour {
+				q.finish(id)
+			}
 			continue
 		}
 		if old := newest[t.GitDir]; old != nil {

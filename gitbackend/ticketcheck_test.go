@@ -95,7 +95,16 @@ func TestForgedTicketIsNeverPushed(t *testing.T) {
 		}
 		forged["symlink"] = link
 	}
+	// A result planted beside a forged ticket (nobody waits for it) goes
+	// with it.
+	planted := q.resultPath("1-plain")
+	if err := os.WriteFile(planted, []byte(`{"commit":"`+head+`","final":"`+head+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	leader.write(t, "tools/ok.ts", "ok\n")
+	if _, err := os.Lstat(planted); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the result planted beside a forged ticket is left (%v)", err)
+	}
 
 	files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
 	if strings.Contains(files, "evil") || strings.Contains(gittest.Git(t, bare, "log", "--format=%s", "main"), "evil") {

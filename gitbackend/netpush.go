@@ -725,11 +725,16 @@ func (r *Repo) adopt(ctx context.Context, branch string, own *batchItem, res *ti
 	if !ok1 || !ok2 {
 		return 0, plumbing.ZeroHash, fmt.Errorf("machine queue: unreadable result (%q, %q)", res.Final, res.Commit)
 	}
-	// Objects come from the leader's .git only when it is a root of this
-	// machine; else from the remote, which has them if the push was real.
+	// A result from a root of this machine is believed, and its objects
+	// read from there. Any other (forged, or from a tgp before root ids)
+	// only when the remote's branch holds its commit.
 	from := res.LeaderGitDir
 	if !registeredRoot(from, res.LeaderRoot) {
 		from = ""
+		if err := r.remoteHolds(ctx, branch, final); err != nil {
+			r.progressf("warning: %v; not taken", err)
+			return res.Attempts, plumbing.ZeroHash, r.pendingErr(ctx, branch, own.base, own.head, false, err)
+		}
 	}
 	if err := r.objectsOf(ctx, branch, from, final, true); err != nil {
 		return res.Attempts, plumbing.ZeroHash, fmt.Errorf("your change is on the remote as commit %s, but this root could not read it (the next refresh or boot does): %w", short(commit), err)

@@ -1,6 +1,7 @@
 package gitbackend
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -273,4 +274,30 @@ func (r *Repo) queueWarnings(branch string, now time.Time) []string {
 		}
 	}
 	return out
+}
+
+// maxResultWalk bounds the first-parent walk from the remote's tip to a
+// result's commit: other pushes may have landed on it since.
+const maxResultWalk = 1000
+
+// remoteHolds fetches branch and says whether final is its tip or below
+// it (first parents): a result not from a root of this machine must be
+// what the remote has.
+func (r *Repo) remoteHolds(ctx context.Context, branch string, final plumbing.Hash) error {
+	tip, err := r.remote.Fetch(ctx, branch, 0)
+	if err != nil {
+		return r.wrapRemoteErr("fetch", err)
+	}
+	s := r.objs()
+	for h, n := tip, 0; !h.IsZero() && n < maxResultWalk; n++ {
+		if h == final {
+			return nil
+		}
+		c, err := object.GetCommit(s, h)
+		if err != nil || len(c.ParentHashes) == 0 {
+			break
+		}
+		h = c.ParentHashes[0]
+	}
+	return &ForgedError{Path: "the result of this root's ticket", Reason: fmt.Sprintf("it names commit %s, which the remote's %s does not hold, and no root of this machine wrote it", short(final), branch)}
 }

@@ -105,7 +105,9 @@ func TestInitRefusesPasswordInRemote(t *testing.T) {
 func TestInitBadRemoteFailsAtOnce(t *testing.T) {
 	for _, c := range []struct{ remote, want string }{
 		{"http://host/r\x01.git", "invalid remote URL"},
-		{"http://host/r%zz.git", `invalid URL escape "%zz"`},
+		// The kind, not only the parser's words: before, the same words
+		// came after 15 s of retries.
+		{"http://host/r%zz.git", `invalid remote URL http://host/r%zz.git: invalid URL escape "%zz"`},
 		{"ext::sh -c touch% /tmp/pwned", `unsupported transport "ext::"`},
 		{"fd::3", `unsupported transport "fd::"`},
 	} {

@@ -60,10 +60,14 @@ func checkPrivate(p string, dir bool) error {
 	return privateInfo(p, info, dir)
 }
 
+// privateInfo is checkPrivate on what Lstat said of p.
 func privateInfo(p string, info fs.FileInfo, dir bool) error {
-	switch {
-	case dir && !info.IsDir(), !dir && !info.Mode().IsRegular():
-		return &ForgedError{Path: p, Reason: "not a " + map[bool]string{true: "directory", false: "regular file"}[dir] + " (" + info.Mode().Type().String() + ")"}
+	want, ok := "regular file", info.Mode().IsRegular()
+	if dir {
+		want, ok = "directory", info.IsDir()
+	}
+	if !ok {
+		return &ForgedError{Path: p, Reason: fmt.Sprintf("not a %s (%v)", want, info.Mode().Type())}
 	}
 	if why := ownerProblem(info); why != "" {
 		return &ForgedError{Path: p, Reason: why}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,7 +43,9 @@ import (
 // between machines costs batching, not a queue of replays each losing the
 // race. A ticket whose owner stopped waiting (its deadline passed, the
 // process died) stays and is pushed by the next leader: nothing committed
-// is left behind on a machine that keeps working.
+// is left behind on a machine that keeps working. The leader takes only
+// tickets that prove they come from a root of this machine, and a waiting
+// root only results naming one (ticketcheck.go).
 
 // machineQueue is a spool directory.
 type machineQueue struct {
@@ -65,6 +68,9 @@ type ticket struct {
 	Base   string `json:"base"`
 	Head   string `json:"head"`
 	GitDir string `json:"gitdir"`
+	// RootID is the id under GitDir (ticketcheck.go): the ticket's proof
+	// that a root of this machine wrote it.
+	RootID string `json:"root_id"`
 	// Created orders the tickets (first come, first pushed).
 	Created int64 `json:"created"`
 	PID     int   `json:"pid"`
@@ -81,8 +87,10 @@ type ticketResult struct {
 	Conflict []string `json:"conflict,omitempty"`
 	// Err: the ticket could not be pushed (its commits stay pending).
 	Err string `json:"error,omitempty"`
-	// LeaderGitDir holds every object of Final.
+	// LeaderGitDir holds every object of Final; LeaderRoot is its root
+	// id, checked before a thing is read from it.
 	LeaderGitDir string `json:"leader_gitdir,omitempty"`
+	LeaderRoot   string `json:"leader_root,omitempty"`
 	Attempts     int    `json:"attempts,omitempty"`
 	Batched      int    `json:"batched,omitempty"`
 }
@@ -91,10 +99,11 @@ func (q *machineQueue) ticketPath(id string) string { return filepath.Join(q.dir
 func (q *machineQueue) resultPath(id string) string { return filepath.Join(q.dir, id+".result") }
 
 // writeFileAtomic writes data to p through a temporary file and a rename:
-// a reader sees the whole file or none.
+// a reader sees the whole file or none. The file is this user's alone
+// (0600): a reader refuses any other (ticketcheck.go).
 func writeFileAtomic(p string, data []byte) error {
 	tmp := fmt.Sprintf("%s.tmp-%d-%s", p, os.Getpid(), randomID())
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, p); err != nil {
@@ -104,10 +113,32 @@ func writeFileAtomic(p string, data []byte) error {
 	return nil
 }
 
+// open makes the spool directory, this user's alone (0700), and refuses
+// one that is not: another user could write tickets there. A spool an
+// older tgp made 0755 is tightened.
+func (q *machineQueue) open() error {
+	if err := os.MkdirAll(filepath.Dir(q.dir), 0o700); err != nil {
+		return fmt.Errorf("machine queue %s: %w", q.dir, err)
+	}
+	if err := os.Mkdir(q.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("machine queue %s: %w", q.dir, err)
+	}
+	err := checkPrivate(q.dir, true)
+	if errors.Is(err, ErrForged) {
+		if info, lerr := os.Lstat(q.dir); lerr == nil && info.IsDir() && os.Chmod(q.dir, 0o700) == nil {
+			err = checkPrivate(q.dir, true)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("machine queue %s: %w", q.dir, err)
+	}
+	return nil
+}
+
 // submit writes t's ticket.
 func (q *machineQueue) submit(t *ticket) error {
-	if err := os.MkdirAll(q.dir, 0o755); err != nil {
-		return fmt.Errorf("machine queue %s: %w", q.dir, err)
+	if err := q.open(); err != nil {
+		return err
 	}
 	b, _ := json.Marshal(t)
 	if err := writeFileAtomic(q.ticketPath(t.ID), b); err != nil {
@@ -116,9 +147,13 @@ func (q *machineQueue) submit(t *ticket) error {
 	return nil
 }
 
-// result reads the result of ticket id (nil: none yet).
+// result reads the result of ticket id (nil: none yet). A result this
+// user did not write is removed: it could name any commit as pushed.
 func (q *machineQueue) result(id string) *ticketResult {
-	b, err := os.ReadFile(q.resultPath(id))
+	b, err := readPrivate(q.resultPath(id))
+	if errors.Is(err, ErrForged) {
+		os.Remove(q.resultPath(id))
+	}
 	if err != nil {
 		return nil
 	}
@@ -138,8 +173,11 @@ func (q *machineQueue) finish(id string) {
 // pending lists the tickets of branch with no result yet, oldest first,
 // one per root (a root's newest ticket holds every commit of its older
 // ones: those are removed). Results nobody collected for an hour are
-// removed with their tickets.
-func (q *machineQueue) pending(branch string) []*ticket {
+// removed with their tickets. Every ticket goes through check before it
+// counts (a forged ticket naming a root must not supersede the root's
+// own); one that fails it, or a file this user did not write, is refused
+// (refuse) and reported through report.
+func (q *machineQueue) pending(branch string, check func(*ticket) error, report func(error)) []*ticket {
 	ents, err := os.ReadDir(q.dir)
 	if err != nil {
 		return nil
@@ -157,22 +195,32 @@ func (q *machineQueue) pending(branch string) []*ticket {
 			}
 			continue
 		}
-		if info, err := os.Stat(q.resultPath(id)); err == nil {
-			if time.Since(info.ModTime()) > time.Hour {
-				q.finish(id)
-			}
+		b, err := readPrivate(filepath.Join(q.dir, name))
+		if errors.Is(err, ErrForged) {
+			report(q.refuse(id, err))
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(q.dir, name))
 		if err != nil {
 			continue
 		}
 		var t ticket
 		if json.Unmarshal(b, &t) != nil || t.ID != id {
-			os.Remove(filepath.Join(q.dir, name))
+			report(q.refuse(id, &ForgedError{Path: filepath.Join(q.dir, name), Reason: "not a ticket"}))
 			continue
 		}
 		if t.Branch != branch {
+			continue
+		}
+		if err := check(&t); err != nil {
+			report(q.refuse(id, err))
+			continue
+		}
+		// Answered: its owner collects the result. One planted beside a
+		// forged ticket went with it (refuse) just above.
+		if info, err := os.Stat(q.resultPath(id)); err == nil {
+			if time.Since(info.ModTime()) > time.Hour {
+				q.finish(id)
+			}
 			continue
 		}
 		if old := newest[t.GitDir]; old != nil {
@@ -330,6 +378,8 @@ func hashFromHex(s string) (plumbing.Hash, bool) {
 type machineTip struct {
 	Commit string `json:"commit"`
 	GitDir string `json:"gitdir"`
+	// Root is GitDir's root id: objects are read from no other.
+	Root string `json:"root,omitempty"`
 	// PushedAt is when that push ended, PushNanos how long its last
 	// attempt took; ContendedAt is the last time a push from this machine
 	// found that another machine had pushed first (unix nanoseconds).
@@ -394,7 +444,7 @@ func (t *machineTip) politeWait(now time.Time) time.Duration {
 }
 
 func (q *machineQueue) readTip() *machineTip {
-	b, err := os.ReadFile(filepath.Join(q.dir, "tip"))
+	b, err := readPrivate(filepath.Join(q.dir, "tip"))
 	if err != nil {
 		return nil
 	}
@@ -408,4 +458,35 @@ func (q *machineQueue) readTip() *machineTip {
 func (q *machineQueue) writeTip(t machineTip) {
 	b, _ := json.Marshal(t)
 	_ = writeFileAtomic(filepath.Join(q.dir, "tip"), b)
+}
+
+// refusedLog keeps the last refusals, for tgp status.
+const refusedLog = "refused"
+
+// maxRefused is how many refusals the log keeps.
+const maxRefused = 20
+
+// refuse removes ticket id and its result, logs why, and returns the
+// reason. Only the leader (holding the lock) refuses: the log has one
+// writer.
+func (q *machineQueue) refuse(id string, why error) error {
+	q.finish(id)
+	lines := q.refusals()
+	lines = append(lines, time.Now().UTC().Format(time.RFC3339)+" "+strings.ReplaceAll(why.Error(), "\n", " "))
+	if len(lines) > maxRefused {
+		lines = lines[len(lines)-maxRefused:]
+	}
+	if err := writeFileAtomic(filepath.Join(q.dir, refusedLog), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		return fmt.Errorf("%w (logging it: %v)", why, err)
+	}
+	return why
+}
+
+// refusals are the logged refusals, oldest first.
+func (q *machineQueue) refusals() []string {
+	b, err := readPrivate(filepath.Join(q.dir, refusedLog))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }

@@ -87,10 +87,14 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 	}
 	own := &batchItem{own: true, base: base, head: head, gitdir: r.gitDirPath()}
 	var q *machineQueue
+	var rootID string
 	if r.cfg.LockDir != "" && own.gitdir != "" {
+		rootID = r.rootIDLocked()
+	}
+	if rootID != "" {
 		q = machineQueueFor(r.cfg.LockDir, r.cfg.Remote, branch)
 		t := &ticket{ID: newTicketID(), Remote: redact(r.cfg.Remote), Branch: branch, Base: base.String(), Head: head.String(),
-			GitDir: own.gitdir, Created: time.Now().UnixNano(), PID: os.Getpid()}
+			GitDir: own.gitdir, RootID: rootID, Created: time.Now().UnixNano(), PID: os.Getpid()}
 		if err := q.submit(t); err != nil {
 			r.progressf("machine queue unavailable, pushing alone: %v", err)
 			q = nil
@@ -132,20 +136,27 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 	// waiting, and for those that queue while it retries.
 	items := []*batchItem{own}
 	taken := map[string]bool{own.ticket.ID: true}
+	// A ticket that does not prove where it comes from is refused:
+	// removed with its result, logged, never pushed (ticketcheck.go).
+	refused := func(err error) {
+		r.progressf("warning: %v; removed, not pushed", err)
+	}
+	check := func(t *ticket) error {
+		if taken[t.ID] {
+			return nil // checked already, or this root's own
+		}
+		return r.checkTicket(q, t)
+	}
 	more := func() []*batchItem {
 		var out []*batchItem
-		for _, t := range q.pending(branch) {
+		for _, t := range q.pending(branch, check, refused) {
 			if taken[t.ID] {
 				continue
 			}
 			taken[t.ID] = true
-			b, ok1 := hashFromHex(t.Base)
-			h, ok2 := hashFromHex(t.Head)
-			it := &batchItem{ticket: t, base: b, head: h, gitdir: t.GitDir}
-			if !ok1 || !ok2 || t.Remote != redact(r.cfg.Remote) {
-				it.err = fmt.Errorf("unreadable ticket %s", t.ID)
-			}
-			out = append(out, it)
+			b, _ := hashFromHex(t.Base)
+			h, _ := hashFromHex(t.Head)
+			out = append(out, &batchItem{ticket: t, base: b, head: h, gitdir: t.GitDir})
 		}
 		return out
 	}
@@ -169,7 +180,7 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 	if tip.IsZero() && !fetchFirst {
 		// The last push from this machine is likely the remote's tip: its
 		// objects are here, in the root that pushed it.
-		if mt != nil && mt.Commit != own.base.String() {
+		if mt != nil && mt.Commit != own.base.String() && registeredRoot(mt.GitDir, mt.Root) {
 			if h, ok := hashFromHex(mt.Commit); ok && r.objectsOf(dctx, "", mt.GitDir, h, false) == nil {
 				tip = h
 			}
@@ -198,6 +209,7 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 			res.Err = err.Error()
 		default:
 			res.Commit, res.Final, res.Conflict, res.LeaderGitDir = it.holds().String(), final.String(), it.conflict, own.gitdir
+			res.LeaderRoot = rootID
 		}
 		b, _ := json.Marshal(res)
 		if werr := writeFileAtomic(q.resultPath(it.ticket.ID), b); werr != nil {
@@ -205,7 +217,7 @@ func (r *Repo) pushNet(ctx context.Context, branch string, tip plumbing.Hash, bu
 		}
 	}
 	if err == nil {
-		nt := machineTip{Commit: final.String(), GitDir: own.gitdir, PushedAt: time.Now().UnixNano(), PushNanos: int64(r.lastPush),
+		nt := machineTip{Commit: final.String(), GitDir: own.gitdir, Root: rootID, PushedAt: time.Now().UnixNano(), PushNanos: int64(r.lastPush),
 			CycleNanos: int64(r.lastCycle)}
 		nt.Attempts = float64(n)
 		if mt != nil {
@@ -416,7 +428,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			if err != nil {
 				closeOpened(opened)
 				lastErr = err
-				if errors.Is(err, ErrAuth) {
+				if permanentRemoteErr(err) {
 					return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("fetch", err)
 				}
 				if rerr := r.rateLimitOutlasts(ctx, err); rerr != nil {
@@ -488,7 +500,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			carried, stale = nil, nil
 			continue
 		}
-		if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
+		if permanentRemoteErr(err) {
 			return attempt, nil, plumbing.ZeroHash, r.wrapRemoteErr("push", err)
 		}
 		if rerr := r.rateLimitOutlasts(ctx, err); rerr != nil {
@@ -808,7 +820,18 @@ func (r *Repo) adopt(ctx context.Context, branch string, own *batchItem, res *ti
 	if !ok1 || !ok2 {
 		return 0, plumbing.ZeroHash, fmt.Errorf("machine queue: unreadable result (%q, %q)", res.Final, res.Commit)
 	}
-	if err := r.objectsOf(ctx, branch, res.LeaderGitDir, final, true); err != nil {
+	// A result from a root of this machine is believed, and its objects
+	// read from there. Any other (forged, or from a tgp before root ids)
+	// only when the remote's branch holds its commit.
+	from := res.LeaderGitDir
+	if !registeredRoot(from, res.LeaderRoot) {
+		from = ""
+		if err := r.remoteHolds(ctx, branch, final); err != nil {
+			r.progressf("warning: %v; not taken", err)
+			return res.Attempts, plumbing.ZeroHash, r.pendingErr(ctx, branch, own.base, own.head, false, err)
+		}
+	}
+	if err := r.objectsOf(ctx, branch, from, final, true); err != nil {
 		return res.Attempts, plumbing.ZeroHash, fmt.Errorf("your change is on the remote as commit %s, but this root could not read it (the next refresh or boot does): %w", short(commit), err)
 	}
 	headTree, err := r.treeOf(own.head)

@@ -1207,7 +1207,7 @@ func (r *Repo) PersistBranch(ctx context.Context, ch Change, branch string) (*Pe
 			res.Attempts = attempt
 			continue
 		}
-		if errors.Is(err, ErrAuth) || errors.Is(err, ErrRejected) || errors.Is(err, ErrDeclined) || attempt >= r.cfg.Retry.MaxAttempts {
+		if permanentRemoteErr(err) || errors.Is(err, ErrRejected) || attempt >= r.cfg.Retry.MaxAttempts {
 			return nil, r.wrapRemoteErr("push "+branch, err)
 		}
 		if err := r.sleep(ctx, r.jitter(backoff(r.cfg.Retry.BaseDelay, attempt))); err != nil {

@@ -53,7 +53,7 @@ const pendingBudget = 15 * time.Second
 // refused or reset connection, a timeout, a cut stream), which a retry
 // may get past, as opposed to a refusal or a bad configuration.
 func transientNetErr(err error) bool {
-	if errors.Is(err, ErrAuth) || errors.Is(err, ErrDeclined) {
+	if permanentRemoteErr(err) {
 		return false
 	}
 	var ne net.Error
@@ -67,13 +67,14 @@ func transientNetErr(err error) bool {
 }
 
 // fetchRetrying fetches branch, retrying a remote that does not answer
-// (exponential backoff with full jitter) for up to budget; a refused
-// authentication is not retried.
+// (exponential backoff with full jitter) for up to budget; an error no
+// retry changes (a refused authentication, a missing repository) is not
+// retried.
 func (r *Repo) fetchRetrying(ctx context.Context, branch string, budget time.Duration) (plumbing.Hash, error) {
 	deadline := time.Now().Add(budget)
 	for attempt := 1; ; attempt++ {
 		tip, err := r.remote.Fetch(ctx, branch, 0)
-		if err == nil || errors.Is(err, ErrAuth) || ctx.Err() != nil {
+		if err == nil || permanentRemoteErr(err) || ctx.Err() != nil {
 			return tip, err
 		}
 		d := r.jitter(expDelay(r.cfg.Retry.BaseDelay, attempt, 2*time.Second))

@@ -103,11 +103,17 @@ type Config struct {
 	// GIT_COMMITTER_*, HOME and the GIT_CONFIG_* variables; nil:
 	// os.Environ()).
 	Environ []string
+	// urlAuth is what credentials Open took out of Remote make
+	// (remoteurl.go); Token, when set, wins over it.
+	urlAuth transport.AuthMethod
 }
 
 // auth is the basic auth sent to an HTTP(S) remote: Token as the
 // password, TokenUser (or x-access-token) as the user.
 func (c Config) auth() transport.AuthMethod {
+	if c.Token == "" && c.urlAuth != nil {
+		return c.urlAuth
+	}
 	if c.TokenUser == "" || c.Token == "" {
 		return basicAuth(c.Token)
 	}
@@ -251,6 +257,14 @@ var ErrNoRepository = errors.New("not a git repository")
 // Open opens the repository in wt (creating it when a remote is
 // configured and wt has none). It does not touch the remote: call Hydrate.
 func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) (*Repo, error) {
+	if cfg.Remote != "" {
+		// A URL that can never work fails here, once, with its cause;
+		// credentials in it become auth and go no further.
+		if err := checkRemoteURL(cfg.Remote); err != nil {
+			return nil, fmt.Errorf("open %s: %w", wt.Root(), err)
+		}
+		cfg.Remote, cfg.urlAuth = stripCredentials(cfg.Remote)
+	}
 	if cfg.Retry.MaxAttempts <= 0 {
 		cfg.Retry.MaxAttempts = 8
 	}
@@ -321,6 +335,11 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 		if err := r.setRemote(); err != nil {
 			return nil, err
 		}
+	}
+	if _, ok := r.remote.(*netRemote); ok && cfg.LockDir != "" {
+		// Registered at boot: the id this root's machine-queue tickets
+		// carry, and the leader checks (ticketcheck.go).
+		r.rootIDLocked()
 	}
 	return r, nil
 }
@@ -568,14 +587,14 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 			return res, err
 		}
 	}
-	r.progressf("fetching %s from %s", branch, r.cfg.Remote)
+	r.progressf("fetching %s from %s", branch, redact(r.cfg.Remote))
 	fctx, span := telemetry.Start(ctx, "git.fetch")
 	tip, err := r.fetchRetrying(fctx, branch, min(r.cfg.Retry.Deadline, pendingBudget))
 	telemetry.End(span, err)
 	res := &HydrateResult{Branch: branch, Notes: r.notes}
 	r.notes = nil
 	if err != nil {
-		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
+		if permanentRemoteErr(err) || ctx.Err() != nil {
 			return nil, r.wrapRemoteErr("fetch", err)
 		}
 		// The root has a commit to work from: a remote that does not
@@ -742,16 +761,6 @@ func (r *Repo) wrapRemoteErr(op string, err error) error {
 	return fmt.Errorf("%s %s: %w", op, redact(r.cfg.Remote), err)
 }
 
-// redact removes credentials from a URL before it goes into an error.
-func redact(remote string) string {
-	if i := strings.Index(remote, "://"); i >= 0 {
-		if at := strings.Index(remote[i+3:], "@"); at >= 0 {
-			return remote[:i+3] + "***@" + remote[i+3+at+1:]
-		}
-	}
-	return remote
-}
-
 // progressWriter turns go-git's sideband progress into lines.
 func progressWriter(f func(string)) io.Writer { return &lineWriter{f: f} }
 
@@ -791,6 +800,9 @@ type RepoStatus struct {
 	// landed yet, from every machine ("#id root base..head, age"); the
 	// journal's error when it could not be read.
 	Journaled []string
+	// Warnings are what the user should know of: machine-queue tickets
+	// refused in the last day (forged, see ticketcheck.go).
+	Warnings []string
 }
 
 // Status reads the branch, head and unpushed commit count.
@@ -801,6 +813,7 @@ func (r *Repo) Status(ctx context.Context) (RepoStatus, error) {
 	defer r.unlock()
 	st := RepoStatus{Remote: redact(r.cfg.Remote)}
 	st.Branch, _ = r.branch()
+	st.Warnings = r.queueWarnings(st.Branch, time.Now())
 	head, err := r.head()
 	if err != nil {
 		return st, err

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -385,7 +384,7 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 
 // Status reports the root, the remote and the registry.
 func (k *Kernel) Status(ctx context.Context) (Status, error) {
-	st := Status{Root: k.fs.Root(), Remote: redactURL(k.cfg.Git.Remote), Strategy: k.cfg.Git.WriteStrategy, Booted: k.booted}
+	st := Status{Root: k.fs.Root(), Remote: gitbackend.RedactURL(k.cfg.Git.Remote), Strategy: k.cfg.Git.WriteStrategy, Booted: k.booted}
 	if st.Root == "" {
 		st.Root = "(memory)"
 	}
@@ -396,18 +395,9 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 	}
 	st.Branch, st.Head, st.Pending, st.PendingCommits = bs.Branch, bs.Head, bs.Pending, bs.PendingCommits
 	st.Journaled = bs.Journaled
-	st.Uncommitted, st.Refresh = bs.Uncommitted, bs.Refresh
+	st.Uncommitted, st.Refresh, st.Warnings = bs.Uncommitted, bs.Refresh, bs.Warnings
 	st.UnverifiedCarries = bs.UnverifiedCarries
 	return st, nil
-}
-
-func redactURL(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		if at := strings.Index(u[i+3:], "@"); at >= 0 {
-			return u[:i+3] + "***@" + u[i+3+at+1:]
-		}
-	}
-	return u
 }
 
 // CommitIdentity is who the kernel's commits name now (the author; git's
@@ -602,4 +592,7 @@ type Status struct {
 	Booted            bool     `json:"booted"`
 	BootedIn          string   `json:"boot_time,omitempty"`
 	Hydration         string   `json:"hydration,omitempty"`
+	// Warnings are what the user should know of: tickets another process
+	// forged in this machine's push queue, refused.
+	Warnings []string `json:"warnings,omitempty"`
 }

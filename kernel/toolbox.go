@@ -94,9 +94,12 @@ func (k *Kernel) buildForge(provider string) (forge.Forge, error) {
 	if !hasForge(provider) {
 		return forge.None{Reason: fmt.Sprintf("provider %q has no pull-request API; the branch was pushed, open the PR on your host", provider)}, nil
 	}
+	// The forge needs the remote's host and path only: its errors quote
+	// what they are given, and the URL may carry a password.
+	remote := gitbackend.RedactURL(g.Remote)
 	repo := g.Repo
 	if repo == "" {
-		repo = g.Remote
+		repo = remote
 	}
 	path, err := forge.RepoPath(repo)
 	if err != nil {
@@ -105,7 +108,7 @@ func (k *Kernel) buildForge(provider string) (forge.Forge, error) {
 	var opts []forge.Option
 	api := g.APIURL
 	if api == "" {
-		api = forge.APIURLFor(provider, g.Remote)
+		api = forge.APIURLFor(provider, remote)
 	}
 	if api != "" {
 		opts = append(opts, forge.WithAPIURL(api))

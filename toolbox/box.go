@@ -223,6 +223,8 @@ type Status struct {
 	// that no push lands or deletes (gitbackend.Repo.UnverifiedCarries):
 	// "<ref> <commit>: <why>".
 	UnverifiedCarries []string
+	// Warnings come from the repository (refused machine-queue tickets).
+	Warnings []string
 }
 
 // Status reports the registry, the repository and the remote checks.
@@ -241,6 +243,7 @@ func (b *Box) Status(ctx context.Context) (Status, error) {
 		}
 		st.Branch, st.Head, st.Pending, st.PendingCommits = rs.Branch, rs.Head, rs.Ahead, rs.PendingCommits
 		st.Journaled = rs.Journaled
+		st.Warnings = rs.Warnings
 	}
 	st.Uncommitted = b.uncommittedPaths()
 	st.Refresh = b.RefreshStatus()

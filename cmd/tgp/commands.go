@@ -38,6 +38,17 @@ func (a *app) progress() kernel.Option {
 	})
 }
 
+// warningsOnly prints the warnings among the progress lines (a forged
+// ticket refused while this process pushed) on stderr, for commands whose
+// progress is otherwise quiet: tgp call keeps stdout to its JSON object.
+func (a *app) warningsOnly() kernel.Option {
+	return kernel.WithProgress(func(line string) {
+		if strings.HasPrefix(line, "warning: ") {
+			fmt.Fprintln(a.stderr, "tgp: "+line)
+		}
+	})
+}
+
 func newBootCmd(a *app) *cobra.Command {
 	return statusCommand(a, "boot", "Hydrate the root from the remote (clone or fetch) and show the status")
 }
@@ -121,6 +132,9 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 	}
 	if st.Hydration != "" {
 		fmt.Fprintf(a.stdout, "boot:     %s\n", st.Hydration)
+	}
+	for _, w := range st.Warnings {
+		fmt.Fprintf(a.stdout, "warning:  %s\n", w)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/kernel"
 )
 
@@ -29,6 +30,9 @@ func newInitCmd(a *app) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			a.initing = true
+			if err := a.refusePassword(remote); err != nil {
+				return err
+			}
 			var changed []string
 			cfgPath := a.config
 			if cfgPath == "" {
@@ -73,7 +77,7 @@ func newInitCmd(a *app) *cobra.Command {
 						return &exitError{code: 1, err: fmt.Errorf("%w\nhint: set git.%s in %s by hand", err, kv[0], cfgPath)}
 					}
 					if ok {
-						changed = append(changed, fmt.Sprintf("%s: git.%s updated: %q -> %q", cfgPath, kv[0], old, kv[1]))
+						changed = append(changed, fmt.Sprintf("%s: git.%s updated: %q -> %q", cfgPath, kv[0], gitbackend.RedactURL(old), gitbackend.RedactURL(kv[1])))
 						remoteChanged = remoteChanged || kv[0] == "remote" && old != ""
 					}
 				}
@@ -88,7 +92,7 @@ func newInitCmd(a *app) *cobra.Command {
 				return err
 			}
 			if k.Config().Git.Remote != "" {
-				fmt.Fprintf(a.stdout, "checking remote %s ...\n", k.Config().Git.Remote)
+				fmt.Fprintf(a.stdout, "checking remote %s ...\n", gitbackend.RedactURL(k.Config().Git.Remote))
 				if err := k.Boot(cmd.Context()); err != nil {
 					_ = k.Shutdown(cmd.Context())
 					return &exitError{code: 1, err: fmt.Errorf("boot: %w\nhint: check git.remote, git.branch and the token in $%s", err, k.Config().Git.TokenEnv)}
@@ -144,7 +148,30 @@ func (a *app) refuseStaleClone(cmd *cobra.Command, remote string) error {
 		return nil // an empty repository: nothing of the old remote's
 	}
 	return &exitError{code: 1, err: fmt.Errorf("%s holds a clone of the previous remote (and any work not pushed yet); nothing was changed. "+
-		"To start over from the new remote, move it aside and run init again:\n  mv %s %s.old && tgp init --remote %s", root, root, root, remote)}
+		"To start over from the new remote, move it aside and run init again:\n  mv %s %s.old && tgp init --remote %s", root, root, root, gitbackend.RedactURL(remote))}
+}
+
+// refusePassword stops init before it writes anything when --remote
+// carries a password: init writes the remote into tgp.config.yaml (and
+// git into .git/config) and prints it, and secrets are never written or
+// printed. The token goes in the environment variable git.token_env
+// names, which every HTTPS push and fetch sends as the password.
+func (a *app) refusePassword(remote string) error {
+	if !gitbackend.HasPassword(remote) {
+		return nil
+	}
+	env := "TGP_GIT_TOKEN"
+	if cfg, err := kernel.ConfigFor(a.kernelOptions()...); err == nil && cfg.Git.TokenEnv != "" {
+		env = cfg.Git.TokenEnv
+	}
+	return usageError("--remote %s carries a password: tgp never writes credentials to disk or prints them.\n"+
+		"Give the URL without it and put the password or token in the environment variable git.token_env names:\n"+
+		"  export %s=<token>\n  tgp init --remote %s", gitbackend.RedactURL(remote), env, withoutUserinfo(remote))
+}
+
+// withoutUserinfo is remote with no user or password, for the hint.
+func withoutUserinfo(remote string) string {
+	return strings.Replace(gitbackend.RedactURL(remote), "***@", "", 1)
 }
 
 // initUndo records what init may change (the configuration file and the

@@ -213,7 +213,7 @@ func newCallCmd(a *app) *cobra.Command {
 				return usageError("--approve must be allow_once, add_to_scope or deny, not %q", approve)
 			}
 			k, err := a.openKernel(ctx, true, append(tel.opts, sessionOpt, kernel.WithApprover(a.approver(approve, len(args) == 2 && args[1] == "-")),
-				kernel.WithRootGrants())...)
+				kernel.WithRootGrants(), a.warningsOnly())...)
 			if err != nil {
 				return writeCallError(a.stdout, name, tools.Classify(err, nil))
 			}

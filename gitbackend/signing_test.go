@@ -178,3 +178,36 @@ func runSSHKeygen(args ...string) (string, error) {
 	out, err := exec.Command("ssh-keygen", args...).CombinedOutput()
 	return string(out), err
 }
+
+// TestCarriedCommitsAreSigned: a push that loses leaves its commit for
+// the winner to land (carry.go); with both roots signing, every commit
+// the landing puts on main (B's, and A's landed by B) verifies.
+func TestCarriedCommitsAreSigned(t *testing.T) {
+	key := gittest.NewSSHKey(t)
+	bare, _, a, b := lostRace(t, race{})
+	a.repo.cfg.SigningKey, b.repo.cfg.SigningKey = key.Path, key.Path
+	var landed string
+	sleep := a.repo.sleep
+	a.repo.sleep = func(ctx context.Context, d time.Duration) error {
+		if landed == "" {
+			b.write(t, "tools/b1.ts", "b1\n")
+			landed = gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main")
+		}
+		return sleep(ctx, d)
+	}
+	a.write(t, "tools/a1.ts", "a1\n")
+	if !strings.Contains(landed, "tools/a1.ts") {
+		t.Fatalf("B's push did not land A's carry:\n%s", landed)
+	}
+	// seed and "other machine" were made by the git CLI, unsigned.
+	revs := strings.Fields(gittest.Git(t, bare, "rev-list", "main~2..main"))
+	if len(revs) != 2 {
+		t.Fatalf("%d commits after the unsigned ones, want 2 (b1, a1)", len(revs))
+	}
+	for _, rev := range revs {
+		gittest.RequireSigned(t, bare, key.AllowedSigners, rev)
+	}
+	if got := gittest.Git(t, bare, "log", "-2", "--format=%s", "main"); !strings.Contains(got, "forge: tools/a1.ts") || !strings.Contains(got, "forge: tools/b1.ts") {
+		t.Fatalf("main: %q", got)
+	}
+}

@@ -413,13 +413,29 @@ func (r *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg stri
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}
-	c := &object.Commit{Author: a, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}
-	s := r.objs()
-	obj := s.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
+	signer, err := r.signer()
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return s.SetEncodedObject(obj)
+	c := &object.Commit{Author: a, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}
+	return EncodeCommit(r.objs(), c, signer)
+}
+
+// signer is the key that signs this root's commits (ResolveSigner). A
+// persist resolves it once, with the people (sigs): a replay made under
+// the remote's lock reads no key or config file.
+func (r *Repo) signer() (CommitSigner, error) {
+	if m := r.sigs; m != nil && m.signerOK {
+		return m.signer, nil
+	}
+	s, err := ResolveSigner(r.cfg.SigningKey, r.repo, r.cfg.Environ)
+	if err != nil {
+		return nil, err
+	}
+	if m := r.sigs; m != nil {
+		m.signer, m.signerOK = s, true
+	}
+	return s, nil
 }
 
 // ErrNoIdentity: user.useConfigOnly is set and no commit identity is
@@ -462,6 +478,9 @@ type sigMemo struct {
 	author, committer       object.Signature
 	authorNow, committerNow bool
 	ok                      bool
+	// signer is the persist's CommitSigner, once signerOK.
+	signer   CommitSigner
+	signerOK bool
 }
 
 // Signatures is Repo.Signatures for any repository.

@@ -67,7 +67,11 @@ type Config struct {
 	// Author signs commits; empty falls back to the environment and then
 	// the repository's user.name / user.email.
 	Author Identity
-	Retry  RetryConfig
+	// SigningKey is the path of an unencrypted SSH private key that signs
+	// every commit (signing.go); empty: git's commit.gpgsign,
+	// gpg.format=ssh and user.signingkey, else unsigned.
+	SigningKey string
+	Retry      RetryConfig
 	// LockDir is where the processes of this machine that push to one
 	// network remote take turns and batch their commits (machine.go);
 	// empty: each process pushes on its own.

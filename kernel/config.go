@@ -48,10 +48,15 @@ type GitConfig struct {
 	// CarryKeyEnv names the variable holding the fleet's secret that
 	// proves a carry (refs/tgp/carry/, git.retry.carry): without it a
 	// network remote gets no carries.
-	CarryKeyEnv string      `koanf:"carry_key_env"`
-	Retry       RetryConfig `koanf:"retry"`
-	PR          PRConfig    `koanf:"pr"`
-	APIURL      string      `koanf:"api_url"`
+	CarryKeyEnv string `koanf:"carry_key_env"`
+	// SigningKey is the path of an unencrypted OpenSSH private key that
+	// signs every commit the kernel makes (git's SSH signatures); empty:
+	// git's commit.gpgsign + gpg.format=ssh + user.signingkey, else
+	// unsigned. A relative path is read from the config file's directory.
+	SigningKey string      `koanf:"signing_key"`
+	Retry      RetryConfig `koanf:"retry"`
+	PR         PRConfig    `koanf:"pr"`
+	APIURL     string      `koanf:"api_url"`
 	// RefreshInterval is how stale a long-lived kernel's view of the
 	// remote may get: before a call that reads the toolbox, a remote
 	// check older than this is repeated ("0": before every such call;
@@ -278,6 +283,7 @@ func Defaults() map[string]any {
 		"git.author.email":           "",
 		"git.token_env":              "TGP_GIT_TOKEN",
 		"git.carry_key_env":          "TGP_CARRY_KEY",
+		"git.signing_key":            "",
 		"git.retry.max_attempts":     8,
 		"git.retry.deadline":         "2m",
 		"git.retry.carry":            true,

@@ -170,6 +170,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{cfg: cfg, opts: o}
+	if err := k.checkSigningKey(); err != nil {
+		return nil, err
+	}
 	// The host's providers, else the global ones: otel's globals delegate
 	// to whatever SDK the host installs later, and are no-ops without.
 	tp, mp := o.tracerProvider, o.meterProvider
@@ -224,6 +227,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 			FS: k.fs, Repo: k.box.Repo, Persister: k.box,
 			TimeoutMS: cfg.Tools.Git.TimeoutMS, MaxBytes: cfg.Tools.Git.MaxBytes,
 			Environ: k.environ(), AuthorName: cfg.Git.Author.Name, AuthorEmail: cfg.Git.Author.Email,
+			SigningKey: k.signingKey(),
 		})...); err != nil {
 			return nil, err
 		}

@@ -36,6 +36,11 @@ git:
   # (retry.carry): a push lands another's commits from refs/tgp/carry/ only when the ref's HMAC made
   # with it matches, and deletes only proven stale ones. Unset or empty: no carries over the network.
   carry_key_env: TGP_CARRY_KEY
+  # An unencrypted OpenSSH private key (path; relative: from this file's directory) that signs every
+  # commit the kernel makes with git's SSH signature (git verify-commit checks it against
+  # gpg.ssh.allowedSignersFile). Empty: git's commit.gpgsign=true + gpg.format=ssh + user.signingkey,
+  # else commits are unsigned.
+  signing_key: ""
   retry:
     # How long a write may keep trying to push when other agents push first (each attempt replays the
     # change on the remote's new tip); after it the write says which commits are pending, and the next

@@ -34,6 +34,7 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 			CarryKey:        carryKey(k.opts.environ, g.CarryKeyEnv),
 			TokenUser:       tokenUser(provider),
 			Author:          gitbackend.Identity{Name: g.Author.Name, Email: g.Author.Email},
+			SigningKey:      k.signingKey(),
 			Retry:           gitbackend.RetryConfig{Deadline: g.Retry.Deadline, MaxAttempts: g.Retry.MaxAttempts, BaseDelay: g.Retry.BaseDelay, NoCarry: !g.Retry.Carry},
 			LockDir:         g.MachineLockDir(k.environ()),
 			DeferReplays:    g.DeferReplays,
@@ -178,6 +179,31 @@ func (k *Kernel) Refresh(ctx context.Context) error { return k.box.Refresh(k.ctx
 func carryKey(environ []string, name string) []byte {
 	if v := Secret(environ, name); v != "" {
 		return []byte(v)
+	}
+	return nil
+}
+
+// signingKey is git.signing_key, a relative path read from the config
+// file's directory (WithBaseDir) when the key is there.
+func (k *Kernel) signingKey() string {
+	p := k.cfg.Git.SigningKey
+	if p != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") && k.opts.baseDir != "" {
+		if _, err := os.Stat(filepath.Join(k.opts.baseDir, p)); err == nil {
+			p = filepath.Join(k.opts.baseDir, p)
+		}
+	}
+	return p
+}
+
+// checkSigningKey reads git.signing_key once at New, so a missing,
+// encrypted or malformed key is a configuration error naming the key
+// rather than a failure of the first commit.
+func (k *Kernel) checkSigningKey() error {
+	if k.cfg.Git.SigningKey == "" {
+		return nil
+	}
+	if _, err := gitbackend.ResolveSigner(k.signingKey(), nil, k.environ()); err != nil {
+		return &ConfigError{Key: "git.signing_key", Problem: err.Error()}
 	}
 	return nil
 }

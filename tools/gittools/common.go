@@ -55,6 +55,9 @@ type Deps struct {
 	Environ []string
 	// AuthorName and AuthorEmail are git.author from the configuration.
 	AuthorName, AuthorEmail string
+	// SigningKey is git.signing_key: the SSH private key that signs
+	// git_commit's and git_stash's commits (gitbackend.ResolveSigner).
+	SigningKey string
 }
 
 // Tools returns the git tools.

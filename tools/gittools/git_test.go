@@ -32,6 +32,12 @@ func open(t *testing.T, dir string) *fixture {
 // identity's dates, say).
 func openEnv(t *testing.T, dir string, env ...string) *fixture {
 	t.Helper()
+	return openSigning(t, dir, "", env...)
+}
+
+// openSigning is openEnv with git.signing_key set to key.
+func openSigning(t *testing.T, dir, key string, env ...string) *fixture {
+	t.Helper()
 	f, err := vfs.NewOS(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +61,7 @@ func openEnv(t *testing.T, dir string, env ...string) *fixture {
 		}
 	}
 	if err := set.Add(Tools(Deps{FS: f, Repo: func() *gitbackend.Repo { return repo }, Environ: append([]string{"MY_API_TOKEN=supersecretvalue", "GIT_CONFIG_NOSYSTEM=1"}, env...),
-		AuthorName: name, AuthorEmail: email})...); err != nil {
+		AuthorName: name, AuthorEmail: email, SigningKey: key})...); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{dir: dir, set: set}

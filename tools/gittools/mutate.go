@@ -417,11 +417,11 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg, wd string) (str
 	if err != nil {
 		return "", err
 	}
-	obj := r.Storer.NewEncodedObject()
-	if err := (&object.Commit{Author: author, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}).Encode(obj); err != nil {
-		return "", err
+	signer, err := d.signer(r)
+	if err != nil {
+		return "", &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error(), Err: err}
 	}
-	h, err := r.Storer.SetEncodedObject(obj)
+	h, err := gitbackend.EncodeCommit(r.Storer, &object.Commit{Author: author, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}, signer)
 	if err != nil {
 		return "", err
 	}
@@ -629,6 +629,13 @@ func stagedChanges(r *git.Repository, tree plumbing.Hash) ([]*change, bool, erro
 // identity variables, the git config scopes, then the bot identity.
 func (d Deps) signatures(r *git.Repository, now time.Time) (author, committer object.Signature, err error) {
 	return gitbackend.Signatures(r, gitident.Person{Name: d.AuthorName, Email: d.AuthorEmail}, d.Environ, now)
+}
+
+// signer is the key that signs the commits of git_commit and git_stash,
+// resolved as a persist's is (gitbackend.ResolveSigner): git.signing_key,
+// else git's commit.gpgsign + gpg.format=ssh + user.signingkey.
+func (d Deps) signer(r *git.Repository) (gitbackend.CommitSigner, error) {
+	return gitbackend.ResolveSigner(d.SigningKey, r, d.Environ)
 }
 
 // cleanupMessage is git commit's default cleanup for a message given with

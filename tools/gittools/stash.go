@@ -105,6 +105,9 @@ type stasher struct {
 	d   Deps
 	cfg *settings
 	eol *gitattr.EOL
+	// signer signs the stash's commits, resolved by the first (commit).
+	signer   gitbackend.CommitSigner
+	signerOK bool
 }
 
 // stashRef is the stash: its reflog is the list, stash@{0} the newest.
@@ -613,12 +616,15 @@ func errNotUptodate(p string) error {
 // (commit_tree: the author's and the committer's, each from its own
 // GIT_*_NAME/EMAIL/DATE).
 func (s *stasher) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, author, committer object.Signature) (plumbing.Hash, error) {
-	c := &object.Commit{Author: author, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}
-	obj := s.r.Storer.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
+	if !s.signerOK {
+		signer, err := s.d.signer(s.r)
+		if err != nil {
+			return plumbing.ZeroHash, &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error(), Err: err}
+		}
+		s.signer, s.signerOK = signer, true
 	}
-	return s.r.Storer.SetEncodedObject(obj)
+	c := &object.Commit{Author: author, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}
+	return gitbackend.EncodeCommit(s.r.Storer, c, s.signer)
 }
 
 func (s *stasher) list() (string, error) {

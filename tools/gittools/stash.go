@@ -105,9 +105,6 @@ type stasher struct {
 	d   Deps
 	cfg *settings
 	eol *gitattr.EOL
-	// signer signs the stash's commits, resolved by the first (commit).
-	signer   gitbackend.CommitSigner
-	signerOK bool
 }
 
 // stashRef is the stash: its reflog is the list, stash@{0} the newest.
@@ -614,17 +611,12 @@ func errNotUptodate(p string) error {
 
 // commit writes one of the stash's commits with git's identities
 // (commit_tree: the author's and the committer's, each from its own
-// GIT_*_NAME/EMAIL/DATE).
+// GIT_*_NAME/EMAIL/DATE). Unsigned, whatever the signing key: git's
+// stash never signs its commits (they stay local, and a signature would
+// make their hashes differ from git's).
 func (s *stasher) commit(tree plumbing.Hash, parents []plumbing.Hash, msg string, author, committer object.Signature) (plumbing.Hash, error) {
-	if !s.signerOK {
-		signer, err := s.d.signer(s.r)
-		if err != nil {
-			return plumbing.ZeroHash, &tools.Error{Kind: tools.KindExecutionFailed, Message: err.Error(), Err: err}
-		}
-		s.signer, s.signerOK = signer, true
-	}
 	c := &object.Commit{Author: author, Committer: committer, Message: msg, TreeHash: tree, ParentHashes: parents}
-	return gitbackend.EncodeCommit(s.r.Storer, c, s.signer)
+	return gitbackend.EncodeCommit(s.r.Storer, c, nil)
 }
 
 func (s *stasher) list() (string, error) {

@@ -203,6 +203,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	}
 	if err := k.set.Add(tools.FileTools(k.view, k.box, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
+		Checker:              toolChecker(k.checkConfig()),
 	})...); err != nil {
 		return nil, err
 	}

@@ -142,7 +142,7 @@ func newToolsCmd(a *app) *cobra.Command {
 				return a.listRegistry(cmd.Context(), "", asJSON, limit)
 			case "find":
 				if len(args) < 2 {
-					return usageError("tgp tools find needs a QUERY")
+					return usageError("tools find needs a QUERY")
 				}
 				return a.listRegistry(cmd.Context(), strings.Join(args[1:], " "), asJSON, limit)
 			}
@@ -241,7 +241,8 @@ func newCheckCmd(a *app) *cobra.Command {
 				raw, _ := json.Marshal(map[string]string{"path": p})
 				res, err := k.Call(ctx, "check_tool", raw)
 				if err != nil {
-					return &exitError{code: 1, err: fmt.Errorf("%s: %w", p, err)}
+					// The tool's error names the path (read tools/x.ts: ...).
+					return &exitError{code: 1, err: err}
 				}
 				rep, _ := forgetools.ReportOf(res)
 				results[p] = rep

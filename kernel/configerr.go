@@ -205,8 +205,11 @@ func decodeKey(err error) string {
 
 // layers remembers which layer set each key, to name it in errors.
 type layers struct {
-	file      string
-	fileKeys  map[string]bool
+	file     string
+	fileKeys map[string]bool
+	// fileLines is the line of each key in the file (and of each
+	// section, by its dotted name), to say where a refused value is.
+	fileLines map[string]int
 	envVars   map[string]string // key -> variable
 	overrides map[string]any
 }
@@ -228,14 +231,57 @@ func (l *layers) source(key string) string {
 		}
 	}
 	if l.fileKeys[key] {
-		return l.file
+		return l.fileAt(key)
 	}
 	for k := range l.fileKeys {
 		if strings.HasPrefix(k, key+".") || strings.HasPrefix(key, k+".") {
-			return l.file
+			return l.fileAt(key)
 		}
 	}
 	return ""
+}
+
+// fileAt is the file with the line key is on ("tgp.config.yaml:12"),
+// or with the line of its nearest section the file has.
+func (l *layers) fileAt(key string) string {
+	for k := key; k != ""; {
+		if n, ok := l.fileLines[k]; ok {
+			return l.file + ":" + strconv.Itoa(n)
+		}
+		i := strings.LastIndex(k, ".")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return l.file
+}
+
+// keyLines maps every key of a YAML file, dotted (git.retry.deadline),
+// to the line it is on; nil for a file that does not parse (its error
+// says where already).
+func keyLines(data []byte) map[string]int {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	out := map[string]int{}
+	var walk func(prefix string, n *yaml.Node)
+	walk = func(prefix string, n *yaml.Node) {
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if prefix != "" {
+				key = prefix + "." + key
+			}
+			out[key] = n.Content[i].Line
+			walk(key, n.Content[i+1])
+		}
+	}
+	walk("", doc.Content[0])
+	return out
 }
 
 // attribute names the layer of a refused value in a *ConfigError that does

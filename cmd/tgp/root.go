@@ -45,7 +45,7 @@ func newRootCmd(a *app) *cobra.Command {
 	}
 	cmd.SetVersionTemplate("tgp {{.Version}}\n")
 	cmd.PersistentFlags().StringVar(&a.root, "root", "", "root directory (overrides root_dir)")
-	cmd.PersistentFlags().StringVar(&a.config, "config", "", "configuration file (default ./tgp.config.yaml if present)")
+	cmd.PersistentFlags().StringVar(&a.config, "config", "", "configuration file (default: tgp.config.yaml here, or in the nearest parent directory that has one)")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
@@ -61,6 +61,9 @@ func (a *app) kernelOptions() []kernel.Option {
 	opts := []kernel.Option{kernel.WithEnviron(a.environ), kernel.WithWholeRootAtShutdown()}
 	cfg := a.config
 	if cfg == "" {
+		cfg = a.parentProject()
+	}
+	if cfg == "" {
 		opts = append(opts, kernel.WithOptionalConfigFile("tgp.config.yaml"))
 	} else {
 		opts = append(opts, kernel.WithConfigFile(cfg), kernel.WithBaseDir(filepath.Dir(cfg)))
@@ -74,7 +77,8 @@ func (a *app) kernelOptions() []kernel.Option {
 // requireProject refuses to run a command where no project is: without
 // it a command run in the wrong directory left a .tgp/ behind, and a typo
 // in --root made a directory and cloned into it. A project is a
-// configuration file (./tgp.config.yaml or --config), a remote given in
+// configuration file (./tgp.config.yaml, a parent directory's, or
+// --config), a remote given in
 // the environment (TGP_GIT_REMOTE, as a host configured only by its
 // environment sets it), or a root that exists: a fresh clone of a project
 // has tgp.config.yaml and not the root (git-ignored), which boot clones.
@@ -102,6 +106,9 @@ func (a *app) requireProject() error {
 	if _, err := os.Stat("tgp.config.yaml"); err == nil {
 		return nil
 	}
+	if a.parentProject() != "" {
+		return nil
+	}
 	root, err := kernel.ResolveRoot(a.kernelOptions()...)
 	if err != nil {
 		return nil // kernel.New reports the configuration error
@@ -110,7 +117,35 @@ func (a *app) requireProject() error {
 		return nil
 	}
 	wd, _ := os.Getwd()
-	return &exitError{code: 1, err: fmt.Errorf("not a tgp project: no tgp.config.yaml in %s and no root %s\nhint: run `tgp init` here (with --remote URL to share tools through git), or pass --config FILE of an existing project", wd, root)}
+	return &exitError{code: 1, err: fmt.Errorf("not a tgp project: no tgp.config.yaml in %s or a parent directory, and no root %s\nhint: run `tgp init` here (with --remote URL to share tools through git), or pass --config FILE of an existing project", wd, root)}
+}
+
+// parentProject is the tgp.config.yaml of the project a command run in
+// one of its subdirectories belongs to: the nearest parent directory's,
+// found upward as git finds .git. It is "" where the working directory
+// has its own (used as it is), where --config or --root says what to
+// use, for init (which makes a project where it is run), and where no
+// parent has one.
+func (a *app) parentProject() string {
+	if a.config != "" || a.root != "" || a.initing {
+		return ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(wd, "tgp.config.yaml")); err == nil {
+		return ""
+	}
+	for dir := filepath.Dir(wd); ; dir = filepath.Dir(dir) {
+		p := filepath.Join(dir, "tgp.config.yaml")
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			return p
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
 }
 
 // identityNotice says, on stderr, when commits will name the bot because

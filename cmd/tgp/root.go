@@ -148,13 +148,30 @@ func (a *app) parentProject() string {
 	}
 }
 
+// identityNoticeFile, in a root's .git, remembers that the root's user
+// was told commits name the bot.
+const identityNoticeFile = "tgp-identity-notice"
+
 // identityNotice says, on stderr, when commits will name the bot because
 // no identity is configured anywhere (a minimal MCP host's environment):
-// once, where a person is watching (init, boot, status, serve).
+// once per root, where a person is watching (init, boot, status, serve).
+// Said by every command it was noise that buried the output.
 func (a *app) identityNotice(k *kernel.Kernel) {
-	if name, email, bot, ok := k.CommitIdentity(); ok && bot {
-		fmt.Fprintf(a.stderr, "tgp: note: commits will be made as %s <%s>: no identity is configured "+
-			"(set git.author.name and git.author.email, GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, or git config --global user.name/user.email)\n", name, email)
+	name, email, bot, ok := k.CommitIdentity()
+	if !ok || !bot {
+		return
+	}
+	var marker string
+	if root := k.FS().Root(); root != "" {
+		marker = filepath.Join(root, ".git", identityNoticeFile)
+		if _, err := os.Stat(marker); err == nil {
+			return
+		}
+	}
+	fmt.Fprintf(a.stderr, "tgp: note: commits will be made as %s <%s>: no identity is configured "+
+		"(set git.author.name and git.author.email, GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, or git config --global user.name/user.email)\n", name, email)
+	if marker != "" {
+		_ = os.WriteFile(marker, []byte(name+" <"+email+">\n"), 0o644)
 	}
 }
 

@@ -564,7 +564,7 @@ func (r *Repo) cloneStaged(ctx context.Context, root, branch string) (plumbing.H
 		if err != nil {
 			return plumbing.ZeroHash, notes, fmt.Errorf("init staging repository %s: %w", stage, err)
 		}
-		rem = &netRemote{url: r.cfg.Remote, repo: repo, auth: r.cfg.auth(), progress: r.progress}
+		rem = &netRemote{url: r.cfg.Remote, repo: repo, auth: r.cfg.auth(), progress: r.progress, transfer: r.cfg.Progress}
 	}
 	tip, err := rem.Fetch(ctx, branch, r.cfg.Depth)
 	if err != nil {

@@ -868,10 +868,13 @@ type netRemote struct {
 	repo     *git.Repository
 	auth     transport.AuthMethod
 	progress io.Writer
+	// transfer, when set, receives the counters of a pack being received
+	// (withTransferReport).
+	transfer func(string)
 }
 
 func (n *netRemote) remote() *git.Remote {
-	return git.NewRemote(n.repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{n.url}})
+	return git.NewRemote(withTransferReport(n.repo.Storer, n.transfer), &config.RemoteConfig{Name: "origin", URLs: []string{n.url}})
 }
 
 func (n *netRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {

@@ -77,7 +77,10 @@ type Config struct {
 	// (pending.go): under a burst of writes the next persist folds it into
 	// its own commit.
 	DeferReplays bool
-	// Progress receives clone/fetch progress lines.
+	// Progress receives clone/fetch progress lines. A line ending in
+	// "\r" is a counter the next line replaces (a pack being received:
+	// objects and bytes): a terminal rewrites it in place, a log can
+	// drop it.
 	Progress func(string)
 	// Environ is consulted for the commit identity (GIT_AUTHOR_*,
 	// GIT_COMMITTER_*, HOME and the GIT_CONFIG_* variables; nil:
@@ -344,7 +347,7 @@ func (r *Repo) setRemote() error {
 		}
 		r.remote = lr
 	} else {
-		r.remote = &netRemote{url: r.cfg.Remote, repo: r.repo, auth: r.cfg.auth(), progress: r.progress}
+		r.remote = &netRemote{url: r.cfg.Remote, repo: r.repo, auth: r.cfg.auth(), progress: r.progress, transfer: r.cfg.Progress}
 	}
 	return nil
 }

@@ -20,13 +20,20 @@ import (
 )
 
 // progress prints clone/fetch progress: rewritten in place on a terminal,
-// one plain line each otherwise.
+// one plain line each otherwise. A transfer's counters (a line ending in
+// "\r") are for a terminal only: in a log they would be noise.
 func (a *app) progress() kernel.Option {
 	tty := false
 	if f, ok := a.stderr.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd())
 	}
 	return kernel.WithProgress(func(line string) {
+		if counter, ok := strings.CutSuffix(line, "\r"); ok {
+			if tty {
+				fmt.Fprintf(a.stderr, "\r\033[K%s", counter)
+			}
+			return
+		}
 		if tty {
 			fmt.Fprintf(a.stderr, "\r\033[K%s", line)
 			if !strings.Contains(line, "%") {

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/creack/pty"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
@@ -57,5 +63,44 @@ func TestCommandsFindTheProjectUpward(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(sub); len(ents) != 0 {
 		t.Fatalf("a command in the subdirectory left %v", ents)
+	}
+}
+
+// A boot over the network shows, on a terminal, the pack it receives
+// between "cloning" and "cloned" (objects and bytes, a counter rewritten
+// in place); where stderr is no terminal (a log), the counter is left
+// out.
+func TestBootShowsTransferOnATerminal(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"tools/seed.ts": "/** Seed. */\nexport default () => 1;\n"})
+	srv := gittest.NewHTTPServer(t, filepath.Dir(remote), "")
+	env := []string{"HOME=" + t.TempDir(), "TGP_GIT_REMOTE=" + srv.URL(filepath.Base(remote))}
+
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skip("no pty:", err)
+	}
+	defer ptmx.Close()
+	var shown bytes.Buffer
+	copied := make(chan struct{})
+	go func() { _, _ = io.Copy(&shown, ptmx); close(copied) }()
+	var out bytes.Buffer
+	code := inDir(t, t.TempDir(), func() int {
+		return run(context.Background(), []string{"boot"}, strings.NewReader(""), &out, tty, env)
+	})
+	tty.Close()
+	<-copied
+	s := shown.String()
+	counter := strings.Index(s, "\r\033[Kreceiving ")
+	if code != 0 || counter < 0 || counter > strings.LastIndex(s, "cloned ") || counter < strings.Index(s, "cloning ") ||
+		!regexp.MustCompile(`receiving \d+ objects: \d+ bytes`).MatchString(s) {
+		t.Fatalf("boot on a terminal: %d %q", code, s)
+	}
+
+	var errb bytes.Buffer
+	code = inDir(t, t.TempDir(), func() int {
+		return run(context.Background(), []string{"boot"}, strings.NewReader(""), &out, &errb, env)
+	})
+	if code != 0 || !strings.Contains(errb.String(), "cloned ") || strings.Contains(errb.String(), "receiving") {
+		t.Fatalf("boot with stderr in a file: %d %q", code, errb.String())
 	}
 }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -301,6 +302,12 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 			if err := fk.Load(file.Provider(lo.File), yaml.Parser()); err != nil {
 				if data, rerr := os.ReadFile(lo.File); rerr == nil && strings.Contains(err.Error(), "yaml: ") {
 					return nil, yamlError(lo.File, data, err)
+				}
+				// The file's own error names it already (open x.yaml:
+				// ...): say the path once.
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
 				}
 				return nil, fmt.Errorf("config file %s: %w", lo.File, err)
 			}

@@ -50,3 +50,13 @@ func checkOnePrefix(t *testing.T, s string) {
 		}
 	}
 }
+
+// A --config that does not exist is named once.
+func TestMissingConfigNamedOnce(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := tgp(t, dir, "status", "--config", "nope.yaml")
+	if code != 1 || !strings.HasPrefix(errOut, "tgp: config file nope.yaml: no such file or directory\n") {
+		t.Fatalf("%d %q", code, errOut)
+	}
+	checkOnePrefix(t, errOut)
+}

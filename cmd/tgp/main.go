@@ -103,7 +103,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		// serve's stop on a signal is a clean shutdown, not a failure.
+		// A command that finished, even after a signal (serve's clean
+		// shutdown), succeeded.
 		return 0
 	}
 	// A command a signal cut short says so, whatever error the cut left

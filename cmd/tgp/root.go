@@ -154,8 +154,8 @@ const identityNoticeFile = "tgp-identity-notice"
 
 // identityNotice says, on stderr, when commits will name the bot because
 // no identity is configured anywhere (a minimal MCP host's environment):
-// once per root, where a person is watching (init, boot, status, serve).
-// Said by every command it was noise that buried the output.
+// once per root, where a person is watching (init, boot, status, serve):
+// said by every command, it buried their output.
 func (a *app) identityNotice(k *kernel.Kernel) {
 	name, email, bot, ok := k.CommitIdentity()
 	if !ok || !bot {

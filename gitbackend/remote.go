@@ -873,8 +873,14 @@ type netRemote struct {
 	transfer func(string)
 }
 
-func (n *netRemote) remote() *git.Remote {
-	return git.NewRemote(withTransferReport(n.repo.Storer, n.transfer), &config.RemoteConfig{Name: "origin", URLs: []string{n.url}})
+func (n *netRemote) remote() *git.Remote { return n.remoteOn(n.repo.Storer) }
+
+// remoteOn is the remote with s as the local store: a fetch takes the
+// store that counts the pack it receives (withTransferReport); the rest,
+// a push among them (whose pack reuses deltas through the store's own
+// type), the plain one.
+func (n *netRemote) remoteOn(s storage.Storer) *git.Remote {
+	return git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{n.url}})
 }
 
 func (n *netRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {
@@ -904,7 +910,7 @@ func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbi
 func (n *netRemote) fetchWith(ctx context.Context, branch string, depth int, extra ...config.RefSpec) (plumbing.Hash, error) {
 	dst := plumbing.ReferenceName("refs/tgp/fetch/" + branch)
 	specs := append([]config.RefSpec{config.RefSpec(fmt.Sprintf("+refs/heads/%s:%s", branch, dst))}, extra...)
-	err := n.remote().FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
+	err := n.remoteOn(withTransferReport(n.repo.Storer, n.transfer)).FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}):

@@ -130,7 +130,7 @@ func BenchmarkPersist(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				for j := 0; j < 50; j++ {
 					start := time.Now()
-					write(fmt.Sprintf("tools/p/w%d_%d.ts", i, j), fmt.Sprintf("/** W. */\nexport default () => %d;\n", j))
+					write(fmt.Sprintf("tools/p/w%d_%d.ts", i, j), fmt.Sprintf("/** W. */\nexport default () => '%d';\n", j))
 					lat = append(lat, time.Since(start))
 				}
 			}

@@ -75,7 +75,7 @@ func bootKernel(b *testing.B, remote string, memory bool) *kernel.Kernel {
 }
 
 func writeFile(b *testing.B, k *kernel.Kernel, p string, n int) {
-	args, _ := json.Marshal(map[string]string{"path": p, "content": fmt.Sprintf("/** W. */\nexport default () => %d;\n", n)})
+	args, _ := json.Marshal(map[string]string{"path": p, "content": fmt.Sprintf("/** W. */\nexport default () => '%d';\n", n)})
 	if _, err := k.Call(context.Background(), "write_file", args); err != nil {
 		b.Fatal(err)
 	}

@@ -873,17 +873,26 @@ type netRemote struct {
 	pushes budget
 	reads  *rateBudget
 	sleep  func(context.Context, time.Duration) error
+	// transfer, when set, receives the counters of a pack being received
+	// (withTransferReport).
+	transfer func(string)
 }
 
 // newNetRemote is the network remote of r's configuration over repo's
 // store, with r's budgets.
 func (r *Repo) newNetRemote(repo *git.Repository) *netRemote {
 	return &netRemote{url: r.cfg.Remote, repo: repo, auth: r.cfg.auth(), progress: r.progress,
-		pushes: r.pushes, reads: r.reads, sleep: r.sleep}
+		pushes: r.pushes, reads: r.reads, sleep: r.sleep, transfer: r.cfg.Progress}
 }
 
-func (n *netRemote) remote() *git.Remote {
-	return git.NewRemote(n.repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{n.url}})
+func (n *netRemote) remote() *git.Remote { return n.remoteOn(n.repo.Storer) }
+
+// remoteOn is the remote with s as the local store: a fetch takes the
+// store that counts the pack it receives (withTransferReport); the rest,
+// a push among them (whose pack reuses deltas through the store's own
+// type), the plain one.
+func (n *netRemote) remoteOn(s storage.Storer) *git.Remote {
+	return git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{n.url}})
 }
 
 func (n *netRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {
@@ -919,7 +928,7 @@ func (n *netRemote) fetchWith(ctx context.Context, branch string, depth int, ext
 	if err := n.reads.take(ctx, n.sleep); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	err := n.remote().FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
+	err := n.remoteOn(withTransferReport(n.repo.Storer, n.transfer)).FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}):

@@ -101,7 +101,10 @@ type Config struct {
 	// pusher pushes them in batches within the fleet's push budget
 	// (journal.go).
 	Journal Journal
-	// Progress receives clone/fetch progress lines.
+	// Progress receives clone/fetch progress lines. A line ending in
+	// "\r" is a counter the next line replaces (a pack being received:
+	// objects and bytes): a terminal rewrites it in place, a log can
+	// drop it.
 	Progress func(string)
 	// Environ is consulted for the commit identity (GIT_AUTHOR_*,
 	// GIT_COMMITTER_*, HOME and the GIT_CONFIG_* variables; nil:

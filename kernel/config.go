@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -363,7 +364,7 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 		return nil, fmt.Errorf("config defaults: %w", err)
 	}
 	known := knownKeys()
-	src := &layers{file: lo.File, fileKeys: map[string]bool{}, envVars: map[string]string{}, overrides: lo.Overrides}
+	src := &layers{file: lo.File, fileKeys: map[string]bool{}, fileLines: map[string]int{}, envVars: map[string]string{}, overrides: lo.Overrides}
 	if lo.File != "" {
 		if _, err := os.Stat(lo.File); err == nil || lo.Required {
 			fk := koanf.New(".")
@@ -371,9 +372,18 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 				if data, rerr := os.ReadFile(lo.File); rerr == nil && strings.Contains(err.Error(), "yaml: ") {
 					return nil, yamlError(lo.File, data, err)
 				}
+				// The file's own error names it already (open x.yaml:
+				// ...): say the path once.
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
 				return nil, fmt.Errorf("config file %s: %w", lo.File, err)
 			}
-			if err := checkKeys(fk, known, lo.File); err != nil {
+			if data, err := os.ReadFile(lo.File); err == nil {
+				src.fileLines = keyLines(data)
+			}
+			if err := checkKeys(fk, known, src.fileAt); err != nil {
 				return nil, err
 			}
 			for _, key := range fk.Keys() {
@@ -420,7 +430,7 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 		if err := ok.Load(confmap.Provider(lo.Overrides, "."), nil); err != nil {
 			return nil, err
 		}
-		if err := checkKeys(ok, known, "options"); err != nil {
+		if err := checkKeys(ok, known, func(string) string { return "options" }); err != nil {
 			return nil, err
 		}
 		if err := k.Merge(ok); err != nil {
@@ -457,7 +467,9 @@ func knownKeys() map[string]bool {
 	return out
 }
 
-func checkKeys(k *koanf.Koanf, known map[string]bool, source string) error {
+// checkKeys refuses a key no configuration has; source names where a key
+// was given (the file and its line, or options).
+func checkKeys(k *koanf.Koanf, known map[string]bool, source func(key string) string) error {
 	for _, key := range k.Keys() {
 		if known[key] {
 			continue
@@ -466,7 +478,7 @@ func checkKeys(k *koanf.Koanf, known map[string]bool, source string) error {
 			continue
 		}
 		// A parent given a scalar (git: 3) shows up as a known prefix.
-		return unknownKeyError(key, source, known)
+		return unknownKeyError(key, source(key), known)
 	}
 	return nil
 }

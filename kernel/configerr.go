@@ -11,6 +11,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tgp-go/tgp/internal/suggest"
 )
 
 // This file turns configuration mistakes into messages a person can act
@@ -36,7 +38,7 @@ func unknownKeyError(key, source string, known map[string]bool) *ConfigError {
 	}
 	var b strings.Builder
 	b.WriteString("unknown key")
-	if near := nearest(key, sortedKeys(known)); near != "" {
+	if near := suggest.Nearest(key, sortedKeys(known)); near != "" {
 		fmt.Fprintf(&b, "; did you mean %s?", near)
 	}
 	if len(inSection) > 0 {
@@ -58,7 +60,7 @@ func unknownEnvError(name string, byEnv map[string]string) *ConfigError {
 	}
 	var b strings.Builder
 	b.WriteString("unknown TGP_ variable")
-	if near := nearest(name, names); near != "" {
+	if near := suggest.Nearest(name, names); near != "" {
 		fmt.Fprintf(&b, "; did you mean %s?", near)
 	}
 	if len(inSection) > 0 {
@@ -89,53 +91,6 @@ func sections(known map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// nearest is the candidate closest to s by edit distance, when it is
-// close enough to be the intended one (at most a third of its length,
-// and at least 1, 2 for names of 6 and more).
-func nearest(s string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := max(len(s)/3, 1)
-	if len(s) >= 6 {
-		limit = max(limit, 2)
-	}
-	if bestD == 0 || bestD > limit {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Damerau-Levenshtein distance (optimal string
-// alignment): a swap of neighbours counts 1, as typos usually are.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
 
 // yamlLine matches the position yaml.v3 puts in its errors.
@@ -250,8 +205,11 @@ func decodeKey(err error) string {
 
 // layers remembers which layer set each key, to name it in errors.
 type layers struct {
-	file      string
-	fileKeys  map[string]bool
+	file     string
+	fileKeys map[string]bool
+	// fileLines is the line of each key in the file (and of each
+	// section, by its dotted name), to say where a refused value is.
+	fileLines map[string]int
 	envVars   map[string]string // key -> variable
 	overrides map[string]any
 }
@@ -273,14 +231,57 @@ func (l *layers) source(key string) string {
 		}
 	}
 	if l.fileKeys[key] {
-		return l.file
+		return l.fileAt(key)
 	}
 	for k := range l.fileKeys {
 		if strings.HasPrefix(k, key+".") || strings.HasPrefix(key, k+".") {
-			return l.file
+			return l.fileAt(key)
 		}
 	}
 	return ""
+}
+
+// fileAt is the file with the line key is on ("tgp.config.yaml:12"),
+// or with the line of its nearest section the file has.
+func (l *layers) fileAt(key string) string {
+	for k := key; k != ""; {
+		if n, ok := l.fileLines[k]; ok {
+			return l.file + ":" + strconv.Itoa(n)
+		}
+		i := strings.LastIndex(k, ".")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return l.file
+}
+
+// keyLines maps every key of a YAML file, dotted (git.retry.deadline),
+// to the line it is on; nil for a file that does not parse (its error
+// says where already).
+func keyLines(data []byte) map[string]int {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	out := map[string]int{}
+	var walk func(prefix string, n *yaml.Node)
+	walk = func(prefix string, n *yaml.Node) {
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if prefix != "" {
+				key = prefix + "." + key
+			}
+			out[key] = n.Content[i].Line
+			walk(key, n.Content[i+1])
+		}
+	}
+	walk("", doc.Content[0])
+	return out
 }
 
 // attribute names the layer of a refused value in a *ConfigError that does

@@ -38,7 +38,14 @@ func TestConfigErrorMessages(t *testing.T) {
 		{"env bad enum", "", []string{"TGP_SANDBOX_ISOLATION=vm"},
 			[]string{"(environment TGP_SANDBOX_ISOLATION)", "inproc, process"}, nil},
 		{"file out of range", "sandbox:\n  memory_mb: 0\n", nil,
-			[]string{"sandbox.memory_mb (", "tgp.config.yaml)"}, nil},
+			[]string{"sandbox.memory_mb (", "tgp.config.yaml:2)"}, nil},
+		// A wrong type names the file and the line, as the README says.
+		{"wrong type on its line", "# c\ngit:\n  remote: x\n  depth: lots\n", nil,
+			[]string{"config git.depth (", "tgp.config.yaml:4): \"lots\" is not a whole number"}, nil},
+		{"list for a bool", "fs:\n\n  block_upward_traversal: [1]\n", nil,
+			[]string{"fs.block_upward_traversal (", "tgp.config.yaml:3): [1] is not true or false"}, nil},
+		{"unknown key on its line", "git:\n  remote: x\n  remot: y\n", nil,
+			[]string{"git.remot (", "tgp.config.yaml:3)", "did you mean git.remote?"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

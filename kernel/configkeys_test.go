@@ -234,7 +234,7 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 			t.Fatalf("default deadline: %v", err)
 		}
 		srv.FailReceivePacks.Store(1 << 20)
-		write3 := json.RawMessage(`{"path":"tools/r3.ts","content":"/** R3. */\nexport default () => 3;\n"}`)
+		write3 := json.RawMessage(`{"path":"tools/r3.ts","content":"/** R3. */\nexport default () => 'r3';\n"}`)
 		_, err := k(WithSetting("git.retry.deadline", "300ms")).Call(context.Background(), "write_file", write3)
 		if err == nil || !strings.Contains(err.Error(), "not on the remote yet") || !strings.Contains(err.Error(), "forge: tools/r3.ts") {
 			t.Fatalf("deadline 300ms: %v", err)
@@ -260,7 +260,7 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 			return bootWith(t, append(e.options("github"), WithSetting("git.retry.max_attempts", n), WithSetting("git.retry.base_delay", "1ms"))...)
 		}
 		e.http.FailReceivePacks.Store(2)
-		if _, err := k(3).Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/r5.ts","content":"/** R5. */\nexport default () => 5;\n"}`)); err != nil {
+		if _, err := k(3).Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/r5.ts","content":"/** R5. */\nexport default () => 'r5';\n"}`)); err != nil {
 			t.Fatalf("max_attempts 3: %v", err)
 		}
 		e.http.FailReceivePacks.Store(2)
@@ -322,7 +322,7 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer kk.Shutdown(context.Background())
-		if _, err := kk.Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/l.ts","content":"/** L. */\nexport default () => 5;\n"}`)); err != nil {
+		if _, err := kk.Call(context.Background(), "write_file", json.RawMessage(`{"path":"tools/l.ts","content":"/** L. */\nexport default () => 'r5';\n"}`)); err != nil {
 			t.Fatal(err)
 		}
 		if tips, _ := filepath.Glob(filepath.Join(locks, "*", "tip")); len(tips) != 1 {
@@ -382,7 +382,8 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 	t.Run("sandbox.check.rules", func(t *testing.T) {
 		magic := "/** Magic. */\nexport default () => 42 * 17;\n"
 		check := func(k *Kernel) string {
-			call(t, k, "write_file", map[string]string{"path": "tools/c.ts", "content": magic})
+			// force: by default the rule refuses the write itself.
+			call(t, k, "write_file", map[string]any{"path": "tools/c.ts", "content": magic, "force": true})
 			return jsonOf(call(t, k, "check_tool", map[string]string{"path": "tools/c.ts"}).Value)
 		}
 		if got := check(bootWith(t)); !strings.Contains(got, `"valid":false`) {

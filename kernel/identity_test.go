@@ -100,7 +100,7 @@ func globalIdentityAndNoHalfState(t *testing.T, crossProcess bool) {
 			t.Fatalf("after reboot, status uncommitted = %v", st.Uncommitted)
 		}
 	}
-	call(t, k, "write_file", map[string]string{"path": "tools/c.ts", "content": "/** C. */\nexport default () => 3;\n"})
+	call(t, k, "write_file", map[string]string{"path": "tools/c.ts", "content": "/** C. */\nexport default () => 'c';\n"})
 	tree := gittest.Git(t, remote, "ls-tree", "-r", "--name-only", "main")
 	for _, p := range []string{"tools/a.ts", "tools/b.ts", "tools/c.ts"} {
 		if !strings.Contains(tree, p+"\n") {

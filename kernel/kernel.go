@@ -131,7 +131,9 @@ func WithEventHook(h func(tools.Event)) Option {
 	return func(o *options) { o.hooks = append(o.hooks, h) }
 }
 
-// WithProgress receives clone/fetch progress lines.
+// WithProgress receives clone/fetch progress lines. A line ending in
+// "\r" is a counter the next line replaces (a pack being received:
+// objects and bytes): a terminal rewrites it in place, a log can drop it.
 func WithProgress(f func(string)) Option { return func(o *options) { o.progress = f } }
 
 // WithHTTPClient is used for HTTP remotes, fetch from tools and the forge.
@@ -213,6 +215,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	}
 	if err := k.set.Add(tools.FileTools(k.view, k.box, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
+		Checker:              toolChecker(k.checkConfig()),
 	})...); err != nil {
 		return nil, err
 	}

@@ -106,7 +106,7 @@ func TestCheckAndExecThroughKernel(t *testing.T) {
 	if !strings.Contains(string(raw), `"success":false`) || !strings.Contains(string(raw), "security_violation") {
 		t.Fatalf(".git reachable from a tool: %s", raw)
 	}
-	call(t, k, "write_file", map[string]string{"path": "tools/bad.ts", "content": "export default (x: any) => eval(x);\n"})
+	call(t, k, "write_file", map[string]any{"path": "tools/bad.ts", "content": "export default (x: any) => eval(x);\n", "force": true})
 	rep = call(t, k, "check_tool", map[string]string{"path": "tools/bad.ts"}).Value
 	raw, _ = json.Marshal(rep)
 	if !strings.Contains(string(raw), `"valid":false`) || !strings.Contains(string(raw), `"rule":"no-any"`) || !strings.Contains(string(raw), `"rule":"no-eval"`) {

@@ -48,7 +48,7 @@ func TestRefreshSeesOtherAgentsTools(t *testing.T) {
 	later := bootRefreshing(t, remote, "50ms")
 	never := bootRefreshing(t, remote, "off")
 
-	call(t, writer, "write_file", map[string]string{"path": "tools/fresh.ts", "content": "/** Converts celsius to fahrenheit. */\nexport default (c: number) => c * 9 / 5 + 32;\n"})
+	call(t, writer, "write_file", map[string]string{"path": "tools/fresh.ts", "content": "/** Converts celsius to fahrenheit. */\nconst RATIO = 1.8;\nconst OFFSET = 32;\nexport default (c: number) => c * RATIO + OFFSET;\n"})
 	if !findsTool(t, every, "celsius fahrenheit", "tools/fresh.ts") {
 		t.Fatal("interval 0: find_tools did not see the tool pushed before the call")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"runtime"
 	"strings"
@@ -258,7 +259,14 @@ func (r *Runner) exec(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		b, err := req.FS.ReadFile(req.Path)
 		if err != nil {
-			return finish(&ExecError{Kind: KindModuleNotFound, Message: fmt.Sprintf("cannot read %s: %v", req.Path, err), Path: req.Path})
+			// The FS's error names the path already (read tools/x.ts:
+			// ...): say it once.
+			reason := err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				reason = pe.Err.Error()
+			}
+			return finish(&ExecError{Kind: KindModuleNotFound, Message: fmt.Sprintf("cannot read %s: %s", req.Path, reason), Path: req.Path})
 		}
 		src = b
 	}

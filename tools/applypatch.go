@@ -19,6 +19,7 @@ import (
 type applyPatchArgs struct {
 	Patch   string `json:"patch" minLength:"1" jsonschema:"a *** Begin Patch envelope or a unified diff"`
 	Message string `json:"message,omitempty" jsonschema:"commit message"`
+	Force   bool   `json:"force,omitempty" default:"false" jsonschema:"apply even if check_tool finds errors in a tool file (tools/**/*.ts) the patch writes"`
 }
 
 // FileStat is one file's part of an applied patch.
@@ -63,7 +64,9 @@ func (ft *fileTools) applyPatch() *Tool {
 			"and blank lines between hunks are fine; cat <<'EOF' > path with plain text writes that file), " +
 			"or a plain unified diff (--- a/x, +++ b/x, @@ hunks). Envelope context is matched exactly, then ignoring trailing " +
 			"whitespace, then surrounding whitespace, then with typographic quotes/dashes normalised; a chunk of only + lines " +
-			"is appended at the end of the file; Add File and Move to overwrite an existing file; updated files end with a newline.",
+			"is appended at the end of the file; Add File and Move to overwrite an existing file; updated files end with a newline. " +
+			"Tool files (tools/**/*.ts) the patch writes are checked as check_tool does: errors refuse the whole patch (compile_error) unless force is true; " +
+			"warnings come back in the result.",
 		Annotations: Annotations{Risk: RiskMedium},
 		Summary:     func(a applyPatchArgs) string { return "apply a patch of " + itoa(len(a.Patch)) + " bytes" },
 		Run: func(ctx context.Context, a applyPatchArgs) (Result, error) {
@@ -85,6 +88,16 @@ func (ft *fileTools) applyPatch() *Tool {
 			if err != nil {
 				return Result{}, err
 			}
+			var writes []toolWrite
+			for _, op := range ops {
+				if !op.delete {
+					writes = append(writes, toolWrite{op.path, op.content})
+				}
+			}
+			errs, warns, err := ft.checkTools("patch", writes, a.Force)
+			if err != nil {
+				return Result{}, err
+			}
 			paths, err := ft.commitOps(ops)
 			if err != nil {
 				return Result{}, err
@@ -97,7 +110,7 @@ func (ft *fileTools) applyPatch() *Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			return Result{Value: WriteResult{Paths: paths, Files: stats, Persisted: per}}, nil
+			return Result{Value: WriteResult{Paths: paths, Files: stats, Warnings: warns, Errors: errs, Persisted: per}}, nil
 		},
 	})
 }

@@ -13,7 +13,10 @@
 //
 // The file tools (list_files, list_dir, read_file, write_file, patch_file,
 // apply_patch, grep_files, delete_file) and find_tools also live here, on
-// the jailed vfs. The families that need a runtime are packages of their
+// the jailed vfs. The three that write check an agent tool's new source
+// before it is written, through the [ToolChecker] the host gives (the
+// kernel gives check_tool's analysis): a tool with errors is refused
+// with compile_error unless the call says force. The families that need a runtime are packages of their
 // own (forgetools: the goja sandbox; shelltools: the shell; gittools: the
 // git tools), so that the framework and what imports it (the MCP server)
 // link neither goja, esbuild nor the shell.

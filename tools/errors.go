@@ -24,6 +24,9 @@ const (
 	KindApprovalRequired Kind = "approval_required"
 	KindExecutionFailed  Kind = "execution_failed"
 	KindInternal         Kind = "internal"
+	// KindCompileError refuses a write of an agent tool that check_tool
+	// finds errors in: nothing was written (force overrides it).
+	KindCompileError Kind = "compile_error"
 )
 
 // Error is the typed error every tool call returns. Message is written for the

@@ -311,6 +311,7 @@ type writeFileArgs struct {
 	Content      string  `json:"content" jsonschema:"the whole new content"`
 	ExpectedHash *string `json:"expected_hash,omitempty" jsonschema:"hash from read_file; the write is refused if the file changed since"`
 	Message      string  `json:"message,omitempty" jsonschema:"commit message (default: forge: <path>)"`
+	Force        bool    `json:"force,omitempty" default:"false" jsonschema:"write a tool file (tools/**/*.ts) even if check_tool finds errors in it"`
 }
 
 // WriteResult is the result of the mutating file tools.
@@ -326,6 +327,10 @@ type WriteResult struct {
 	// Encoding names a file's legacy encoding that an edit kept
 	// (patch_file on a file that is not UTF-8).
 	Encoding string `json:"encoding,omitempty"`
+	// Warnings are check_tool's warnings on the tool files written, and
+	// Errors its errors when force wrote them anyway.
+	Warnings []Diagnostic `json:"warnings,omitempty"`
+	Errors   []Diagnostic `json:"errors,omitempty"`
 	*Persisted
 }
 
@@ -333,7 +338,8 @@ func (ft *fileTools) writeFile() *Tool {
 	return Define(Spec[writeFileArgs]{
 		Name: "write_file", Output: WriteResult{},
 		Description: "Create or overwrite a file (parent directories are created) and persist it. " +
-			"With expected_hash the write is refused with a conflict if the file changed since you read it.",
+			"With expected_hash the write is refused with a conflict if the file changed since you read it. " +
+			"A tool file (tools/**/*.ts) is checked first, as check_tool does: errors refuse the write (compile_error) unless force is true; warnings come back in the result.",
 		Annotations: Annotations{Risk: RiskMedium, Idempotent: true},
 		Summary:     func(a writeFileArgs) string { return fmt.Sprintf("write %d bytes to %s", len(a.Content), a.Path) },
 		Run: func(ctx context.Context, a writeFileArgs) (Result, error) {
@@ -357,6 +363,10 @@ func (ft *fileTools) writeFile() *Tool {
 						Details: map[string]any{"path": p, "current_hash": cur}}
 				}
 			}
+			errs, warns, err := ft.checkTools("content", []toolWrite{{p, []byte(a.Content)}}, a.Force)
+			if err != nil {
+				return Result{}, err
+			}
 			if err := ft.fs.WriteFile(p, []byte(a.Content), 0o644); err != nil {
 				return Result{}, err
 			}
@@ -364,7 +374,8 @@ func (ft *fileTools) writeFile() *Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			return Result{Value: WriteResult{Path: p, Bytes: len(a.Content), Hash: BlobHash([]byte(a.Content)), Created: created, Persisted: per}}, nil
+			return Result{Value: WriteResult{Path: p, Bytes: len(a.Content), Hash: BlobHash([]byte(a.Content)), Created: created,
+				Warnings: warns, Errors: errs, Persisted: per}}, nil
 		},
 	})
 }
@@ -424,13 +435,15 @@ type patchFileArgs struct {
 	NewString  string `json:"new_string" jsonschema:"replacement text (alias: replace)"`
 	ReplaceAll bool   `json:"replace_all,omitempty" default:"false" jsonschema:"replace every occurrence instead of exactly one"`
 	Message    string `json:"message,omitempty" jsonschema:"commit message"`
+	Force      bool   `json:"force,omitempty" default:"false" jsonschema:"edit a tool file (tools/**/*.ts) even if check_tool finds errors in the result"`
 }
 
 func (ft *fileTools) patchFile() *Tool {
 	return Define(Spec[patchFileArgs]{
 		Name: "patch_file", Output: WriteResult{},
 		Description: "Replace an exact string in a file and persist it. old_string must occur exactly once " +
-			"unless replace_all is true. Aliases: search/replace.",
+			"unless replace_all is true. Aliases: search/replace. An edited tool file (tools/**/*.ts) is checked as check_tool does: " +
+			"errors refuse the edit (compile_error) unless force is true; warnings come back in the result.",
 		Annotations: Annotations{Risk: RiskMedium},
 		Aliases:     map[string]string{"search": "old_string", "replace": "new_string"},
 		Summary:     func(a patchFileArgs) string { return "edit " + a.Path },
@@ -473,6 +486,10 @@ func (ft *fileTools) patchFile() *Tool {
 			} else {
 				s = strings.Replace(s, oldS, newS, 1)
 			}
+			errs, warns, err := ft.checkTools("new_string", []toolWrite{{p, []byte(s)}}, a.Force)
+			if err != nil {
+				return Result{}, err
+			}
 			if err := ft.fs.WriteFile(p, []byte(s), modeOf(ft.fs, p)); err != nil {
 				return Result{}, err
 			}
@@ -480,7 +497,8 @@ func (ft *fileTools) patchFile() *Tool {
 			if err != nil {
 				return Result{}, err
 			}
-			return Result{Value: WriteResult{Path: p, Replacements: n, Hash: BlobHash([]byte(s)), Encoding: encName, Persisted: per}}, nil
+			return Result{Value: WriteResult{Path: p, Replacements: n, Hash: BlobHash([]byte(s)), Encoding: encName,
+				Warnings: warns, Errors: errs, Persisted: per}}, nil
 		},
 	})
 }

@@ -57,6 +57,9 @@ type FileToolsConfig struct {
 	BlockUpwardTraversal bool
 	// MaxReadBytes caps what read_file loads (default 10 MiB).
 	MaxReadBytes int64
+	// Checker, when set, checks the agent tools (registry.IsTool) that
+	// write_file, patch_file and apply_patch are about to write.
+	Checker ToolChecker
 }
 
 type fileTools struct {

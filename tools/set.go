@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tgp-go/tgp/internal/suggest"
 )
 
 // Policy decides which calls need a human (or senior agent) to approve.
@@ -275,7 +277,7 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (res 
 	}()
 	t, ok := s.Get(name)
 	if !ok {
-		return Result{}, &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown tool %q; list the tools with `tgp tools`", name)}
+		return Result{}, s.unknownTool(name)
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -412,4 +414,20 @@ func Truncate(s string, max int) (string, bool) {
 		n--
 	}
 	return s[:n] + TruncationMarker, true
+}
+
+// unknownTool is the error for a call of a tool the set does not have,
+// with the name a typo meant (`tgp call wirte_file`), also in
+// details.did_you_mean for a host that offers it.
+func (s *Set) unknownTool(name string) *Error {
+	var names []string
+	for _, t := range s.List() {
+		names = append(names, t.Name)
+	}
+	near := suggest.Nearest(name, names)
+	if near == "" {
+		return &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown tool %q; list the tools with `tgp tools`", name)}
+	}
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown tool %q; did you mean %s? (list the tools with `tgp tools`)", name, near),
+		Details: map[string]any{"did_you_mean": near}}
 }

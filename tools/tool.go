@@ -411,6 +411,9 @@ func (t *Tool) Decode(raw json.RawMessage) (any, error) {
 			return nil, BadArg(name, "%s: %v", name, err)
 		}
 		if err := t.props[name].Validate(norm); err != nil {
+			if msg, ok := violation(name, t.InputSchema.Properties[name], norm); ok {
+				return nil, BadArg(name, "%s", msg)
+			}
 			return nil, BadArg(name, "%s: %s", name, cleanSchemaError(err))
 		}
 		m[name] = norm

@@ -223,3 +223,38 @@ func TestPanicAndEvents(t *testing.T) {
 		t.Fatalf("unknown tool: %v", err)
 	}
 }
+
+// A broken schema rule reads as a sentence naming the field, the rule and
+// the value given, not the validator's "5/1 is less than 100.000000".
+func TestSchemaErrorsReadAsRules(t *testing.T) {
+	type nested struct {
+		Depth int `json:"depth,omitempty"`
+	}
+	type args struct {
+		TimeoutMS int      `json:"timeout_ms,omitempty" minimum:"100" maximum:"60000"`
+		Ratio     float64  `json:"ratio,omitempty" maximum:"1.5"`
+		Mode      string   `json:"mode,omitempty" enum:"slice,indentation"`
+		Name      string   `json:"name,omitempty" minLength:"1"`
+		Tags      []string `json:"tags,omitempty"`
+		Opt       *nested  `json:"opt,omitempty"`
+	}
+	tool := Define(Spec[args]{Name: "t", Run: func(ctx context.Context, a args) (Result, error) { return Result{}, nil }})
+	for raw, want := range map[string]string{
+		`{"timeout_ms":5}`:      "timeout_ms: must be >= 100 (got 5)",
+		`{"timeout_ms":60001}`:  "timeout_ms: must be <= 60000 (got 60001)",
+		`{"timeout_ms":1.5}`:    "timeout_ms: must be an integer (got 1.5)",
+		`{"timeout_ms":"5"}`:    `timeout_ms: must be an integer (got "5")`,
+		`{"ratio":2}`:           "ratio: must be <= 1.5 (got 2)",
+		`{"mode":"x"}`:          `mode: must be one of "slice", "indentation" (got "x")`,
+		`{"name":""}`:           "name: must not be empty",
+		`{"tags":["a",3]}`:      "tags[1]: must be a string (got 3)",
+		`{"opt":{"depth":"x"}}`: `opt.depth: must be an integer (got "x")`,
+		`{"opt":{"deep":1}}`:    `opt: unknown field "deep" (allowed: depth)`,
+	} {
+		_, err := tool.Decode(json.RawMessage(raw))
+		var te *Error
+		if !errors.As(err, &te) || te.Kind != KindBadArgs || te.Message != want {
+			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
+	}
+}

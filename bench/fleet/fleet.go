@@ -201,7 +201,7 @@ func Run(t testing.TB, spec Spec) Row {
 				defer w.close()
 				for k := 0; k < spec.Writes; k++ {
 					p := fmt.Sprintf("tools/m%d/a%d/w%d.ts", m, a, k)
-					content := fmt.Sprintf("/** Tool %d of agent %d on machine %d. */\nexport default () => %d;\n", k, a, m, k)
+					content := fmt.Sprintf("/** Tool %d of agent %d on machine %d. */\nexport default () => '%d';\n", k, a, m, k)
 					cctx, ccancel := context.WithTimeout(ctx, spec.CallTimeout)
 					var trace string
 					if sink != nil {

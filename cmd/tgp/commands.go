@@ -20,13 +20,20 @@ import (
 )
 
 // progress prints clone/fetch progress: rewritten in place on a terminal,
-// one plain line each otherwise.
+// one plain line each otherwise. A transfer's counters (a line ending in
+// "\r") are for a terminal only: in a log they would be noise.
 func (a *app) progress() kernel.Option {
 	tty := false
 	if f, ok := a.stderr.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd())
 	}
 	return kernel.WithProgress(func(line string) {
+		if counter, ok := strings.CutSuffix(line, "\r"); ok {
+			if tty {
+				fmt.Fprintf(a.stderr, "\r\033[K%s", counter)
+			}
+			return
+		}
 		if tty {
 			fmt.Fprintf(a.stderr, "\r\033[K%s", line)
 			if !strings.Contains(line, "%") {
@@ -165,7 +172,7 @@ func newToolsCmd(a *app) *cobra.Command {
 				return a.listRegistry(cmd.Context(), "", asJSON, limit)
 			case "find":
 				if len(args) < 2 {
-					return usageError("tgp tools find needs a QUERY")
+					return usageError("tools find needs a QUERY")
 				}
 				return a.listRegistry(cmd.Context(), strings.Join(args[1:], " "), asJSON, limit)
 			}
@@ -264,7 +271,8 @@ func newCheckCmd(a *app) *cobra.Command {
 				raw, _ := json.Marshal(map[string]string{"path": p})
 				res, err := k.Call(ctx, "check_tool", raw)
 				if err != nil {
-					return &exitError{code: 1, err: fmt.Errorf("%s: %w", p, err)}
+					// The tool's error names the path (read tools/x.ts: ...).
+					return &exitError{code: 1, err: err}
 				}
 				rep, _ := forgetools.ReportOf(res)
 				results[p] = rep

@@ -10,8 +10,9 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 )
 
-// With no identity configured anywhere, init and boot say once that
-// commits will name the bot; with one configured they say nothing.
+// With no identity configured anywhere, init says that commits will name
+// the bot, once per root: the boot and the status after it do not say it
+// again, a new root does; with an identity configured nothing is said.
 func TestBotIdentityIsAnnounced(t *testing.T) {
 	remote := gittest.SeedRemote(t, map[string]string{"tools/seed.ts": "/** Seed. */\nexport default () => 1;\n"})
 	for _, c := range []struct {
@@ -26,7 +27,8 @@ func TestBotIdentityIsAnnounced(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			env := append([]string{"HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}, c.env...)
-			for _, args := range [][]string{{"init", "--remote", remote}, {"boot"}} {
+			other := t.TempDir()
+			for i, args := range [][]string{{"init", "--remote", remote}, {"boot"}, {"status"}, {"boot", "--root", other}, {"boot", "--root", other}} {
 				var out, errb bytes.Buffer
 				code := inDir(t, dir, func() int {
 					return run(context.Background(), args, strings.NewReader(""), &out, &errb, env)
@@ -35,7 +37,11 @@ func TestBotIdentityIsAnnounced(t *testing.T) {
 					t.Fatalf("%v: %d %s %s", args, code, out.String(), errb.String())
 				}
 				got := strings.Count(errb.String(), "commits will be made as tgp-bot[bot] <tgp-bot@users.noreply.github.com>")
-				if want := map[bool]int{true: 1, false: 0}[c.notice]; got != want {
+				want := 0
+				if c.notice && (i == 0 || i == 3) { // init, and the first boot of another root
+					want = 1
+				}
+				if got != want {
 					t.Fatalf("%v: notice %d times, want %d:\n%s", args, got, want, errb.String())
 				}
 			}

@@ -95,7 +95,8 @@ func newInitCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "checking remote %s ...\n", gitbackend.RedactURL(k.Config().Git.Remote))
 				if err := k.Boot(cmd.Context()); err != nil {
 					_ = k.Shutdown(cmd.Context())
-					return &exitError{code: 1, err: fmt.Errorf("boot: %w\nhint: check git.remote, git.branch and the token in $%s", err, k.Config().Git.TokenEnv)}
+					// kernel.Boot's error says "boot:" already.
+					return &exitError{code: 1, err: fmt.Errorf("%w\nhint: check git.remote, git.branch and the token in $%s", err, k.Config().Git.TokenEnv)}
 				}
 			}
 			created, err := k.Scaffold()

@@ -45,7 +45,7 @@ func newRootCmd(a *app) *cobra.Command {
 	}
 	cmd.SetVersionTemplate("tgp {{.Version}}\n")
 	cmd.PersistentFlags().StringVar(&a.root, "root", "", "root directory (overrides root_dir)")
-	cmd.PersistentFlags().StringVar(&a.config, "config", "", "configuration file (default ./tgp.config.yaml if present)")
+	cmd.PersistentFlags().StringVar(&a.config, "config", "", "configuration file (default: tgp.config.yaml here, or in the nearest parent directory that has one)")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
@@ -61,6 +61,9 @@ func (a *app) kernelOptions() []kernel.Option {
 	opts := []kernel.Option{kernel.WithEnviron(a.environ), kernel.WithWholeRootAtShutdown()}
 	cfg := a.config
 	if cfg == "" {
+		cfg = a.parentProject()
+	}
+	if cfg == "" {
 		opts = append(opts, kernel.WithOptionalConfigFile("tgp.config.yaml"))
 	} else {
 		opts = append(opts, kernel.WithConfigFile(cfg), kernel.WithBaseDir(filepath.Dir(cfg)))
@@ -74,7 +77,8 @@ func (a *app) kernelOptions() []kernel.Option {
 // requireProject refuses to run a command where no project is: without
 // it a command run in the wrong directory left a .tgp/ behind, and a typo
 // in --root made a directory and cloned into it. A project is a
-// configuration file (./tgp.config.yaml or --config), a remote given in
+// configuration file (./tgp.config.yaml, a parent directory's, or
+// --config), a remote given in
 // the environment (TGP_GIT_REMOTE, as a host configured only by its
 // environment sets it), or a root that exists: a fresh clone of a project
 // has tgp.config.yaml and not the root (git-ignored), which boot clones.
@@ -102,6 +106,9 @@ func (a *app) requireProject() error {
 	if _, err := os.Stat("tgp.config.yaml"); err == nil {
 		return nil
 	}
+	if a.parentProject() != "" {
+		return nil
+	}
 	root, err := kernel.ResolveRoot(a.kernelOptions()...)
 	if err != nil {
 		return nil // kernel.New reports the configuration error
@@ -110,16 +117,61 @@ func (a *app) requireProject() error {
 		return nil
 	}
 	wd, _ := os.Getwd()
-	return &exitError{code: 1, err: fmt.Errorf("not a tgp project: no tgp.config.yaml in %s and no root %s\nhint: run `tgp init` here (with --remote URL to share tools through git), or pass --config FILE of an existing project", wd, root)}
+	return &exitError{code: 1, err: fmt.Errorf("not a tgp project: no tgp.config.yaml in %s or a parent directory, and no root %s\nhint: run `tgp init` here (with --remote URL to share tools through git), or pass --config FILE of an existing project", wd, root)}
 }
+
+// parentProject is the tgp.config.yaml of the project a command run in
+// one of its subdirectories belongs to: the nearest parent directory's,
+// found upward as git finds .git. It is "" where the working directory
+// has its own (used as it is), where --config or --root says what to
+// use, for init (which makes a project where it is run), and where no
+// parent has one.
+func (a *app) parentProject() string {
+	if a.config != "" || a.root != "" || a.initing {
+		return ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(wd, "tgp.config.yaml")); err == nil {
+		return ""
+	}
+	for dir := filepath.Dir(wd); ; dir = filepath.Dir(dir) {
+		p := filepath.Join(dir, "tgp.config.yaml")
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			return p
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
+}
+
+// identityNoticeFile, in a root's .git, remembers that the root's user
+// was told commits name the bot.
+const identityNoticeFile = "tgp-identity-notice"
 
 // identityNotice says, on stderr, when commits will name the bot because
 // no identity is configured anywhere (a minimal MCP host's environment):
-// once, where a person is watching (init, boot, status, serve).
+// once per root, where a person is watching (init, boot, status, serve):
+// said by every command, it buried their output.
 func (a *app) identityNotice(k *kernel.Kernel) {
-	if name, email, bot, ok := k.CommitIdentity(); ok && bot {
-		fmt.Fprintf(a.stderr, "tgp: note: commits will be made as %s <%s>: no identity is configured "+
-			"(set git.author.name and git.author.email, GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, or git config --global user.name/user.email)\n", name, email)
+	name, email, bot, ok := k.CommitIdentity()
+	if !ok || !bot {
+		return
+	}
+	var marker string
+	if root := k.FS().Root(); root != "" {
+		marker = filepath.Join(root, ".git", identityNoticeFile)
+		if _, err := os.Stat(marker); err == nil {
+			return
+		}
+	}
+	fmt.Fprintf(a.stderr, "tgp: note: commits will be made as %s <%s>: no identity is configured "+
+		"(set git.author.name and git.author.email, GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, or git config --global user.name/user.email)\n", name, email)
+	if marker != "" {
+		_ = os.WriteFile(marker, []byte(name+" <"+email+">\n"), 0o644)
 	}
 }
 
@@ -160,7 +212,7 @@ func newCallCmd(a *app) *cobra.Command {
 		Long: "Run one agent tool. Prints {\"ok\":true,\"tool\":...,\"result\":...,\"truncated\":false} and exits 0,\n" +
 			"or {\"ok\":false,\"tool\":...,\"error\":{\"kind\":...,\"message\":...}} and exits 1.\n" +
 			"Error kinds: bad_args, not_found, sandbox_violation, conflict, timeout, cancelled,\n" +
-			"approval_required, execution_failed, internal. JSON-ARGS defaults to {}; '-' reads stdin.\n" +
+			"approval_required, compile_error, execution_failed, internal. JSON-ARGS defaults to {}; '-' reads stdin.\n" +
 			"With git.write_strategy pr, consecutive calls on a root continue one session (one branch, one\n" +
 			"pull request) until its PR is merged or closed, or `tgp session end`; --session NAME joins a\n" +
 			"named session (branch tgp/session-NAME) from any root.\n" +

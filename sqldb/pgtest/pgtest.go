@@ -3,6 +3,15 @@
 // socket in that directory, removed on Stop. PostgreSQL refuses to run as
 // root, so under root the server runs as the `postgres` user that Debian's
 // package creates. `make test` installs the package when it is missing.
+//
+// The server dies with the test process: it is postgres itself, a child
+// of this process (not a daemon pg_ctl leaves behind), and on Linux the
+// kernel sends it SIGQUIT, PostgreSQL's immediate shutdown, when this
+// process dies however it dies (an interrupted `make test`, a test
+// binary killed at its timeout). Each cluster lives under one known
+// directory (Root) with the PID of the process that owns it; Start reaps
+// what a dead owner left there (a server still running where the parent
+// death signal is not available, and the files).
 package pgtest
 
 import (
@@ -16,6 +25,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // ErrNotInstalled: no PostgreSQL server binaries were found.
@@ -30,7 +41,18 @@ type Cluster struct {
 	// when this process is root; see runAs).
 	uid, gid int
 	asUser   bool
+	// server is the postmaster; stop asks it to shut down and returns
+	// its exit.
+	server *child
 }
+
+// ownerFile, in a cluster's directory, holds the PID of the process that
+// started it: a cluster whose owner is dead is a leftover.
+const ownerFile = "owner.pid"
+
+// Root is the directory every cluster is made in, where Start looks for
+// leftovers.
+func Root() string { return filepath.Join(os.TempDir(), "tgp-pgtest") }
 
 // Start creates and starts a cluster.
 func Start() (*Cluster, error) {
@@ -45,11 +67,21 @@ func Start() (*Cluster, error) {
 	}
 	sort.Strings(bins)
 	c := &Cluster{bin: filepath.Dir(bins[len(bins)-1])}
-	dir, err := os.MkdirTemp("", "tgp-pg-")
+	parent := Root()
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		parent = "" // another user's: clusters go to the temporary directory, unreaped
+	} else {
+		reapLeftovers(parent)
+	}
+	dir, err := os.MkdirTemp(parent, "tgp-pg-")
 	if err != nil {
 		return nil, err
 	}
 	c.dir = dir
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -74,23 +106,64 @@ func Start() (*Cluster, error) {
 		c.cleanup()
 		return nil, err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=100", port, dir)
-	if out, err := c.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+	logPath := filepath.Join(dir, "server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
 		c.cleanup()
-		return nil, fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+		return nil, err
+	}
+	defer logFile.Close() // the server has its own descriptor
+	cmd := c.command("postgres", "-D", data, "-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1",
+		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off", "-c", "max_connections=100")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if c.server, err = startChild(cmd); err != nil {
+		c.cleanup()
+		return nil, fmt.Errorf("start postgres: %w", err)
+	}
+	if err := c.waitReady(data, 60*time.Second); err != nil {
+		_ = c.server.stop()
+		log, _ := os.ReadFile(logPath)
+		c.cleanup()
+		return nil, fmt.Errorf("postgres: %w\n%s", err, log)
 	}
 	c.DSN = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return c, nil
 }
 
-func (c *Cluster) run(name string, args ...string) ([]byte, error) {
+// waitReady waits until the postmaster says it accepts connections (the
+// status line of postmaster.pid, PostgreSQL 10 and later, what pg_ctl -w
+// reads) or exits.
+func (c *Cluster) waitReady(data string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if c.server.exited() {
+			return errors.New("the server exited while starting")
+		}
+		if b, err := os.ReadFile(filepath.Join(data, "postmaster.pid")); err == nil {
+			lines := strings.Split(string(b), "\n")
+			if len(lines) > 7 && strings.TrimSpace(lines[7]) == "ready" {
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("not ready after %v", timeout)
+}
+
+// command is one of the server's programs, run as the postgres user when
+// this process is root.
+func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	cmd.Dir = c.dir
 	cmd.Env = []string{"PATH=" + c.bin + ":/usr/bin:/bin", "LANG=C", "LC_ALL=C"}
 	if c.asUser {
 		runAs(cmd, c.uid, c.gid)
 	}
+	return cmd
+}
+
+func (c *Cluster) run(name string, args ...string) ([]byte, error) {
+	cmd := c.command(name, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -102,7 +175,7 @@ func (c *Cluster) Stop() error {
 	if c == nil {
 		return nil
 	}
-	_, err := c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w", "stop")
+	err := c.server.stop()
 	c.cleanup()
 	return err
 }

@@ -44,7 +44,7 @@ func TestExecToolProcessIsolation(t *testing.T) {
 	// Buffers of 32 MB, each charged before it is made: the third passes
 	// the 64 MB limit however loaded the machine is (a loop of small
 	// touched buffers could meet the 2 s timeout first).
-	write("tools/hog.ts", "export default () => { const k: Uint8Array[] = []; for (let i = 0; i < 400; i++) { k.push(new Uint8Array(32 << 20)); } return k.length; };\n")
+	write("tools/hog.ts", "const COUNT = 400;\nconst SIZE = 32 << 20;\nexport default () => { const k: Uint8Array[] = []; for (let i = 0; i < COUNT; i++) { k.push(new Uint8Array(SIZE)); } return k.length; };\n")
 	write("tools/spin.ts", "export default () => { for (;;) {} };\n")
 
 	r := call("exec_tool", map[string]any{"path": "tools/note.ts", "args": map[string]any{"text": "from a worker"}})

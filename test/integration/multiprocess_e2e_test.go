@@ -28,7 +28,7 @@ func TestManyKernelProcessesOneRemote(t *testing.T) {
 			for w := 0; w < writes; w++ {
 				args, _ := json.Marshal(map[string]any{
 					"path":    fmt.Sprintf("tools/p%d/t%d.ts", p, w),
-					"content": fmt.Sprintf("/** Tool %d of process %d. */\nexport default () => %d;\n", w, p, p*100+w),
+					"content": fmt.Sprintf("/** Tool %d of process %d. */\nexport default () => '%d';\n", w, p, p*100+w),
 				})
 				cmd := exec.Command(tgpBin, "call", "write_file", string(args), "--root", root)
 				cmd.Env = kernelEnv(remote)

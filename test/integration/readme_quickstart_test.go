@@ -171,3 +171,27 @@ func TestReadmeQuickStart(t *testing.T) {
 	}
 	findAdd(mcpSession(t, &mcp.StreamableClientTransport{Endpoint: url}))
 }
+
+// The README's first command is go install ...@latest; where the module
+// proxy cannot serve it, the install section says what to do instead:
+// clone, then make install (a target the Makefile has).
+func TestReadmeInstallFallback(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start, end := strings.Index(text, "\n## Install"), strings.Index(text, "\n## Quick start")
+	if start < 0 || end < start {
+		t.Fatal("README has no Install section before the quick start")
+	}
+	install := text[start:end]
+	for _, want := range []string{"module proxy", "git clone https://github.com/tgp-go/tgp", "make install"} {
+		if !strings.Contains(install, want) {
+			t.Errorf("the Install section does not say %q", want)
+		}
+	}
+	if mk, _ := os.ReadFile(filepath.Join("..", "..", "Makefile")); !regexp.MustCompile(`(?m)^install:`).Match(mk) {
+		t.Fatal("the README names make install; the Makefile has no install target")
+	}
+}

@@ -60,7 +60,7 @@ func TestServeSeesToolsOtherProcessesPush(t *testing.T) {
 			callText(fresh, "find_tools", map[string]any{"query": "seed"}) // both booted before the push
 			callText(off, "find_tools", map[string]any{"query": "seed"})
 
-			push(prefix+"kelvin.ts", "/** Converts kelvin to celsius. */\nexport default (k: number) => k - 273.15;\n")
+			push(prefix+"kelvin.ts", "/** Converts kelvin to celsius. */\nconst ZERO_C = 273.15;\nexport default (k: number) => k - ZERO_C;\n")
 			if text, _ := callText(fresh, "find_tools", map[string]any{"query": "kelvin celsius"}); !strings.Contains(text, prefix+"kelvin.ts") {
 				t.Fatalf("interval 0: find_tools after another process pushed: %s", text)
 			}

@@ -215,7 +215,7 @@ async function run() {
     await new Promise((r) => setTimeout(r, 300)); // our own writes' notifications are out
     listChanged = 0;
     const pushed = `tools/other/${mode}-pushed.ts`;
-    await otherProcessPushes(pushed, '/** Triples a number. */\nexport default (a: { n: number }): number => a.n * 3;\n');
+    await otherProcessPushes(pushed, '/** Triples a number. */\nexport default (a: { n: number }): number => a.n + a.n + a.n;\n');
     const deadline = Date.now() + 60000;
     while (listChanged === 0 && Date.now() < deadline) {
       await client.callTool({ name: 'find_tools', arguments: { query: 'triples' } }); // a read: the server checks the remote
@@ -225,7 +225,7 @@ async function run() {
     ({ resources } = await client.listResources());
     check(resources.some((r) => r.uri === `tgp://${pushed}` && r.title === `${mode}-pushed`), `${mode}: the pushed tool is a resource`, resources.map((r) => [r.uri, r.title]));
     const other = await client.readResource({ uri: `tgp://${pushed}` });
-    check(other.contents[0].text.includes('a.n * 3'), `${mode}: the pushed tool reads`, other.contents[0].text);
+    check(other.contents[0].text.includes('a.n + a.n + a.n'), `${mode}: the pushed tool reads`, other.contents[0].text);
     let refused = false;
     try {
       await client.readResource({ uri: 'tgp://tgp.config.yaml' });

@@ -4,7 +4,7 @@ BIN       ?= bin/tgp
 FUZZTIME  ?= 60s
 PKGS      := ./...
 
-.PHONY: all build install test test-compile test-go test-integration deps vet bench bench-all bench-fleet fuzz fuzz-git lint demo clean vendor-js
+.PHONY: all build install test test-quick test-compile test-go test-integration deps vet bench bench-all bench-fleet fuzz fuzz-git lint demo clean vendor-js
 
 all: build
 
@@ -62,6 +62,12 @@ test: deps
 test-go test-integration $(TEST_SHARDS): test-compile
 test-compile:
 	$(GO) list -race -export -test $(PKGS) > /dev/null
+
+# test-quick is the loop while editing: no race detector, the small
+# generated budgets, -short, and no cross-package suite (test/integration
+# builds the binary and drives processes). make test is what CI runs.
+test-quick:
+	$(GEN_SMALL) $(GO) test -count=1 -short -p $(TEST_P) $(TESTFLAGS) $$($(GO) list $(SLOW_PKGS) $(PKGS) | grep -v -e /test/integration$$)
 
 # test-go runs the slowest of its packages first, up to TEST_P at once
 # (go test starts them in the order given). TESTFLAGS adds go test flags

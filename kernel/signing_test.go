@@ -22,7 +22,7 @@ func TestSigningKeySignsTheKernelsCommits(t *testing.T) {
 	bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
 
 	plain := bootKernel(t, bare, true)
-	call(t, plain, "write_file", map[string]string{"path": "tools/plain.ts", "content": "export const p = 0;\n"})
+	call(t, plain, "write_file", map[string]string{"path": "data/plain.txt", "content": "p\n"})
 	if _, err := gittest.VerifyCommit(t, bare, key.AllowedSigners, "main"); err == nil {
 		t.Fatal("a commit verified with no signing key configured")
 	}
@@ -30,7 +30,7 @@ func TestSigningKeySignsTheKernelsCommits(t *testing.T) {
 	root := t.TempDir()
 	k := bootKernel(t, bare, false, WithRoot(root), WithBaseDir(filepath.Dir(key.Path)),
 		WithSetting("git.signing_key", filepath.Base(key.Path)))
-	call(t, k, "write_file", map[string]string{"path": "tools/a.ts", "content": "export const a = 1;\n"})
+	call(t, k, "write_file", map[string]string{"path": "data/a.txt", "content": "a\n"})
 	gittest.RequireSigned(t, bare, key.AllowedSigners, "main")
 	if got := gittest.Git(t, bare, "log", "-1", "--format=%an|%s", "main"); !strings.HasPrefix(got, "Agent|") {
 		t.Fatalf("author %q", got)

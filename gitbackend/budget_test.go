@@ -19,7 +19,8 @@ import (
 // several processes of one machine (budgets sharing one log file) and
 // one in process, asking at random times on a fake clock. The oracle is
 // the definition: no window of the budget's length holds more than n
-// admitted starts; and a caller told to wait d is admitted after d.
+// admitted starts, no two are closer than window/n (paced), and a caller
+// told to wait d is admitted after d.
 func TestRateBudgetKeepsEveryWindow(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -59,6 +60,11 @@ func TestRateBudgetKeepsEveryWindow(t *testing.T) {
 				t.Fatalf("seed %d: told to wait %v, then refused again (%v, %v)", seed, d, d2, err)
 			}
 			admitted = append(admitted, clock)
+		}
+		for i := 1; i < len(admitted); i++ {
+			if gap := admitted[i].Sub(admitted[i-1]); gap < window/time.Duration(n) {
+				t.Fatalf("seed %d: starts %v apart, paced at %v", seed, gap, window/time.Duration(n))
+			}
 		}
 		for i := range admitted {
 			in := 0

@@ -279,8 +279,7 @@ func (p *Postgres) PushBudget(ctx context.Context, remote string, n int, window 
 		if err != nil {
 			return err
 		}
-		if len(starts) >= n {
-			wait = max(starts[len(starts)-n].Add(window).Sub(now), time.Millisecond)
+		if wait = gitbackend.BudgetWait(starts, now, n, window); wait > 0 {
 			return nil
 		}
 		if take {

@@ -100,6 +100,12 @@ type Server struct {
 // proxy with link.
 func NewServer(t testing.TB, transport string, link Link) *Server {
 	t.Helper()
+	return NewForgeServer(t, transport, link, Forge{})
+}
+
+// NewForgeServer is NewServer with the proxy keeping forge's budget.
+func NewForgeServer(t testing.TB, transport string, link Link, forge Forge) *Server {
+	t.Helper()
 	bare := gittest.SeedRemote(t, map[string]string{"README.md": "# fleet toolbox\n"})
 	root, name := filepath.Dir(bare), filepath.Base(bare)
 	var target, scheme string
@@ -114,7 +120,7 @@ func NewServer(t testing.TB, transport string, link Link) *Server {
 	default:
 		t.Fatalf("fleet: unknown transport %q (git, http)", transport)
 	}
-	p, err := NewProxy(target, link)
+	p, err := NewGitProxy(target, transport, link, forge)
 	if err != nil {
 		t.Fatal(err)
 	}

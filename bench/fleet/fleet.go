@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/journal"
 	"github.com/tgp-go/tgp/kernel"
+	"github.com/tgp-go/tgp/sqldb/pgtest"
 )
 
 // Spec is one row of the table.
@@ -50,6 +52,15 @@ type Spec struct {
 	// Trace (proc mode) runs every call in a trace of its own, exported
 	// to a receiver here, and fills Row.Phases.
 	Trace bool
+	// Forge is the remote's budget, kept by the proxy: pushes past it
+	// are refused as a hosted forge refuses them (Row.RefusedPushes).
+	// The machines' own budget is theirs to set in Env
+	// (TGP_GIT_PUSHES_PER_MINUTE).
+	Forge Forge
+	// Journal runs a throw-away PostgreSQL server for the row (as
+	// sqldb/pgtest does) and gives every machine TGP_GIT_JOURNAL, a fresh
+	// database on it.
+	Journal bool
 }
 
 // Row is a Spec's outcome.
@@ -65,6 +76,12 @@ type Row struct {
 	// time the first agent finished all of its writes.
 	FairMin, FairMax int
 	Errors           []string
+	// Pushes and RefusedPushes are the pushes the remote took and
+	// refused while the clock ran, Reads its reads (Counts);
+	// MaxPushesPerMinute the most pushes it took in any 60 s window,
+	// MaxReadsPerSecond the most reads in any second.
+	Pushes, RefusedPushes, Reads          int
+	MaxPushesPerMinute, MaxReadsPerSecond int
 	// Server is the remote the row ran against; Agents says where each
 	// agent's root is and with which environment its processes ran.
 	Server  *Server
@@ -134,8 +151,17 @@ func Run(t testing.TB, spec Spec) Row {
 	if spec.CallTimeout <= 0 {
 		spec.CallTimeout = 5 * time.Minute
 	}
-	srv := NewServer(t, spec.Transport, spec.Link)
+	srv := NewForgeServer(t, spec.Transport, spec.Link, spec.Forge)
 	base := t.TempDir()
+	var journalEnv []string
+	if spec.Journal {
+		pg, err := pgtest.Start()
+		if err != nil {
+			t.Fatalf("fleet: journal: %v", err)
+		}
+		defer func() { _ = pg.Stop() }()
+		journalEnv = []string{"TGP_GIT_JOURNAL=" + journal.FreshDatabase(t, pg.DSN)}
+	}
 	type result struct {
 		lat   time.Duration
 		end   time.Duration
@@ -169,7 +195,7 @@ func Run(t testing.TB, spec Spec) Row {
 			"TGP_CARRY_KEY=fleet-bench-carry-key",
 			"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.com",
 			"GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.com",
-		}, spec.Env...)
+		}, append(journalEnv, spec.Env...)...)
 		for _, d := range []string{"home", "cache"} {
 			if err := os.MkdirAll(filepath.Join(mdir, d), 0o755); err != nil {
 				t.Fatal(err)
@@ -225,6 +251,21 @@ func Run(t testing.TB, spec Spec) Row {
 	}
 	wg.Wait()
 	row := Row{Spec: spec, Elapsed: time.Since(start), Server: srv, Members: agents}
+	// The remote's counts while the clock ran: the agents' clones are
+	// made before it starts.
+	counts := srv.Proxy.Counts()
+	since := func(ts []time.Time) []time.Time {
+		var out []time.Time
+		for _, at := range ts {
+			if !at.Before(start) {
+				out = append(out, at)
+			}
+		}
+		return out
+	}
+	pushes, reads := since(counts.Pushes), since(counts.Reads)
+	row.Pushes, row.RefusedPushes, row.Reads = len(pushes), len(since(counts.Refused)), len(reads)
+	row.MaxPushesPerMinute, row.MaxReadsPerSecond = MaxIn(pushes, time.Minute), MaxIn(reads, time.Second)
 	onRemote := map[string]bool{}
 	if out, err := exec.Command("git", "-C", srv.Bare, "ls-tree", "-r", "--name-only", "HEAD", "tools").Output(); err == nil {
 		for _, f := range strings.Fields(string(out)) {
@@ -303,12 +344,9 @@ func newWriter(ctx context.Context, spec Spec, srv *Server, env []string, mdir, 
 			kernel.WithSetting("git.remote", srv.URL),
 			kernel.WithSetting("git.author.name", "Agent"), kernel.WithSetting("git.author.email", "agent@example.com"),
 			kernel.WithSetting("git.lock_dir", filepath.Join(mdir, "cache", "tgp", "locks"))}
-		for _, kv := range spec.Env {
-			if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "TGP_") {
-				key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(k, "TGP_"), "_", "."))
-				opts = append(opts, kernel.WithSetting(key, v))
-			}
-		}
+		// The kernel reads Spec.Env's TGP_* settings from env, as a
+		// process does (TGP_GIT_PUSHES_PER_MINUTE is git.pushes_per_minute,
+		// which no dots-for-underscores mapping would find).
 		k, err := kernel.New(ctx, opts...)
 		if err != nil {
 			return nil, err
@@ -421,12 +459,13 @@ func (w *gitWriter) close() {}
 // Table formats rows as a Markdown table.
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| row | transport | RTT | M×A×W | writes/s | p50 | p99 | max | failed calls | not on remote | fairness (min–max) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| row | transport | RTT | M×A×W | writes/s | p50 | p99 | max | failed calls | not on remote | fairness (min–max) | pushes | refused pushes | max pushes/min | reads | max reads/s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %v | %d×%d×%d | %.1f | %.2fs | %.2fs | %.2fs | %d/%d | %d/%d | %d–%d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %v | %d×%d×%d | %.1f | %.2fs | %.2fs | %.2fs | %d/%d | %d/%d | %d–%d | %d | %d | %d | %d | %d |\n",
 			r.Name, r.Transport, 2*r.Link.Delay, r.Machines, r.Agents, r.Writes, r.WritesPerSecond(),
-			r.P50.Seconds(), r.P99.Seconds(), r.Max.Seconds(), r.Failed, r.Calls, r.Missing, r.Calls, r.FairMin, r.FairMax)
+			r.P50.Seconds(), r.P99.Seconds(), r.Max.Seconds(), r.Failed, r.Calls, r.Missing, r.Calls, r.FairMin, r.FairMax,
+			r.Pushes, r.RefusedPushes, r.MaxPushesPerMinute, r.Reads, r.MaxReadsPerSecond)
 	}
 	return b.String()
 }

@@ -28,6 +28,8 @@ var (
 	flagPause      = flag.Duration("fleet.pause", 0, "stop the proxy this long, 1/4 into each row")
 	flagTrace      = flag.Bool("fleet.trace", false, "trace every tgp call (OTLP) and print where the time went")
 	flagTraceOut   = flag.String("fleet.trace.out", "", "with -fleet.trace: write every span as a JSON line to this file")
+	flagBudget     = flag.Int("fleet.budget", 0, "the remote refuses pushes past this many a minute, and every machine gets TGP_GIT_PUSHES_PER_MINUTE of it (0: no budget)")
+	flagJournal    = flag.Bool("fleet.journal", false, "tgp's rows write through a PostgreSQL journal (TGP_GIT_JOURNAL, a server per row as sqldb/pgtest starts it); the git CLI's rows are left out")
 )
 
 // TestFleetTable is the fleet benchmark (make bench-fleet): one table,
@@ -56,10 +58,22 @@ func TestFleetTable(t *testing.T) {
 				if mode == "gitcli" && m*a > 32 {
 					continue // the peer's loop at 64 agents takes minutes and says nothing new
 				}
+				if *flagBudget > 0 {
+					spec.Forge = Forge{PushesPerMinute: *flagBudget}
+					spec.Env = append(spec.Env, fmt.Sprintf("TGP_GIT_PUSHES_PER_MINUTE=%d", *flagBudget))
+					spec.Name += fmt.Sprintf(", %d/min", *flagBudget)
+				}
+				if *flagJournal {
+					if mode == "gitcli" {
+						continue // the git CLI has no journal
+					}
+					spec.Journal = true
+					spec.Name += ", journal"
+				}
 				rows = append(rows, runRow(t, spec))
-				if mode == "proc" && *flagBaseline != "" {
+				if mode == "proc" && *flagBaseline != "" && !*flagJournal {
 					b := spec
-					b.Name, b.TgpBin = "proc (before)", *flagBaseline
+					b.Name, b.TgpBin = spec.Name+" (before)", *flagBaseline
 					rows = append(rows, runRow(t, b))
 				}
 			}

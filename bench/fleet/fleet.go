@@ -82,6 +82,9 @@ type Row struct {
 	// MaxReadsPerSecond the most reads in any second.
 	Pushes, RefusedPushes, Reads          int
 	MaxPushesPerMinute, MaxReadsPerSecond int
+	// PushesAt and RefusedAt are when, into the run, the remote took
+	// and refused each push.
+	PushesAt, RefusedAt []time.Duration
 	// Server is the remote the row ran against; Agents says where each
 	// agent's root is and with which environment its processes ran.
 	Server  *Server
@@ -266,6 +269,15 @@ func Run(t testing.TB, spec Spec) Row {
 	pushes, reads := since(counts.Pushes), since(counts.Reads)
 	row.Pushes, row.RefusedPushes, row.Reads = len(pushes), len(since(counts.Refused)), len(reads)
 	row.MaxPushesPerMinute, row.MaxReadsPerSecond = MaxIn(pushes, time.Minute), MaxIn(reads, time.Second)
+	offsets := func(ts []time.Time) []time.Duration {
+		var out []time.Duration
+		for _, at := range ts {
+			out = append(out, at.Sub(start))
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+		return out
+	}
+	row.PushesAt, row.RefusedAt = offsets(pushes), offsets(since(counts.Refused))
 	onRemote := map[string]bool{}
 	if out, err := exec.Command("git", "-C", srv.Bare, "ls-tree", "-r", "--name-only", "HEAD", "tools").Output(); err == nil {
 		for _, f := range strings.Fields(string(out)) {

@@ -104,7 +104,25 @@ func runRow(t *testing.T, spec Spec) Row {
 	for _, e := range r.Errors {
 		fmt.Fprintf(os.Stderr, "  error: %s\n", e)
 	}
+	if len(r.PushesAt) > 0 || len(r.RefusedAt) > 0 {
+		fmt.Fprintf(os.Stderr, "  pushes at %s; refused at %s\n", seconds(r.PushesAt), seconds(r.RefusedAt))
+	}
 	return r
+}
+
+// seconds lists durations as "1.2s 3.4s", or "-".
+func seconds(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	var b strings.Builder
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.1fs", d.Seconds())
+	}
+	return b.String()
 }
 
 // BuildTgp builds cmd/tgp from this module into a temporary directory.

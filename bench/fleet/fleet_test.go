@@ -29,6 +29,7 @@ var (
 	flagTrace      = flag.Bool("fleet.trace", false, "trace every tgp call (OTLP) and print where the time went")
 	flagTraceOut   = flag.String("fleet.trace.out", "", "with -fleet.trace: write every span as a JSON line to this file")
 	flagBudget     = flag.Int("fleet.budget", 0, "the remote refuses pushes past this many a minute, and every machine gets TGP_GIT_PUSHES_PER_MINUTE of it (0: no budget)")
+	flagBudgetTgp  = flag.Bool("fleet.budget.machines", true, "with -fleet.budget: the machines keep it too (false: only the remote does, refusing what goes over)")
 	flagJournal    = flag.Bool("fleet.journal", false, "tgp's rows write through a PostgreSQL journal (TGP_GIT_JOURNAL, a server per row as sqldb/pgtest starts it); the git CLI's rows are left out")
 )
 
@@ -60,8 +61,12 @@ func TestFleetTable(t *testing.T) {
 				}
 				if *flagBudget > 0 {
 					spec.Forge = Forge{PushesPerMinute: *flagBudget}
-					spec.Env = append(spec.Env, fmt.Sprintf("TGP_GIT_PUSHES_PER_MINUTE=%d", *flagBudget))
 					spec.Name += fmt.Sprintf(", %d/min", *flagBudget)
+					if *flagBudgetTgp {
+						spec.Env = append(spec.Env, fmt.Sprintf("TGP_GIT_PUSHES_PER_MINUTE=%d", *flagBudget))
+					} else {
+						spec.Name += " (remote only)"
+					}
 				}
 				if *flagJournal {
 					if mode == "gitcli" {

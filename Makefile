@@ -111,8 +111,13 @@ bench:
 # bench-fleet runs many agents against one remote over a simulated network
 # (bench/fleet): M machines x A agents, as tgp call processes, kernels in
 # one process and the git CLI loop, over git:// and smart HTTP behind a
-# proxy adding FLEET_DELAY each way. FLEET_ARGS adds flags, e.g.
-# FLEET_ARGS='-fleet.baseline=/path/to/old/tgp -fleet.pause=5s'.
+# proxy adding FLEET_DELAY each way. The proxy counts the remote's
+# pushes, refused pushes and reads: each row prints them, the most pushes
+# in any minute and the most reads in any second. FLEET_ARGS adds flags,
+# e.g. FLEET_ARGS='-fleet.baseline=/path/to/old/tgp -fleet.pause=5s', or
+# FLEET_ARGS='-fleet.budget=6 -fleet.journal' for a remote refusing pushes
+# past 6 a minute (429 / a rate-limit ERR line), machines with
+# TGP_GIT_PUSHES_PER_MINUTE=6, and tgp writing through a PostgreSQL journal.
 FLEET_DELAY  ?= 25ms
 FLEET_SHAPES ?= 4x8x5,16x4x5
 FLEET_ARGS   ?=

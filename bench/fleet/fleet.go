@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
+	"github.com/tgp-go/tgp/journal"
 	"github.com/tgp-go/tgp/kernel"
+	"github.com/tgp-go/tgp/sqldb/pgtest"
 )
 
 // Spec is one row of the table.
@@ -50,6 +52,15 @@ type Spec struct {
 	// Trace (proc mode) runs every call in a trace of its own, exported
 	// to a receiver here, and fills Row.Phases.
 	Trace bool
+	// Forge is the remote's budget, kept by the proxy: pushes past it
+	// are refused as a hosted forge refuses them (Row.RefusedPushes).
+	// The machines' own budget is theirs to set in Env
+	// (TGP_GIT_PUSHES_PER_MINUTE).
+	Forge Forge
+	// Journal runs a throw-away PostgreSQL server for the row (as
+	// sqldb/pgtest does) and gives every machine TGP_GIT_JOURNAL, a fresh
+	// database on it.
+	Journal bool
 }
 
 // Row is a Spec's outcome.
@@ -65,6 +76,15 @@ type Row struct {
 	// time the first agent finished all of its writes.
 	FairMin, FairMax int
 	Errors           []string
+	// Pushes and RefusedPushes are the pushes the remote took and
+	// refused while the clock ran, Reads its reads (Counts);
+	// MaxPushesPerMinute the most pushes it took in any 60 s window,
+	// MaxReadsPerSecond the most reads in any second.
+	Pushes, RefusedPushes, Reads          int
+	MaxPushesPerMinute, MaxReadsPerSecond int
+	// PushesAt and RefusedAt are when, into the run, the remote took
+	// and refused each push.
+	PushesAt, RefusedAt []time.Duration
 	// Server is the remote the row ran against; Agents says where each
 	// agent's root is and with which environment its processes ran.
 	Server  *Server
@@ -100,6 +120,12 @@ type Server struct {
 // proxy with link.
 func NewServer(t testing.TB, transport string, link Link) *Server {
 	t.Helper()
+	return NewForgeServer(t, transport, link, Forge{})
+}
+
+// NewForgeServer is NewServer with the proxy keeping forge's budget.
+func NewForgeServer(t testing.TB, transport string, link Link, forge Forge) *Server {
+	t.Helper()
 	bare := gittest.SeedRemote(t, map[string]string{"README.md": "# fleet toolbox\n"})
 	root, name := filepath.Dir(bare), filepath.Base(bare)
 	var target, scheme string
@@ -114,7 +140,7 @@ func NewServer(t testing.TB, transport string, link Link) *Server {
 	default:
 		t.Fatalf("fleet: unknown transport %q (git, http)", transport)
 	}
-	p, err := NewProxy(target, link)
+	p, err := NewGitProxy(target, transport, link, forge)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +154,17 @@ func Run(t testing.TB, spec Spec) Row {
 	if spec.CallTimeout <= 0 {
 		spec.CallTimeout = 5 * time.Minute
 	}
-	srv := NewServer(t, spec.Transport, spec.Link)
+	srv := NewForgeServer(t, spec.Transport, spec.Link, spec.Forge)
 	base := t.TempDir()
+	var journalEnv []string
+	if spec.Journal {
+		pg, err := pgtest.Start()
+		if err != nil {
+			t.Fatalf("fleet: journal: %v", err)
+		}
+		defer func() { _ = pg.Stop() }()
+		journalEnv = []string{"TGP_GIT_JOURNAL=" + journal.FreshDatabase(t, pg.DSN)}
+	}
 	type result struct {
 		lat   time.Duration
 		end   time.Duration
@@ -163,7 +198,7 @@ func Run(t testing.TB, spec Spec) Row {
 			"TGP_CARRY_KEY=fleet-bench-carry-key",
 			"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.com",
 			"GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.com",
-		}, spec.Env...)
+		}, append(journalEnv, spec.Env...)...)
 		for _, d := range []string{"home", "cache"} {
 			if err := os.MkdirAll(filepath.Join(mdir, d), 0o755); err != nil {
 				t.Fatal(err)
@@ -219,6 +254,30 @@ func Run(t testing.TB, spec Spec) Row {
 	}
 	wg.Wait()
 	row := Row{Spec: spec, Elapsed: time.Since(start), Server: srv, Members: agents}
+	// The remote's counts while the clock ran: the agents' clones are
+	// made before it starts.
+	counts := srv.Proxy.Counts()
+	since := func(ts []time.Time) []time.Time {
+		var out []time.Time
+		for _, at := range ts {
+			if !at.Before(start) {
+				out = append(out, at)
+			}
+		}
+		return out
+	}
+	pushes, reads := since(counts.Pushes), since(counts.Reads)
+	row.Pushes, row.RefusedPushes, row.Reads = len(pushes), len(since(counts.Refused)), len(reads)
+	row.MaxPushesPerMinute, row.MaxReadsPerSecond = MaxIn(pushes, time.Minute), MaxIn(reads, time.Second)
+	offsets := func(ts []time.Time) []time.Duration {
+		var out []time.Duration
+		for _, at := range ts {
+			out = append(out, at.Sub(start))
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+		return out
+	}
+	row.PushesAt, row.RefusedAt = offsets(pushes), offsets(since(counts.Refused))
 	onRemote := map[string]bool{}
 	if out, err := exec.Command("git", "-C", srv.Bare, "ls-tree", "-r", "--name-only", "HEAD", "tools").Output(); err == nil {
 		for _, f := range strings.Fields(string(out)) {
@@ -297,12 +356,9 @@ func newWriter(ctx context.Context, spec Spec, srv *Server, env []string, mdir, 
 			kernel.WithSetting("git.remote", srv.URL),
 			kernel.WithSetting("git.author.name", "Agent"), kernel.WithSetting("git.author.email", "agent@example.com"),
 			kernel.WithSetting("git.lock_dir", filepath.Join(mdir, "cache", "tgp", "locks"))}
-		for _, kv := range spec.Env {
-			if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "TGP_") {
-				key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(k, "TGP_"), "_", "."))
-				opts = append(opts, kernel.WithSetting(key, v))
-			}
-		}
+		// The kernel reads Spec.Env's TGP_* settings from env, as a
+		// process does (TGP_GIT_PUSHES_PER_MINUTE is git.pushes_per_minute,
+		// which no dots-for-underscores mapping would find).
 		k, err := kernel.New(ctx, opts...)
 		if err != nil {
 			return nil, err
@@ -415,12 +471,13 @@ func (w *gitWriter) close() {}
 // Table formats rows as a Markdown table.
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| row | transport | RTT | M×A×W | writes/s | p50 | p99 | max | failed calls | not on remote | fairness (min–max) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| row | transport | RTT | M×A×W | writes/s | p50 | p99 | max | failed calls | not on remote | fairness (min–max) | pushes | refused pushes | max pushes/min | reads | max reads/s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %v | %d×%d×%d | %.1f | %.2fs | %.2fs | %.2fs | %d/%d | %d/%d | %d–%d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %v | %d×%d×%d | %.1f | %.2fs | %.2fs | %.2fs | %d/%d | %d/%d | %d–%d | %d | %d | %d | %d | %d |\n",
 			r.Name, r.Transport, 2*r.Link.Delay, r.Machines, r.Agents, r.Writes, r.WritesPerSecond(),
-			r.P50.Seconds(), r.P99.Seconds(), r.Max.Seconds(), r.Failed, r.Calls, r.Missing, r.Calls, r.FairMin, r.FairMax)
+			r.P50.Seconds(), r.P99.Seconds(), r.Max.Seconds(), r.Failed, r.Calls, r.Missing, r.Calls, r.FairMin, r.FairMax,
+			r.Pushes, r.RefusedPushes, r.MaxPushesPerMinute, r.Reads, r.MaxReadsPerSecond)
 	}
 	return b.String()
 }

@@ -74,8 +74,9 @@ type GitConfig struct {
 	// (6, GitHub's documented limit, when the remote is on github.com;
 	// none elsewhere), off, or a count (RemoteBudgets).
 	PushesPerMinute string `koanf:"pushes_per_minute"`
-	// ReadsPerSecond bounds fetches and tip checks: auto (15, GitHub's
-	// documented limit, whenever there is a push budget), off, or a count.
+	// ReadsPerSecond bounds fetches and tip checks: auto (12, a fifth
+	// under GitHub's documented 15: sessions reach the host with the
+	// link's jitter; whenever there is a push budget), off, or a count.
 	ReadsPerSecond string `koanf:"reads_per_second"`
 	// Journal is the PostgreSQL DSN of the journal that the machines
 	// pushing to the remote share (empty: none). It holds a password, so
@@ -103,7 +104,7 @@ func (g GitConfig) RemoteBudgets() (pushesPerMinute, readsPerSecond int, err err
 	if reads < 0 {
 		reads = 0
 		if pushes > 0 {
-			reads = 15
+			reads = 12
 		}
 	}
 	return pushes, reads, nil

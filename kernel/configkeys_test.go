@@ -147,15 +147,15 @@ func TestConfigKeysChangeBehaviour(t *testing.T) {
 	})
 	t.Run("git.pushes_per_minute", func(t *testing.T) {
 		// auto is GitHub's documented budget on github.com and none
-		// elsewhere; reads follow (15 a second with any push budget).
+		// elsewhere; reads follow (12 a second with any push budget).
 		for _, c := range []struct {
 			remote, pushes, reads string
 			wantP, wantR          int
 		}{
-			{"https://github.com/o/r.git", "auto", "auto", 6, 15},
-			{"git@github.com:o/r.git", "auto", "auto", 6, 15},
+			{"https://github.com/o/r.git", "auto", "auto", 6, 12},
+			{"git@github.com:o/r.git", "auto", "auto", 6, 12},
 			{"https://gitlab.com/o/r.git", "auto", "auto", 0, 0},
-			{"https://gitlab.com/o/r.git", "3", "auto", 3, 15},
+			{"https://gitlab.com/o/r.git", "3", "auto", 3, 12},
 			{"https://github.com/o/r.git", "off", "auto", 0, 0},
 			{"https://github.com/o/r.git", "auto", "4", 6, 4},
 		} {

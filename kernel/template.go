@@ -70,7 +70,7 @@ git:
   # its write is on the remote. auto: 6 (GitHub's documented limit per repository) when the remote is
   # on github.com, none elsewhere; off; or a count. Env: TGP_GIT_PUSHES_PER_MINUTE.
   pushes_per_minute: auto
-  # Fetches and tip checks per second. auto: 15 (GitHub's documented limit) whenever there is a push
+  # Fetches and tip checks per second. auto: 12 (under GitHub's documented 15) whenever there is a push
   # budget, none otherwise; off; or a count.
   reads_per_second: auto
   # The PostgreSQL journal the machines pushing to this remote share: each write is recorded there,

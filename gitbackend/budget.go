@@ -111,12 +111,21 @@ func (b *rateBudget) describe() string {
 // and a session fits, counts one now. It returns how long until one fits
 // (0: it did, or would).
 func (b *rateBudget) try(take bool) (time.Duration, error) {
+	return b.update(func(starts *[]time.Time, now time.Time) time.Duration {
+		return b.admit(starts, now, take)
+	})
+}
+
+// update runs f on the starts within the window, under the budget's
+// locks (the mutex; the log's flock when shared), and writes the log
+// back when f changed it.
+func (b *rateBudget) update(f func(starts *[]time.Time, now time.Time) time.Duration) (time.Duration, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
 	if b.path == "" {
 		b.starts = inWindow(b.starts, now, b.window)
-		return b.admit(&b.starts, now, take), nil
+		return f(&b.starts, now), nil
 	}
 	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
 		return 0, fmt.Errorf("push budget %s: %w", b.path, err)
@@ -131,7 +140,7 @@ func (b *rateBudget) try(take bool) (time.Duration, error) {
 	}
 	starts := inWindow(parseStarts(data, now), now, b.window)
 	before := len(starts)
-	d := b.admit(&starts, now, take)
+	d := f(&starts, now)
 	if len(starts) != before || len(starts) == 0 && len(data) > 0 {
 		if err := writeFileAtomic(b.path, formatStarts(starts)); err != nil {
 			return 0, fmt.Errorf("push budget %s: %w", b.path, err)
@@ -251,7 +260,7 @@ func (b *journalBudget) take(ctx context.Context, sleep func(context.Context, ti
 		if d == 0 {
 			// Counted on this machine too: a fallback later starts from
 			// what this machine spent.
-			b.fallback.record(b.fallback.now())
+			b.fallback.record()
 			return nil
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
@@ -263,22 +272,13 @@ func (b *journalBudget) take(ctx context.Context, sleep func(context.Context, ti
 	}
 }
 
-// record counts a session started at t without asking (the journal
+// record counts a session started now without asking (the journal
 // admitted it).
-func (b *rateBudget) record(t time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.path == "" {
-		b.starts = append(inWindow(b.starts, t, b.window), t)
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil || b.lock.Lock() != nil {
-		return
-	}
-	defer b.lock.Unlock()
-	data, _ := os.ReadFile(b.path)
-	starts := append(inWindow(parseStarts(data, t), t, b.window), t)
-	_ = writeFileAtomic(b.path, formatStarts(starts))
+func (b *rateBudget) record() {
+	_, _ = b.update(func(starts *[]time.Time, now time.Time) time.Duration {
+		*starts = append(*starts, now)
+		return 0
+	})
 }
 
 // BudgetWait is budgetWait for a journal keeping the fleet's budget: one

@@ -185,16 +185,27 @@ func listed(carries []*carry, c *carry) bool {
 
 // withdrawCarry deletes this root's carry, best effort: its commits
 // landed some other way, or this root gave up and reports them pending.
-func (r *Repo) withdrawCarry(ctx context.Context, c *carry) {
+//
+// unsure: the carry may never have reached the remote (its push's answer
+// was lost), so a withdrawal the remote refuses says nothing worth a line.
+func (r *Repo) withdrawCarry(ctx context.Context, c *carry, unsure bool) {
 	n, ok := r.remote.(*netRemote)
 	if !ok || c == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := n.pushRefs(ctx, []*packp.Command{{Name: c.ref, Old: c.head, New: plumbing.ZeroHash}}); err != nil {
+	if err := n.pushRefs(ctx, []*packp.Command{{Name: c.ref, Old: c.head, New: plumbing.ZeroHash}}); err != nil && !unsure {
 		r.progressf("withdraw %s: %v", c.ref, err)
 	}
+}
+
+// leftCarry is what became of a carry sent in a session of its own
+// (carryAfterRefusal): c nil when none was sent; sure when the remote
+// said it took it, else it may or may not be there.
+type leftCarry struct {
+	c    *carry
+	sure bool
 }
 
 // supportsCarry: the remote takes atomic pushes with deletions.
@@ -268,26 +279,30 @@ func (r *Repo) pushExtrasFor(branch string, tip plumbing.Hash, items, carried []
 // refused the branch's update after the advertisement had matched, so the
 // session that carried it is spent. The channel gets next once the remote
 // took it, nil otherwise.
-func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next *carry) chan *carry {
-	ch := make(chan *carry, 1)
+func (r *Repo) carryAfterRefusal(ctx context.Context, pack []byte, next *carry) chan leftCarry {
+	ch := make(chan leftCarry, 1)
 	n, ok := r.remote.(*netRemote)
 	if !ok || pack == nil {
-		ch <- nil
+		ch <- leftCarry{}
 		return ch
 	}
 	cmds := []*packp.Command{{Name: next.ref, Old: plumbing.ZeroHash, New: next.head}}
 	go func() {
 		ps, err := n.openPush(ctx)
-		if err != nil {
-			ch <- nil
+		if err != nil || !supportsCarry(ps.ar) {
+			ps.close()
+			ch <- leftCarry{}
 			return
 		}
 		defer ps.close()
-		if !supportsCarry(ps.ar) || n.sendCommands(ctx, ps, cmds, pack) != nil {
-			ch <- nil
-			return
+		switch err := n.sendCarry(ctx, ps, cmds, pack); {
+		case err == nil:
+			ch <- leftCarry{c: next, sure: true}
+		case unconfirmed(err):
+			ch <- leftCarry{c: next}
+		default:
+			ch <- leftCarry{}
 		}
-		ch <- next
 	}()
 	return ch
 }

@@ -295,7 +295,7 @@ func (r *Repo) pendingErr(ctx context.Context, branch string, base, head plumbin
 //
 // fetchFirst makes the first attempt fetch the remote's tip too, as every
 // retry does, instead of pushing on tip (or the root's base).
-func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, fetchFirst bool, items []*batchItem, more func() []*batchItem) (int, *replayPlan, plumbing.Hash, error) {
+func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, fetchFirst bool, items []*batchItem, more func() []*batchItem) (_ int, _ *replayPlan, _ plumbing.Hash, err error) {
 	own := items[0]
 	fetched := !tip.IsZero()
 	if tip.IsZero() {
@@ -312,6 +312,17 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	// Where the root's worktree and the hook are: moved only by a hook
 	// that reads the worktree, and by the end of the push.
 	prev := &replayPlan{at: headTree, seen: headTree}
+	// A push that gives up leaves the root at its own commits, where it
+	// was: a replay abandoned there would have the next commit made on
+	// the root's head from another tree's files (the remote's, without
+	// this root's own last changes), and its persist push their deletion.
+	defer func() {
+		if err != nil {
+			if uerr := r.unwindReplay(ctx, headTree, prev); uerr != nil {
+				err = errors.Join(err, uerr)
+			}
+		}
+	}()
 	sources := map[string]*filesystem.Storage{}
 	defer func() {
 		for _, s := range sources {
@@ -330,15 +341,32 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 	var stale []*carry
 	// leaving is the carry sent after a refusal the remote made once it
 	// had the pack (carryAfterRefusal): the next attempt takes it.
-	var leaving chan *carry
+	var leaving chan leftCarry
+	// unsure are carries sent whose outcome this root never heard (the
+	// connection or the budget ended first): perhaps on the remote, so
+	// never taken for this root's own (a carry gone says its commits
+	// landed), and withdrawn when the push returns, in case they are.
+	var unsure []*carry
+	took := func(l leftCarry) {
+		switch {
+		case l.c == nil:
+		case l.sure:
+			mine = l.c
+		default:
+			unsure = append(unsure, l.c)
+		}
+	}
 	defer func() {
 		if leaving != nil {
-			if next := <-leaving; next != nil {
-				mine = next
-			}
+			took(<-leaving)
 		}
 		if mine != nil {
-			r.withdrawCarry(ctx, mine)
+			r.withdrawCarry(ctx, mine, false)
+		}
+		for _, c := range unsure {
+			if c != mine {
+				r.withdrawCarry(ctx, c, true)
+			}
 		}
 	}()
 	// Each attempt is a span (a child of the caller's tgp.persist), its
@@ -380,7 +408,7 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 		if mine != nil && time.Since(mine.at) > carryOwnAge {
 			// Soon any winner may delete it as stale: its absence would
 			// no longer say it landed. This root pushes its commits itself.
-			r.withdrawCarry(ctx, mine)
+			r.withdrawCarry(ctx, mine, false)
 			mine = nil
 		}
 		var opened chan openedPush
@@ -402,11 +430,13 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 						// that began before it landed does not list it,
 						// so absence proves nothing yet (the push below
 						// deletes it, or fails if another push did).
-						if next := <-leaving; next != nil {
-							mine = next
+						if l := <-leaving; l.c != nil && l.sure {
+							took(l)
 							if !listed(cs, mine) {
 								cs = append(cs, mine)
 							}
+						} else {
+							took(l)
 						}
 						leaving = nil
 					}
@@ -447,6 +477,11 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 			all = append(append([]*batchItem(nil), items...), carried...)
 		}
 		plan, chain, err := r.planBatch(ctx, tip, prev, all, sources)
+		if plan != nil {
+			// The replay is where the worktree and the hook are now: the
+			// next attempt, or the unwind, starts there.
+			prev = plan
+		}
 		if err != nil {
 			closeOpened(opened)
 			return attempt, nil, plumbing.ZeroHash, err
@@ -483,15 +518,14 @@ func (r *Repo) leadPush(ctx context.Context, branch string, tip plumbing.Hash, f
 		switch {
 		case ex != nil && ex.sentInstead:
 			mine = next
+		case ex != nil && ex.unsureInstead:
+			unsure = append(unsure, next)
 		case next != nil && errors.Is(err, ErrRejected) && ex.withSent:
 			// The advertisement matched, but another push landed first:
 			// the carry goes in a session of its own, beside the next
 			// attempt's fetch.
 			leaving = r.carryAfterRefusal(ctx, ex.pack, next)
 		}
-		// The replay is abandoned: the worktree and the hook are where it
-		// left them.
-		prev = plan
 		lastErr = err
 		if errors.Is(err, ErrDeclined) && ex != nil && ex.withSent && len(ex.with) > 0 {
 			// A remote that refuses deleting refs (receive.denyDeletes)
@@ -689,7 +723,8 @@ func fullJitterDelay(d time.Duration) time.Duration {
 // planBatch recreates the items' commits one after the other on tip, in
 // memory, and returns the plan (where the root and the hook are) and the
 // last commit. An item whose commits descend from the chain so far is
-// taken as it is (a fast-forward).
+// taken as it is (a fast-forward). On an error the plan still says where
+// the root and the hook are.
 func (r *Repo) planBatch(ctx context.Context, tip plumbing.Hash, prev *replayPlan, items []*batchItem, sources map[string]*filesystem.Storage) (*replayPlan, plumbing.Hash, error) {
 	r.ov = r.newOverlay()
 	plan := &replayPlan{tip: tip, head: tip, at: prev.at, seen: prev.seen}
@@ -718,14 +753,18 @@ func (r *Repo) planBatch(ctx context.Context, tip plumbing.Hash, prev *replayPla
 			continue
 		}
 		p, conflicts, err := r.planReplayKeep(ctx, it.base, it.head, chain, plan)
+		if p != nil {
+			// Where the worktree and the hook are now, whatever came of
+			// it: the next item's replay, or the unwind, starts there.
+			plan.at, plan.seen = p.at, p.seen
+		}
 		if err != nil {
 			if it.own {
-				return nil, plumbing.ZeroHash, err
+				return plan, plumbing.ZeroHash, err
 			}
 			it.err = err
 			continue
 		}
-		plan.at, plan.seen = p.at, p.seen
 		if len(conflicts) > 0 {
 			it.conflict = conflicts
 			continue

@@ -656,7 +656,9 @@ func (r *Repo) planReplay(ctx context.Context, branch string, base, head, tip pl
 // planReplayKeep is planReplay without the conflict's consequences: it
 // returns the paths in conflict, with the plan as far as it got (where the
 // worktree and the hook are: the caller carries them on). prev says
-// where they are before it.
+// where they are before it. On an error, too, the plan says where they
+// are (nil only when nothing moved), so that the caller can bring them
+// back (unwindReplay).
 func (r *Repo) planReplayKeep(ctx context.Context, base, head, tip plumbing.Hash, prev *replayPlan) (*replayPlan, []string, error) {
 	local, err := r.localCommits(base, head)
 	if err != nil {
@@ -669,20 +671,20 @@ func (r *Repo) planReplayKeep(ctx context.Context, base, head, tip plumbing.Hash
 		parentTree := plumbing.ZeroHash
 		if len(c.ParentHashes) > 0 {
 			if parentTree, err = r.treeOf(c.ParentHashes[0]); err != nil {
-				return nil, nil, err
+				return plan, nil, err
 			}
 		}
 		ours, err := treeDiff(ctx, ov, parentTree, c.TreeHash)
 		if err != nil {
-			return nil, nil, err
+			return plan, nil, err
 		}
 		curTree, err := r.treeOf(cur)
 		if err != nil {
-			return nil, nil, err
+			return plan, nil, err
 		}
 		merged, conflicts, err := r.mergeChanges(ctx, parentTree, curTree, ours)
 		if err != nil {
-			return nil, nil, err
+			return plan, nil, err
 		}
 		if len(conflicts) > 0 {
 			return plan, conflicts, nil
@@ -692,17 +694,17 @@ func (r *Repo) planReplayKeep(ctx context.Context, base, head, tip plumbing.Hash
 		for _, m := range merged {
 			if !m.Delete && m.Mode != filemode.Submodule {
 				if err := ov.include(m.Hash); err != nil {
-					return nil, nil, err
+					return plan, nil, err
 				}
 			}
 		}
 		newTree, err := writeTreeStored(ov, curTree, merged)
 		if err != nil {
-			return nil, nil, err
+			return plan, nil, err
 		}
 		if r.hook != nil {
 			if newTree, err = r.deriveFiles(ctx, plan, plan.seen, newTree); err != nil {
-				return nil, nil, err
+				return plan, nil, err
 			}
 			plan.seen = newTree
 		}
@@ -716,7 +718,7 @@ func (r *Repo) planReplayKeep(ctx context.Context, base, head, tip plumbing.Hash
 		}
 		nc, err := r.writeCommit(newTree, parents, c.Message, &author)
 		if err != nil {
-			return nil, nil, err
+			return plan, nil, err
 		}
 		cur = nc
 	}
@@ -862,6 +864,81 @@ func (r *Repo) finishReplay(ctx context.Context, branch string, plan *replayPlan
 		return errStopped
 	}
 	return r.setTracking(branch, tracking)
+}
+
+// unwindReplay brings the root back to its own head's tree after a
+// replay that will not be pushed (the push gave up): the worktree and
+// the index from where the plan left them (a hook that reads the
+// worktree had each merged tree checked out), and the hook's state from
+// the tree it last derived for. A TreeHook's state is rewound from the
+// tree; a hook that reads the worktree regenerates from the root, whose
+// derived files then go back to the head's version (the root is as it
+// was before the push, byte for byte).
+func (r *Repo) unwindReplay(ctx context.Context, headTree plumbing.Hash, plan *replayPlan) error {
+	if plan == nil {
+		return nil
+	}
+	// The unwind runs when the push's own context has ended: it must not
+	// stop halfway for that reason.
+	ctx = context.WithoutCancel(ctx)
+	if plan.at != headTree {
+		if _, err := r.checkoutTrees(ctx, plan.at, headTree); err != nil {
+			return fmt.Errorf("bring the root back to its own commit after the push gave up: %w", err)
+		}
+		plan.at = headTree
+	}
+	if plan.seen == headTree || r.hook == nil {
+		return nil
+	}
+	changes, err := treeDiff(ctx, r.objs(), plan.seen, headTree)
+	if err != nil {
+		return err
+	}
+	plan.seen = headTree
+	changed := make([]string, len(changes))
+	for i, c := range changes {
+		changed[i] = c.Path
+	}
+	if th, ok := r.hook.(TreeHook); ok {
+		s := r.objs()
+		_, ok, err := th.DeriveFromTree(ctx, changed, &treeReader{s: s, tree: headTree, smudge: r.checkoutSmudgerFor(s, headTree)})
+		if err != nil || ok {
+			return err
+		}
+		// It declined: it holds no state to rewind.
+		return nil
+	}
+	var derived []string
+	if ih, ok := r.hook.(IncrementalHook); ok {
+		derived, err = ih.RegenerateChanged(ctx, changed)
+	} else {
+		derived, err = r.hook.Regenerate(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("regenerate derived files: %w", err)
+	}
+	return r.checkoutPaths(headTree, derived)
+}
+
+// checkoutPaths writes paths as tree has them (deleted where it has
+// none) to the worktree and the index.
+func (r *Repo) checkoutPaths(tree plumbing.Hash, paths []string) error {
+	s := r.objs()
+	var changes []fileChange
+	for _, p := range paths {
+		e, ok, err := treeEntry(s, tree, p)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			if _, err := r.wt.Lstat(p); err == nil {
+				changes = append(changes, fileChange{Path: p, Delete: true})
+			}
+		default:
+			changes = append(changes, fileChange{Path: p, Mode: e.Mode, Hash: e.Hash})
+		}
+	}
+	return r.checkoutChanges(changes, tree, false, nil)
 }
 
 // errStopped: a test stopped the persist there (Repo.stopAt).

@@ -3,9 +3,11 @@ package gitbackend
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
@@ -43,8 +45,9 @@ type pushExtras struct {
 	// update would be refused: this root's commits left as a carry.
 	instead []*packp.Command
 	// sentInstead says the remote took instead; withSent that with went
-	// along (the remote pushes atomically).
-	sentInstead, withSent bool
+	// along (the remote pushes atomically). unsureInstead: instead was
+	// sent, but the remote's answer never came (unconfirmed).
+	sentInstead, withSent, unsureInstead bool
 	// pack is what was sent (a carry left after the remote refused the
 	// update sends it again).
 	pack []byte
@@ -114,7 +117,8 @@ func (n *netRemote) sendPack(ctx context.Context, ps *pushSession, branch string
 	atomic := supportsCarry(ps.ar)
 	if cur != old && (known == nil || cur.IsZero() || !known(cur)) {
 		if ex != nil && len(ex.instead) > 0 && atomic {
-			ex.sentInstead = n.sendCommands(ctx, ps, ex.instead, pack) == nil
+			serr := n.sendCarry(ctx, ps, ex.instead, pack)
+			ex.sentInstead, ex.unsureInstead = serr == nil, unconfirmed(serr)
 		}
 		return fmt.Errorf("%w: remote ref %s is %s, not %s", ErrRejected, name, short(cur), short(old))
 	}
@@ -147,7 +151,7 @@ func (n *netRemote) sendCommands(ctx context.Context, ps *pushSession, cmds []*p
 	}
 	rs, err := ps.s.ReceivePack(ctx, req)
 	if err != nil {
-		return classifyNetErr(err)
+		return &unconfirmedError{err: classifyNetErr(err)}
 	}
 	if rs != nil {
 		if err := rs.Error(); err != nil {
@@ -155,6 +159,34 @@ func (n *netRemote) sendCommands(ctx context.Context, ps *pushSession, cmds []*p
 		}
 	}
 	return nil
+}
+
+// carrySendGrace is how long a carry's push may outlast its caller's
+// budget: cut off in flight, the carry may land on the remote after the
+// owner, not knowing, gave up (a withdrawal sent then can even reach the
+// remote before the carry does), and it stays there until another
+// root's push lands it.
+const carrySendGrace = 5 * time.Second
+
+// sendCarry sends commands that leave a carry, heard to the end
+// (carrySendGrace).
+func (n *netRemote) sendCarry(ctx context.Context, ps *pushSession, cmds []*packp.Command, pack []byte) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), carrySendGrace)
+	defer cancel()
+	return n.sendCommands(ctx, ps, cmds, pack)
+}
+
+// unconfirmedError: commands were (perhaps) sent, but the remote's report
+// of what it did with them never came: the connection, or the caller's
+// budget, ended first.
+type unconfirmedError struct{ err error }
+
+func (e *unconfirmedError) Error() string { return e.err.Error() }
+func (e *unconfirmedError) Unwrap() error { return e.err }
+
+func unconfirmed(err error) bool {
+	var u *unconfirmedError
+	return errors.As(err, &u)
 }
 
 // pushChain pushes chain, a line of commits on tip, to a network remote:

@@ -80,15 +80,15 @@ func TestParseAllowedSigners(t *testing.T) {
 	}
 
 	for _, bad := range []string{
-		"alice@example.com",                                  // no key
-		"alice@example.com ssh-ed25519",                      // no key material
-		"alice@example.com ssh-rsa " + k.pub[12:],            // key type does not match
-		`alice@example.com namespaces=git ` + k.pub,          // unquoted value
-		`alice@example.com namespaces="git ` + k.pub,         // unterminated
-		`alice@example.com permit-pty ` + k.pub,              // authorized_keys' option
-		`alice@example.com valid-after="2020" ` + k.pub,      // bad time
-		`"alice@example.com ` + k.pub,                        // unterminated principals
-		`alice@example.com cert-authority=yes ` + k.pub,      // flag with a value
+		"alice@example.com",                             // no key
+		"alice@example.com ssh-ed25519",                 // no key material
+		"alice@example.com ssh-rsa " + k.pub[12:],       // key type does not match
+		`alice@example.com namespaces=git ` + k.pub,     // unquoted value
+		`alice@example.com namespaces="git ` + k.pub,    // unterminated
+		`alice@example.com permit-pty ` + k.pub,         // authorized_keys' option
+		`alice@example.com valid-after="2020" ` + k.pub, // bad time
+		`"alice@example.com ` + k.pub,                   // unterminated principals
+		`alice@example.com cert-authority=yes ` + k.pub, // flag with a value
 		`x valid-after="20300101",valid-before="20200101" ` + k.pub,
 	} {
 		_, err := ParseAllowedSigners([]byte(bad + "\n"))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -186,4 +187,22 @@ func (h *History) Changes(from *object.Commit, p string, limit int) ([]*object.C
 		c = next
 	}
 	return out, nil
+}
+
+// Version is one commit that changed a tool (tool_history).
+type Version struct {
+	Commit  string    `json:"commit"`
+	Author  string    `json:"author"`
+	Date    time.Time `json:"date"`
+	Subject string    `json:"subject"`
+	// Signed: the commit carries a signature (of any kind).
+	Signed bool `json:"signed"`
+	// SignedBy is the principal sandbox.trusted_signers verified the
+	// signature for ("" when not configured or not trusted).
+	SignedBy string `json:"signed_by"`
+	// Untrusted says why the trusted signers refuse the commit (only
+	// when they are configured).
+	Untrusted string `json:"untrusted,omitempty"`
+	// Deleted: the commit removed the tool.
+	Deleted bool `json:"deleted,omitempty"`
 }

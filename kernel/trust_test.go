@@ -144,7 +144,9 @@ func kindOf(err error) tools.Kind {
 	return ""
 }
 
-func tool(v string) string { return "/** Says which version runs. */\nexport default () => \"" + v + "\";\n" }
+func tool(v string) string {
+	return "/** Says which version runs. */\nexport default () => \"" + v + "\";\n"
+}
 
 // TestUntrustedToolIsRefusedUntilRewritten is the issue's held-out case
 // as a user would try it, plain git being the other writer: a change

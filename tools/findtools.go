@@ -38,8 +38,8 @@ type FoundTool struct {
 // FindTool returns find_tools over f (nil: no tools to find).
 func FindTool(f Finder) *Tool {
 	return Define(Spec[findArgs]{
-		Name:        "find_tools",
-		Output:      []FoundTool{},
+		Name:   "find_tools",
+		Output: []FoundTool{},
 		Description: "Find existing agent tools by name and description (BM25 ranking). Reuse before forging. " +
 			"signed_by names who signed a tool's last change when sandbox.trusted_signers is set.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},

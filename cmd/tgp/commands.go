@@ -167,7 +167,7 @@ func newToolsCmd(a *app) *cobra.Command {
 			"`tgp tools revert PATH --to REF` restores the tool's content at REF as a new commit, pushed like any write.",
 		Example: "  tgp tools --json\n  tgp tools list\n  tgp tools find \"add numbers\"\n" +
 			"  tgp tools history tools/math/add.ts\n  tgp tools revert tools/math/add.ts --to HEAD~1",
-		Args:    cobra.ArbitraryArgs,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return a.listKernelTools(cmd.Context(), asJSON)

@@ -451,6 +451,18 @@ func (r *Repo) Do(ctx context.Context, fn func(*git.Repository) error) error {
 	return fn(r.repo)
 }
 
+// Read runs fn holding the repository's locks, as Do does, without
+// writing the files replays left unwritten first: for callers that read
+// objects (commits, trees, blobs) and never the worktree, such as the
+// trust checks before every exec_tool.
+func (r *Repo) Read(ctx context.Context, fn func(*git.Repository) error) error {
+	if err := r.lock(ctx); err != nil {
+		return err
+	}
+	defer r.unlock()
+	return fn(r.repo)
+}
+
 func (r *Repo) lock(ctx context.Context) error {
 	if err := r.lockOnly(ctx); err != nil {
 		return err

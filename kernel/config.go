@@ -226,6 +226,12 @@ type SandboxConfig struct {
 	// allowed packages missing from the toolbox are bundled from
 	// (relative paths are relative to the configuration file).
 	ModulesDir string `koanf:"modules_dir"`
+	// TrustedSigners is the path of an allowed_signers file (git's
+	// gpg.ssh.allowedSignersFile format): when set, exec_tool and
+	// check_tool refuse a tool whose last change is not a commit signed
+	// by a key it lists for the committer (relative paths are relative
+	// to the configuration file).
+	TrustedSigners string `koanf:"trusted_signers"`
 }
 
 // CheckConfig configures check_tool's static rules.
@@ -309,6 +315,7 @@ func Defaults() map[string]any {
 		"sandbox.workers":            4,
 		"sandbox.worker_command":     []any{},
 		"sandbox.modules_dir":        "",
+		"sandbox.trusted_signers":    "",
 		"sql.driver":                 "",
 		"sql.dsn_env":                "TGP_SQL_DSN",
 		"sql.read_only":              false,

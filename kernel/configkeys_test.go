@@ -45,6 +45,7 @@ var coveredElsewhere = map[string]string{
 	"git.journal":                 "journal/kernel_test.go:TestKernelWritesThroughTheJournal",
 	"git.carry_key_env":           "kernel/carry_test.go:TestCarryKeyEnvReachesTheRepository",
 	"git.signing_key":             "kernel/signing_test.go:TestSigningKeySignsTheKernelsCommits",
+	"sandbox.trusted_signers":     "kernel/trust_test.go:TestUntrustedToolIsRefusedUntilRewritten",
 	"sql.driver":                  "kernel/sql_test.go:TestSQLIntegration",
 	"tools.git.timeout_ms":        "kernel/gitconfig_keys_test.go:TestGitToolConfigKeysApply",
 	"tools.git.max_bytes":         "kernel/gitconfig_keys_test.go:TestGitToolConfigKeysApply",

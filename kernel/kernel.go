@@ -29,6 +29,7 @@ import (
 	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/tools/forgetools"
 	"github.com/tgp-go/tgp/tools/gittools"
+	"github.com/tgp-go/tgp/trust"
 	"github.com/tgp-go/tgp/vfs"
 )
 
@@ -55,6 +56,8 @@ type Kernel struct {
 	sql    forgetools.SQLProvider
 	scope  scopeState
 	tel    *telemetry.T
+	// signers are sandbox.trusted_signers' keys (nil: not set).
+	signers *trust.AllowedSigners
 }
 
 type options struct {
@@ -173,6 +176,9 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	}
 	k := &Kernel{cfg: cfg, opts: o}
 	if err := k.checkSigningKey(); err != nil {
+		return nil, err
+	}
+	if err := k.loadTrustedSigners(); err != nil {
 		return nil, err
 	}
 	// The host's providers, else the global ones: otel's globals delegate
@@ -475,7 +481,18 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (r
 // over its memory limit); the outcome (logs, duration) is returned in
 // both cases when there is one.
 func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*sandbox.Outcome, error) {
-	raw, err := json.Marshal(map[string]any{"path": path, "args": args})
+	return k.ExecToolAt(ctx, path, "", args)
+}
+
+// ExecToolAt is ExecTool running the tool as it was at ref (a commit,
+// branch or tag; empty: as it is now), its imports read at the same
+// commit (exec_tool's ref).
+func (k *Kernel) ExecToolAt(ctx context.Context, path, ref string, args any) (*sandbox.Outcome, error) {
+	a := map[string]any{"path": path, "args": args}
+	if ref != "" {
+		a["ref"] = ref
+	}
+	raw, err := json.Marshal(a)
 	if err != nil {
 		return nil, &tools.Error{Kind: tools.KindBadArgs, Field: "args", Message: "args do not marshal to JSON: " + err.Error(), Err: err}
 	}

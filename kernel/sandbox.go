@@ -104,6 +104,7 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 		Persist:     k.box,
 		SQLReadOnly: k.cfg.SQL.ReadOnly,
 		Check:       k.checkConfig(),
+		Versions:    k.box,
 	}
 	if k.sql != nil {
 		cfg.SQL = k.sql

@@ -125,6 +125,11 @@ sandbox:
   # A host directory laid out like node_modules (one package per subdirectory) that allowed packages
   # missing from the toolbox's node_modules/ are bundled from. Empty: none.
   modules_dir: ""
+  # An allowed_signers file (git's gpg.ssh.allowedSignersFile format: "principals [options] key").
+  # When set, exec_tool and check_tool refuse a tool whose last change (or that of a module it
+  # imports) is not a commit signed by a key listed for its committer's email (untrusted_tool).
+  # Empty: every tool runs. Relative to this file.
+  trusted_signers: ""
 
 sql:
   # sqlite | postgres; empty disables exec_sql.

@@ -11,6 +11,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/toolbox"
+	"github.com/tgp-go/tgp/trust"
 )
 
 // toolboxConfig is the toolbox's part of the configuration: the
@@ -55,6 +56,7 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 		Check:                k.checkConfig(),
 		OnRefresh:            k.opts.refreshHooks,
 		SandboxDecls:         sandbox.Declarations(k.opts.hostFuncs),
+		TrustedSigners:       k.signers,
 	}
 	tc.PR.Forge, tc.PR.ForgeErr = k.buildForge(provider)
 	if k.opts.forge == nil && hasForge(provider) {
@@ -163,7 +165,7 @@ func WithRefreshHook(h func(RefreshEvent)) Option {
 // no check: persist replays on whatever the remote has.
 var readsToolbox = map[string]bool{
 	"find_tools": true, "read_file": true, "list_files": true, "list_dir": true, "grep_files": true,
-	"check_tool": true, "exec_tool": true,
+	"check_tool": true, "exec_tool": true, "tool_history": true,
 	"git_status": true, "git_diff": true, "git_log": true, "git_show": true, "git_blame": true,
 }
 
@@ -205,5 +207,33 @@ func (k *Kernel) checkSigningKey() error {
 	if _, err := gitbackend.ResolveSigner(k.signingKey(), nil, k.environ()); err != nil {
 		return &ConfigError{Key: "git.signing_key", Problem: err.Error()}
 	}
+	return nil
+}
+
+// trustedSignersPath is sandbox.trusted_signers, a relative path read
+// from the config file's directory (WithBaseDir) when the file is there.
+func (k *Kernel) trustedSignersPath() string {
+	p := k.cfg.Sandbox.TrustedSigners
+	if p != "" && !filepath.IsAbs(p) && k.opts.baseDir != "" {
+		if _, err := os.Stat(filepath.Join(k.opts.baseDir, p)); err == nil {
+			p = filepath.Join(k.opts.baseDir, p)
+		}
+	}
+	return p
+}
+
+// loadTrustedSigners reads sandbox.trusted_signers once at New: a
+// missing or malformed file is a configuration error naming the key (and
+// the line), never a kernel that runs every tool.
+func (k *Kernel) loadTrustedSigners() error {
+	p := k.trustedSignersPath()
+	if p == "" {
+		return nil
+	}
+	a, err := trust.LoadAllowedSigners(p)
+	if err != nil {
+		return &ConfigError{Key: "sandbox.trusted_signers", Problem: err.Error()}
+	}
+	k.signers = a
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
 	"github.com/tgp-go/tgp/sandbox/analysis"
+	"github.com/tgp-go/tgp/trust"
 	"github.com/tgp-go/tgp/vfs"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	// SandboxDecls are TypeScript members Scaffold adds to the tgp object
 	// in tools/tgp-env.d.ts: the host functions (sandbox.Declarations).
 	SandboxDecls string
+	// TrustedSigners, when set (sandbox.trusted_signers), are the keys
+	// whose signed commits may carry code that runs (CheckTrust).
+	TrustedSigners *trust.AllowedSigners
 }
 
 // PRConfig configures the pull-request strategy.
@@ -100,6 +104,9 @@ type Box struct {
 
 	prMu sync.Mutex
 	pr   prState
+
+	// prov is the tools' history and signatures (trust.go).
+	prov provenance
 }
 
 // New builds the Box of the root fsys. It touches neither the disk nor the

@@ -27,6 +27,10 @@ const (
 	// KindCompileError refuses a write of an agent tool that check_tool
 	// finds errors in: nothing was written (force overrides it).
 	KindCompileError Kind = "compile_error"
+	// KindUntrustedTool refuses to check or run an agent tool whose last
+	// change is not a commit signed by a key sandbox.trusted_signers
+	// lists for its committer.
+	KindUntrustedTool Kind = "untrusted_tool"
 )
 
 // Error is the typed error every tool call returns. Message is written for the

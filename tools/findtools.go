@@ -17,20 +17,31 @@ type findArgs struct {
 	Limit int    `json:"limit,omitempty" default:"10" minimum:"1" maximum:"100" jsonschema:"maximum results"`
 }
 
+// Signers says who vouches for a tool (*toolbox.Box): the principal
+// sandbox.trusted_signers verified its last change for, "" when none.
+type Signers interface {
+	SignedBy(ctx context.Context, path string) string
+}
+
 // FoundTool is one find_tools hit.
 type FoundTool struct {
 	Path        string  `json:"path"`
 	Name        string  `json:"name"`
 	Description string  `json:"description"`
 	Score       float64 `json:"score"`
+	// SignedBy is the principal whose trusted key signed the tool's last
+	// change ("" when unsigned, untrusted, or no trusted signers are
+	// configured).
+	SignedBy string `json:"signed_by"`
 }
 
 // FindTool returns find_tools over f (nil: no tools to find).
 func FindTool(f Finder) *Tool {
 	return Define(Spec[findArgs]{
-		Name:        "find_tools",
-		Output:      []FoundTool{},
-		Description: "Find existing agent tools by name and description (BM25 ranking). Reuse before forging.",
+		Name:   "find_tools",
+		Output: []FoundTool{},
+		Description: "Find existing agent tools by name and description (BM25 ranking). Reuse before forging. " +
+			"signed_by names who signed a tool's last change when sandbox.trusted_signers is set.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
 		Summary:     func(a findArgs) string { return "find tools for " + a.Query },
 		Run: func(ctx context.Context, a findArgs) (Result, error) {
@@ -38,8 +49,13 @@ func FindTool(f Finder) *Tool {
 			if f == nil {
 				return Result{Value: out}, nil
 			}
+			signers, _ := f.(Signers)
 			for _, h := range f.Find(a.Query, a.Limit) {
-				out = append(out, FoundTool{Path: h.Path, Name: h.Entry.Name, Description: h.Entry.Description, Score: h.Score})
+				ft := FoundTool{Path: h.Path, Name: h.Entry.Name, Description: h.Entry.Description, Score: h.Score}
+				if signers != nil {
+					ft.SignedBy = signers.SignedBy(ctx, h.Path)
+				}
+				out = append(out, ft)
 			}
 			return Result{Value: out}, nil
 		},

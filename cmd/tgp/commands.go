@@ -156,13 +156,18 @@ func orDash(s string) string {
 func newToolsCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var limit int
+	var to string
 	cmd := &cobra.Command{
-		Use:   "tools [list|find QUERY]",
-		Short: "List the kernel's tools, or the agent tools in the registry, or find one",
+		Use:   "tools [list|find QUERY|history PATH|revert PATH --to REF]",
+		Short: "List the kernel's tools, or the agent tools in the registry, find one, or show and restore its versions",
 		Long: "`tgp tools` lists every kernel tool with its description, JSON Schema and annotations.\n" +
-			"`tgp tools list` lists the agent tools of the registry (meta.json); `tgp tools find QUERY` ranks them.",
-		Example: "  tgp tools --json\n  tgp tools list\n  tgp tools find \"add numbers\"",
-		Args:    cobra.ArbitraryArgs,
+			"`tgp tools list` lists the agent tools of the registry (meta.json) and who signed each (signed_by, with\n" +
+			"sandbox.trusted_signers); `tgp tools find QUERY` ranks them.\n" +
+			"`tgp tools history PATH` lists the commits that changed a tool: author, date, signed or not.\n" +
+			"`tgp tools revert PATH --to REF` restores the tool's content at REF as a new commit, pushed like any write.",
+		Example: "  tgp tools --json\n  tgp tools list\n  tgp tools find \"add numbers\"\n" +
+			"  tgp tools history tools/math/add.ts\n  tgp tools revert tools/math/add.ts --to HEAD~1",
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return a.listKernelTools(cmd.Context(), asJSON)
@@ -175,12 +180,27 @@ func newToolsCmd(a *app) *cobra.Command {
 					return usageError("tools find needs a QUERY")
 				}
 				return a.listRegistry(cmd.Context(), strings.Join(args[1:], " "), asJSON, limit)
+			case "history":
+				if len(args) != 2 {
+					return usageError("tools history needs one PATH")
+				}
+				n := 0
+				if cmd.Flags().Changed("limit") {
+					n = limit
+				}
+				return a.toolHistory(cmd.Context(), args[1], n, asJSON)
+			case "revert":
+				if len(args) != 2 || to == "" {
+					return usageError("tools revert needs one PATH and --to REF")
+				}
+				return a.revertTool(cmd.Context(), args[1], to, asJSON)
 			}
-			return usageError("unknown tools subcommand %q: use list or find", args[0])
+			return usageError("unknown tools subcommand %q: use list, find, history or revert", args[0])
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().IntVar(&limit, "limit", 10, "maximum results for find")
+	cmd.Flags().IntVar(&limit, "limit", 10, "maximum results for find (history: all unless given)")
+	cmd.Flags().StringVar(&to, "to", "", "revert: the commit, branch or tag whose version to restore")
 	return cmd
 }
 
@@ -219,15 +239,17 @@ func (a *app) listRegistry(ctx context.Context, query string, asJSON bool, limit
 		Name        string  `json:"name"`
 		Description string  `json:"description"`
 		Score       float64 `json:"score,omitempty"`
+		SignedBy    string  `json:"signed_by"`
 	}
 	var rows []row
 	if query == "" {
 		for _, e := range k.Registry().Entries() {
-			rows = append(rows, row{Path: e.Path, Name: e.Name, Description: e.Description})
+			rows = append(rows, row{Path: e.Path, Name: e.Name, Description: e.Description, SignedBy: k.SignedBy(ctx, e.Path)})
 		}
 	} else {
 		for _, m := range k.Registry().Find(query, limit) {
-			rows = append(rows, row{Path: m.Path, Name: m.Entry.Name, Description: m.Entry.Description, Score: m.Score})
+			rows = append(rows, row{Path: m.Path, Name: m.Entry.Name, Description: m.Entry.Description, Score: m.Score,
+				SignedBy: k.SignedBy(ctx, m.Path)})
 		}
 	}
 	if asJSON {
@@ -240,8 +262,81 @@ func (a *app) listRegistry(ctx context.Context, query string, asJSON bool, limit
 		fmt.Fprintln(a.stdout, "no tools")
 		return nil
 	}
+	signed := k.Config().Sandbox.TrustedSigners != ""
 	for _, r := range rows {
+		if signed {
+			fmt.Fprintf(a.stdout, "%-40s %-24s %s\n", r.Path, orDash(r.SignedBy), r.Description)
+			continue
+		}
 		fmt.Fprintf(a.stdout, "%-40s %s\n", r.Path, r.Description)
+	}
+	return nil
+}
+
+// toolHistory prints tool_history: one commit a line, newest first.
+func (a *app) toolHistory(ctx context.Context, path string, limit int, asJSON bool) error {
+	k, err := a.openKernel(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer k.Shutdown(ctx)
+	list, err := k.ToolHistory(ctx, path, limit)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if asJSON {
+		return writeJSON(a.stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(a.stdout, "%s: no commits\n", path)
+		return nil
+	}
+	trusting := k.Config().Sandbox.TrustedSigners != ""
+	for _, v := range list {
+		sig := "unsigned"
+		switch {
+		case v.SignedBy != "":
+			sig = "signed by " + v.SignedBy
+		case v.Signed && trusting:
+			sig = "signed, untrusted"
+		case v.Signed:
+			sig = "signed"
+		}
+		subject := v.Subject
+		if v.Deleted {
+			subject += " (deleted)"
+		}
+		fmt.Fprintf(a.stdout, "%s %s %-30s %-24s %s\n", v.Commit[:7], v.Date.UTC().Format("2006-01-02 15:04"), v.Author, sig, subject)
+	}
+	return nil
+}
+
+// revertTool runs revert_tool and prints the new commit.
+func (a *app) revertTool(ctx context.Context, path, ref string, asJSON bool) error {
+	k, err := a.openKernel(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer k.Shutdown(ctx)
+	res, err := k.RevertTool(ctx, path, ref)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if asJSON {
+		return writeJSON(a.stdout, res)
+	}
+	per := res.Persisted
+	switch {
+	case per == nil:
+		fmt.Fprintf(a.stdout, "%s restored from %s\n", path, res.From[:7])
+	case per.Commit != "":
+		fmt.Fprintf(a.stdout, "%s restored from %s in commit %s", path, res.From[:7], per.Commit[:min(7, len(per.Commit))])
+		if per.Note != "" {
+			fmt.Fprintf(a.stdout, " (%s)", per.Note)
+		}
+		fmt.Fprintln(a.stdout)
+	default:
+		fmt.Fprintf(a.stdout, "%s restored from %s: %s\n", path, res.From[:7], per.Note)
 	}
 	return nil
 }
@@ -312,11 +407,11 @@ func printReport(w io.Writer, p string, rep analysis.Report) {
 }
 
 func newExecCmd(a *app) *cobra.Command {
-	var argsJSON string
+	var argsJSON, ref string
 	cmd := &cobra.Command{
 		Use:     "exec PATH",
 		Short:   "Run an agent tool in the sandbox (exec_tool); exit 1 if it fails",
-		Example: "  tgp exec tools/math/add.ts --args '{\"x\":1,\"y\":2}'",
+		Example: "  tgp exec tools/math/add.ts --args '{\"x\":1,\"y\":2}'\n  tgp exec tools/math/add.ts --ref HEAD~1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -331,7 +426,11 @@ func newExecCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer k.Shutdown(ctx)
-			raw, _ := json.Marshal(map[string]any{"path": args[0], "args": toolArgs})
+			call := map[string]any{"path": args[0], "args": toolArgs}
+			if ref != "" {
+				call["ref"] = ref
+			}
+			raw, _ := json.Marshal(call)
 			res, err := k.Call(ctx, "exec_tool", raw)
 			if err != nil {
 				_ = writeCallError(a.stdout, "exec_tool", tools.Classify(err, nil))
@@ -348,6 +447,7 @@ func newExecCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&argsJSON, "args", "", "tool arguments as JSON")
+	cmd.Flags().StringVar(&ref, "ref", "", "run the tool as it was at this commit, branch or tag")
 	return cmd
 }
 

@@ -212,7 +212,7 @@ func newCallCmd(a *app) *cobra.Command {
 		Long: "Run one agent tool. Prints {\"ok\":true,\"tool\":...,\"result\":...,\"truncated\":false} and exits 0,\n" +
 			"or {\"ok\":false,\"tool\":...,\"error\":{\"kind\":...,\"message\":...}} and exits 1.\n" +
 			"Error kinds: bad_args, not_found, sandbox_violation, conflict, timeout, cancelled,\n" +
-			"approval_required, compile_error, execution_failed, internal. JSON-ARGS defaults to {}; '-' reads stdin.\n" +
+			"approval_required, compile_error, untrusted_tool, execution_failed, internal. JSON-ARGS defaults to {}; '-' reads stdin.\n" +
 			"With git.write_strategy pr, consecutive calls on a root continue one session (one branch, one\n" +
 			"pull request) until its PR is merged or closed, or `tgp session end`; --session NAME joins a\n" +
 			"named session (branch tgp/session-NAME) from any root.\n" +

@@ -44,6 +44,10 @@ type Config struct {
 	// SQLReadOnly is the configured default (sql.read_only).
 	SQLReadOnly bool
 	Check       analysis.Config
+	// Versions gives exec_tool its ref, the trust checks
+	// (sandbox.trusted_signers) and tool_history and revert_tool (nil:
+	// none of them).
+	Versions Versions
 }
 
 // New returns check_tool and exec_tool, and exec_sql when a
@@ -51,6 +55,9 @@ type Config struct {
 func New(fsys tools.FileSystem, cfg Config) []*tools.Tool {
 	ft := &forge{fs: fsys, persist: cfg.Persist}
 	out := []*tools.Tool{checkTool(ft, cfg), execTool(ft, cfg)}
+	if cfg.Versions != nil {
+		out = append(out, historyTool(ft, cfg.Versions), revertTool(ft, cfg.Versions))
+	}
 	if cfg.SQL != nil {
 		out = append(out, execSQLTool(cfg))
 	}
@@ -90,6 +97,9 @@ func checkTool(ft *forge, cfg Config) *tools.Tool {
 			if err != nil {
 				return tools.Result{}, err
 			}
+			if err := checkTrust(ctx, cfg.Versions, ft.fs.ReadFile, "", p, src); err != nil {
+				return tools.Result{}, err
+			}
 			return tools.Result{Value: analysis.Analyze(p, src, cfg.Check)}, nil
 		},
 	})
@@ -99,6 +109,7 @@ type execArgs struct {
 	Path     string         `json:"path" jsonschema:"tool file to run, e.g. tools/math/add.ts"`
 	Args     map[string]any `json:"args,omitempty" jsonschema:"arguments passed to the tool's default export (a JSON object)"`
 	ReadOnly *bool          `json:"read_only,omitempty" jsonschema:"run the tool's database work in a read-only transaction"`
+	Ref      string         `json:"ref,omitempty" jsonschema:"run the tool as it was at this commit, branch or tag (its imports too); empty: as it is now"`
 }
 
 func execTool(ft *forge, cfg Config) *tools.Tool {
@@ -107,7 +118,12 @@ func execTool(ft *forge, cfg Config) *tools.Tool {
 		Description: "Run an agent tool in the sandbox with args. Returns {success, result, logs, error?, duration_ms}; " +
 			"database work runs in one transaction, committed only if the tool succeeds.",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},
-		Summary:     func(a execArgs) string { return "run " + a.Path },
+		Summary: func(a execArgs) string {
+			if a.Ref != "" {
+				return "run " + a.Path + " at " + a.Ref
+			}
+			return "run " + a.Path
+		},
 		Run: func(ctx context.Context, a execArgs) (tools.Result, error) {
 			if cfg.Runner == nil {
 				return tools.Result{}, tools.Errorf(tools.KindExecutionFailed, "the sandbox is not configured")
@@ -116,10 +132,23 @@ func execTool(ft *forge, cfg Config) *tools.Tool {
 			if err != nil {
 				return tools.Result{}, err
 			}
+			code, err := ft.code(ctx, cfg, a.Ref)
+			if err != nil {
+				return tools.Result{}, err
+			}
+			src, rerr := code.read(p)
+			if rerr != nil && a.Ref != "" {
+				return tools.Result{}, tools.Wrap(tools.KindNotFound, rerr, "%s at %s", p, a.Ref)
+			}
+			if rerr == nil {
+				if err := checkTrust(ctx, cfg.Versions, code.read, a.Ref, p, src); err != nil {
+					return tools.Result{}, err
+				}
+			}
 			// args are checked against the parameter type the tool
 			// declares (the schema check_tool reports): a wrong type is
 			// bad_args naming the field, not a run that coerces "1" + 2.
-			if src, rerr := ft.fs.ReadFile(p); rerr == nil {
+			if rerr == nil {
 				if ps, ok := analysis.ParamsOf(string(src)); ok {
 					var args any
 					if a.Args != nil {
@@ -132,10 +161,20 @@ func execTool(ft *forge, cfg Config) *tools.Tool {
 			}
 			// The call's own view of the FS records what the tool writes, so
 			// that this call, and no other, persists it.
-			rec := &writeRecorder{FS: cfg.SandboxFS}
+			rec := &writeRecorder{FS: code.fs}
 			req := sandbox.Request{Path: p}
-			if cfg.SandboxFS != nil {
+			if code.fs != nil {
 				req.FS = rec
+			}
+			var guard *trustGuard
+			if cfg.Versions != nil && cfg.Versions.Trusting() && rerr == nil {
+				// What was checked is what runs; what it loads is
+				// checked as it is loaded.
+				req.Source = src
+				if req.FS != nil {
+					guard = &trustGuard{FS: req.FS, ctx: ctx, v: cfg.Versions, ref: a.Ref}
+					req.FS = guard
+				}
 			}
 			if a.Args != nil {
 				req.Args = a.Args // omitted stays undefined in the tool, as before
@@ -150,6 +189,9 @@ func execTool(ft *forge, cfg Config) *tools.Tool {
 				req.SQL = sess
 			}
 			out, err := cfg.Runner.Exec(ctx, req)
+			if guard != nil && err == nil && guard.err() != nil && out != nil && !out.Success {
+				err = guard.err()
+			}
 			// Files the tool wrote are in the root even when it failed
 			// afterwards: they are persisted either way.
 			if paths := rec.written(ft); len(paths) > 0 {

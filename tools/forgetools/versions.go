@@ -1,0 +1,95 @@
+package forgetools
+
+import (
+	"context"
+
+	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/tools"
+	"github.com/tgp-go/tgp/trust"
+)
+
+// codeView is where one exec_tool call reads the tool's code: the root,
+// or the commit its ref names.
+type codeView struct {
+	// fs is the run's sandbox FS.
+	fs sandbox.FS
+	// read reads code to check: the root through the file tools' view
+	// (which writes files persists left unwritten) or the commit.
+	read func(string) ([]byte, error)
+}
+
+// code is the view of ref ("" : the root as it is).
+func (ft *forge) code(ctx context.Context, cfg Config, ref string) (codeView, error) {
+	if ref == "" {
+		return codeView{fs: cfg.SandboxFS, read: ft.fs.ReadFile}, nil
+	}
+	if cfg.Versions == nil {
+		return codeView{}, tools.BadArg("ref", "the toolbox has no git repository: a tool runs only as it is now")
+	}
+	fsys, _, err := cfg.Versions.CodeAt(ctx, ref)
+	if err != nil {
+		return codeView{}, err
+	}
+	return codeView{fs: fsys, read: fsys.ReadFile}, nil
+}
+
+type historyArgs struct {
+	Path  string `json:"path" jsonschema:"tool file, e.g. tools/math/add.ts"`
+	Limit int    `json:"limit,omitempty" minimum:"0" jsonschema:"at most this many commits, newest first (0: all)"`
+}
+
+func historyTool(ft *forge, v Versions) *tools.Tool {
+	return tools.Define(tools.Spec[historyArgs]{
+		Name: "tool_history", Output: []trust.Version{},
+		Description: "List the commits that changed an agent tool, newest first: commit, author, date, subject, " +
+			"whether it is signed and, with sandbox.trusted_signers, the principal that signed it (signed_by). " +
+			"Run an old version with exec_tool's ref; restore one with revert_tool.",
+		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
+		Summary:     func(a historyArgs) string { return "history of " + a.Path },
+		Run: func(ctx context.Context, a historyArgs) (tools.Result, error) {
+			p, err := ft.agentPath("path", a.Path)
+			if err != nil {
+				return tools.Result{}, err
+			}
+			out, err := v.ToolHistory(ctx, p, a.Limit)
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Value: out}, nil
+		},
+	})
+}
+
+type revertArgs struct {
+	Path string `json:"path" jsonschema:"tool file, e.g. tools/math/add.ts"`
+	To   string `json:"to" minLength:"1" jsonschema:"commit, branch or tag whose version of the tool to restore (tool_history lists them)"`
+}
+
+// RevertResult is revert_tool's result.
+type RevertResult struct {
+	Path string `json:"path"`
+	// From is the commit whose content was restored.
+	From      string           `json:"from"`
+	Persisted *tools.Persisted `json:"persisted"`
+}
+
+func revertTool(ft *forge, v Versions) *tools.Tool {
+	return tools.Define(tools.Spec[revertArgs]{
+		Name: "revert_tool", Output: RevertResult{},
+		Description: "Restore an agent tool to its content at a commit, branch or tag, as a new commit persisted like any write " +
+			"(history is never rewritten).",
+		Annotations: tools.Annotations{Risk: tools.RiskMedium},
+		Summary:     func(a revertArgs) string { return "revert " + a.Path + " to " + a.To },
+		Run: func(ctx context.Context, a revertArgs) (tools.Result, error) {
+			p, err := ft.agentPath("path", a.Path)
+			if err != nil {
+				return tools.Result{}, err
+			}
+			per, from, err := v.RevertTool(ctx, p, a.To)
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Value: RevertResult{Path: p, From: from, Persisted: per}}, nil
+		},
+	})
+}

@@ -30,15 +30,15 @@ import (
 // requires run under its permissions, whatever they export.
 type Permissions struct {
 	// Fetch are URL prefixes (matched as URLAllowed does).
-	Fetch []string `json:"fetch"`
+	Fetch []string `json:"fetch" jsonschema:"URL prefixes tgp.fetch may reach, within sandbox.allowed_fetch_urls"`
 	// Secrets are the names of sandbox.secrets the tool may ask
 	// tgp.secret for.
-	Secrets []string `json:"secrets"`
+	Secrets []string `json:"secrets" jsonschema:"names of sandbox.secrets tgp.secret gives a placeholder for"`
 	// SQL is SQLNone, SQLRead or SQLWrite.
-	SQL string `json:"sql"`
+	SQL string `json:"sql" jsonschema:"none, read (a read-only transaction) or write"`
 	// Write are the directories (or files) tgp.write_file may write,
 	// relative to the root.
-	Write []string `json:"write"`
+	Write []string `json:"write" jsonschema:"directories tgp.write_file may write under, within fs.allowed_dirs"`
 }
 
 // What permissions.sql may say.

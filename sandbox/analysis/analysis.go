@@ -98,7 +98,7 @@ type Report struct {
 	// permissions` (sandbox.Permissions), as exec_tool enforces them:
 	// absent when the tool declares none and runs under the
 	// configuration alone.
-	Permissions *sandbox.Permissions `json:"permissions,omitempty"`
+	Permissions *sandbox.Permissions `json:"permissions,omitempty" jsonschema:"what the tool declares with export const permissions, as exec_tool enforces it; absent when it declares none"`
 }
 
 // allowedNumbers are TGP's non-magic numbers.

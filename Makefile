@@ -148,6 +148,7 @@ fuzz:
 	$(GO) test ./tools -run '^$$' -fuzz FuzzWriteFilePath -fuzztime $(FUZZTIME)
 	$(GO) test ./tools -run '^$$' -fuzz FuzzApplyPatchRoundTrip -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox -run '^$$' -fuzz FuzzReadFrame -fuzztime $(FUZZTIME)
+	$(GO) test ./sandbox -run '^$$' -fuzz FuzzURLAllowed -fuzztime $(FUZZTIME)
 	$(GO) test ./sqldb -run '^$$' -fuzz FuzzSQLiteStaysInItsFile -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/gitformat -run '^$$' -fuzz FuzzDecodeIndex -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/gitformat -run '^$$' -fuzz FuzzParseIndex -fuzztime $(FUZZTIME)

@@ -1,12 +1,14 @@
 package kernel
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/knadh/koanf/v2"
 
 	"github.com/tgp-go/tgp/forge"
+	"github.com/tgp-go/tgp/sandbox"
 )
 
 // Config is the kernel configuration. Field tags name the keys of
@@ -232,6 +235,25 @@ type SandboxConfig struct {
 	// by a key it lists for the committer (relative paths are relative
 	// to the configuration file).
 	TrustedSigners string `koanf:"trusted_signers"`
+	// RequirePermissions refuses to run a tool that does not export
+	// permissions (sandbox.Permissions); off, such a tool runs under this
+	// configuration alone.
+	RequirePermissions bool `koanf:"require_permissions"`
+	// Secrets are the secrets the kernel brokers for tools, by name: a
+	// tool that lists the name in its permissions.secrets gets a
+	// placeholder from tgp.secret(name), and the kernel puts the value of
+	// the environment variable Env in its place in a fetch to one of
+	// URLs, and nowhere else.
+	Secrets map[string]SecretConfig `koanf:"secrets"`
+}
+
+// SecretConfig is one brokered secret (sandbox.secrets.NAME).
+type SecretConfig struct {
+	// Env names the environment variable that holds the value; the value
+	// is never configuration, never in a file.
+	Env string `koanf:"env"`
+	// URLs are the prefixes the value may be sent to.
+	URLs []string `koanf:"urls"`
 }
 
 // CheckConfig configures check_tool's static rules.
@@ -327,6 +349,10 @@ func Defaults() map[string]any {
 		"serve.allowed_origins":      []any{},
 		"serve.max_body_bytes":       4 << 20,
 		"serve.session_idle_timeout": "30m",
+
+		// Per-tool permissions and brokered secrets (docs/tool-permissions.md).
+		"sandbox.require_permissions": false,
+		"sandbox.secrets":             map[string]any{},
 	})
 }
 
@@ -423,6 +449,26 @@ func LoadConfig(lo LoadOptions) (*Config, error) {
 			secrets[v] = true
 		}
 	}
+	// So are the variables sandbox.secrets names, from the file or from
+	// TGP_SANDBOX_SECRETS.
+	fileSecrets, _ := k.Get("sandbox.secrets").(map[string]any)
+	for _, spec := range fileSecrets {
+		if m, ok := spec.(map[string]any); ok {
+			if env, ok := m["env"].(string); ok {
+				secrets[env] = true
+			}
+		}
+	}
+	if raw := Secret(environ, envName("sandbox.secrets")); raw != "" {
+		var specs map[string]struct {
+			Env string `json:"env"`
+		}
+		if json.Unmarshal([]byte(raw), &specs) == nil {
+			for _, spec := range specs {
+				secrets[spec.Env] = true
+			}
+		}
+	}
 	envMap, err := envLayer(environ, known, secrets)
 	if err != nil {
 		return nil, err
@@ -485,6 +531,13 @@ func checkKeys(k *koanf.Koanf, known map[string]bool, source func(key string) st
 		if strings.HasPrefix(key, "sandbox.check.rules.") {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(key, "sandbox.secrets."); ok {
+			// sandbox.secrets.NAME.env and sandbox.secrets.NAME.urls
+			if i := strings.LastIndexByte(rest, '.'); i > 0 && (rest[i+1:] == "env" || rest[i+1:] == "urls") {
+				continue
+			}
+			return &ConfigError{Key: key, Source: source(key), Problem: "a brokered secret has two keys: env (the variable holding the value) and urls (where it may be sent)"}
+		}
 		// A parent given a scalar (git: 3) shows up as a known prefix.
 		return unknownKeyError(key, source(key), known)
 	}
@@ -530,6 +583,16 @@ func envLayer(environ []string, known, secrets map[string]bool) (map[string]any,
 					return nil, unknownEnvError(name, byEnv)
 				}
 			}
+			continue
+		}
+		if key == "sandbox.secrets" {
+			// {"NAME": {"env": "VAR", "urls": ["https://..."]}}: a
+			// mapping does not fit a,b lists.
+			specs := map[string]any{}
+			if err := json.Unmarshal([]byte(val), &specs); err != nil {
+				return nil, &ConfigError{Key: key, Source: "environment " + name, Problem: `want JSON such as {"API": {"env": "API_TOKEN", "urls": ["https://api.example.com/v1/"]}}`}
+			}
+			out[key] = specs
 			continue
 		}
 		if key == "sandbox.check.rules" {
@@ -646,12 +709,54 @@ func (c *Config) Validate() error {
 	if err := c.Shell.validate(); err != nil {
 		return err
 	}
+	for _, u := range c.Sandbox.AllowedFetchURLs {
+		if err := sandbox.CheckURLPrefix(u); err != nil {
+			return &ConfigError{Key: "sandbox.allowed_fetch_urls", Problem: fmt.Sprintf("%q: %s (a prefix is scheme://host[:port]/path/)", u, urlProblem(err))}
+		}
+	}
+	for _, name := range sortedSecretNames(c.Sandbox.Secrets) {
+		spec := c.Sandbox.Secrets[name]
+		key := "sandbox.secrets." + name
+		switch {
+		case !secretNameRe.MatchString(name):
+			return &ConfigError{Key: key, Problem: "a secret's name is letters, digits and _ (tools call tgp.secret(\"NAME\"))"}
+		case spec.Env == "":
+			return &ConfigError{Key: key + ".env", Problem: "must name the environment variable that holds the value"}
+		case len(spec.URLs) == 0:
+			return &ConfigError{Key: key + ".urls", Problem: "must list at least one URL prefix the value may be sent to"}
+		}
+		for _, u := range spec.URLs {
+			if err := sandbox.CheckURLPrefix(u); err != nil {
+				return &ConfigError{Key: key + ".urls", Problem: fmt.Sprintf("%q: %s (a prefix is scheme://host[:port]/path/)", u, urlProblem(err))}
+			}
+		}
+	}
 	for id, sev := range c.Sandbox.Check.Rules {
 		if err := oneOf("sandbox.check.rules."+id, sev, "off", "warning", "error"); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+var secretNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func sortedSecretNames(m map[string]SecretConfig) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// urlProblem is CheckURLPrefix's reason without the URL it quotes.
+func urlProblem(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "\": "); i >= 0 {
+		return msg[i+3:]
+	}
+	return msg
 }
 
 // Secret reads a secret from the environment by the name the configuration

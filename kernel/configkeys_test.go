@@ -41,6 +41,8 @@ var coveredElsewhere = map[string]string{
 	"sandbox.workers":             "sandbox/isolation_test.go:TestHostCallFloodIsBounded",
 	"sandbox.modules_dir":         "kernel/builtin_packages_test.go:TestModulesDirConfig",
 	"sandbox.allowed_imports":     "kernel/builtin_packages_test.go:TestModulesDirConfig",
+	"sandbox.require_permissions": "kernel/permissions_test.go:TestRequirePermissionsConfig",
+	"sandbox.secrets":             "kernel/permissions_test.go:TestBrokeredSecretConfig",
 	"git.retry.carry":             "gitbackend/carry_test.go:TestLostPushIsLandedByTheWinner",
 	"git.journal":                 "journal/kernel_test.go:TestKernelWritesThroughTheJournal",
 	"git.carry_key_env":           "kernel/carry_test.go:TestCarryKeyEnvReachesTheRepository",

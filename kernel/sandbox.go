@@ -30,7 +30,19 @@ func (k *Kernel) newRunner() *sandbox.Runner {
 	if k.opts.httpClient != nil {
 		opts = append(opts, sandbox.WithHTTPClient(k.opts.httpClient))
 	}
-	opts = append(opts, sandbox.WithHostFuncs(k.opts.hostFuncs...))
+	opts = append(opts, sandbox.WithHostFuncs(k.opts.hostFuncs...), sandbox.WithRequirePermissions(sc.RequirePermissions))
+	if len(sc.Secrets) > 0 {
+		specs := map[string]sandbox.SecretSpec{}
+		for name, s := range sc.Secrets {
+			specs[name] = sandbox.SecretSpec{Env: s.Env, URLs: s.URLs}
+		}
+		// Values are read from the kernel's environment when a fetch
+		// needs one, never before and never into a worker.
+		opts = append(opts, sandbox.WithSecrets(specs, func(name string) (string, bool) {
+			v := Secret(k.environ(), name)
+			return v, v != ""
+		}))
+	}
 	if sc.Isolation == sandbox.IsolationProcess {
 		opts = append(opts, sandbox.WithIsolation(sandbox.IsolationProcess), sandbox.WithWorkers(sc.Workers))
 		if len(sc.WorkerCommand) > 0 {
@@ -73,7 +85,7 @@ func (k *Kernel) checkConfig() analysis.Config {
 	for id, sev := range k.cfg.Sandbox.Check.Rules {
 		rules[id] = analysis.Severity(sev)
 	}
-	return analysis.Config{AllowedImports: k.cfg.Sandbox.AllowedImports, Rules: rules}
+	return analysis.Config{AllowedImports: k.cfg.Sandbox.AllowedImports, Rules: rules, RequirePermissions: k.cfg.Sandbox.RequirePermissions}
 }
 
 // toolChecker is check_tool's analysis as the file tools' checker: a

@@ -130,6 +130,16 @@ sandbox:
   # imports) is not a commit signed by a key listed for its committer's email (untrusted_tool).
   # Empty: every tool runs. Relative to this file.
   trusted_signers: ""
+  # Refuse to run a tool that does not export permissions (export const permissions = { fetch,
+  # secrets, sql, write }: what it may reach, within this configuration). Off: such a tool runs
+  # under this configuration alone. See docs/tool-permissions.md.
+  require_permissions: false
+  # Secrets the kernel brokers for tools, by name. A tool that lists NAME in its permissions.secrets
+  # gets a placeholder from tgp.secret("NAME"); the kernel puts the value of the environment variable
+  # env in its place in a tgp.fetch to one of urls, and refuses the fetch anywhere else. The value
+  # never enters the tool, its result, its logs or a commit. For example:
+  #   API: {env: API_TOKEN, urls: ["https://api.example.com/v1/"]}
+  secrets: {}
 
 sql:
   # sqlite | postgres; empty disables exec_sql.

@@ -19,6 +19,10 @@ type Compiled struct {
 	// JS is esbuild's CommonJS output (with its inline source map).
 	JS   string
 	prog *goja.Program
+	// perms is the tool's permissions export (ParsePermissions), read
+	// once per content; permsErr, why it could not be read.
+	perms    *Permissions
+	permsErr error
 }
 
 // CompileError is a syntax or transform error at a TS position.
@@ -123,6 +127,7 @@ func (r *Runner) Compile(path string, src []byte) (*Compiled, error) {
 		return nil, &CompileError{Path: path, Line: 1, Column: 1, Message: err.Error()}
 	}
 	c := &Compiled{Path: path, JS: js, prog: prog}
+	c.perms, c.permsErr = permissionsFromJS(path, src, js)
 	r.cache.put(key, c)
 	return c, nil
 }

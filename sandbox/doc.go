@@ -9,6 +9,12 @@
 // can reach is the `tgp` bridge (jailed files, allow-listed fetch, SQL) and
 // `require` of other tools and allow-listed modules.
 //
+// A tool may narrow that with `export const permissions = {...}` (read
+// statically, see Permissions): the run gets the intersection with the
+// runner's configuration. Secrets are brokered: tgp.secret(name) is a
+// per-run placeholder that the host (never the worker) swaps for the value
+// in a fetch to the secret's URLs, and swaps back out of what returns.
+//
 // Limits: a wall-clock deadline enforced with Runtime.Interrupt (which no
 // try/catch/finally can swallow, also after an await), a call-stack depth,
 // caps on the array built-ins that amplify memory in one native call

@@ -82,6 +82,10 @@ func (ex *execution) fromValue(v goja.Value) *ExecError {
 	switch {
 	case name == "SecurityViolation" || strings.HasPrefix(msg, "Security Violation"):
 		e.Kind = KindSecurity
+	case name == "PermissionDenied":
+		e.Kind = KindPermissionDenied
+	case name == "SecretUnavailable":
+		e.Kind = KindSecretUnavailable
 	case name == "ModuleNotFound":
 		e.Kind = KindModuleNotFound
 	case name == "RangeError" && strings.Contains(msg, "sandbox limit"):

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"math/rand"
 	"net/http"
@@ -391,7 +390,23 @@ func (ex *execution) jsError(err error) goja.Value {
 	if errors.As(err, &se) {
 		return ex.securityError(se.msg)
 	}
+	var pe *PermissionError
+	if errors.As(err, &pe) {
+		return ex.namedError("PermissionDenied", pe.Msg)
+	}
+	var sec *SecretError
+	if errors.As(err, &sec) {
+		return ex.namedError("SecretUnavailable", sec.Msg)
+	}
 	return ex.vm.NewGoError(err)
+}
+
+// namedError builds an Error whose name says the refusal's kind
+// (fromValue reads it back).
+func (ex *execution) namedError(name, msg string) *goja.Object {
+	o := ex.vm.NewTypeError(msg)
+	_ = o.Set("name", name)
+	return o
 }
 
 type securityErr struct{ msg string }
@@ -446,8 +461,8 @@ func (ex *execution) install() error {
 		return files
 	})
 	_ = tgp.Set("write_file", func(p, content string) {
-		if !ex.writeAllowed(p) {
-			ex.throwSecurity("Write access denied for '%s'. Allowed directories: %s", p, strings.Join(ex.r.writeDirs, ", "))
+		if err := ex.r.checkWrite(ex.req.policy, p); err != nil {
+			panic(ex.jsError(err))
 		}
 		// Git's path rules, whatever FS is behind the bridge: what a tool
 		// writes gets committed, and a name some filesystem reads as .git
@@ -477,9 +492,18 @@ func (ex *execution) install() error {
 		}
 		res, err := ex.req.SQL.Exec(ex.ctx, q, params)
 		if err != nil {
-			panic(vm.NewGoError(err))
+			panic(ex.jsError(err))
 		}
 		return vm.ToValue(res)
+	})
+	// tgp.secret returns a placeholder the host swaps for the value in a
+	// fetch to the secret's URLs: the value never enters the runtime.
+	_ = tgp.Set("secret", func(name string) string {
+		ph, err := ex.req.policy.secret(name)
+		if err != nil {
+			panic(ex.jsError(err))
+		}
+		return ph
 	})
 	for _, name := range ex.r.hostFuncNames() {
 		_ = tgp.Set(name, func(call goja.FunctionCall) goja.Value { return ex.callHost(name, call.Argument(0)) })
@@ -524,13 +548,15 @@ func (ex *execution) callHost(name string, arg goja.Value) goja.Value {
 // throwFSError turns a jail refusal into a SecurityViolation and other
 // errors into a plain Error.
 func (ex *execution) throwFSError(op, p string, err error) {
+	var pe *PermissionError
+	if errors.As(err, &pe) {
+		panic(ex.jsError(err))
+	}
 	if isViolation(err) {
 		ex.throwSecurity("%s('%s'): %v", op, p, err)
 	}
 	panic(ex.vm.NewGoError(fmt.Errorf("%s('%s'): %w", op, p, err)))
 }
-
-func (ex *execution) writeAllowed(p string) bool { return writeAllowed(ex.r.writeDirs, p) }
 
 // writeAllowed says whether p is under one of dirs (the worker's parent
 // asks it again of every write a worker relays).
@@ -638,14 +664,13 @@ func (ex *execution) clearTimeout(id int64) {
 	}
 }
 
-// fetch implements tgp.fetch for allow-listed URL prefixes.
+// fetch implements tgp.fetch: the URL must be under the configuration's
+// allow-list and the tool's permissions.fetch; the request itself is made
+// by doFetch, off the loop (in a worker: by the host, over the pipe).
 func (ex *execution) fetch(call goja.FunctionCall) goja.Value {
 	url := call.Argument(0).String()
-	if len(ex.r.fetchURLs) == 0 {
-		ex.throwSecurity("Network access is disabled. No URLs are allowed (sandbox.allowed_fetch_urls).")
-	}
-	if !hasPrefixAny(url, ex.r.fetchURLs) {
-		ex.throwSecurity("URL \"%s\" is not in the allowed list.", url)
+	if err := ex.r.checkFetch(ex.req.policy, url); err != nil {
+		panic(ex.jsError(err))
 	}
 	method, body := "GET", ""
 	headers := map[string]string{}
@@ -663,30 +688,15 @@ func (ex *execution) fetch(call goja.FunctionCall) goja.Value {
 		}
 	}
 	return ex.hostAsync(func(ctx context.Context) (func() goja.Value, error) {
-		req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+		rep, err := ex.r.doFetch(ctx, ex.r.httpClient, ex.req.policy, method, url, headers, []byte(body))
 		if err != nil {
 			return nil, err
-		}
-		for k, v := range headers {
-			req.Header.Set(k, v)
-		}
-		resp, err := ex.r.httpClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, ex.r.maxFetch+1))
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(b)) > ex.r.maxFetch {
-			return nil, fmt.Errorf("fetch %s: response body over %d bytes (sandbox limit)", url, ex.r.maxFetch)
 		}
 		h := map[string]string{}
-		for k := range resp.Header {
-			h[strings.ToLower(k)] = resp.Header.Get(k)
+		for k, v := range rep.headers {
+			h[strings.ToLower(k)] = v
 		}
-		status := resp.StatusCode
+		status, b := rep.status, rep.body
 		return func() goja.Value {
 			vm := ex.vm
 			o := vm.NewObject()

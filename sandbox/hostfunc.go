@@ -33,7 +33,7 @@ type HostFunc struct {
 var hostFuncName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // builtinNames are the tgp members the sandbox defines itself.
-var builtinNames = map[string]bool{"log": true, "read_file": true, "list_files": true, "write_file": true, "fetch": true, "exec_sql": true}
+var builtinNames = map[string]bool{"log": true, "read_file": true, "list_files": true, "write_file": true, "fetch": true, "exec_sql": true, "secret": true}
 
 // ErrHostFunc matches every error a host function's argument or result
 // checks make (the JSON does not fit the function's Go types).

@@ -391,6 +391,9 @@ func (p *pool) converse(ctx, callCtx context.Context, w *worker, id uint64, r *R
 	}
 	x := &workerExec{Path: req.Path, Source: src, Args: req.Args, TimeoutMS: timeout.Milliseconds(),
 		HasFS: req.FS != nil, HasSQL: req.SQL != nil}
+	if pol := req.policy; pol != nil {
+		x.Perms, x.Secrets, x.SecretErrs = pol.perms, pol.placeholders, pol.unavailable
+	}
 	if err := w.send(&frame{Type: frameExec, ID: id, Exec: x}); err != nil {
 		return fail(KindRuntime, "sandbox worker: "+err.Error())
 	}
@@ -508,6 +511,14 @@ func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request,
 	rep := &frame{}
 	fail := func(err error) *frame {
 		rep.Err, rep.Denied = err.Error(), errors.Is(err, fs.ErrPermission)
+		switch {
+		case errors.Is(err, ErrPermissionDenied):
+			rep.Kind = KindPermissionDenied
+		case errors.Is(err, ErrSecretUnavailable):
+			rep.Kind = KindSecretUnavailable
+		case errors.As(err, new(securityErr)):
+			rep.Denied = true
+		}
 		return rep
 	}
 	switch f.Op {
@@ -530,8 +541,12 @@ func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request,
 		}
 		rep.Files = files
 	case "write_file":
-		if !writeAllowed(r.writeDirs, f.Path) {
-			return fail(denied("sandbox: write access denied for %q", f.Path))
+		if err := r.checkWrite(req.policy, f.Path); err != nil {
+			var se securityErr
+			if errors.As(err, &se) {
+				return fail(denied("sandbox: write access denied for %q", f.Path))
+			}
+			return fail(err)
 		}
 		if err := gitpath.Verify(path.Clean(f.Path), false); err != nil {
 			return fail(denied("sandbox: %v", err))
@@ -556,30 +571,15 @@ func serveCall(ctx context.Context, r *Runner, client *http.Client, req Request,
 		}
 		rep.Result = b
 	case "fetch":
-		if !hasPrefixAny(f.URL, r.fetchURLs) {
-			return fail(denied("sandbox: URL %q is not in the allowed list", f.URL))
-		}
-		hreq, err := http.NewRequestWithContext(ctx, f.Method, f.URL, strings.NewReader(string(f.Data)))
+		res, err := r.doFetch(ctx, client, req.policy, f.Method, f.URL, f.Headers, f.Data)
 		if err != nil {
+			var se securityErr
+			if errors.As(err, &se) {
+				return fail(denied("sandbox: URL %q is not in the allowed list", f.URL))
+			}
 			return fail(err)
 		}
-		for k, v := range f.Headers {
-			hreq.Header.Set(k, v)
-		}
-		resp, err := client.Do(hreq)
-		if err != nil {
-			return fail(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, r.maxFetch+1))
-		if err != nil {
-			return fail(err)
-		}
-		rep.Status, rep.Data = resp.StatusCode, b
-		rep.Headers = map[string]string{}
-		for k := range resp.Header {
-			rep.Headers[k] = resp.Header.Get(k)
-		}
+		rep.Status, rep.Data, rep.Headers = res.status, res.body, res.headers
 	case "host_func":
 		// Only the kernel's own functions, whatever name the worker asks.
 		res, err := r.callHost(ctx, f.Func, f.Arg)

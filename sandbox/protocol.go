@@ -61,6 +61,9 @@ type frame struct {
 	// Denied marks an Err that is a refusal of the jail or of the
 	// sandbox's policy (a permission error on the worker's side).
 	Denied bool `json:"denied,omitempty"`
+	// Kind types an Err the tool should see typed: KindPermissionDenied
+	// or KindSecretUnavailable.
+	Kind string `json:"kind,omitempty"`
 }
 
 // deniedError is a refusal relayed from the parent: it matches
@@ -103,6 +106,12 @@ type workerExec struct {
 	TimeoutMS int64  `json:"timeout_ms"`
 	HasFS     bool   `json:"has_fs"`
 	HasSQL    bool   `json:"has_sql"`
+	// Perms is the tool's permissions export as the host read it (nil:
+	// none); Secrets are the run's placeholders by name and SecretErrs
+	// why tgp.secret fails for the others. No value ever crosses.
+	Perms      *Permissions      `json:"perms,omitempty"`
+	Secrets    map[string]string `json:"secrets,omitempty"`
+	SecretErrs map[string]string `json:"secret_errs,omitempty"`
 }
 
 func writeFrame(w io.Writer, f *frame) error {

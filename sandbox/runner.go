@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net/http"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +52,12 @@ type Runner struct {
 
 	hostFuncs map[string]HostFunc
 	hostErr   error
+
+	// secrets are the brokered secrets (WithSecrets); lookupEnv reads
+	// their values, in this process only.
+	secrets      map[string]SecretSpec
+	lookupEnv    func(string) (string, bool)
+	requirePerms bool
 
 	isolation    string
 	workerArgv   []string
@@ -158,6 +163,10 @@ type Request struct {
 	SQL    SQL
 	// Timeout overrides the runner's default when > 0.
 	Timeout time.Duration
+
+	// policy is set by a worker: the host read the permissions and made
+	// the placeholders.
+	policy *runPolicy
 }
 
 // Outcome is exec_tool's result.
@@ -279,6 +288,36 @@ func (r *Runner) exec(ctx context.Context, req Request) (*Outcome, error) {
 		// otherwise lose the race to a tool that finishes at once.
 		return finish(&ExecError{Kind: KindCancelled, Message: "execution stopped before it started: " + err.Error()})
 	}
+	comp, err := r.Compile(req.Path, src)
+	if err != nil {
+		var ce *CompileError
+		if errors.As(err, &ce) {
+			return finish(&ExecError{Kind: KindCompile, Message: ce.Error(), Path: ce.Path, Line: ce.Line, Column: ce.Column})
+		}
+		return nil, err
+	}
+	pol := req.policy
+	if pol == nil {
+		// The host's side (in process, or the parent of a worker): the
+		// tool's permissions are read here, before any of its code runs.
+		if pe := comp.permsErr; pe != nil {
+			e := &ExecError{Kind: KindCompile, Message: pe.Error(), Path: req.Path}
+			var perr *PermissionsError
+			if errors.As(pe, &perr) {
+				e.Line, e.Column = perr.Line, perr.Column
+			}
+			return finish(e)
+		}
+		if comp.perms == nil && r.requirePerms {
+			return finish(&ExecError{Kind: KindPermissionDenied, Path: req.Path,
+				Message: fmt.Sprintf("%s exports no permissions and sandbox.require_permissions is on: add `export const permissions = { fetch: [...], secrets: [...], sql: \"none\", write: [...] }`", req.Path)})
+		}
+		pol = r.newRunPolicy(comp.perms)
+		if pol.perms != nil && req.SQL != nil {
+			req.SQL = permSQL{inner: req.SQL, mode: pol.perms.SQL}
+		}
+		req.policy = pol
+	}
 	if r.pool != nil {
 		out, err := r.pool.exec(ctx, r, req, src, timeout)
 		if err != nil {
@@ -287,14 +326,6 @@ func (r *Runner) exec(ctx context.Context, req Request) (*Outcome, error) {
 		out.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		out.Success = out.Error == nil
 		return out, nil
-	}
-	comp, err := r.Compile(req.Path, src)
-	if err != nil {
-		var ce *CompileError
-		if errors.As(err, &ce) {
-			return finish(&ExecError{Kind: KindCompile, Message: ce.Error(), Path: ce.Path, Line: ce.Line, Column: ce.Column})
-		}
-		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -311,13 +342,4 @@ func (r *Runner) exec(ctx context.Context, req Request) (*Outcome, error) {
 // securityError is thrown into JS as an Error named SecurityViolation.
 func securityMessage(format string, args ...any) string {
 	return "Security Violation: " + fmt.Sprintf(format, args...)
-}
-
-func hasPrefixAny(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if p != "" && strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -188,6 +188,12 @@ func (ws *workerSide) call(ctx context.Context, f *frame) (*frame, error) {
 	select {
 	case rep := <-ch:
 		if rep.Err != "" {
+			switch rep.Kind {
+			case KindPermissionDenied:
+				return rep, &PermissionError{Msg: rep.Err}
+			case KindSecretUnavailable:
+				return rep, &SecretError{Msg: rep.Err}
+			}
 			if rep.Denied {
 				return rep, &deniedError{msg: rep.Err}
 			}
@@ -217,7 +223,8 @@ func (ws *workerSide) run(ctx context.Context, r *Runner, f *frame) error {
 		stop()
 	}
 	ws.mu.Unlock()
-	req := Request{Path: x.Path, Source: x.Source, Args: x.Args, Timeout: time.Duration(x.TimeoutMS) * time.Millisecond}
+	req := Request{Path: x.Path, Source: x.Source, Args: x.Args, Timeout: time.Duration(x.TimeoutMS) * time.Millisecond,
+		policy: &runPolicy{perms: x.Perms, placeholders: x.Secrets, unavailable: x.SecretErrs}}
 	if x.HasFS {
 		req.FS = bridgeFS{ws, runCtx}
 	}

@@ -212,6 +212,12 @@ type Session struct {
 // Session starts a session (no transaction is begun yet).
 func (d *DB) Session(readOnly bool) *Session { return &Session{db: d, readOnly: readOnly} }
 
+// ReadOnly reports whether the session refuses writes (the database
+// does: query_only on SQLite, a READ ONLY transaction on PostgreSQL).
+// The sandbox runs a tool limited to permissions.sql "read" only on such
+// a session.
+func (s *Session) ReadOnly() bool { return s.readOnly }
+
 // Truncated reports whether any result in the session was capped.
 func (s *Session) Truncated() bool {
 	s.mu.Lock()

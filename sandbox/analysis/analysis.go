@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"path"
 	"reflect"
@@ -42,12 +43,16 @@ const (
 	RuleRequire      = "require"
 	RuleDefault      = "default-export"
 	RuleJSDoc        = "jsdoc"
+	// RulePermissions: the permissions export is not a literal of the
+	// documented shape (exec_tool would refuse the tool), or, with
+	// RequirePermissions, is missing.
+	RulePermissions = "permissions"
 )
 
 // Defaults are the rules' default severities.
 var defaults = map[string]Severity{
 	RuleNoAny: Error, RuleNoEval: Error, RuleNoProcess: Error, RuleNoSecrets: Error, RuleNoEmail: Error,
-	RuleMagicNumbers: Error, RuleRequire: Error, RuleDefault: Error, RuleJSDoc: Warning,
+	RuleMagicNumbers: Error, RuleRequire: Error, RuleDefault: Error, RuleJSDoc: Warning, RulePermissions: Error,
 }
 
 // Rules lists every rule id with its default severity.
@@ -65,6 +70,9 @@ type Config struct {
 	AllowedImports []string
 	// Rules overrides severities by rule id (off | warning | error).
 	Rules map[string]Severity
+	// RequirePermissions (sandbox.require_permissions): a tool without a
+	// permissions export gets a warning, since exec_tool will refuse it.
+	RequirePermissions bool
 }
 
 // Finding is one rule violation at a TS position.
@@ -86,6 +94,11 @@ type Report struct {
 	// what exec_tool checks args against (ParamsOf); absent when the
 	// type is not one this reader understands.
 	ArgsSchema map[string]any `json:"args_schema,omitempty"`
+	// Permissions are what the tool declares with `export const
+	// permissions` (sandbox.Permissions), as exec_tool enforces them:
+	// absent when the tool declares none and runs under the
+	// configuration alone.
+	Permissions *sandbox.Permissions `json:"permissions,omitempty" jsonschema:"what the tool declares with export const permissions, as exec_tool enforces it; absent when it declares none"`
 }
 
 // allowedNumbers are TGP's non-magic numbers.
@@ -152,7 +165,27 @@ func Analyze(p string, src []byte, cfg Config) (rep Report) {
 	a.file = file.NewFile(p, js, 1)
 	a.walk(reflect.ValueOf(prog), nil)
 	a.checkShape()
+	rep.Permissions = a.checkPermissions(src)
 	return rep
+}
+
+// checkPermissions reads the permissions export as exec_tool does.
+func (a *analyzer) checkPermissions(src []byte) *sandbox.Permissions {
+	perms, err := sandbox.ParsePermissions(a.path, src)
+	var pe *sandbox.PermissionsError
+	switch {
+	case errors.As(err, &pe):
+		a.add(RulePermissions, pe.Line, pe.Column, pe.Message)
+	case err != nil:
+		// A compile error: the syntax rule has said it.
+	case perms == nil && a.cfg.RequirePermissions && a.hasDefault:
+		sev := a.severity(RulePermissions)
+		if sev != Off {
+			a.findings = append(a.findings, Finding{Rule: RulePermissions, Severity: Warning, Path: a.path, Line: 1, Column: 1,
+				Message: "no permissions export and sandbox.require_permissions is on: exec_tool will refuse this tool; add `export const permissions = { fetch: [], secrets: [], sql: \"none\", write: [] }` with what it needs"})
+		}
+	}
+	return perms
 }
 
 func loaderFor(p string) api.Loader {
@@ -408,10 +441,20 @@ func (a *analyzer) checkString(s string, idx file.Idx, stack []ast.Node) {
 		a.addAt(RuleNoSecrets, idx, "potential hardcoded ID or secret (long token): pass it as an argument")
 		return
 	}
-	// const apiKey = "..." / { password: "..." }
+	// const apiKey = "..." / { password: "..." }; the key itself
+	// ({ "secrets": [...] }) is a name, not a value.
+	if kv, ok := parent(stack, 1).(*ast.PropertyKeyed); ok && isLiteralAt(kv.Key, idx) {
+		return
+	}
 	if name := boundName(stack); name != "" && secretNameRe.MatchString(name) && len(s) >= 6 && !strings.Contains(s, " ") {
 		a.addAt(RuleNoSecrets, idx, fmt.Sprintf("%q looks like a hardcoded credential: pass it as an argument", name))
 	}
+}
+
+// isLiteralAt reports whether e is the string literal at idx.
+func isLiteralAt(e ast.Expression, idx file.Idx) bool {
+	l, ok := e.(*ast.StringLiteral)
+	return ok && l.Idx == idx
 }
 
 func hasDigitAndLetter(s string) bool {

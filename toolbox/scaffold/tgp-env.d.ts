@@ -19,6 +19,22 @@ interface TgpFetchInit {
   body?: string;
 }
 
+/**
+ * What a tool may do, within the kernel's configuration:
+ * `export const permissions: TgpPermissions = { ... }`, a literal (it is
+ * read without running the tool). A key left out grants nothing.
+ */
+interface TgpPermissions {
+  /** URL prefixes tgp.fetch may reach (also under sandbox.allowed_fetch_urls). */
+  fetch?: readonly string[];
+  /** Names of sandbox.secrets tgp.secret may return a placeholder for. */
+  secrets?: readonly string[];
+  /** none (default), read (a read-only transaction) or write. */
+  sql?: "none" | "read" | "write";
+  /** Directories tgp.write_file may write under (also under fs.allowed_dirs). */
+  write?: readonly string[];
+}
+
 declare const tgp: {
   /** Reads a file of the toolbox (a path relative to its root). */
   read_file(path: string): string;
@@ -26,8 +42,14 @@ declare const tgp: {
   list_files(dir: string): string[];
   /** Writes a file under fs.allowed_dirs; committed when the run ends. */
   write_file(path: string, content: string): void;
-  /** Fetches a URL under sandbox.allowed_fetch_urls. */
+  /** Fetches a URL under sandbox.allowed_fetch_urls (and the tool's permissions.fetch). */
   fetch(url: string, init?: TgpFetchInit): Promise<TgpFetchResponse>;
+  /**
+   * A placeholder for a secret the tool lists in permissions.secrets: put
+   * it in a fetch's URL, headers or body and the host sends the value, to
+   * the secret's URLs only. The value never reaches the tool.
+   */
+  secret(name: string): string;
   /** Runs one SQL statement (? placeholders) in the run's transaction. */
   exec_sql(sql: string, params?: unknown[]): unknown;
   /** Adds a line to the run's logs. */

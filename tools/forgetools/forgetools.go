@@ -148,7 +148,16 @@ func execTool(ft *forge, cfg Config) *tools.Tool {
 			// args are checked against the parameter type the tool
 			// declares (the schema check_tool reports): a wrong type is
 			// bad_args naming the field, not a run that coerces "1" + 2.
+			sqlRead := false
 			if rerr == nil {
+				// A tool that declares sql: "read" gets a read-only
+				// session, whatever the call asks: the database refuses
+				// its writes (the sandbox refuses a writable session).
+				// The declaration is read from the source that runs (at
+				// ref, when one is given).
+				if perms, _ := sandbox.ParsePermissions(p, src); perms != nil && perms.SQL == sandbox.SQLRead {
+					sqlRead = true
+				}
 				if ps, ok := analysis.ParamsOf(string(src)); ok {
 					var args any
 					if a.Args != nil {
@@ -185,7 +194,7 @@ func execTool(ft *forge, cfg Config) *tools.Tool {
 				if a.ReadOnly != nil {
 					ro = *a.ReadOnly
 				}
-				sess = cfg.SQL.Session(ro)
+				sess = cfg.SQL.Session(ro || sqlRead)
 				req.SQL = sess
 			}
 			out, err := cfg.Runner.Exec(ctx, req)

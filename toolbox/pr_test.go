@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tgp-go/tgp/forge"
+	"github.com/tgp-go/tgp/forge/github"
 	"github.com/tgp-go/tgp/forge/githubtest"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/registry"
@@ -35,7 +36,7 @@ func (e *prEnv) config(t *testing.T, provider string) Config {
 	cfg.Git.Retry.MaxAttempts = 3
 	cfg.Strategy = PullRequest
 	if provider == "github" {
-		gh, err := forge.NewGitHub("acme", "toolbox", "gh-token", forge.WithAPIURL(e.gh.BaseURL()))
+		gh, err := github.New("acme", "toolbox", "gh-token", forge.WithAPIURL(e.gh.BaseURL()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,9 @@ package forge
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -109,7 +111,24 @@ func (h *Client) openOrUpdate(ctx context.Context, req PRRequest) (*PR, error) {
 
 // Constructor builds a host's forge for a repository path (group/sub/
 // project on GitLab, owner/name elsewhere) and a token.
-type Constructor func(repoPath, token string, opts ...Option) (Forge, error)
+type Constructor func(repoPath, token string, opts ...Option) (*Client, error)
+
+// ByOwner is the Constructor of a host that addresses a repository by its
+// last two segments, owner/name.
+func ByOwner(make func(owner, repo, token string, opts ...Option) (*Client, error)) Constructor {
+	return func(repoPath, token string, opts ...Option) (*Client, error) {
+		owner, name := OwnerName(repoPath)
+		return make(owner, name, token, opts...)
+	}
+}
+
+// AlreadyExists says whether err is a 409 Conflict saying the pull
+// request already exists: how GitLab and Gitea refuse a second open one
+// for a head (Duplicate).
+func AlreadyExists(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict && strings.Contains(apiErr.Message, "already exists")
+}
 
 var (
 	registryMu sync.RWMutex
@@ -162,7 +181,11 @@ func New(provider, repoPath, token string, opts ...Option) (Forge, error) {
 	if !ok {
 		return nil, fmt.Errorf("forge: %s is not linked into this program: import _ %q (kernel/all imports every host)", hostName(provider), hostPackage(provider))
 	}
-	return c(strings.Trim(repoPath, "/"), token, opts...)
+	f, err := c(strings.Trim(repoPath, "/"), token, opts...)
+	if err != nil {
+		return nil, err // not a nil *Client in a non-nil Forge
+	}
+	return f, nil
 }
 
 // OwnerName splits a repository path into its last two segments.

@@ -27,14 +27,7 @@ import (
 )
 
 func init() {
-	forge.Register(forge.ProviderBitbucket, func(repoPath, token string, opts ...forge.Option) (forge.Forge, error) {
-		owner, name := forge.OwnerName(repoPath)
-		c, err := New(owner, name, token, opts...)
-		if err != nil {
-			return nil, err // not a nil *Client in a non-nil Forge
-		}
-		return c, nil
-	})
+	forge.Register(forge.ProviderBitbucket, forge.ByOwner(New))
 }
 
 // api is Bitbucket's part of a forge. The token is a repository, project

@@ -22,16 +22,8 @@ import (
 )
 
 func init() {
-	for _, p := range []string{forge.ProviderGitea, forge.ProviderForgejo} {
-		forge.Register(p, func(repoPath, token string, opts ...forge.Option) (forge.Forge, error) {
-			owner, name := forge.OwnerName(repoPath)
-			c, err := newAPI(p, owner, name, token, opts...)
-			if err != nil {
-				return nil, err // not a nil *Client in a non-nil Forge
-			}
-			return c, nil
-		})
-	}
+	forge.Register(forge.ProviderGitea, forge.ByOwner(New))
+	forge.Register(forge.ProviderForgejo, forge.ByOwner(NewForgejo))
 }
 
 type api struct {
@@ -210,10 +202,7 @@ func (g *api) Create(ctx context.Context, req forge.PRRequest) (*forge.PR, error
 }
 
 // Duplicate: 409 "pull request already exists for these targets".
-func (g *api) Duplicate(err error) bool {
-	var apiErr *forge.APIError
-	return errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict && strings.Contains(apiErr.Message, "already exists")
-}
+func (g *api) Duplicate(err error) bool { return forge.AlreadyExists(err) }
 
 // Update sets the title and body.
 func (g *api) Update(ctx context.Context, pr *forge.PR, req forge.PRRequest) error {

@@ -19,14 +19,7 @@ import (
 )
 
 func init() {
-	forge.Register(forge.ProviderGitHub, func(repoPath, token string, opts ...forge.Option) (forge.Forge, error) {
-		owner, name := forge.OwnerName(repoPath)
-		c, err := New(owner, name, token, opts...)
-		if err != nil {
-			return nil, err // not a nil *Client in a non-nil Forge
-		}
-		return c, nil
-	})
+	forge.Register(forge.ProviderGitHub, forge.ByOwner(New))
 }
 
 // api is GitHub's part of a forge (forge.API).

@@ -18,13 +18,7 @@ import (
 )
 
 func init() {
-	forge.Register(forge.ProviderGitLab, func(repoPath, token string, opts ...forge.Option) (forge.Forge, error) {
-		c, err := New(repoPath, token, opts...)
-		if err != nil {
-			return nil, err // not a nil *Client in a non-nil Forge
-		}
-		return c, nil
-	})
+	forge.Register(forge.ProviderGitLab, New)
 }
 
 type api struct {
@@ -175,10 +169,7 @@ func (g *api) Create(ctx context.Context, req forge.PRRequest) (*forge.PR, error
 
 // Duplicate: 409 "Another open merge request already exists for this
 // source branch".
-func (g *api) Duplicate(err error) bool {
-	var apiErr *forge.APIError
-	return errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict && strings.Contains(apiErr.Message, "already exists")
-}
+func (g *api) Duplicate(err error) bool { return forge.AlreadyExists(err) }
 
 // Update sets the title and description.
 func (g *api) Update(ctx context.Context, pr *forge.PR, req forge.PRRequest) error {

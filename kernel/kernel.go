@@ -52,9 +52,14 @@ type Kernel struct {
 	closers []func(context.Context) error
 
 	runner *sandbox.Runner
-	sql    forgetools.SQLProvider
-	scope  scopeState
-	tel    *telemetry.T
+	// prForge is the pull-request host (nil: none could be made, see the
+	// toolbox's OpenerErr); checker is check_tool's analysis.
+	prForge    forge.Forge
+	prForgeErr error
+	checker    toolChecker
+	sql        forgetools.SQLProvider
+	scope      scopeState
+	tel        *telemetry.T
 }
 
 type options struct {
@@ -204,6 +209,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 		k.journal = lazy
 		k.closers = append(k.closers, func(context.Context) error { lazy.Close(); return nil })
 	}
+	k.checker = toolChecker(k.checkConfig())
 	k.box = toolbox.New(k.fs, k.toolboxConfig())
 	k.set = tools.NewSet(
 		tools.WithPolicy(tools.Policy(cfg.Approval.Policy)),

@@ -52,17 +52,25 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 			TokenEnv: g.TokenEnv,
 		},
 		BlockUpwardTraversal: k.cfg.FS.BlockUpwardTraversal,
-		Check:                k.checkConfig(),
+		Checker:              k.checker,
 		OnRefresh:            k.opts.refreshHooks,
 		SandboxDecls:         sandbox.Declarations(k.opts.hostFuncs),
 	}
-	tc.PR.Forge, tc.PR.ForgeErr = k.buildForge(provider)
+	k.prForge, k.prForgeErr = k.buildForge(provider)
+	tc.PR.OpenerErr = k.prForgeErr
+	if k.prForge != nil {
+		tc.PR.Opener = prOpener{k.prForge}
+	}
+	p := provider
 	if k.opts.forge == nil && hasForge(provider) {
 		tc.PR.Provider = provider
 		if Secret(k.environ(), g.TokenEnv) == "" {
 			tc.PR.MissingTokenEnv = g.TokenEnv
 		}
+	} else if d, ok := k.prForge.(forge.Describer); ok {
+		p = d.Provider()
 	}
+	tc.PR.Host, tc.PR.Term = forge.HostName(p), forge.Term(p)
 	every, off, err := g.RefreshEvery()
 	tc.RefreshEvery, tc.RefreshOff = every, off || err != nil
 	return tc
@@ -142,7 +150,19 @@ func (k *Kernel) SessionBranch() string { return k.box.SessionBranch() }
 
 // SessionPR finds the open PR of the session's branch.
 func (k *Kernel) SessionPR(ctx context.Context) (*forge.PR, string, error) {
-	return k.box.SessionPR(ctx)
+	branch := k.box.SessionBranch()
+	if branch == "" {
+		return nil, "", nil
+	}
+	f := k.prForge
+	if err := k.prForgeErr; err != nil {
+		return nil, branch, err
+	}
+	if f == nil {
+		f = forge.None{Reason: "no pull-request host configured; the branch was pushed, open the PR on your host"}
+	}
+	pr, err := f.FindPR(ctx, branch)
+	return pr, branch, err
 }
 
 // RefreshEvent reports a refresh that brought in what other agents

@@ -178,15 +178,6 @@ func WithRefreshHook(h func(RefreshEvent)) Option {
 	return func(o *options) { o.refreshHooks = append(o.refreshHooks, h) }
 }
 
-// readsToolbox are the calls that answer from the root: a long-lived
-// kernel checks the remote before them (git.refresh_interval). Writes need
-// no check: persist replays on whatever the remote has.
-var readsToolbox = map[string]bool{
-	"find_tools": true, "read_file": true, "list_files": true, "list_dir": true, "grep_files": true,
-	"check_tool": true, "exec_tool": true,
-	"git_status": true, "git_diff": true, "git_log": true, "git_show": true, "git_blame": true,
-}
-
 // Refresh asks the remote whether its branch moved and, if it did, brings
 // the root up to it and rebuilds the registry (toolbox.Box.Refresh). It is
 // what calls that read the toolbox do on their own every

@@ -29,6 +29,7 @@ type FoundTool struct {
 func FindTool(f Finder) *Tool {
 	return Define(Spec[findArgs]{
 		Name:        "find_tools",
+		Facts:       Facts{ReadsToolbox: true},
 		Output:      []FoundTool{},
 		Description: "Find existing agent tools by name and description (BM25 ranking). Reuse before forging.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},

@@ -2,15 +2,15 @@ package forge
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tgp-go/tgp/internal/backoff"
 )
 
 // Retry is one wait for the host: a rate limit or a server error answered
@@ -198,21 +198,9 @@ func (p *Policy) hostWait(h http.Header) (wait time.Duration, told bool) {
 	return 0, false
 }
 
-// backoff doubles from base, with full jitter in [d/2, d] so that many
-// agents behind one failing host do not come back at once.
+// backoff doubles from base, with jitter (internal/backoff).
 func (p *Policy) backoff(attempt int) time.Duration {
-	d := p.base << min(attempt, 16)
-	if d > p.maxWait {
-		d = p.maxWait
-	}
-	if d <= 1 {
-		return d
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))
-	if err != nil {
-		return d
-	}
-	return d/2 + time.Duration(n.Int64())
+	return backoff.Delay(p.base, p.maxWait, attempt)
 }
 
 func isConnErr(err error) bool {

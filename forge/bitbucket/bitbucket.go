@@ -161,7 +161,7 @@ func (b *api) send(ctx context.Context, method, u string, in, out any) (*http.Re
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return resp, fmt.Errorf("Bitbucket answered %s with a body that is not the expected JSON: %w", resp.Status, err)
+			return resp, fmt.Errorf("forge: Bitbucket answered %s with a body that is not the expected JSON: %w", resp.Status, err)
 		}
 	}
 	return resp, nil

@@ -1,7 +1,6 @@
 package forge
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
 )
@@ -113,27 +112,4 @@ func APIURLFor(provider, remote string) string {
 		return root + "/api/v1"
 	}
 	return ""
-}
-
-// New builds the forge of a provider for a repository path (group/
-// sub/project on GitLab, owner/name elsewhere) and a token.
-func New(provider, repoPath, token string, opts ...Option) (Forge, error) {
-	parts := strings.Split(strings.Trim(repoPath, "/"), "/")
-	if len(parts) < 2 {
-		return nil, fmt.Errorf("forge: repository %q: want owner/name", repoPath)
-	}
-	owner, name := parts[len(parts)-2], parts[len(parts)-1]
-	switch provider {
-	case ProviderGitHub:
-		return NewGitHub(owner, name, token, opts...)
-	case ProviderGitLab:
-		return NewGitLab(strings.Trim(repoPath, "/"), token, opts...)
-	case ProviderBitbucket:
-		return NewBitbucket(owner, name, token, opts...)
-	case ProviderGitea:
-		return NewGitea(owner, name, token, opts...)
-	case ProviderForgejo:
-		return NewForgejo(owner, name, token, opts...)
-	}
-	return nil, fmt.Errorf("forge: provider %q has no pull-request API; use one of: %s", provider, strings.Join(Providers, ", "))
 }

@@ -6,28 +6,17 @@
 // head branch (a duplicate open returns the existing pull request, also
 // when another process opened it between our look-up and our create),
 // FindPR finds the open one of a head branch, Comment comments on it, and
-// Verify checks the token before anything is pushed. The hosts and the
-// clients they are built on:
+// Verify checks the token before anything is pushed. Those are written
+// once, here (Client, on a host's API); each host is a package of its
+// own, registered with New when a program imports it, so that a program
+// links the SDKs of the hosts it uses only:
 //
-//   - GitHub and GitHub Enterprise: github.com/google/go-github/v60.
-//   - GitLab (gitlab.com and self-hosted, projects in subgroups):
-//     gitlab.com/gitlab-org/api/client-go. Its own retries are turned off
-//     so that one policy (retry.go) decides, waits and reports on every
-//     host.
-//   - Gitea and Forgejo (one API): code.gitea.io/sdk/gitea. The SDK's
-//     server-version probe is skipped (the endpoints used exist since
-//     Gitea 1.11, and Forgejo's version strings confuse the probe), and a
-//     client is made per call because the SDK keeps the context on the
-//     client, not on the request.
-//   - Bitbucket Cloud: the REST API 2.0 through net/http, not
-//     github.com/ktrysmt/go-bitbucket. That client (v0.10.0) cannot do
-//     what the session needs: it drops the request context
-//     (req.WithContext's result is discarded, so a cancelled call runs
-//     on), its PullRequests.Update sends reviewers=[] and
-//     close_source_branch=false with every edit (refreshing the
-//     description would remove the reviewers a human added), its errors
-//     carry no response headers (Retry-After is lost), and it answers
-//     with untyped maps.
+//   - forge/github: github.com and GitHub Enterprise (go-github/v60).
+//   - forge/gitlab: gitlab.com and self-hosted GitLab, projects in
+//     subgroups (gitlab.com/gitlab-org/api/client-go, its own retries
+//     off so that one policy decides, waits and reports on every host).
+//   - forge/gitea: Gitea and Forgejo (code.gitea.io/sdk/gitea).
+//   - forge/bitbucket: Bitbucket Cloud, REST API 2.0 through net/http.
 //
 // Rate limits (429 with Retry-After or the host's reset header, GitHub's
 // secondary limits) and 5xx answers are retried with backoff; each retry
@@ -199,41 +188,4 @@ func ParseRepo(s string) (owner, name string, err error) {
 	}
 	parts := strings.Split(path, "/")
 	return parts[len(parts)-2], parts[len(parts)-1], nil
-}
-
-// ToolChange is one tool changed by the session, for the PR body.
-type ToolChange struct {
-	Path        string
-	Description string
-	Valid       bool
-	Errors      []string
-	Warnings    []string
-}
-
-// Body renders the PR description: the tools changed, what they do, and
-// what check_tool said about them.
-func Body(summary string, changes []ToolChange) string {
-	var b strings.Builder
-	if summary != "" {
-		b.WriteString(summary + "\n\n")
-	}
-	b.WriteString("### Tools changed\n\n")
-	if len(changes) == 0 {
-		b.WriteString("_No tool files changed._\n")
-	}
-	for _, c := range changes {
-		status := "✅ check_tool passed"
-		if !c.Valid {
-			status = "❌ check_tool failed"
-		}
-		fmt.Fprintf(&b, "- `%s` — %s  \n  %s\n", c.Path, c.Description, status)
-		for _, e := range c.Errors {
-			fmt.Fprintf(&b, "  - error: %s\n", e)
-		}
-		for _, w := range c.Warnings {
-			fmt.Fprintf(&b, "  - warning: %s\n", w)
-		}
-	}
-	b.WriteString("\n_Opened by TGP (gatekeeper mode)._\n")
-	return b.String()
 }

@@ -1,4 +1,4 @@
-package forge
+package forge_test
 
 import (
 	"context"
@@ -11,9 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tgp-go/tgp/forge"
+	"github.com/tgp-go/tgp/forge/bitbucket"
 	"github.com/tgp-go/tgp/forge/bitbuckettest"
+	"github.com/tgp-go/tgp/forge/gitea"
 	"github.com/tgp-go/tgp/forge/giteatest"
+	"github.com/tgp-go/tgp/forge/github"
 	"github.com/tgp-go/tgp/forge/githubtest"
+	"github.com/tgp-go/tgp/forge/gitlab"
 	"github.com/tgp-go/tgp/forge/gitlabtest"
 	"github.com/tgp-go/tgp/forge/hosttest"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
@@ -31,10 +36,10 @@ type hostPR struct {
 // handles so that one test holds every host to the same contract.
 type rig struct {
 	provider string
-	forge    Forge
+	f        forge.Forge
 	waits    *[]time.Duration
 	dir      string
-	make     func(token string, opts ...Option) Forge
+	make     func(token string, opts ...forge.Option) forge.Forge
 	fail     func(hosttest.Fault)
 	stale    func()
 	prs      func() []hostPR
@@ -43,9 +48,9 @@ type rig struct {
 }
 
 // noSleep records the waits instead of sleeping.
-func noSleep(waits *[]time.Duration) Option {
+func noSleep(waits *[]time.Duration) forge.Option {
 	var mu sync.Mutex
-	return withSleep(func(ctx context.Context, d time.Duration) error {
+	return forge.WithSleep(func(ctx context.Context, d time.Duration) error {
 		mu.Lock()
 		defer mu.Unlock()
 		*waits = append(*waits, d)
@@ -61,16 +66,16 @@ func rigs(t *testing.T) []*rig {
 func (r *rig) build(t *testing.T) {
 	t.Helper()
 	r.waits = &[]time.Duration{}
-	r.forge = r.make("s3cret", noSleep(r.waits))
+	r.f = r.make("s3cret", noSleep(r.waits))
 	gittest.Git(t, r.dir, "branch", "tgp/forge-abc", "main")
 }
 
 func githubRig(t *testing.T) *rig {
 	rm := githubtest.NewRemote(t, "acme", "toolbox", "s3cret")
 	s := rm.GH
-	r := &rig{provider: ProviderGitHub, dir: rm.Dir,
-		make: func(token string, opts ...Option) Forge {
-			f, err := NewGitHub("acme", "toolbox", token, append([]Option{WithAPIURL(s.BaseURL()), WithBackoff(time.Second)}, opts...)...)
+	r := &rig{provider: forge.ProviderGitHub, dir: rm.Dir,
+		make: func(token string, opts ...forge.Option) forge.Forge {
+			f, err := github.New("acme", "toolbox", token, append([]forge.Option{forge.WithAPIURL(s.BaseURL()), forge.WithBackoff(time.Second)}, opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +93,7 @@ func githubRig(t *testing.T) *rig {
 			}
 			return out
 		},
-		requests: func() []string { return append([]string(nil), s.Requests...) },
+		requests: func() []string { return s.Requests() },
 	}
 	r.build(t)
 	return r
@@ -97,9 +102,9 @@ func githubRig(t *testing.T) *rig {
 func gitlabRig(t *testing.T) *rig {
 	rm := gitlabtest.NewRemote(t, "acme/platform/toolbox", "s3cret")
 	s := rm.API
-	r := &rig{provider: ProviderGitLab, dir: rm.Dir,
-		make: func(token string, opts ...Option) Forge {
-			f, err := NewGitLab("acme/platform/toolbox", token, append([]Option{WithAPIURL(s.APIURL()), WithBackoff(time.Second)}, opts...)...)
+	r := &rig{provider: forge.ProviderGitLab, dir: rm.Dir,
+		make: func(token string, opts ...forge.Option) forge.Forge {
+			f, err := gitlab.New("acme/platform/toolbox", token, append([]forge.Option{forge.WithAPIURL(s.APIURL()), forge.WithBackoff(time.Second)}, opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,9 +130,9 @@ func gitlabRig(t *testing.T) *rig {
 func bitbucketRig(t *testing.T) *rig {
 	rm := bitbuckettest.NewRemote(t, "acme", "toolbox", "s3cret")
 	s := rm.API
-	r := &rig{provider: ProviderBitbucket, dir: rm.Dir,
-		make: func(token string, opts ...Option) Forge {
-			f, err := NewBitbucket("acme", "toolbox", token, append([]Option{WithAPIURL(s.APIURL()), WithBackoff(time.Second)}, opts...)...)
+	r := &rig{provider: forge.ProviderBitbucket, dir: rm.Dir,
+		make: func(token string, opts ...forge.Option) forge.Forge {
+			f, err := bitbucket.New("acme", "toolbox", token, append([]forge.Option{forge.WithAPIURL(s.APIURL()), forge.WithBackoff(time.Second)}, opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +142,7 @@ func bitbucketRig(t *testing.T) *rig {
 		prs: func() []hostPR {
 			var out []hostPR
 			for _, p := range s.PRs() {
-				out = append(out, hostPR{p.ID, p.Source, bbState(p.State), p.Title, p.Description, p.Comments})
+				out = append(out, hostPR{p.ID, p.Source, bitbucketState(p.State), p.Title, p.Description, p.Comments})
 			}
 			return out
 		},
@@ -149,9 +154,9 @@ func bitbucketRig(t *testing.T) *rig {
 func giteaRig(t *testing.T) *rig {
 	rm := giteatest.NewRemote(t, "acme", "toolbox", "s3cret")
 	s := rm.API
-	r := &rig{provider: ProviderGitea, dir: rm.Dir,
-		make: func(token string, opts ...Option) Forge {
-			f, err := NewGitea("acme", "toolbox", token, append([]Option{WithAPIURL(s.APIURL()), WithBackoff(time.Second)}, opts...)...)
+	r := &rig{provider: forge.ProviderGitea, dir: rm.Dir,
+		make: func(token string, opts ...forge.Option) forge.Forge {
+			f, err := gitea.New("acme", "toolbox", token, append([]forge.Option{forge.WithAPIURL(s.APIURL()), forge.WithBackoff(time.Second)}, opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,20 +179,20 @@ func giteaRig(t *testing.T) *rig {
 	return r
 }
 
-var req = PRRequest{Title: "forge: tools", Head: "tgp/forge-abc", Base: "main", Body: "one"}
+var req = forge.PRRequest{Title: "forge: tools", Head: "tgp/forge-abc", Base: "main", Body: "one"}
 
 func TestHostsOpenIsIdempotent(t *testing.T) {
 	for _, r := range rigs(t) {
 		t.Run(r.provider, func(t *testing.T) {
 			ctx := context.Background()
-			pr, err := r.forge.OpenOrUpdatePR(ctx, req)
+			pr, err := r.f.OpenOrUpdatePR(ctx, req)
 			if err != nil || !pr.Created || pr.Number != 1 || pr.State != "open" || pr.Head != req.Head || pr.Base != "main" {
 				t.Fatalf("open: %+v %v", pr, err)
 			}
-			if !strings.HasSuffix(pr.URL, "/1") || pr.Provider != r.provider || pr.Term != Term(r.provider) {
+			if !strings.HasSuffix(pr.URL, "/1") || pr.Provider != r.provider || pr.Term != forge.Term(r.provider) {
 				t.Fatalf("open: %+v", pr)
 			}
-			again, err := r.forge.OpenOrUpdatePR(ctx, PRRequest{Title: "forge: tools v2", Head: req.Head, Base: "main", Body: "two"})
+			again, err := r.f.OpenOrUpdatePR(ctx, forge.PRRequest{Title: "forge: tools v2", Head: req.Head, Base: "main", Body: "two"})
 			if err != nil || again.Created || again.Number != 1 {
 				t.Fatalf("second open: %+v %v", again, err)
 			}
@@ -195,17 +200,17 @@ func TestHostsOpenIsIdempotent(t *testing.T) {
 			if len(prs) != 1 || prs[0].Body != "two" || prs[0].Title != "forge: tools v2" {
 				t.Fatalf("stored: %+v", prs)
 			}
-			found, err := r.forge.FindPR(ctx, req.Head)
+			found, err := r.f.FindPR(ctx, req.Head)
 			if err != nil || found == nil || found.Number != 1 {
 				t.Fatalf("find: %+v %v", found, err)
 			}
-			if none, err := r.forge.FindPR(ctx, "tgp/other"); err != nil || none != nil {
+			if none, err := r.f.FindPR(ctx, "tgp/other"); err != nil || none != nil {
 				t.Fatalf("find of a branch with no PR: %+v %v", none, err)
 			}
-			if err := r.forge.Comment(ctx, 1, "check_tool passed"); err != nil || len(r.prs()[0].Comments) != 1 {
+			if err := r.f.Comment(ctx, 1, "check_tool passed"); err != nil || len(r.prs()[0].Comments) != 1 {
 				t.Fatalf("comment: %v", err)
 			}
-			if err := r.forge.(Verifier).Verify(ctx); err != nil {
+			if err := r.f.(forge.Verifier).Verify(ctx); err != nil {
 				t.Fatalf("verify: %v", err)
 			}
 			if len(*r.waits) != 0 {
@@ -222,11 +227,11 @@ func TestHostsDuplicateOpenReturnsTheOpenOne(t *testing.T) {
 	for _, r := range rigs(t) {
 		t.Run(r.provider, func(t *testing.T) {
 			ctx := context.Background()
-			if _, err := r.forge.OpenOrUpdatePR(ctx, req); err != nil {
+			if _, err := r.f.OpenOrUpdatePR(ctx, req); err != nil {
 				t.Fatal(err)
 			}
 			r.stale()
-			pr, err := r.forge.OpenOrUpdatePR(ctx, PRRequest{Title: "again", Head: req.Head, Base: "main", Body: "after the race"})
+			pr, err := r.f.OpenOrUpdatePR(ctx, forge.PRRequest{Title: "again", Head: req.Head, Base: "main", Body: "after the race"})
 			if err != nil || pr.Number != 1 || pr.Created {
 				t.Fatalf("duplicate open: %+v %v", pr, err)
 			}
@@ -245,7 +250,7 @@ func TestHostsServerErrorAfterCreateIsNotLost(t *testing.T) {
 		t.Run(r.provider, func(t *testing.T) {
 			r.fail(hosttest.Fault{}) // the look-up goes through
 			r.fail(hosttest.Fault{Status: http.StatusBadGateway, AfterCommit: true, Body: "<html>502 Bad Gateway</html>"})
-			pr, err := r.forge.OpenOrUpdatePR(context.Background(), req)
+			pr, err := r.f.OpenOrUpdatePR(context.Background(), req)
 			if err != nil || pr.Number != 1 {
 				t.Fatalf("open: %+v %v", pr, err)
 			}
@@ -262,9 +267,9 @@ func TestHostsServerErrorAfterCreateIsNotLost(t *testing.T) {
 func TestHostsRateLimitsAndServerErrorsWaitAndReport(t *testing.T) {
 	for _, r := range rigs(t) {
 		t.Run(r.provider, func(t *testing.T) {
-			var reported []Retry
+			var reported []forge.Retry
 			var mu sync.Mutex
-			f := r.make("s3cret", noSleep(r.waits), WithRetryReport(func(x Retry) { mu.Lock(); reported = append(reported, x); mu.Unlock() }))
+			f := r.make("s3cret", noSleep(r.waits), forge.WithRetryReport(func(x forge.Retry) { mu.Lock(); reported = append(reported, x); mu.Unlock() }))
 			r.fail(hosttest.Fault{Status: http.StatusTooManyRequests, RetryAfter: "3", Body: "Retry later\n"})
 			r.fail(hosttest.Fault{Status: http.StatusServiceUnavailable})
 			pr, err := f.OpenOrUpdatePR(context.Background(), req)
@@ -293,13 +298,13 @@ func TestHostsRateLimitsAndServerErrorsWaitAndReport(t *testing.T) {
 func TestHostsGiveUpWithTheHostsLastAnswer(t *testing.T) {
 	for _, r := range rigs(t) {
 		t.Run(r.provider, func(t *testing.T) {
-			f := r.make("s3cret", noSleep(r.waits), WithRetries(2, time.Minute))
+			f := r.make("s3cret", noSleep(r.waits), forge.WithRetries(2, time.Minute))
 			for i := 0; i < 3; i++ {
 				r.fail(hosttest.Fault{Status: http.StatusServiceUnavailable})
 			}
 			_, err := f.OpenOrUpdatePR(context.Background(), req)
-			var re *RetryError
-			var api *APIError
+			var re *forge.RetryError
+			var api *forge.APIError
 			if !errors.As(err, &re) || re.Attempts != 3 || !errors.As(err, &api) || api.Status != 503 {
 				t.Fatalf("%v", err)
 			}
@@ -320,12 +325,12 @@ func TestHostsRejectedTokenIsOneErrorWithoutRetry(t *testing.T) {
 	for _, r := range rigs(t) {
 		t.Run(r.provider, func(t *testing.T) {
 			bad := r.make("wrong", noSleep(r.waits))
-			err := bad.(Verifier).Verify(context.Background())
-			var ae *AuthError
-			if !errors.Is(err, ErrAuth) || !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized || ae.Host != HostName(r.provider) {
+			err := bad.(forge.Verifier).Verify(context.Background())
+			var ae *forge.AuthError
+			if !errors.Is(err, forge.ErrAuth) || !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized || ae.Host != forge.HostName(r.provider) {
 				t.Fatalf("verify: %v", err)
 			}
-			if _, err := bad.OpenOrUpdatePR(context.Background(), req); !errors.Is(err, ErrAuth) {
+			if _, err := bad.OpenOrUpdatePR(context.Background(), req); !errors.Is(err, forge.ErrAuth) {
 				t.Fatalf("open: %v", err)
 			}
 			if n := len(r.requests()); n != 2 || len(*r.waits) != 0 {
@@ -339,7 +344,7 @@ func TestHostsMergedPRIsNotFoundAndANewOneOpens(t *testing.T) {
 	for _, r := range rigs(t) {
 		t.Run(r.provider, func(t *testing.T) {
 			ctx := context.Background()
-			pr, err := r.forge.OpenOrUpdatePR(ctx, req)
+			pr, err := r.f.OpenOrUpdatePR(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,10 +355,10 @@ func TestHostsMergedPRIsNotFoundAndANewOneOpens(t *testing.T) {
 			if parents := gittest.Git(t, r.dir, "rev-list", "--parents", "-n1", "main"); !strings.Contains(parents, strings.TrimSpace(mainBefore)) {
 				t.Fatalf("merge commit %s does not follow main", parents)
 			}
-			if found, err := r.forge.FindPR(ctx, req.Head); err != nil || found != nil {
-				t.Fatalf("merged PR found as open: %+v %v", found, err)
+			if found, err := r.f.FindPR(ctx, req.Head); err != nil || found != nil {
+				t.Fatalf("merged forge.PR found as open: %+v %v", found, err)
 			}
-			next, err := r.forge.OpenOrUpdatePR(ctx, req)
+			next, err := r.f.OpenOrUpdatePR(ctx, req)
 			if err != nil || !next.Created || next.Number == pr.Number {
 				t.Fatalf("after merge: %+v %v", next, err)
 			}
@@ -368,7 +373,7 @@ func TestHostsMergedPRIsNotFoundAndANewOneOpens(t *testing.T) {
 // (acme%2Fplatform%2Ftoolbox), as GitLab requires.
 func TestGitLabSubgroupPathIsEncoded(t *testing.T) {
 	r := gitlabRig(t)
-	if _, err := r.forge.OpenOrUpdatePR(context.Background(), req); err != nil {
+	if _, err := r.f.OpenOrUpdatePR(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range r.requests() {
@@ -376,7 +381,7 @@ func TestGitLabSubgroupPathIsEncoded(t *testing.T) {
 			t.Fatalf("request %q", q)
 		}
 	}
-	pr, _ := r.forge.FindPR(context.Background(), req.Head)
+	pr, _ := r.f.FindPR(context.Background(), req.Head)
 	if pr.Name() != "merge request !1" || !strings.HasSuffix(pr.URL, "/acme/platform/toolbox/-/merge_requests/1") {
 		t.Fatalf("%s %s", pr.Name(), pr.URL)
 	}
@@ -387,18 +392,18 @@ func TestGitLabSubgroupPathIsEncoded(t *testing.T) {
 func TestGiteaFindReadsEveryPage(t *testing.T) {
 	r := giteaRig(t)
 	ctx := context.Background()
-	if _, err := r.forge.OpenOrUpdatePR(ctx, req); err != nil {
+	if _, err := r.f.OpenOrUpdatePR(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 55; i++ {
 		b := fmt.Sprintf("other-%d", i)
 		gittest.Git(t, r.dir, "branch", b, "main")
-		if _, err := r.forge.OpenOrUpdatePR(ctx, PRRequest{Title: b, Head: b, Base: "main"}); err != nil {
+		if _, err := r.f.OpenOrUpdatePR(ctx, forge.PRRequest{Title: b, Head: b, Base: "main"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := len(r.requests())
-	pr, err := r.forge.FindPR(ctx, req.Head)
+	pr, err := r.f.FindPR(ctx, req.Head)
 	if err != nil || pr == nil || pr.Number != 1 {
 		t.Fatalf("%+v %v", pr, err)
 	}
@@ -413,13 +418,13 @@ func TestGiteaFindReadsEveryPage(t *testing.T) {
 func TestBitbucketUpdateKeepsReviewers(t *testing.T) {
 	rm := bitbuckettest.NewRemote(t, "acme", "toolbox", "s3cret")
 	gittest.Git(t, rm.Dir, "branch", req.Head, "main")
-	f, _ := NewBitbucket("acme", "toolbox", "s3cret", WithAPIURL(rm.API.APIURL()))
+	f, _ := bitbucket.New("acme", "toolbox", "s3cret", forge.WithAPIURL(rm.API.APIURL()))
 	ctx := context.Background()
 	if _, err := f.OpenOrUpdatePR(ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	rm.API.AddReviewer(1, "alice")
-	if _, err := f.OpenOrUpdatePR(ctx, PRRequest{Title: "v2", Head: req.Head, Base: "main", Body: "two"}); err != nil {
+	if _, err := f.OpenOrUpdatePR(ctx, forge.PRRequest{Title: "v2", Head: req.Head, Base: "main", Body: "two"}); err != nil {
 		t.Fatal(err)
 	}
 	if p := rm.API.PRs()[0]; !slices.Equal(p.Reviewers, []string{"alice"}) || p.Description != "two" {
@@ -439,18 +444,29 @@ func TestScopeLimitedTokensAreRefusedBeforeAPush(t *testing.T) {
 	gt.API.AddToken("read-only", false, "read:repository")
 	gh := githubtest.NewRemote(t, "acme", "toolbox", "s3cret")
 	gh.GH.AddReadOnlyToken("read-only")
-	glf, _ := NewGitLab("acme/toolbox", "git-only", WithAPIURL(gl.API.APIURL()))
-	bbf, _ := NewBitbucket("acme", "toolbox", "git-only", WithAPIURL(bb.API.APIURL()))
-	gtf, _ := NewForgejo("acme", "toolbox", "read-only", WithAPIURL(gt.API.APIURL()))
-	ghf, _ := NewGitHub("acme", "toolbox", "read-only", WithAPIURL(gh.GH.BaseURL()))
+	glf, _ := gitlab.New("acme/toolbox", "git-only", forge.WithAPIURL(gl.API.APIURL()))
+	bbf, _ := bitbucket.New("acme", "toolbox", "git-only", forge.WithAPIURL(bb.API.APIURL()))
+	gtf, _ := gitea.NewForgejo("acme", "toolbox", "read-only", forge.WithAPIURL(gt.API.APIURL()))
+	ghf, _ := github.New("acme", "toolbox", "read-only", forge.WithAPIURL(gh.GH.BaseURL()))
 	for name, c := range map[string]struct {
-		f    Verifier
+		f    forge.Verifier
 		want string
 	}{"gitlab": {glf, "insufficient_scope"}, "bitbucket": {bbf, "lack one or more required privilege scopes"},
 		"forgejo": {gtf, "Forgejo refused the token (HTTP 403): the token's account cannot push to acme/toolbox"},
 		"github":  {ghf, "cannot push to acme/toolbox"}} {
-		if err := c.f.Verify(context.Background()); !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), c.want) {
+		if err := c.f.Verify(context.Background()); !errors.Is(err, forge.ErrAuth) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// bitbucketState is the stand-in's state as the contract reads it.
+func bitbucketState(s string) string {
+	switch s {
+	case "OPEN":
+		return "open"
+	case "MERGED":
+		return "merged"
+	}
+	return "closed"
 }

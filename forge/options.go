@@ -7,32 +7,41 @@ import (
 )
 
 // Option configures a forge (every host takes the same options).
-type Option func(*options)
+type Option func(*Settings)
 
-type options struct {
-	baseURL    string
-	apiURL     string
-	httpClient *http.Client
-	retries    int
-	maxWait    time.Duration
-	backoff    time.Duration
-	report     func(Retry)
-	sleep      func(context.Context, time.Duration) error
-	now        func() time.Time
+// Settings are the options as a host package reads them (forge/github,
+// forge/gitlab...): every host takes the same ones, so they live here.
+type Settings struct {
+	BaseURL    string
+	APIURL     string
+	HTTPClient *http.Client
+	Retries    int
+	MaxWait    time.Duration
+	Backoff    time.Duration
+	Report     func(Retry)
+	Sleep      func(context.Context, time.Duration) error
+	Now        func() time.Time
 }
 
-func defaultOptions() options {
-	return options{retries: 4, maxWait: 2 * time.Minute, backoff: 500 * time.Millisecond, sleep: sleepCtx, now: time.Now}
+// Apply is the settings opts make, on top of the defaults.
+func Apply(opts []Option) Settings {
+	s := Settings{Retries: 4, MaxWait: 2 * time.Minute, Backoff: 500 * time.Millisecond, Sleep: sleepCtx, Now: time.Now}
+	for _, f := range opts {
+		f(&s)
+	}
+	return s
 }
 
-func (o *options) policy(provider string) *policy {
-	return &policy{host: hostName(provider), retries: o.retries, maxWait: o.maxWait, base: o.backoff,
-		sleep: o.sleep, report: o.report, now: o.now}
+// Policy is the one retry policy, for provider's host.
+func (s *Settings) Policy(provider string) *Policy {
+	return &Policy{host: hostName(provider), retries: s.Retries, maxWait: s.MaxWait, base: s.Backoff,
+		sleep: s.Sleep, report: s.Report, now: s.Now}
 }
 
-func (o *options) client() *http.Client {
-	if o.httpClient != nil {
-		return o.httpClient
+// Client is the HTTP client: WithHTTPClient's, else one with a timeout.
+func (s *Settings) Client() *http.Client {
+	if s.HTTPClient != nil {
+		return s.HTTPClient
 	}
 	return &http.Client{Timeout: time.Minute}
 }
@@ -41,31 +50,31 @@ func (o *options) client() *http.Client {
 // (https://ghe.example.com, https://gitlab.example.com); the API root is
 // derived the host's way (api/v3/ on GitHub Enterprise, api/v4/ on GitLab,
 // api/v1/ on Gitea and Forgejo).
-func WithBaseURL(u string) Option { return func(o *options) { o.baseURL = u } }
+func WithBaseURL(u string) Option { return func(o *Settings) { o.BaseURL = u } }
 
 // WithAPIURL sets the exact REST API root (git.api_url; proxies, tests).
-func WithAPIURL(u string) Option { return func(o *options) { o.apiURL = u } }
+func WithAPIURL(u string) Option { return func(o *Settings) { o.APIURL = u } }
 
 // WithHTTPClient sets the HTTP client.
-func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
+func WithHTTPClient(c *http.Client) Option { return func(o *Settings) { o.HTTPClient = c } }
 
 // WithRetries bounds retries on rate limits and server errors (default 4
 // after the first attempt) and the longest wait honoured (default 2
 // minutes): a host asking for more fails the call at once, saying so.
 func WithRetries(n int, maxWait time.Duration) Option {
-	return func(o *options) { o.retries, o.maxWait = n, maxWait }
+	return func(o *Settings) { o.Retries, o.MaxWait = n, maxWait }
 }
 
 // WithBackoff sets the first wait after a server error that names none
 // (default 500ms; it doubles per attempt).
-func WithBackoff(d time.Duration) Option { return func(o *options) { o.backoff = d } }
+func WithBackoff(d time.Duration) Option { return func(o *Settings) { o.Backoff = d } }
 
 // WithRetryReport receives every retry as it happens (the kernel logs
 // them; PR.Retries carries them too).
-func WithRetryReport(f func(Retry)) Option { return func(o *options) { o.report = f } }
+func WithRetryReport(f func(Retry)) Option { return func(o *Settings) { o.Report = f } }
 
-// withSleep replaces the wait between attempts (tests record the waits
-// instead of sleeping).
-func withSleep(f func(context.Context, time.Duration) error) Option {
-	return func(o *options) { o.sleep = f }
+// WithSleep replaces the wait between attempts: tests record the waits
+// instead of sleeping them.
+func WithSleep(f func(context.Context, time.Duration) error) Option {
+	return func(o *Settings) { o.Sleep = f }
 }

@@ -2,15 +2,15 @@ package forge
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tgp-go/tgp/internal/backoff"
 )
 
 // Retry is one wait for the host: a rate limit or a server error answered
@@ -30,8 +30,10 @@ func (r Retry) String() string {
 	return fmt.Sprintf("%s: HTTP %d (%s), retried after %s", r.Op, r.Status, r.Reason, r.Wait)
 }
 
-// policy is the one retry policy of every host.
-type policy struct {
+// Policy is the one retry policy of every host: each host package runs
+// its calls through it, so that every host waits, gives up and reports
+// the same way.
+type Policy struct {
 	host    string
 	retries int           // attempts after the first
 	maxWait time.Duration // longest wait honoured
@@ -42,19 +44,26 @@ type policy struct {
 	// special, when set, judges the answers a host signals in its own
 	// way (GitHub's secondary rate limit in a 403's body); known=false
 	// leaves the answer to the common rules.
-	special func(*http.Response, error) (o outcome, retry, known bool)
+	special func(*http.Response, error) (o Outcome, retry, known bool)
 }
 
-// outcome is what one attempt's answer says about retrying.
-type outcome struct {
-	status int
-	header http.Header
-	// limited: the host rate limited the call (wait as it says).
-	limited bool
-	// wait is what the host asked for, when told (else: back off).
-	wait time.Duration
-	told bool
+// Outcome is what one attempt's answer says about retrying.
+type Outcome struct {
+	Status int
+	// Limited: the host rate limited the call (wait as it says).
+	Limited bool
+	// Wait is what the host asked for, when Told (else: back off).
+	Wait time.Duration
+	Told bool
 }
+
+// Judge sets how the policy reads the answers a host signals in its own
+// way (GitHub's secondary rate limit in a 403's body); known=false leaves
+// an answer to the common rules.
+func (p *Policy) Judge(f func(*http.Response, error) (o Outcome, retry, known bool)) { p.special = f }
+
+// Now is the policy's clock (tests set it).
+func (p *Policy) Now() time.Time { return p.now() }
 
 type collectorKey struct{}
 
@@ -79,10 +88,10 @@ func (c *collector) retries() []Retry {
 	return append([]Retry(nil), c.list...)
 }
 
-// do runs call until it succeeds, fails for good, or runs out of
+// Do runs call until it succeeds, fails for good, or runs out of
 // attempts. call returns the HTTP answer (nil when none came) and the
 // client's error; classify maps a final error to AuthError / APIError.
-func (p *policy) do(ctx context.Context, op string, call func() (*http.Response, error), classify func(*http.Response, error) error) error {
+func (p *Policy) Do(ctx context.Context, op string, call func() (*http.Response, error), classify func(*http.Response, error) error) error {
 	for attempt := 0; ; attempt++ {
 		resp, err := call()
 		if err == nil {
@@ -96,8 +105,8 @@ func (p *policy) do(ctx context.Context, op string, call func() (*http.Response,
 			return classify(resp, err)
 		}
 		final := classify(resp, err)
-		wait := o.wait
-		if !o.told {
+		wait := o.Wait
+		if !o.Told {
 			wait = p.backoff(attempt)
 		}
 		if attempt >= p.retries {
@@ -107,7 +116,7 @@ func (p *policy) do(ctx context.Context, op string, call func() (*http.Response,
 			return &RetryError{Op: op, Attempts: attempt + 1,
 				Reason: fmt.Sprintf("%s; the host asks to wait %s, more than the %s allowed", reason(o), wait.Round(time.Second), p.maxWait), Err: final}
 		}
-		r := Retry{Op: op, Status: o.status, Wait: wait, WaitMS: wait.Milliseconds(), Reason: reason(o)}
+		r := Retry{Op: op, Status: o.Status, Wait: wait, WaitMS: wait.Milliseconds(), Reason: reason(o)}
 		if c, ok := ctx.Value(collectorKey{}).(*collector); ok {
 			c.mu.Lock()
 			c.list = append(c.list, r)
@@ -122,11 +131,11 @@ func (p *policy) do(ctx context.Context, op string, call func() (*http.Response,
 	}
 }
 
-func reason(o outcome) string {
+func reason(o Outcome) string {
 	switch {
-	case o.status == 0:
+	case o.Status == 0:
 		return "no answer"
-	case o.limited:
+	case o.Limited:
 		return "rate limited"
 	default:
 		return "server error"
@@ -135,39 +144,39 @@ func reason(o outcome) string {
 
 // judge says whether an answer is worth another attempt and how long the
 // host asked us to wait.
-func (p *policy) judge(resp *http.Response, err error) (outcome, bool) {
+func (p *Policy) judge(resp *http.Response, err error) (Outcome, bool) {
 	if resp == nil {
 		// No answer: a refused or reset connection. Creating twice is
 		// safe (a duplicate open finds the first), so every call may
 		// be sent again.
 		var ne interface{ Timeout() bool }
-		return outcome{}, (errors.As(err, &ne) && ne.Timeout()) || isConnErr(err)
+		return Outcome{}, (errors.As(err, &ne) && ne.Timeout()) || isConnErr(err)
 	}
 	if p.special != nil {
 		if o, retry, known := p.special(resp, err); known {
 			return o, retry
 		}
 	}
-	o := outcome{status: resp.StatusCode, header: resp.Header}
+	o := Outcome{Status: resp.StatusCode}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		o.limited = true
+		o.Limited = true
 	case resp.StatusCode == http.StatusForbidden && (resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != ""):
 		// GitHub's primary (remaining 0) and secondary (Retry-After)
 		// limits answer 403.
-		o.limited = true
+		o.Limited = true
 	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
 	default:
 		return o, false
 	}
-	o.wait, o.told = p.hostWait(resp.Header)
+	o.Wait, o.Told = p.hostWait(resp.Header)
 	return o, true
 }
 
 // hostWait reads Retry-After (seconds or an HTTP date), else the reset
 // time GitHub (X-RateLimit-Reset) and GitLab (RateLimit-Reset) send;
 // told is false when the host named no wait.
-func (p *policy) hostWait(h http.Header) (wait time.Duration, told bool) {
+func (p *Policy) hostWait(h http.Header) (wait time.Duration, told bool) {
 	if s := strings.TrimSpace(h.Get("Retry-After")); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
 			return time.Duration(n) * time.Second, true
@@ -189,21 +198,9 @@ func (p *policy) hostWait(h http.Header) (wait time.Duration, told bool) {
 	return 0, false
 }
 
-// backoff doubles from base, with full jitter in [d/2, d] so that many
-// agents behind one failing host do not come back at once.
-func (p *policy) backoff(attempt int) time.Duration {
-	d := p.base << min(attempt, 16)
-	if d > p.maxWait {
-		d = p.maxWait
-	}
-	if d <= 1 {
-		return d
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))
-	if err != nil {
-		return d
-	}
-	return d/2 + time.Duration(n.Int64())
+// backoff doubles from base, with jitter (internal/backoff).
+func (p *Policy) backoff(attempt int) time.Duration {
+	return backoff.Delay(p.base, p.maxWait, attempt)
 }
 
 func isConnErr(err error) bool {

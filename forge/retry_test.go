@@ -10,7 +10,7 @@ import (
 
 func TestHostWaitReadsEachHostsHeader(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	p := &policy{now: func() time.Time { return now }}
+	p := &Policy{now: func() time.Time { return now }}
 	for _, c := range []struct {
 		name   string
 		header http.Header
@@ -35,7 +35,7 @@ func TestHostWaitReadsEachHostsHeader(t *testing.T) {
 }
 
 func TestJudgeRetriesOnlyWhatCanPass(t *testing.T) {
-	p := &policy{now: time.Now}
+	p := &Policy{now: time.Now}
 	for _, c := range []struct {
 		status int
 		header http.Header

@@ -3,8 +3,6 @@ package kernel
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -252,37 +250,6 @@ func flowList(items []string) string {
 		parts[i] = yamlScalar(s)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-// writeFileAtomic replaces path with data (same mode), through a
-// temporary file in its directory and a rename: a reader sees the old
-// file or the new one, never half of it.
-func writeFileAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // listAt reads the string list at a dotted key of a YAML document (for

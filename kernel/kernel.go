@@ -53,9 +53,16 @@ type Kernel struct {
 	closers []func(context.Context) error
 
 	runner *sandbox.Runner
-	sql    forgetools.SQLProvider
-	scope  scopeState
-	tel    *telemetry.T
+	// prForge is the pull-request host (nil: none could be made, see the
+	// toolbox's OpenerErr); checker is check_tool's analysis.
+	prForge    forge.Forge
+	prForgeErr error
+	checker    toolChecker
+	// diskOnly are the tools left out because the root is in memory.
+	diskOnly map[string]bool
+	sql      forgetools.SQLProvider
+	scope    scopeState
+	tel      *telemetry.T
 	// signers are sandbox.trusted_signers' keys (nil: not set).
 	signers *trust.AllowedSigners
 }
@@ -210,6 +217,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 		k.journal = lazy
 		k.closers = append(k.closers, func(context.Context) error { lazy.Close(); return nil })
 	}
+	k.checker = toolChecker(k.checkConfig())
 	k.box = toolbox.New(k.fs, k.toolboxConfig())
 	k.set = tools.NewSet(
 		tools.WithPolicy(tools.Policy(cfg.Approval.Policy)),
@@ -241,12 +249,8 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 			return nil, err
 		}
 	}
-	// The shell tools run programs on real files: a memory root lists
-	// none of them rather than three tools that always fail.
-	if !o.memory {
-		if err := k.set.Add(k.shellTools()...); err != nil {
-			return nil, err
-		}
+	if err := k.add(k.shellTools()...); err != nil {
+		return nil, err
 	}
 	if err := k.set.Add(tools.ScopeTool(k.expandScope)); err != nil {
 		return nil, err
@@ -458,14 +462,15 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (r
 		}
 	}
 	stale := ""
-	if readsToolbox[name] {
+	t, _ := k.set.Get(name)
+	if t != nil && t.Facts.ReadsToolbox {
 		stale = k.box.MaybeRefresh(ctx)
 	}
-	if k.opts.memory && diskOnly[name] {
+	if k.diskOnly[name] {
 		return tools.Result{}, &tools.Error{Kind: tools.KindNotFound, Message: fmt.Sprintf(
 			"%s is not available: this kernel's root is in memory (kernel.WithMemoryFS) and commands need real files; give the kernel a root_dir on disk", name)}
 	}
-	if err := k.materialize(ctx, name, args); err != nil {
+	if err := k.materialize(ctx, t, args); err != nil {
 		return tools.Result{}, tools.Wrap(tools.KindInternal, err, "write the files other agents pushed to the root")
 	}
 	res, err = k.set.Call(ctx, name, args)
@@ -506,28 +511,43 @@ func (k *Kernel) ExecToolAt(ctx context.Context, path, ref string, args any) (*s
 
 // materialize writes the files of the root's commit that persists left
 // unwritten (other agents' new files, gitbackend.Repo.Materialize) before
-// a call that may read them: every call but write_file, which reads only
-// its own path.
-func (k *Kernel) materialize(ctx context.Context, name string, args json.RawMessage) error {
+// a call that may read them: the whole root, or only the path of a tool
+// that reads nothing else (Facts.OnlyPath: write_file's).
+func (k *Kernel) materialize(ctx context.Context, t *tools.Tool, args json.RawMessage) error {
 	repo := k.box.Repo()
 	if repo == nil || repo.Unwritten() == 0 {
 		return nil
 	}
-	if name == "write_file" {
-		var a struct {
-			Path string `json:"path"`
-		}
-		if json.Unmarshal(args, &a) == nil && a.Path != "" {
-			if rel, err := k.fs.Resolve(a.Path); err == nil {
-				return repo.Materialize(ctx, rel)
+	if t != nil && t.Facts.OnlyPath != "" {
+		var a map[string]any
+		if json.Unmarshal(args, &a) == nil {
+			if p, ok := a[t.Facts.OnlyPath].(string); ok && p != "" {
+				if rel, err := k.fs.Resolve(p); err == nil {
+					return repo.Materialize(ctx, rel)
+				}
 			}
 		}
 	}
 	return repo.Materialize(ctx)
 }
 
-// diskOnly are the tools a memory root does not have.
-var diskOnly = map[string]bool{"shell": true, "exec_command": true, "write_stdin": true}
+// add adds tools to the set; on a root in memory it leaves out those
+// that need real files (Facts.NeedsDisk) rather than list tools that
+// always fail, and remembers them, for Call to say why they are missing.
+func (k *Kernel) add(ts ...*tools.Tool) error {
+	keep := ts[:0:0]
+	for _, t := range ts {
+		if k.opts.memory && t.Facts.NeedsDisk {
+			if k.diskOnly == nil {
+				k.diskOnly = map[string]bool{}
+			}
+			k.diskOnly[t.Name] = true
+			continue
+		}
+		keep = append(keep, t)
+	}
+	return k.set.Add(keep...)
+}
 
 // ctx gives ctx the kernel's telemetry, for the engines' spans.
 func (k *Kernel) ctx(ctx context.Context) context.Context { return telemetry.With(ctx, k.tel) }

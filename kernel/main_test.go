@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	_ "github.com/tgp-go/tgp/forge/all" // the PR tests open pull requests on every host
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/shell"
 	"github.com/tgp-go/tgp/sqldb/pgtest"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sandbox/analysis"
+	"github.com/tgp-go/tgp/toolbox"
 	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/tools/forgetools"
 )
@@ -116,10 +117,23 @@ func (k *Kernel) forgeTools() []*tools.Tool {
 		Persist:     k.box,
 		SQLReadOnly: k.cfg.SQL.ReadOnly,
 		Check:       k.checkConfig(),
-		Versions:    k.box,
+		Versions:    boxVersions{k.box},
 	}
 	if k.sql != nil {
 		cfg.SQL = k.sql
 	}
 	return forgetools.New(k.view, cfg)
+}
+
+// boxVersions is the toolbox as forgetools.Versions: the toolbox's
+// CodeAt returns its own interface (it names no sandbox type), which has
+// sandbox.FS's methods.
+type boxVersions struct{ *toolbox.Box }
+
+func (v boxVersions) CodeAt(ctx context.Context, ref string) (sandbox.FS, string, error) {
+	fs, commit, err := v.Box.CodeAt(ctx, ref)
+	if fs == nil {
+		return nil, commit, err
+	}
+	return fs, commit, err
 }

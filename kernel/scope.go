@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/tgp-go/tgp/gitpath"
+	"github.com/tgp-go/tgp/internal/atomicfile"
 	"github.com/tgp-go/tgp/shell"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -109,7 +110,7 @@ func (k *Kernel) saveGrants(grants map[string]shell.Grant) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(f, b)
+	return atomicfile.Write(f, b, 0)
 }
 
 // WithRootGrants keeps what a host allowed once in the root's .git
@@ -311,7 +312,7 @@ func (k *Kernel) addToScope(file, key, item string) error {
 	if _, err := LoadConfig(LoadOptions{File: tmp.Name(), Required: true, Environ: k.environ(), Overrides: k.opts.overrides}); err != nil {
 		return fmt.Errorf("the edited file would not load: %w", err)
 	}
-	if err := writeFileAtomic(file, out); err != nil {
+	if err := atomicfile.Write(file, out, 0); err != nil {
 		return err
 	}
 	k.cfg.Shell = sh

@@ -53,18 +53,26 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 			TokenEnv: g.TokenEnv,
 		},
 		BlockUpwardTraversal: k.cfg.FS.BlockUpwardTraversal,
-		Check:                k.checkConfig(),
+		Checker:              k.checker,
 		OnRefresh:            k.opts.refreshHooks,
 		SandboxDecls:         sandbox.Declarations(k.opts.hostFuncs),
 		TrustedSigners:       k.signers,
 	}
-	tc.PR.Forge, tc.PR.ForgeErr = k.buildForge(provider)
+	k.prForge, k.prForgeErr = k.buildForge(provider)
+	tc.PR.OpenerErr = k.prForgeErr
+	if k.prForge != nil {
+		tc.PR.Opener = prOpener{k.prForge}
+	}
+	p := provider
 	if k.opts.forge == nil && hasForge(provider) {
 		tc.PR.Provider = provider
 		if Secret(k.environ(), g.TokenEnv) == "" {
 			tc.PR.MissingTokenEnv = g.TokenEnv
 		}
+	} else if d, ok := k.prForge.(forge.Describer); ok {
+		p = d.Provider()
 	}
+	tc.PR.Host, tc.PR.Term = forge.HostName(p), forge.Term(p)
 	every, off, err := g.RefreshEvery()
 	tc.RefreshEvery, tc.RefreshOff = every, off || err != nil
 	return tc
@@ -144,7 +152,19 @@ func (k *Kernel) SessionBranch() string { return k.box.SessionBranch() }
 
 // SessionPR finds the open PR of the session's branch.
 func (k *Kernel) SessionPR(ctx context.Context) (*forge.PR, string, error) {
-	return k.box.SessionPR(ctx)
+	branch := k.box.SessionBranch()
+	if branch == "" {
+		return nil, "", nil
+	}
+	f := k.prForge
+	if err := k.prForgeErr; err != nil {
+		return nil, branch, err
+	}
+	if f == nil {
+		f = forge.None{Reason: "no pull-request host configured; the branch was pushed, open the PR on your host"}
+	}
+	pr, err := f.FindPR(ctx, branch)
+	return pr, branch, err
 }
 
 // RefreshEvent reports a refresh that brought in what other agents
@@ -158,15 +178,6 @@ type RefreshStatus = toolbox.RefreshStatus
 // blocked by local edits.
 func WithRefreshHook(h func(RefreshEvent)) Option {
 	return func(o *options) { o.refreshHooks = append(o.refreshHooks, h) }
-}
-
-// readsToolbox are the calls that answer from the root: a long-lived
-// kernel checks the remote before them (git.refresh_interval). Writes need
-// no check: persist replays on whatever the remote has.
-var readsToolbox = map[string]bool{
-	"find_tools": true, "read_file": true, "list_files": true, "list_dir": true, "grep_files": true,
-	"check_tool": true, "exec_tool": true, "tool_history": true,
-	"git_status": true, "git_diff": true, "git_log": true, "git_show": true, "git_blame": true,
 }
 
 // Refresh asks the remote whether its branch moved and, if it did, brings

@@ -7,10 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
-	"github.com/tgp-go/tgp/sandbox/analysis"
 	"github.com/tgp-go/tgp/trust"
 	"github.com/tgp-go/tgp/vfs"
 )
@@ -38,8 +36,9 @@ type Config struct {
 	// BlockUpwardTraversal is the jail's fs.block_upward_traversal, for
 	// the sandbox bridge's paths (SandboxFS).
 	BlockUpwardTraversal bool
-	// Check configures the check_tool results listed in a pull request.
-	Check analysis.Config
+	// Checker gives the check_tool results a pull request's description
+	// lists (nil: the tools are listed unchecked).
+	Checker ToolChecker
 	// RefreshEvery is how old the last remote check may get before a read
 	// checks again (git.refresh_interval); RefreshOff checks at Open only.
 	RefreshEvery time.Duration
@@ -48,7 +47,7 @@ type Config struct {
 	// by local edits.
 	OnRefresh []func(RefreshEvent)
 	// SandboxDecls are TypeScript members Scaffold adds to the tgp object
-	// in tools/tgp-env.d.ts: the host functions (sandbox.Declarations).
+	// in tools/tgp-env.d.ts: the host functions (hostfunc.Declarations).
 	SandboxDecls string
 	// TrustedSigners, when set (sandbox.trusted_signers), are the keys
 	// whose signed commits may carry code that runs (CheckTrust).
@@ -60,17 +59,22 @@ type PRConfig struct {
 	// Per is "session" (one branch and pull request per session, the
 	// default) or "tool" (one per tool).
 	Per string
-	// Forge opens the pull requests; ForgeErr, when set, is why none could
-	// be made from the configuration (returned where the forge is needed).
-	Forge    forge.Forge
-	ForgeErr error
+	// Opener opens the pull requests (nil: no host; the branch is pushed
+	// and the note says so); OpenerErr, when set, is why none could be
+	// made from the configuration (returned where one is needed).
+	Opener    PROpener
+	OpenerErr error
 	// MissingTokenEnv, when set, names the empty variable the forge needs
 	// a token from: a change then fails before anything is pushed.
 	MissingTokenEnv string
 	// Provider is the host's kind (github, gitlab, bitbucket, gitea,
-	// forgejo; empty: the forge's own, or none) and TokenEnv the variable
-	// its token came from, for the messages a refused token gives.
+	// forgejo; empty: none configured), Host its display name (GitLab),
+	// Term its word for a pull request ("merge request"; empty: "pull
+	// request") and TokenEnv the variable its token came from, for the
+	// messages a refused token gives.
 	Provider string
+	Host     string
+	Term     string
 	TokenEnv string
 	// Session names the session: boxes given the same name add their
 	// commits to one branch (tgp/session-<name>) and pull request.
@@ -120,7 +124,7 @@ func New(fsys *vfs.FS, cfg Config) *Box {
 		fs:     fsys,
 		cat:    &catalog{fs: fsys},
 		branch: cfg.Git.Branch,
-		pr:     prState{branches: map[string]string{}, tools: map[string]bool{}, prs: map[string]*forge.PR{}},
+		pr:     prState{branches: map[string]string{}, tools: map[string]bool{}, prs: map[string]*PR{}},
 	}
 }
 

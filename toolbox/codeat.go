@@ -16,16 +16,23 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/registry"
-	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/tools"
 )
+
+// CodeFS is the root as a tool's run sees it: sandbox.FS's methods,
+// declared here so that the toolbox names no sandbox type.
+type CodeFS interface {
+	ReadFile(path string) ([]byte, error)
+	ListFiles(dir string) ([]string, error)
+	WriteFile(path string, data []byte) error
+}
 
 // CodeAt is the sandbox's view of the root with the code of the commit
 // ref names (exec_tool's ref): files under tools/ and node_modules/ (the
 // tool and everything it can require) are read from that commit, the
 // rest (the data a tool reads and writes) from the root as it is now,
 // where the tool's writes go too. It returns the commit's full hash.
-func (b *Box) CodeAt(ctx context.Context, ref string) (sandbox.FS, string, error) {
+func (b *Box) CodeAt(ctx context.Context, ref string) (CodeFS, string, error) {
 	var commit plumbing.Hash
 	err := b.readRepo(ctx, func(r *git.Repository) error {
 		c, err := resolveRef(r, ref)
@@ -41,7 +48,7 @@ func (b *Box) CodeAt(ctx context.Context, ref string) (sandbox.FS, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	live := sandboxFS{fs: b.fs, blockUpward: b.cfg.BlockUpwardTraversal}
+	live := SandboxFS{fs: b.fs, blockUpward: b.cfg.BlockUpwardTraversal}
 	// The sandbox's FS has no context: the call's is kept for the reads
 	// of the commit, which take the repository's lock.
 	return &codeAtFS{live: live, box: b, ctx: ctx, commit: commit}, commit.String(), nil
@@ -54,7 +61,7 @@ func isCodePath(rel string) bool {
 }
 
 type codeAtFS struct {
-	live   sandboxFS
+	live   SandboxFS
 	box    *Box
 	ctx    context.Context
 	commit plumbing.Hash

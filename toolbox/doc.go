@@ -26,7 +26,7 @@
 //	  → write_file (tools: jail, vfs write)
 //	  → tools.Persister = Box.Persist
 //	  → catalog.record (registry, meta.json written to the root)
-//	  → gitbackend.Repo.Persist (commit, push) or PersistBranch (pr) → forge
+//	  → gitbackend.Repo.Persist (commit, push) or PersistBranch (pr) → PROpener
 //	      replay: gitbackend → catalog.RegenerateChanged (registry, root)
 //
 // exec_tool:

@@ -16,10 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/registry"
-	"github.com/tgp-go/tgp/sandbox/analysis"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -29,19 +27,19 @@ type prState struct {
 	session  string            // per-session branch
 	resumed  string            // the recorded session this box continues
 	tools    map[string]bool   // tools changed on the session's branch(es)
-	prs      map[string]*forge.PR
-	verified bool // the forge took the token (forge.Verifier): asked once per box
+	prs      map[string]*PR
+	verified bool // the host took the token (TokenVerifier): asked once per box
 }
 
-// forge is the configured pull-request host, or why there is none.
-func (b *Box) forge() (forge.Forge, error) {
-	if b.cfg.PR.ForgeErr != nil {
-		return nil, b.cfg.PR.ForgeErr
+// opener is the configured pull-request host, or why there is none.
+func (b *Box) opener() (PROpener, error) {
+	if b.cfg.PR.OpenerErr != nil {
+		return nil, b.cfg.PR.OpenerErr
 	}
-	if b.cfg.PR.Forge == nil {
-		return forge.None{Reason: "no pull-request host configured; the branch was pushed, open the PR on your host"}, nil
+	if b.cfg.PR.Opener == nil {
+		return noHost{reason: "no pull-request host configured; the branch was pushed, open the PR on your host"}, nil
 	}
-	return b.cfg.PR.Forge, nil
+	return b.cfg.PR.Opener, nil
 }
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
@@ -144,7 +142,7 @@ func (b *Box) resumeSession(ctx context.Context) {
 		return
 	}
 	if pr > 0 {
-		f, err := b.forge()
+		f, err := b.opener()
 		if err != nil {
 			return
 		}
@@ -184,12 +182,12 @@ func (b *Box) SessionBranch() string {
 }
 
 // SessionPR finds the open PR of the session's branch.
-func (b *Box) SessionPR(ctx context.Context) (*forge.PR, string, error) {
+func (b *Box) SessionPR(ctx context.Context) (*PR, string, error) {
 	branch := b.SessionBranch()
 	if branch == "" {
 		return nil, "", nil
 	}
-	f, err := b.forge()
+	f, err := b.opener()
 	if err != nil {
 		return nil, branch, err
 	}
@@ -197,24 +195,17 @@ func (b *Box) SessionPR(ctx context.Context) (*forge.PR, string, error) {
 	return pr, branch, err
 }
 
-// provider is the pull-request host's kind: the configuration's, else
-// the forge's own.
-func (b *Box) provider(f forge.Forge) string {
-	if b.cfg.PR.Provider != "" {
-		return b.cfg.PR.Provider
+// term is the host's word for a pull request.
+func (b *Box) term() string {
+	if b.cfg.PR.Term != "" {
+		return b.cfg.PR.Term
 	}
-	if d, ok := f.(forge.Describer); ok {
-		return d.Provider()
-	}
-	return ""
+	return "pull request"
 }
 
 // PRTerm is the host's word for a pull request ("merge request" on
 // GitLab).
-func (b *Box) PRTerm() string {
-	f, _ := b.forge()
-	return forge.Term(b.provider(f))
-}
+func (b *Box) PRTerm() string { return b.term() }
 
 // prCredentials fails before anything is pushed when the pull-request host
 // cannot be used: no token set (naming the variable to set), a forge the
@@ -223,18 +214,18 @@ func (b *Box) PRTerm() string {
 // opening the pull request is retried by the next change.
 func (b *Box) prCredentials(ctx context.Context) error {
 	if env := b.cfg.PR.MissingTokenEnv; env != "" {
-		p, host := b.cfg.PR.Provider, forge.HostName(b.cfg.PR.Provider)
+		p, host := b.cfg.PR.Provider, b.cfg.PR.Host
 		if p == "" {
 			p, host = "(unnamed)", "host"
 		}
 		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf(
 			"write_strategy pr with provider %s needs a %s token: set the environment variable %s (named by git.token_env); nothing was pushed", p, host, env)}
 	}
-	f, err := b.forge()
+	f, err := b.opener()
 	if err != nil {
 		return tools.Wrap(tools.KindExecutionFailed, err, "the pull-request host is misconfigured; nothing was pushed")
 	}
-	v, ok := f.(forge.Verifier)
+	v, ok := f.(TokenVerifier)
 	b.prMu.Lock()
 	done := b.pr.verified
 	b.prMu.Unlock()
@@ -242,7 +233,7 @@ func (b *Box) prCredentials(ctx context.Context) error {
 		return nil
 	}
 	err = v.Verify(ctx)
-	if errors.Is(err, forge.ErrAuth) {
+	if errors.Is(err, ErrTokenRefused) {
 		env := b.cfg.PR.TokenEnv
 		if env == "" {
 			env = "git.token_env"
@@ -281,23 +272,22 @@ func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Cha
 		}
 	}
 	b.prMu.Unlock()
-	f, err := b.forge()
+	f, err := b.opener()
 	if err != nil {
 		return nil, err
 	}
-	pr, err := f.OpenOrUpdatePR(ctx, forge.PRRequest{
+	pr, err := f.OpenOrUpdatePR(ctx, PRRequest{
 		Title: "forge: " + strings.TrimPrefix(branch, "tgp/"), Head: branch, Base: b.branch,
-		Body: forge.Body(fmt.Sprintf("Changes forged by a TGP agent session on `%s`.", branch), b.prToolChanges(ctx, repo, res.Commit)),
+		Body: PRBody(fmt.Sprintf("Changes forged by a TGP agent session on `%s`.", branch), b.prToolChanges(ctx, repo, res.Commit)),
 	})
-	var nf *forge.NoForgeError
 	switch {
-	case errors.As(err, &nf):
-		out.Note = "branch " + branch + " pushed; " + nf.Error()
+	case errors.Is(err, ErrNoPRHost):
+		out.Note = "branch " + branch + " pushed; " + err.Error()
 	case err != nil:
-		return nil, tools.Wrap(tools.KindExecutionFailed, err, "branch %s was pushed, but opening the %s failed (the next change retries it)", branch, forge.Term(b.provider(f)))
+		return nil, tools.Wrap(tools.KindExecutionFailed, err, "branch %s was pushed, but opening the %s failed (the next change retries it)", branch, b.term())
 	default:
 		out.PRURL = pr.URL
-		out.Note = prNote(pr, b.provider(f))
+		out.Note = prNote(pr)
 		b.prMu.Lock()
 		b.pr.prs[branch] = pr
 		if branch == b.pr.session {
@@ -311,22 +301,15 @@ func (b *Box) persistPR(ctx context.Context, repo *gitbackend.Repo, ch tools.Cha
 // prNote says what became of the pull request in the host's own words
 // ("opened merge request !1"), and which of the host's rate limits and
 // errors were waited out on the way.
-func prNote(pr *forge.PR, provider string) string {
-	if pr.Provider == "" {
-		pr.Provider = provider
-	}
+func prNote(pr *PR) string {
 	verb := "updated"
 	if pr.Created {
 		verb = "opened"
 	}
-	note := verb + " " + pr.Name()
+	note := verb + " " + pr.Name
 	if len(pr.Retries) > 0 {
-		var rs []string
-		for _, r := range pr.Retries {
-			rs = append(rs, r.String())
-		}
 		note += fmt.Sprintf("; %s answered %d request(s) with a rate limit or an error, each retried: %s",
-			forge.HostName(pr.Provider), len(pr.Retries), strings.Join(rs, "; "))
+			pr.Host, len(pr.Retries), strings.Join(pr.Retries, "; "))
 	}
 	return note
 }
@@ -336,7 +319,7 @@ func prNote(pr *forge.PR, provider string) string {
 // branch's tip against where it left the base branch, so that the tools
 // every process and root of the session wrote are listed, not only this
 // box's. If the branch cannot be read, this box's own tools are.
-func (b *Box) prToolChanges(ctx context.Context, repo *gitbackend.Repo, head string) []forge.ToolChange {
+func (b *Box) prToolChanges(ctx context.Context, repo *gitbackend.Repo, head string) []ToolChange {
 	srcs, err := b.branchTools(ctx, repo, head)
 	if err != nil {
 		srcs = map[string][]byte{}
@@ -354,20 +337,23 @@ func (b *Box) prToolChanges(ctx context.Context, repo *gitbackend.Repo, head str
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	var out []forge.ToolChange
+	var out []ToolChange
 	for _, p := range paths {
 		src := srcs[p]
 		if src == nil {
-			out = append(out, forge.ToolChange{Path: p, Description: "(deleted)", Valid: true})
+			out = append(out, ToolChange{Path: p, Description: "(deleted)", Valid: true})
 			continue
 		}
-		rep := analysis.Analyze(p, src, b.cfg.Check)
-		tc := forge.ToolChange{Path: p, Description: registry.ExtractDescription(src), Valid: rep.Valid}
-		for _, e := range rep.Errors {
-			tc.Errors = append(tc.Errors, fmt.Sprintf("%s at %d:%d: %s", e.Rule, e.Line, e.Column, e.Message))
-		}
-		for _, w := range rep.Warnings {
-			tc.Warnings = append(tc.Warnings, fmt.Sprintf("%s at %d:%d: %s", w.Rule, w.Line, w.Column, w.Message))
+		tc := ToolChange{Path: p, Description: registry.ExtractDescription(src), Valid: true}
+		if b.cfg.Checker != nil {
+			errs, warnings := b.cfg.Checker.CheckTool(p, src)
+			tc.Valid = len(errs) == 0
+			for _, e := range errs {
+				tc.Errors = append(tc.Errors, fmt.Sprintf("%s at %d:%d: %s", e.Rule, e.Line, e.Column, e.Message))
+			}
+			for _, w := range warnings {
+				tc.Warnings = append(tc.Warnings, fmt.Sprintf("%s at %d:%d: %s", w.Rule, w.Line, w.Column, w.Message))
+			}
 		}
 		out = append(out, tc)
 	}

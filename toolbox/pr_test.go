@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tgp-go/tgp/forge"
+	"github.com/tgp-go/tgp/forge/github"
 	"github.com/tgp-go/tgp/forge/githubtest"
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/registry"
@@ -35,13 +36,13 @@ func (e *prEnv) config(t *testing.T, provider string) Config {
 	cfg.Git.Retry.MaxAttempts = 3
 	cfg.Strategy = PullRequest
 	if provider == "github" {
-		gh, err := forge.NewGitHub("acme", "toolbox", "gh-token", forge.WithAPIURL(e.gh.BaseURL()))
+		gh, err := github.New("acme", "toolbox", "gh-token", forge.WithAPIURL(e.gh.BaseURL()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.PR.Forge = gh
+		cfg.PR.Opener, cfg.PR.Host = testOpener{gh}, "GitHub"
 	} else {
-		cfg.PR.Forge = forge.None{Reason: "provider " + provider + " has no pull-request API; the branch was pushed, open the PR on your host"}
+		cfg.PR.Opener = noHost{reason: "provider " + provider + " has no pull-request API; the branch was pushed, open the PR on your host"}
 	}
 	return cfg
 }
@@ -148,7 +149,7 @@ func TestPRModeLocalProviderAndPushFailure(t *testing.T) {
 func TestPRModeReportsTheForgeError(t *testing.T) {
 	e := newPREnv(t)
 	cfg := e.config(t, "github")
-	cfg.PR.Forge, cfg.PR.ForgeErr = nil, errBadRepo
+	cfg.PR.Opener, cfg.PR.OpenerErr = nil, errBadRepo
 	k := newRig(t, cfg, false)
 	_, err := k.try("write_file", map[string]string{"path": "tools/x.ts", "content": "/** X. */\nexport default () => 1;\n"})
 	if err == nil || !strings.Contains(err.Error(), errBadRepo.Error()) || !strings.Contains(err.Error(), "nothing was pushed") {
@@ -232,4 +233,25 @@ func TestPRSessionBranchKeepsEveryRootsTools(t *testing.T) {
 	if n := strings.TrimSpace(gittest.Git(t, e.remoteDir, "rev-list", "--count", "main.."+branch)); n != "4" {
 		t.Fatalf("branch has %s commits, want 4", n)
 	}
+}
+
+// testOpener is a forge as the toolbox's opener (the kernel has its own
+// adapter; the toolbox's tests cannot import the kernel).
+type testOpener struct{ f forge.Forge }
+
+func (o testOpener) OpenOrUpdatePR(ctx context.Context, req PRRequest) (*PR, error) {
+	pr, err := o.f.OpenOrUpdatePR(ctx, forge.PRRequest{Title: req.Title, Head: req.Head, Base: req.Base, Body: req.Body})
+	return testPR(pr), err
+}
+
+func (o testOpener) FindPR(ctx context.Context, head string) (*PR, error) {
+	pr, err := o.f.FindPR(ctx, head)
+	return testPR(pr), err
+}
+
+func testPR(pr *forge.PR) *PR {
+	if pr == nil {
+		return nil
+	}
+	return &PR{Number: pr.Number, URL: pr.URL, Head: pr.Head, State: pr.State, Created: pr.Created, Name: pr.Name()}
 }

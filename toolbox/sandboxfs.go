@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"sort"
 
-	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/vfs"
 )
@@ -14,23 +13,25 @@ import (
 // pipe): every path goes through the file tools' jail policy
 // (tools.AgentPath), so tools reach files only inside the root and never
 // .git. A write lands in the root; exec_tool records what a run wrote and
-// hands it to Persist when the run ends.
-func (b *Box) SandboxFS() sandbox.FS {
-	return sandboxFS{fs: b.fs, blockUpward: b.cfg.BlockUpwardTraversal}
+// hands it to Persist when the run ends. It is a sandbox.FS; the toolbox
+// names no sandbox type, so that it links no JavaScript engine.
+func (b *Box) SandboxFS() SandboxFS {
+	return SandboxFS{fs: b.fs, blockUpward: b.cfg.BlockUpwardTraversal}
 }
 
-type sandboxFS struct {
+// SandboxFS is the root as the sandbox bridge reaches it (Box.SandboxFS).
+type SandboxFS struct {
 	fs          *vfs.FS
 	blockUpward bool
 }
 
 // path applies the file tools' own policy (tools.AgentPath): one jail
 // for every way an agent names a path.
-func (s sandboxFS) path(p string) (string, error) {
+func (s SandboxFS) path(p string) (string, error) {
 	return tools.AgentPath(s.fs, s.blockUpward, "path", p)
 }
 
-func (s sandboxFS) ReadFile(p string) ([]byte, error) {
+func (s SandboxFS) ReadFile(p string) ([]byte, error) {
 	rel, err := s.path(p)
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (s sandboxFS) ReadFile(p string) ([]byte, error) {
 	return s.fs.ReadFile(rel)
 }
 
-func (s sandboxFS) WriteFile(p string, data []byte) error {
+func (s SandboxFS) WriteFile(p string, data []byte) error {
 	rel, err := s.path(p)
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func (s sandboxFS) WriteFile(p string, data []byte) error {
 	return s.fs.WriteFile(rel, data, 0o644)
 }
 
-func (s sandboxFS) ListFiles(dir string) ([]string, error) {
+func (s SandboxFS) ListFiles(dir string) ([]string, error) {
 	if dir != "" && dir != "." {
 		rel, err := s.path(dir)
 		if err != nil {

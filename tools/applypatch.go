@@ -58,6 +58,7 @@ type fileOp struct {
 func (ft *fileTools) applyPatch() *Tool {
 	return Define(Spec[applyPatchArgs]{
 		Name: "apply_patch", Output: WriteResult{},
+		Facts: Facts{Persists: true},
 		Description: "Apply a patch atomically (all files or none) and persist it. Accepts the envelope\n" +
 			"*** Begin Patch\n*** Add File: path\n+line\n*** Update File: path\n*** Move to: new/path\n@@ optional anchor line\n context\n-old\n+new\n*** End of File\n*** Delete File: path\n*** End Patch\n" +
 			"(the format of OpenAI Codex's apply_patch; an apply_patch <<'EOF' or cat <<'EOF' heredoc wrapper, a *** Environment ID line " +

@@ -48,6 +48,7 @@ type ListFilesResult struct {
 func (ft *fileTools) listFiles() *Tool {
 	return Define(Spec[listFilesArgs]{
 		Name:        "list_files",
+		Facts:       Facts{ReadsToolbox: true},
 		Output:      ListFilesResult{},
 		Description: "List every file under a directory, recursively, sorted, as paths relative to the root (.git excluded).",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
@@ -93,7 +94,8 @@ type listDirArgs struct {
 
 func (ft *fileTools) listDir() *Tool {
 	return Define(Spec[listDirArgs]{
-		Name: "list_dir",
+		Name:  "list_dir",
+		Facts: Facts{ReadsToolbox: true},
 		Description: "List a directory breadth-first to a depth, sorted, one entry a line relative to the directory; " +
 			"markers: / directory, @ symlink, * executable. Page with offset/limit.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
@@ -192,6 +194,7 @@ const LineTruncationMarker = "… [truncated line]"
 func (ft *fileTools) readFile() *Tool {
 	return Define(Spec[readFileArgs]{
 		Name: "read_file", Output: ReadFileResult{},
+		Facts: Facts{ReadsToolbox: true},
 		Description: "Read a text file as `cat -n` numbered lines; lines over 400 characters are cut (truncated says so). " +
 			"mode slice (default) returns limit lines from offset (1-based); mode indentation returns the block around " +
 			"indentation.anchor_line (default: offset) found by indentation, max_levels levels out (0: all), with the comment " +
@@ -337,6 +340,7 @@ type WriteResult struct {
 func (ft *fileTools) writeFile() *Tool {
 	return Define(Spec[writeFileArgs]{
 		Name: "write_file", Output: WriteResult{},
+		Facts: Facts{Persists: true, OnlyPath: "path"},
 		Description: "Create or overwrite a file (parent directories are created) and persist it. " +
 			"With expected_hash the write is refused with a conflict if the file changed since you read it. " +
 			"A tool file (tools/**/*.ts) is checked first, as check_tool does: errors refuse the write (compile_error) unless force is true; warnings come back in the result.",
@@ -441,6 +445,7 @@ type patchFileArgs struct {
 func (ft *fileTools) patchFile() *Tool {
 	return Define(Spec[patchFileArgs]{
 		Name: "patch_file", Output: WriteResult{},
+		Facts: Facts{Persists: true},
 		Description: "Replace an exact string in a file and persist it. old_string must occur exactly once " +
 			"unless replace_all is true. Aliases: search/replace. An edited tool file (tools/**/*.ts) is checked as check_tool does: " +
 			"errors refuse the edit (compile_error) unless force is true; warnings come back in the result.",
@@ -522,6 +527,7 @@ type grepArgs struct {
 func (ft *fileTools) grepFiles() *Tool {
 	return Define(Spec[grepArgs]{
 		Name:        "grep_files",
+		Facts:       Facts{ReadsToolbox: true},
 		Description: "Search files for an RE2 regular expression; prints file:line:text, stopping at the limit.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
 		Summary:     func(a grepArgs) string { return "search for " + a.Pattern + " in " + a.Path },
@@ -627,6 +633,7 @@ type deleteArgs struct {
 func (ft *fileTools) deleteFile() *Tool {
 	return Define(Spec[deleteArgs]{
 		Name:        "delete_file",
+		Facts:       Facts{Persists: true},
 		Output:      WriteResult{},
 		Description: "Delete a file and persist the deletion.",
 		Annotations: Annotations{Destructive: true, Risk: RiskMedium},

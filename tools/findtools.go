@@ -39,6 +39,7 @@ type FoundTool struct {
 func FindTool(f Finder) *Tool {
 	return Define(Spec[findArgs]{
 		Name:   "find_tools",
+		Facts:  Facts{ReadsToolbox: true},
 		Output: []FoundTool{},
 		Description: "Find existing agent tools by name and description (BM25 ranking). Reuse before forging. " +
 			"signed_by names who signed a tool's last change when sandbox.trusted_signers is set.",

@@ -58,9 +58,31 @@ type Result struct {
 	Limit int `json:"-"`
 }
 
+// Facts are what a kernel must know about a tool to run it well. They are
+// part of the definition, so that a new tool declares them where it is
+// defined instead of in a list kept elsewhere by name.
+type Facts struct {
+	// ReadsToolbox: the call answers from the root (a read, a check, a
+	// run), so a long-lived kernel checks the remote first
+	// (git.refresh_interval). Writes need no check: a persist replays on
+	// whatever the remote has.
+	ReadsToolbox bool `json:"reads_toolbox,omitempty"`
+	// NeedsDisk: the tool runs programs on real files; a root in memory
+	// does not offer it.
+	NeedsDisk bool `json:"needs_disk,omitempty"`
+	// Persists: the tool commits and pushes what it changes.
+	Persists bool `json:"persists,omitempty"`
+	// OnlyPath names the argument holding the one path the call reads
+	// (write_file's path): the kernel then writes only that path's files
+	// a persist left unwritten before the call, not the whole root's.
+	OnlyPath string `json:"only_path,omitempty"`
+}
+
 // Spec declares a tool whose arguments decode into A.
 type Spec[A any] struct {
 	Name string
+	// Facts are what a kernel must know to run the tool (see Facts).
+	Facts Facts
 	// Title is the tool's display name (default: from the name,
 	// "git_status" → "Git status").
 	Title       string
@@ -92,6 +114,8 @@ type Tool struct {
 	Title       string
 	Description string
 	Annotations Annotations
+	// Facts are what a kernel must know to run it.
+	Facts Facts
 	// InputSchema is the JSON Schema of the arguments.
 	InputSchema *jsonschema.Schema
 	// OutputSchema is the JSON Schema of Result.Value, nil when the tool
@@ -185,6 +209,7 @@ func define[A any](s Spec[A]) (*Tool, error) {
 		ExtraSchema:  extra,
 		Description:  s.Description,
 		Annotations:  s.Annotations,
+		Facts:        s.Facts,
 		InputSchema:  schema,
 		props:        props,
 		resolved:     resolved,

@@ -51,12 +51,11 @@ type Server struct {
 	Workspace, Slug string
 	Repo            *hosttest.Repo
 
-	faults hosttest.Faults
+	rt     *hosttest.Router
 	mu     sync.Mutex
 	tokens map[string][]string
 	prs    []*PR
 	stale  int
-	reqs   []string
 }
 
 // New starts the API for workspace/slug (git data in repoDir) accepting
@@ -66,7 +65,8 @@ func New(t testing.TB, workspace, slug, token, repoDir string) *Server {
 	if token != "" {
 		s.tokens[token] = []string{"repository", "repository:write", "pullrequest", "pullrequest:write"}
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.rt = s.router()
+	s.Server = httptest.NewServer(s.rt)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -89,7 +89,7 @@ func (s *Server) Scopes(token string) []string {
 func (s *Server) APIURL() string { return s.Server.URL + "/2.0" }
 
 // Fail scripts the answer to the next API request not yet faulted.
-func (s *Server) Fail(f hosttest.Fault) { s.faults.Push(f) }
+func (s *Server) Fail(f hosttest.Fault) { s.rt.Faults.Push(f) }
 
 // StaleListOnce makes the next list answer as if no pull request existed.
 func (s *Server) StaleListOnce() {
@@ -99,11 +99,7 @@ func (s *Server) StaleListOnce() {
 }
 
 // Requests lists "METHOD path?query" of every API request.
-func (s *Server) Requests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.reqs...)
-}
+func (s *Server) Requests() []string { return s.rt.Requests() }
 
 // PRs returns copies of the stored pull requests.
 func (s *Server) PRs() []PR {
@@ -169,36 +165,38 @@ func bbErr(w http.ResponseWriter, status int, message string, fields map[string]
 	hosttest.WriteJSON(w, status, map[string]any{"type": "error", "error": e})
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, r.Method+" "+r.URL.RequestURI())
-	s.mu.Unlock()
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	scopes := s.Scopes(token)
-	if !ok || scopes == nil {
-		bbErr(w, http.StatusUnauthorized, "Token is invalid, expired, or not supported for this endpoint.", nil)
-		return
-	}
-	fault := s.faults.Pop()
-	if fault != nil && !fault.AfterCommit {
-		fault.Write(w, map[string]any{"type": "error", "error": map[string]string{"message": http.StatusText(fault.Status)}})
-		return
-	}
-	rw := w
-	if fault != nil {
-		rw = discard{w.Header()}
-	}
-	s.route(rw, r, scopes)
-	if fault != nil {
-		fault.Write(w, map[string]any{"type": "error", "error": map[string]string{"message": http.StatusText(fault.Status)}})
+// router is Bitbucket's: Bearer tokens with scopes, "Repository not
+// found" for another repository.
+func (s *Server) router() *hosttest.Router {
+	return &hosttest.Router{
+		Record: func(r *http.Request) string { return r.Method + " " + r.URL.RequestURI() },
+		Admit: func(w http.ResponseWriter, r *http.Request) (hosttest.Caller, bool) {
+			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			scopes := s.Scopes(token)
+			if !ok || scopes == nil {
+				bbErr(w, http.StatusUnauthorized, "Token is invalid, expired, or not supported for this endpoint.", nil)
+				return hosttest.Caller{}, false
+			}
+			return hosttest.Caller{Token: token, Scopes: scopes}, true
+		},
+		Split:    hosttest.SplitAfter("/2.0/repositories/"+s.Workspace+"/"+s.Slug, func(w http.ResponseWriter) { bbErr(w, http.StatusNotFound, "Repository not found", nil) }),
+		NotFound: func(w http.ResponseWriter) { bbErr(w, http.StatusNotFound, "Resource not found", nil) },
+		Needs:    func(w http.ResponseWriter, c hosttest.Caller, scope string) bool { return s.needs(w, c.Scopes, scope) },
+		FaultBody: func(status int) any {
+			return map[string]any{"type": "error", "error": map[string]string{"message": http.StatusText(status)}}
+		},
+		Routes: []hosttest.Route{
+			{Method: http.MethodGet, Path: "", Scope: "repository", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, _ []string) {
+				hosttest.WriteJSON(w, http.StatusOK, map[string]any{"type": "repository", "full_name": s.Workspace + "/" + s.Slug,
+					"mainbranch": map[string]string{"type": "branch", "name": "main"}, "is_private": true})
+			}},
+			{Method: http.MethodGet, Path: "pullrequests", Scope: "pullrequest", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, _ []string) { s.list(w, r) }},
+			{Method: http.MethodPost, Path: "pullrequests", Scope: "pullrequest:write", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, _ []string) { s.create(w, r) }},
+			{Method: http.MethodPut, Path: "pullrequests/*", Scope: "pullrequest:write", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, a []string) { s.update(w, r, a[0]) }},
+			{Method: http.MethodPost, Path: "pullrequests/*/comments", Scope: "pullrequest", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, a []string) { s.comment(w, r, a[0]) }},
+		},
 	}
 }
-
-type discard struct{ h http.Header }
-
-func (d discard) Header() http.Header         { return d.h.Clone() }
-func (d discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d discard) WriteHeader(int)             {}
 
 func (s *Server) needs(w http.ResponseWriter, have []string, scope string) bool {
 	// A :write scope implies the read one, as on Bitbucket.
@@ -209,44 +207,6 @@ func (s *Server) needs(w http.ResponseWriter, have []string, scope string) bool 
 		"message": "Your credentials lack one or more required privilege scopes.",
 		"detail":  map[string]any{"granted": have, "required": []string{scope}}}})
 	return false
-}
-
-func (s *Server) route(w http.ResponseWriter, r *http.Request, scopes []string) {
-	prefix := "/2.0/repositories/" + s.Workspace + "/" + s.Slug
-	path := r.URL.Path
-	if path != prefix && !strings.HasPrefix(path, prefix+"/") {
-		bbErr(w, http.StatusNotFound, "Repository not found", nil)
-		return
-	}
-	rest := strings.Split(strings.Trim(strings.TrimPrefix(path, prefix), "/"), "/")
-	if rest[0] == "" {
-		rest = nil
-	}
-	switch {
-	case len(rest) == 0 && r.Method == http.MethodGet:
-		if s.needs(w, scopes, "repository") {
-			hosttest.WriteJSON(w, http.StatusOK, map[string]any{"type": "repository", "full_name": s.Workspace + "/" + s.Slug,
-				"mainbranch": map[string]string{"type": "branch", "name": "main"}, "is_private": true})
-		}
-	case len(rest) == 1 && rest[0] == "pullrequests" && r.Method == http.MethodGet:
-		if s.needs(w, scopes, "pullrequest") {
-			s.list(w, r)
-		}
-	case len(rest) == 1 && rest[0] == "pullrequests" && r.Method == http.MethodPost:
-		if s.needs(w, scopes, "pullrequest:write") {
-			s.create(w, r)
-		}
-	case len(rest) == 2 && rest[0] == "pullrequests" && r.Method == http.MethodPut:
-		if s.needs(w, scopes, "pullrequest:write") {
-			s.update(w, r, rest[1])
-		}
-	case len(rest) == 3 && rest[0] == "pullrequests" && rest[2] == "comments" && r.Method == http.MethodPost:
-		if s.needs(w, scopes, "pullrequest") {
-			s.comment(w, r, rest[1])
-		}
-	default:
-		bbErr(w, http.StatusNotFound, "Resource not found", nil)
-	}
 }
 
 func (s *Server) prJSON(p *PR) map[string]any {

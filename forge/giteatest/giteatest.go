@@ -47,13 +47,12 @@ type Server struct {
 	// account.
 	canPush map[string]bool
 
-	faults hosttest.Faults
+	rt     *hosttest.Router
 	mu     sync.Mutex
 	tokens map[string][]string
 	prs    []*PR
 	issues int // issues and pull requests share one index
 	stale  int
-	reqs   []string
 }
 
 const swagger = "https://gitea.example/api/swagger"
@@ -66,7 +65,8 @@ func New(t testing.TB, owner, repo, token, repoDir string) *Server {
 		s.tokens[token] = []string{"write:repository", "write:issue"}
 		s.canPush[token] = true
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.rt = s.router()
+	s.Server = httptest.NewServer(s.rt)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -98,7 +98,7 @@ func (s *Server) CanPush(token string) bool {
 func (s *Server) APIURL() string { return s.Server.URL + "/api/v1" }
 
 // Fail scripts the answer to the next API request not yet faulted.
-func (s *Server) Fail(f hosttest.Fault) { s.faults.Push(f) }
+func (s *Server) Fail(f hosttest.Fault) { s.rt.Faults.Push(f) }
 
 // StaleListOnce makes the next list answer as if no pull request existed.
 func (s *Server) StaleListOnce() {
@@ -108,11 +108,7 @@ func (s *Server) StaleListOnce() {
 }
 
 // Requests lists "METHOD path?query" of every API request.
-func (s *Server) Requests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.reqs...)
-}
+func (s *Server) Requests() []string { return s.rt.Requests() }
 
 // PRs returns copies of the stored pull requests.
 func (s *Server) PRs() []PR {
@@ -171,40 +167,43 @@ func apiErr(w http.ResponseWriter, status int, message string) {
 	hosttest.WriteJSON(w, status, map[string]any{"message": message, "url": swagger})
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, r.Method+" "+r.URL.RequestURI())
-	s.mu.Unlock()
-	auth := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(auth, "token ")
-	if !ok {
-		token, ok = strings.CutPrefix(auth, "Bearer ")
+// router is Gitea's: "token" or "Bearer" tokens with scopes (write:x
+// implies read:x).
+func (s *Server) router() *hosttest.Router {
+	h := func(f func(w http.ResponseWriter, r *http.Request)) func(http.ResponseWriter, *http.Request, hosttest.Caller, []string) {
+		return func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, _ []string) { f(w, r) }
 	}
-	scopes := s.Scopes(token)
-	if !ok || scopes == nil {
-		apiErr(w, http.StatusUnauthorized, "invalid username, password or token")
-		return
-	}
-	fault := s.faults.Pop()
-	if fault != nil && !fault.AfterCommit {
-		fault.Write(w, map[string]string{"message": http.StatusText(fault.Status), "url": swagger})
-		return
-	}
-	rw := w
-	if fault != nil {
-		rw = discard{w.Header()}
-	}
-	s.route(rw, r, token, scopes)
-	if fault != nil {
-		fault.Write(w, map[string]string{"message": http.StatusText(fault.Status), "url": swagger})
+	return &hosttest.Router{
+		Record: func(r *http.Request) string { return r.Method + " " + r.URL.RequestURI() },
+		Admit: func(w http.ResponseWriter, r *http.Request) (hosttest.Caller, bool) {
+			auth := r.Header.Get("Authorization")
+			token, ok := strings.CutPrefix(auth, "token ")
+			if !ok {
+				token, ok = strings.CutPrefix(auth, "Bearer ")
+			}
+			scopes := s.Scopes(token)
+			if !ok || scopes == nil {
+				apiErr(w, http.StatusUnauthorized, "invalid username, password or token")
+				return hosttest.Caller{}, false
+			}
+			return hosttest.Caller{Token: token, Scopes: scopes}, true
+		},
+		Split:     hosttest.SplitAfter("/api/v1/repos/"+s.Owner+"/"+s.Repo, func(w http.ResponseWriter) { apiErr(w, http.StatusNotFound, "not found") }),
+		NotFound:  func(w http.ResponseWriter) { apiErr(w, http.StatusNotFound, "not found") },
+		Needs:     func(w http.ResponseWriter, c hosttest.Caller, scope string) bool { return needs(w, c.Scopes, scope) },
+		FaultBody: func(status int) any { return map[string]string{"message": http.StatusText(status), "url": swagger} },
+		Routes: []hosttest.Route{
+			{Method: http.MethodGet, Path: "", Scope: "read:repository", Handle: func(w http.ResponseWriter, r *http.Request, c hosttest.Caller, _ []string) {
+				hosttest.WriteJSON(w, http.StatusOK, map[string]any{"id": 7, "full_name": s.Owner + "/" + s.Repo, "default_branch": "main",
+					"html_url": s.Server.URL + "/" + s.Owner + "/" + s.Repo, "permissions": map[string]bool{"admin": false, "push": s.CanPush(c.Token), "pull": true}})
+			}},
+			{Method: http.MethodGet, Path: "pulls", Scope: "read:repository", Handle: h(s.list)},
+			{Method: http.MethodPost, Path: "pulls", Scope: "write:repository", Handle: h(s.create)},
+			{Method: http.MethodPatch, Path: "pulls/*", Scope: "write:repository", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, a []string) { s.edit(w, r, a[0]) }},
+			{Method: http.MethodPost, Path: "issues/*/comments", Scope: "write:issue", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, a []string) { s.comment(w, r, a[0]) }},
+		},
 	}
 }
-
-type discard struct{ h http.Header }
-
-func (d discard) Header() http.Header         { return d.h.Clone() }
-func (d discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d discard) WriteHeader(int)             {}
 
 // needs checks a token scope (write:x implies read:x), as Gitea does.
 func needs(w http.ResponseWriter, have []string, scope string) bool {
@@ -214,45 +213,6 @@ func needs(w http.ResponseWriter, have []string, scope string) bool {
 	}
 	apiErr(w, http.StatusForbidden, fmt.Sprintf("token does not have at least one of required scope(s), required=[%s], token scope=%s", scope, strings.Join(have, ",")))
 	return false
-}
-
-func (s *Server) route(w http.ResponseWriter, r *http.Request, token string, scopes []string) {
-	prefix := "/api/v1/repos/" + s.Owner + "/" + s.Repo
-	path := r.URL.Path
-	if path != prefix && !strings.HasPrefix(path, prefix+"/") {
-		apiErr(w, http.StatusNotFound, "not found")
-		return
-	}
-	rest := strings.Split(strings.Trim(strings.TrimPrefix(path, prefix), "/"), "/")
-	if rest[0] == "" {
-		rest = nil
-	}
-	switch {
-	case len(rest) == 0 && r.Method == http.MethodGet:
-		if needs(w, scopes, "read:repository") {
-			push := s.CanPush(token)
-			hosttest.WriteJSON(w, http.StatusOK, map[string]any{"id": 7, "full_name": s.Owner + "/" + s.Repo, "default_branch": "main",
-				"html_url": s.Server.URL + "/" + s.Owner + "/" + s.Repo, "permissions": map[string]bool{"admin": false, "push": push, "pull": true}})
-		}
-	case len(rest) == 1 && rest[0] == "pulls" && r.Method == http.MethodGet:
-		if needs(w, scopes, "read:repository") {
-			s.list(w, r)
-		}
-	case len(rest) == 1 && rest[0] == "pulls" && r.Method == http.MethodPost:
-		if needs(w, scopes, "write:repository") {
-			s.create(w, r)
-		}
-	case len(rest) == 2 && rest[0] == "pulls" && r.Method == http.MethodPatch:
-		if needs(w, scopes, "write:repository") {
-			s.edit(w, r, rest[1])
-		}
-	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "comments" && r.Method == http.MethodPost:
-		if needs(w, scopes, "write:issue") {
-			s.comment(w, r, rest[1])
-		}
-	default:
-		apiErr(w, http.StatusNotFound, "not found")
-	}
 }
 
 func (s *Server) prJSON(p *PR) map[string]any {

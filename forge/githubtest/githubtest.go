@@ -45,10 +45,9 @@ type Server struct {
 	prs      []*PR
 	comments map[int][]string
 	failures []failure
-	faults   hosttest.Faults
+	rt       *hosttest.Router
 	stale    int
 	readOnly map[string]bool
-	Requests []string
 }
 
 type failure struct {
@@ -63,7 +62,8 @@ func New(t testing.TB, owner, repo, token, remoteDir string, enterprise bool) *S
 	if enterprise {
 		s.Prefix = "/api/v3"
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.rt = s.router()
+	s.Server = httptest.NewServer(s.rt)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -99,7 +99,7 @@ func (s *Server) Merge(n int) error {
 
 // Fail scripts the answer to the next request not yet faulted (after
 // FailNext's).
-func (s *Server) Fail(f hosttest.Fault) { s.faults.Push(f) }
+func (s *Server) Fail(f hosttest.Fault) { s.rt.Faults.Push(f) }
 
 // StaleListOnce makes the next list answer as if no pull request existed.
 func (s *Server) StaleListOnce() {
@@ -118,6 +118,9 @@ func (s *Server) AddReadOnlyToken(token string) {
 	}
 	s.readOnly[token] = true
 }
+
+// Requests lists "METHOD path" of every API request.
+func (s *Server) Requests() []string { return s.rt.Requests() }
 
 // BaseURL is what a client should use as its API base.
 func (s *Server) BaseURL() string { return s.Server.URL + s.Prefix + "/" }
@@ -162,9 +165,42 @@ func ghError(w http.ResponseWriter, status int, msg string, errs ...map[string]s
 	writeJSON(w, status, body)
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+// router is GitHub's: Bearer or token tokens (read-only ones refused
+// writes), a User-Agent and an Accept header required, and FailNext's
+// rate limits before anything else.
+func (s *Server) router() *hosttest.Router {
+	h := func(f func(w http.ResponseWriter, r *http.Request)) func(http.ResponseWriter, *http.Request, hosttest.Caller, []string) {
+		return func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, _ []string) { f(w, r) }
+	}
+	notFound := func(w http.ResponseWriter) { ghError(w, http.StatusNotFound, "Not Found") }
+	return &hosttest.Router{
+		Record: func(r *http.Request) string { return r.Method + " " + r.URL.Path },
+		Admit:  s.admit,
+		Split:  hosttest.SplitAfter(s.Prefix+"/repos/"+s.Owner+"/"+s.Repo, notFound),
+		Needs: func(w http.ResponseWriter, c hosttest.Caller, scope string) bool {
+			if scope == "write" && c.ReadOnly {
+				ghError(w, http.StatusForbidden, "Resource not accessible by personal access token")
+				return false
+			}
+			return true
+		},
+		NotFound:  notFound,
+		FaultBody: func(status int) any { return map[string]string{"message": http.StatusText(status)} },
+		Routes: []hosttest.Route{
+			{Method: http.MethodGet, Path: "", Handle: func(w http.ResponseWriter, _ *http.Request, c hosttest.Caller, _ []string) {
+				writeJSON(w, http.StatusOK, map[string]any{"full_name": s.Owner + "/" + s.Repo, "default_branch": "main", "private": true,
+					"permissions": map[string]bool{"admin": false, "maintain": false, "push": !c.ReadOnly, "triage": true, "pull": true}})
+			}},
+			{Method: http.MethodGet, Path: "pulls", Handle: h(s.listPulls)},
+			{Method: http.MethodPost, Path: "pulls", Scope: "write", Handle: h(s.createPull)},
+			{Method: http.MethodPatch, Path: "pulls/*", Scope: "write", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, a []string) { s.editPull(w, r, a[0]) }},
+			{Method: http.MethodPost, Path: "issues/*/comments", Scope: "write", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, a []string) { s.comment(w, r, a[0]) }},
+		},
+	}
+}
+
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (hosttest.Caller, bool) {
 	s.mu.Lock()
-	s.Requests = append(s.Requests, r.Method+" "+r.URL.Path)
 	var fail *failure
 	if len(s.failures) > 0 {
 		f := s.failures[0]
@@ -181,71 +217,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if auth != "Bearer "+s.Token && auth != "token "+s.Token && !readOnly {
 		ghError(w, http.StatusUnauthorized, "Bad credentials")
-		return
+		return hosttest.Caller{}, false
 	}
 	if r.Header.Get("User-Agent") == "" || r.Header.Get("Accept") == "" {
 		ghError(w, http.StatusForbidden, "Request forbidden by administrative rules. Please make sure your request has a User-Agent header")
-		return
+		return hosttest.Caller{}, false
 	}
 	if fail != nil {
 		w.Header().Set("Retry-After", strconv.Itoa(fail.retryAfter))
 		if fail.secondary {
 			writeJSON(w, http.StatusForbidden, map[string]string{"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
 				"documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#secondary-rate-limits"})
-			return
+			return hosttest.Caller{}, false
 		}
 		ghError(w, fail.status, http.StatusText(fail.status))
-		return
+		return hosttest.Caller{}, false
 	}
-	fault := s.faults.Pop()
-	if fault != nil && !fault.AfterCommit {
-		fault.Write(w, map[string]string{"message": http.StatusText(fault.Status)})
-		return
-	}
-	rw := w
-	if fault != nil {
-		rw = discard{w.Header()}
-	}
-	s.route(rw, r, readOnly)
-	if fault != nil {
-		fault.Write(w, map[string]string{"message": http.StatusText(fault.Status)})
-	}
-}
-
-type discard struct{ h http.Header }
-
-func (d discard) Header() http.Header         { return d.h.Clone() }
-func (d discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d discard) WriteHeader(int)             {}
-
-func (s *Server) route(w http.ResponseWriter, r *http.Request, readOnly bool) {
-	if r.URL.Path == s.Prefix+"/repos/"+s.Owner+"/"+s.Repo && r.Method == http.MethodGet {
-		writeJSON(w, http.StatusOK, map[string]any{"full_name": s.Owner + "/" + s.Repo, "default_branch": "main", "private": true,
-			"permissions": map[string]bool{"admin": false, "maintain": false, "push": !readOnly, "triage": true, "pull": true}})
-		return
-	}
-	prefix := s.Prefix + "/repos/" + s.Owner + "/" + s.Repo + "/"
-	if !strings.HasPrefix(r.URL.Path, prefix) {
-		ghError(w, http.StatusNotFound, "Not Found")
-		return
-	}
-	if readOnly && r.Method != http.MethodGet {
-		ghError(w, http.StatusForbidden, "Resource not accessible by personal access token")
-		return
-	}
-	rest := strings.Split(strings.TrimPrefix(r.URL.Path, prefix), "/")
-	switch {
-	case len(rest) == 1 && rest[0] == "pulls" && r.Method == http.MethodGet:
-		s.listPulls(w, r)
-	case len(rest) == 1 && rest[0] == "pulls" && r.Method == http.MethodPost:
-		s.createPull(w, r)
-	case len(rest) == 2 && rest[0] == "pulls" && r.Method == http.MethodPatch:
-		s.editPull(w, r, rest[1])
-	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "comments" && r.Method == http.MethodPost:
-		s.comment(w, r, rest[1])
-	default:
-		ghError(w, http.StatusNotFound, "Not Found")
-	}
+	return hosttest.Caller{ReadOnly: readOnly}, true
 }
 
 func (s *Server) prJSON(p *PR) map[string]any {

@@ -50,12 +50,11 @@ type Server struct {
 	ProjectID int
 	Repo      *hosttest.Repo
 
-	faults hosttest.Faults
+	rt     *hosttest.Router
 	mu     sync.Mutex
 	tokens map[string][]string
 	mrs    []*MR
 	stale  int
-	reqs   []string
 }
 
 // New starts the API for project (its git data in repoDir) accepting
@@ -65,7 +64,8 @@ func New(t testing.TB, project, token, repoDir string) *Server {
 	if token != "" {
 		s.tokens[token] = []string{"api"}
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.rt = s.router()
+	s.Server = httptest.NewServer(s.rt)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -89,7 +89,7 @@ func (s *Server) Scopes(token string) []string {
 func (s *Server) APIURL() string { return s.Server.URL + "/api/v4" }
 
 // Fail scripts the answer to the next API request not yet faulted.
-func (s *Server) Fail(f hosttest.Fault) { s.faults.Push(f) }
+func (s *Server) Fail(f hosttest.Fault) { s.rt.Faults.Push(f) }
 
 // StaleListOnce makes the next list answer as if no merge request existed
 // yet (a replica behind the primary): a create after it meets the
@@ -101,11 +101,7 @@ func (s *Server) StaleListOnce() {
 }
 
 // Requests lists "METHOD escaped-path" of every API request.
-func (s *Server) Requests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.reqs...)
-}
+func (s *Server) Requests() []string { return s.rt.Requests() }
 
 // MRs returns copies of the stored merge requests.
 func (s *Server) MRs() []MR {
@@ -157,76 +153,60 @@ func msg(w http.ResponseWriter, status int, m any) {
 	hosttest.WriteJSON(w, status, map[string]any{"message": m})
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.EscapedPath()
-	s.mu.Lock()
-	s.reqs = append(s.reqs, r.Method+" "+path)
-	s.mu.Unlock()
-	token := r.Header.Get("Private-Token")
-	if token == "" {
-		token, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	}
-	scopes := s.Scopes(token)
-	if token == "" || scopes == nil {
-		msg(w, http.StatusUnauthorized, "401 Unauthorized")
-		return
-	}
-	read := r.Method == http.MethodGet || r.Method == http.MethodHead
-	if !slices.Contains(scopes, "api") && !(read && slices.Contains(scopes, "read_api")) {
-		hosttest.WriteJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope",
-			"error_description": "The request requires higher privileges than provided by the access token.", "scope": "api read_api"})
-		return
-	}
-	fault := s.faults.Pop()
-	if fault != nil && !fault.AfterCommit {
-		fault.Write(w, map[string]string{"message": http.StatusText(fault.Status)})
-		return
-	}
-	rw := w
-	if fault != nil {
-		rw = discard{w.Header()} // do the work, then answer the fault
-	}
-	s.route(rw, r, path)
-	if fault != nil {
-		fault.Write(w, map[string]string{"message": http.StatusText(fault.Status)})
-	}
-}
-
-// discard is where the answer of a request faulted after its work goes.
-type discard struct{ h http.Header }
-
-func (d discard) Header() http.Header         { return d.h.Clone() }
-func (d discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d discard) WriteHeader(int)             {}
-
-func (s *Server) route(w http.ResponseWriter, r *http.Request, path string) {
-	rest, ok := strings.CutPrefix(path, "/api/v4/projects/")
-	if !ok {
+// router is GitLab's: PRIVATE-TOKEN or Bearer tokens, the api scope (or
+// read_api for reads), the project by its id or URL-encoded path.
+func (s *Server) router() *hosttest.Router {
+	notFound := func(w http.ResponseWriter) {
 		hosttest.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "404 Not Found"})
-		return
 	}
-	seg := strings.Split(rest, "/")
-	id, err := url.PathUnescape(seg[0])
-	if err != nil || (id != s.Project && id != strconv.Itoa(s.ProjectID)) {
-		// An unencoded group/sub/project is split into segments here,
-		// as in GitLab's router: the project is not found.
-		msg(w, http.StatusNotFound, "404 Project Not Found")
-		return
+	h := func(f func(w http.ResponseWriter, r *http.Request)) func(http.ResponseWriter, *http.Request, hosttest.Caller, []string) {
+		return func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, _ []string) { f(w, r) }
 	}
-	seg = seg[1:]
-	switch {
-	case len(seg) == 0 && r.Method == http.MethodGet:
-		s.project(w)
-	case len(seg) == 1 && seg[0] == "merge_requests" && r.Method == http.MethodGet:
-		s.list(w, r)
-	case len(seg) == 1 && seg[0] == "merge_requests" && r.Method == http.MethodPost:
-		s.create(w, r)
-	case len(seg) == 2 && seg[0] == "merge_requests" && r.Method == http.MethodPut:
-		s.update(w, r, seg[1])
-	case len(seg) == 3 && seg[0] == "merge_requests" && seg[2] == "notes" && r.Method == http.MethodPost:
-		s.note(w, r, seg[1])
-	default:
-		hosttest.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "404 Not Found"})
+	return &hosttest.Router{
+		Record: func(r *http.Request) string { return r.Method + " " + r.URL.EscapedPath() },
+		Admit: func(w http.ResponseWriter, r *http.Request) (hosttest.Caller, bool) {
+			token := r.Header.Get("Private-Token")
+			if token == "" {
+				token, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			}
+			scopes := s.Scopes(token)
+			if token == "" || scopes == nil {
+				msg(w, http.StatusUnauthorized, "401 Unauthorized")
+				return hosttest.Caller{}, false
+			}
+			read := r.Method == http.MethodGet || r.Method == http.MethodHead
+			if !slices.Contains(scopes, "api") && !(read && slices.Contains(scopes, "read_api")) {
+				hosttest.WriteJSON(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope",
+					"error_description": "The request requires higher privileges than provided by the access token.", "scope": "api read_api"})
+				return hosttest.Caller{}, false
+			}
+			return hosttest.Caller{Token: token, Scopes: scopes}, true
+		},
+		Split: func(w http.ResponseWriter, r *http.Request) ([]string, bool) {
+			rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/api/v4/projects/")
+			if !ok {
+				notFound(w)
+				return nil, false
+			}
+			seg := strings.Split(rest, "/")
+			id, err := url.PathUnescape(seg[0])
+			if err != nil || (id != s.Project && id != strconv.Itoa(s.ProjectID)) {
+				// An unencoded group/sub/project is split into segments
+				// here, as in GitLab's router: the project is not found.
+				msg(w, http.StatusNotFound, "404 Project Not Found")
+				return nil, false
+			}
+			return seg[1:], true
+		},
+		NotFound:  notFound,
+		FaultBody: func(status int) any { return map[string]string{"message": http.StatusText(status)} },
+		Routes: []hosttest.Route{
+			{Method: http.MethodGet, Path: "", Handle: func(w http.ResponseWriter, _ *http.Request, _ hosttest.Caller, _ []string) { s.project(w) }},
+			{Method: http.MethodGet, Path: "merge_requests", Handle: h(s.list)},
+			{Method: http.MethodPost, Path: "merge_requests", Handle: h(s.create)},
+			{Method: http.MethodPut, Path: "merge_requests/*", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, a []string) { s.update(w, r, a[0]) }},
+			{Method: http.MethodPost, Path: "merge_requests/*/notes", Handle: func(w http.ResponseWriter, r *http.Request, _ hosttest.Caller, a []string) { s.note(w, r, a[0]) }},
+		},
 	}
 }
 

@@ -184,3 +184,143 @@ func IntParam(r *http.Request, name string, def int) (int, bool) {
 	}
 	return n, true
 }
+
+// Caller is who sent a request, as a stand-in's Admit found it.
+type Caller struct {
+	Token  string
+	Scopes []string
+	// ReadOnly: the token's account may read but not write.
+	ReadOnly bool
+}
+
+// Route is one endpoint: Method on Path, segments after the repository's
+// prefix where "*" matches any one segment (handed to Handle in order);
+// Scope is the token scope it needs ("" none).
+type Route struct {
+	Method string
+	Path   string
+	Scope  string
+	Handle func(w http.ResponseWriter, r *http.Request, c Caller, args []string)
+}
+
+// Router is what the four stand-ins share: every request is recorded,
+// admitted (the token, its scopes: refusals written by Admit), given its
+// scripted fault (before its work, or after it with the work's answer
+// discarded) and routed; an unknown route is NotFound, a missing scope
+// Needs' refusal. The hosts differ only in the hooks, so each stays as
+// strict as its host.
+type Router struct {
+	// Record is the request as Requests lists it.
+	Record func(r *http.Request) string
+	// Admit authenticates; false: it answered (401, 403) already.
+	Admit func(w http.ResponseWriter, r *http.Request) (Caller, bool)
+	// Split is the path's segments after the repository's prefix; false:
+	// not this repository, and Split answered so.
+	Split func(w http.ResponseWriter, r *http.Request) ([]string, bool)
+	// NotFound answers an unknown route the host's way.
+	NotFound func(w http.ResponseWriter)
+	// Needs checks a route's scope; false: it answered the refusal.
+	Needs func(w http.ResponseWriter, c Caller, scope string) bool
+	// FaultBody is the body of a scripted fault without its own, in the
+	// host's error shape.
+	FaultBody func(status int) any
+	Routes    []Route
+
+	Faults Faults
+	mu     sync.Mutex
+	reqs   []string
+}
+
+// Requests lists the requests served, in order.
+func (rt *Router) Requests() []string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return append([]string(nil), rt.reqs...)
+}
+
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt.mu.Lock()
+	rt.reqs = append(rt.reqs, rt.Record(r))
+	rt.mu.Unlock()
+	c, ok := rt.Admit(w, r)
+	if !ok {
+		return
+	}
+	fault := rt.Faults.Pop()
+	if fault != nil && !fault.AfterCommit {
+		fault.Write(w, rt.FaultBody(fault.Status))
+		return
+	}
+	rw := w
+	if fault != nil {
+		rw = discard{w.Header()} // do the work, then answer the fault
+	}
+	rt.route(rw, r, c)
+	if fault != nil {
+		fault.Write(w, rt.FaultBody(fault.Status))
+	}
+}
+
+func (rt *Router) route(w http.ResponseWriter, r *http.Request, c Caller) {
+	segs, ok := rt.Split(w, r)
+	if !ok {
+		return
+	}
+	for _, rr := range rt.Routes {
+		args, ok := match(rr.Path, segs)
+		if !ok || rr.Method != r.Method {
+			continue
+		}
+		if rr.Scope != "" && rt.Needs != nil && !rt.Needs(w, c, rr.Scope) {
+			return
+		}
+		rr.Handle(w, r, c, args)
+		return
+	}
+	rt.NotFound(w)
+}
+
+// match matches segs against a route path ("" is the repository itself).
+func match(path string, segs []string) ([]string, bool) {
+	var want []string
+	if path != "" {
+		want = strings.Split(path, "/")
+	}
+	if len(want) != len(segs) {
+		return nil, false
+	}
+	var args []string
+	for i, w := range want {
+		switch {
+		case w == "*":
+			args = append(args, segs[i])
+		case w != segs[i]:
+			return nil, false
+		}
+	}
+	return args, true
+}
+
+// SplitAfter is a Split for the repository at prefix (a path); another
+// path is answered with notFound.
+func SplitAfter(prefix string, notFound func(http.ResponseWriter)) func(http.ResponseWriter, *http.Request) ([]string, bool) {
+	return func(w http.ResponseWriter, r *http.Request) ([]string, bool) {
+		path := r.URL.Path
+		if path != prefix && !strings.HasPrefix(path, prefix+"/") {
+			notFound(w)
+			return nil, false
+		}
+		rest := strings.Trim(strings.TrimPrefix(path, prefix), "/")
+		if rest == "" {
+			return nil, true
+		}
+		return strings.Split(rest, "/"), true
+	}
+}
+
+// discard is where the answer of a request faulted after its work goes.
+type discard struct{ h http.Header }
+
+func (d discard) Header() http.Header         { return d.h.Clone() }
+func (d discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d discard) WriteHeader(int)             {}

@@ -83,6 +83,7 @@ type checkArgs struct {
 func checkTool(ft *forge, cfg Config) *tools.Tool {
 	return tools.Define(tools.Spec[checkArgs]{
 		Name: "check_tool", Output: analysis.Report{},
+		Facts: tools.Facts{ReadsToolbox: true},
 		Description: "Validate an agent tool: compile the TypeScript and apply the protocol's static rules " +
 			"(no any, no eval or Function, no process, no hardcoded secrets, no magic numbers, allowed requires only). " +
 			"Returns {valid, errors[], warnings[]} with TS line:column positions.",
@@ -115,6 +116,7 @@ type execArgs struct {
 func execTool(ft *forge, cfg Config) *tools.Tool {
 	return tools.Define(tools.Spec[execArgs]{
 		Name: "exec_tool", Output: &sandbox.Outcome{},
+		Facts: tools.Facts{ReadsToolbox: true, Persists: true},
 		Description: "Run an agent tool in the sandbox with args. Returns {success, result, logs, error?, duration_ms}; " +
 			"database work runs in one transaction, committed only if the tool succeeds.",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},

@@ -41,6 +41,7 @@ type historyArgs struct {
 func historyTool(ft *forge, v Versions) *tools.Tool {
 	return tools.Define(tools.Spec[historyArgs]{
 		Name: "tool_history", Output: []trust.Version{},
+		Facts: tools.Facts{ReadsToolbox: true},
 		Description: "List the commits that changed an agent tool, newest first: commit, author, date, subject, " +
 			"whether it is signed and, with sandbox.trusted_signers, the principal that signed it (signed_by). " +
 			"Run an old version with exec_tool's ref; restore one with revert_tool.",
@@ -76,6 +77,7 @@ type RevertResult struct {
 func revertTool(ft *forge, v Versions) *tools.Tool {
 	return tools.Define(tools.Spec[revertArgs]{
 		Name: "revert_tool", Output: RevertResult{},
+		Facts: tools.Facts{Persists: true},
 		Description: "Restore an agent tool to its content at a commit, branch or tag, as a new commit persisted like any write " +
 			"(history is never rewritten).",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},

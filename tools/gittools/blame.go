@@ -49,6 +49,7 @@ type blameArgs struct {
 func blameTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[blameArgs]{
 		Name:        "git_blame",
+		Facts:       tools.Facts{ReadsToolbox: true},
 		Description: "Show which commit last changed each line of a file (git blame), optionally for a line range or at a commit.",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(a blameArgs) string { return "Blame " + a.Path },

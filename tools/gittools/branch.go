@@ -30,6 +30,7 @@ type branchArgs struct {
 func branchTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[branchArgs]{
 		Name:        "git_branch",
+		Facts:       tools.Facts{Persists: true},
 		Description: "List branches (git branch -v; list_all, list_remote), or create, delete (-d), force_delete (-D) or rename (rename + new_name) one.",
 		Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
 		Risk: func(a branchArgs) tools.Risk {

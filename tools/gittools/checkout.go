@@ -29,7 +29,8 @@ type checkoutArgs struct {
 
 func checkoutTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[checkoutArgs]{
-		Name: "git_checkout",
+		Name:  "git_checkout",
+		Facts: tools.Facts{Persists: true},
 		Description: "Switch branches (branch, create_branch = -b, commit = detached HEAD) carrying compatible local changes over, " +
 			"or restore paths from the index (or from commit).",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},

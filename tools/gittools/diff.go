@@ -43,6 +43,7 @@ type diffArgs struct {
 func diffTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[diffArgs]{
 		Name:        "git_diff",
+		Facts:       tools.Facts{ReadsToolbox: true},
 		Description: "Show changes (git diff): worktree vs index, cached (index vs HEAD), or from_ref..to_ref; name_only, stat, unified, paths.",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(diffArgs) string { return "Show git diff" },

@@ -32,6 +32,7 @@ type logArgs struct {
 func logTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[logArgs]{
 		Name:        "git_log",
+		Facts:       tools.Facts{ReadsToolbox: true},
 		Description: "Show commit logs (git log): medium format by default, oneline, or a --format string; filter by author, dates, message and path; follow a file across renames (follow, or log.follow in the git configuration).",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(logArgs) string { return "Show git log" },

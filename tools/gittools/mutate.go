@@ -34,6 +34,7 @@ type addArgs struct {
 func addTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[addArgs]{
 		Name:        "git_add",
+		Facts:       tools.Facts{Persists: true},
 		Description: "Stage files (git add): paths, all (-A, deletions included) or update (-u: modified and deleted tracked files).",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},
 		Summary: func(a addArgs) string {
@@ -329,6 +330,7 @@ func commitMessage(a commitArgs) string {
 func commitTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[commitArgs]{
 		Name:        "git_commit",
+		Facts:       tools.Facts{Persists: true},
 		Description: "Commit the staged changes with a conventional message `type(scope): message`, then push it like every change.",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},
 		Summary:     func(a commitArgs) string { return "Commit: " + commitMessage(a) },
@@ -676,6 +678,7 @@ type restoreArgs struct {
 func restoreTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[restoreArgs]{
 		Name:        "git_restore",
+		Facts:       tools.Facts{Persists: true},
 		Description: "Restore files: the worktree from the index (default), the index from HEAD (staged), or both. Discards changes.",
 		Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
 		Summary: func(a restoreArgs) string {

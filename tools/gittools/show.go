@@ -30,6 +30,7 @@ type showArgs struct {
 func showTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[showArgs]{
 		Name:        "git_show",
+		Facts:       tools.Facts{ReadsToolbox: true},
 		Description: "Show a commit with its patch (git show), or its --stat / --name-only, with an optional --format.",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(a showArgs) string { return "Show commit " + a.Commit },

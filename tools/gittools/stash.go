@@ -45,6 +45,7 @@ type stashArgs struct {
 func stashTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[stashArgs]{
 		Name:        "git_stash",
+		Facts:       tools.Facts{Persists: true},
 		Description: "Stash changes (push, with message and include_untracked) and list, show, apply, pop, drop or clear stashes, in git's own format.",
 		Annotations: tools.Annotations{Destructive: true, Risk: tools.RiskHigh},
 		Risk: func(a stashArgs) tools.Risk {

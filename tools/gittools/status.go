@@ -27,6 +27,7 @@ type statusArgs struct {
 func statusTool(d Deps) *tools.Tool {
 	return tools.Define(tools.Spec[statusArgs]{
 		Name:        "git_status",
+		Facts:       tools.Facts{ReadsToolbox: true},
 		Description: "Show the working tree status (git status --porcelain=1 -b by default; porcelain=false for the long format).",
 		Annotations: tools.Annotations{ReadOnly: true, Idempotent: true, Risk: tools.RiskLow},
 		Summary:     func(statusArgs) string { return "Show git status" },

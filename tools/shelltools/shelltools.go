@@ -96,6 +96,7 @@ func (st *shellTools) open(tool string) (*shell.Runner, *shell.Sessions, error) 
 func (st *shellTools) shellTool() *tools.Tool {
 	return tools.Define(tools.Spec[shellArgs]{
 		Name: "shell", Output: ShellResult{},
+		Facts: tools.Facts{NeedsDisk: true, Persists: true},
 		Description: "Run a command line in the root and return {exit_code, stdout, stderr, truncated, duration_ms, changed, isolation} " +
 			"plus the persistence fields. Every command it runs (pipeline stages, lists, subshells, $(...), wrappers such as xargs, env, " +
 			"sh -c) is checked after expansion against the shell scopes: denied and unlisted commands, directories and paths out of scope " +
@@ -223,6 +224,7 @@ type execCommandArgs struct {
 func (st *shellTools) execCommand() *tools.Tool {
 	return tools.Define(tools.Spec[execCommandArgs]{
 		Name: "exec_command", Output: SessionResult{},
+		Facts: tools.Facts{NeedsDisk: true, Persists: true},
 		Description: "Start a command line on a PTY as a session that keeps running between calls; returns {session_id, output, exited, exit_code} " +
 			"after yield_time_ms. Continue with write_stdin. Commands are checked against the shell scopes like shell's; sessions are capped " +
 			"in number, end after an idle timeout and are killed when the kernel shuts down.",
@@ -254,6 +256,7 @@ type writeStdinArgs struct {
 func (st *shellTools) writeStdin() *tools.Tool {
 	return tools.Define(tools.Spec[writeStdinArgs]{
 		Name: "write_stdin", Output: SessionResult{},
+		Facts: tools.Facts{NeedsDisk: true, Persists: true},
 		Description: "Write characters to a session exec_command started (empty chars polls) and return {output, exited, exit_code}; " +
 			"close: true sends EOF and ends the session.",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},

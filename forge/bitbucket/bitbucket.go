@@ -1,4 +1,15 @@
-package forge
+// Package bitbucket is the forge of Bitbucket Cloud, on the REST API 2.0
+// through net/http. Importing it registers the bitbucket provider with
+// forge.New.
+//
+// Not github.com/ktrysmt/go-bitbucket: that client (v0.10.0) cannot do
+// what the session needs. It drops the request context (req.WithContext's
+// result is discarded, so a cancelled call runs on), its
+// PullRequests.Update sends reviewers=[] and close_source_branch=false
+// with every edit (refreshing the description would remove the reviewers
+// a human added), its errors carry no response headers (Retry-After is
+// lost), and it answers with untyped maps.
+package bitbucket
 
 import (
 	"bytes"
@@ -11,46 +22,47 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/tgp-go/tgp/forge"
 )
 
-// Bitbucket is the Forge for Bitbucket Cloud, on the REST API 2.0 through
-// net/http (the package doc says why not go-bitbucket). The token is a
-// repository, project or workspace access token (or an OAuth access
-// token), sent as "Authorization: Bearer".
-type Bitbucket struct {
+func init() {
+	forge.Register(forge.ProviderBitbucket, forge.ByOwner(New))
+}
+
+// api is Bitbucket's part of a forge. The token is a repository, project
+// or workspace access token (or an OAuth access token), sent as
+// "Authorization: Bearer".
+type api struct {
 	api       string // https://api.bitbucket.org/2.0
 	token     string
 	hc        *http.Client
 	workspace string
 	slug      string
-	retry     *policy
+	retry     *forge.Policy
 }
 
-// NewBitbucket builds the Bitbucket Cloud forge for workspace/slug.
-func NewBitbucket(workspace, slug, token string, opts ...Option) (*Bitbucket, error) {
-	o := defaultOptions()
-	for _, f := range opts {
-		f(&o)
-	}
+// New builds the Bitbucket Cloud forge for workspace/slug.
+func New(workspace, slug, token string, opts ...forge.Option) (*forge.Client, error) {
+	o := forge.Apply(opts)
 	if workspace == "" || slug == "" {
 		return nil, fmt.Errorf("forge: workspace and repository are required")
 	}
-	api := "https://api.bitbucket.org/2.0"
+	base := "https://api.bitbucket.org/2.0"
 	switch {
-	case o.apiURL != "":
-		api = o.apiURL
-	case o.baseURL != "":
-		api = strings.TrimSuffix(o.baseURL, "/") + "/2.0"
+	case o.APIURL != "":
+		base = o.APIURL
+	case o.BaseURL != "":
+		base = strings.TrimSuffix(o.BaseURL, "/") + "/2.0"
 	}
-	u, err := url.Parse(strings.TrimSuffix(api, "/"))
+	u, err := url.Parse(strings.TrimSuffix(base, "/"))
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		return nil, fmt.Errorf("forge: Bitbucket API URL %q is not an absolute URL", api)
+		return nil, fmt.Errorf("forge: Bitbucket API URL %q is not an absolute URL", base)
 	}
-	return &Bitbucket{api: u.String(), token: token, hc: o.client(), workspace: workspace, slug: slug, retry: o.policy(ProviderBitbucket)}, nil
+	return forge.FromAPI(&api{api: u.String(), token: token, hc: o.Client(), workspace: workspace, slug: slug, retry: o.Policy(forge.ProviderBitbucket)}), nil
 }
 
-// Provider implements Describer.
-func (b *Bitbucket) Provider() string { return ProviderBitbucket }
+func (b *api) Provider() string { return forge.ProviderBitbucket }
 
 // bbPR is the part of Bitbucket's pullrequest object the session reads.
 type bbPR struct {
@@ -112,12 +124,12 @@ func bbMessage(body []byte, status string) string {
 	return msg
 }
 
-func (b *Bitbucket) repoURL() string {
+func (b *api) repoURL() string {
 	return b.api + "/repositories/" + url.PathEscape(b.workspace) + "/" + url.PathEscape(b.slug)
 }
 
 // send makes one request; out, when set, receives the JSON answer.
-func (b *Bitbucket) send(ctx context.Context, method, u string, in, out any) (*http.Response, error) {
+func (b *api) send(ctx context.Context, method, u string, in, out any) (*http.Response, error) {
 	var body io.Reader
 	if in != nil {
 		data, err := json.Marshal(in)
@@ -149,15 +161,15 @@ func (b *Bitbucket) send(ctx context.Context, method, u string, in, out any) (*h
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return resp, fmt.Errorf("Bitbucket answered %s with a body that is not the expected JSON: %w", resp.Status, err)
+			return resp, fmt.Errorf("forge: Bitbucket answered %s with a body that is not the expected JSON: %w", resp.Status, err)
 		}
 	}
 	return resp, nil
 }
 
-func (b *Bitbucket) do(ctx context.Context, op, method, u string, in, out any) (*http.Response, error) {
+func (b *api) do(ctx context.Context, op, method, u string, in, out any) (*http.Response, error) {
 	var last *http.Response
-	err := b.retry.do(ctx, op, func() (*http.Response, error) {
+	err := b.retry.Do(ctx, op, func() (*http.Response, error) {
 		resp, err := b.send(ctx, method, u, in, out)
 		last = resp
 		return resp, err
@@ -172,13 +184,13 @@ func bbClassify(resp *http.Response, err error) error {
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
-		return &AuthError{Host: "Bitbucket", Status: resp.StatusCode, Message: he.msg}
+		return &forge.AuthError{Host: "Bitbucket", Status: resp.StatusCode, Message: he.msg}
 	case http.StatusForbidden:
 		if strings.Contains(he.msg, "scope") || strings.Contains(he.msg, "privilege") {
-			return &AuthError{Host: "Bitbucket", Status: resp.StatusCode, Message: he.msg}
+			return &forge.AuthError{Host: "Bitbucket", Status: resp.StatusCode, Message: he.msg}
 		}
 	}
-	return &APIError{Host: "Bitbucket", Status: resp.StatusCode, Message: he.msg}
+	return &forge.APIError{Host: "Bitbucket", Status: resp.StatusCode, Message: he.msg}
 }
 
 func bbState(s string) string {
@@ -191,58 +203,45 @@ func bbState(s string) string {
 	return "closed" // DECLINED, SUPERSEDED
 }
 
-func (b *Bitbucket) toPR(p *bbPR, created bool) *PR {
-	return &PR{Number: p.ID, URL: p.Links.HTML.Href, Head: p.Source.Branch.Name, Base: p.Destination.Branch.Name,
-		State: bbState(p.State), Created: created, Provider: ProviderBitbucket, Term: Term(ProviderBitbucket)}
+func (b *api) toPR(p *bbPR, created bool) *forge.PR {
+	return &forge.PR{Number: p.ID, URL: p.Links.HTML.Href, Head: p.Source.Branch.Name, Base: p.Destination.Branch.Name,
+		State: bbState(p.State), Created: created, Provider: forge.ProviderBitbucket, Term: forge.Term(forge.ProviderBitbucket)}
 }
 
-// Verify implements Verifier: one page of the repository's pull requests,
+// Verify reads one page of the repository's pull requests,
 // read with the token (a token without the pullrequest scope is refused
 // here, before anything is pushed).
-func (b *Bitbucket) Verify(ctx context.Context) error {
+func (b *api) Verify(ctx context.Context) error {
 	_, err := b.do(ctx, "read pull requests", http.MethodGet, b.repoURL()+"/pullrequests?pagelen=1", nil, nil)
-	var api *APIError
-	if errors.As(err, &api) && (api.Status == http.StatusNotFound || api.Status == http.StatusForbidden) {
-		return &AuthError{Host: "Bitbucket", Status: api.Status, Message: fmt.Sprintf("%s (repository %s/%s)", api.Message, b.workspace, b.slug)}
+	var apiErr *forge.APIError
+	if errors.As(err, &apiErr) && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusForbidden) {
+		return &forge.AuthError{Host: "Bitbucket", Status: apiErr.Status, Message: fmt.Sprintf("%s (repository %s/%s)", apiErr.Message, b.workspace, b.slug)}
 	}
 	return err
 }
 
-// FindPR implements Forge: the open pull request from head, asked for
-// with a BBQL query and read page by page.
-func (b *Bitbucket) FindPR(ctx context.Context, head string) (*PR, error) {
-	q := url.Values{}
-	q.Set("q", fmt.Sprintf(`source.branch.name = %s AND state = "OPEN"`, strconv.Quote(head)))
-	q.Set("pagelen", "50")
-	next := b.repoURL() + "/pullrequests?" + q.Encode()
-	for pages := 0; next != "" && pages < 100; pages++ {
-		var page bbPage
-		if _, err := b.do(ctx, "list pull requests", http.MethodGet, next, nil, &page); err != nil {
-			return nil, err
+// ListOpen reads one page of the open pull requests from head, asked for
+// with a BBQL query; page is the next link Bitbucket gave.
+func (b *api) ListOpen(ctx context.Context, head, page string) ([]*forge.PR, string, error) {
+	if page == "" {
+		q := url.Values{}
+		q.Set("q", fmt.Sprintf(`source.branch.name = %s AND state = "OPEN"`, strconv.Quote(head)))
+		q.Set("pagelen", "50")
+		page = b.repoURL() + "/pullrequests?" + q.Encode()
+	}
+	var p bbPage
+	if _, err := b.do(ctx, "list pull requests", http.MethodGet, page, nil, &p); err != nil {
+		return nil, "", err
+	}
+	var out []*forge.PR
+	for i := range p.Values {
+		v := &p.Values[i]
+		// A fork's branch of the same name is not this repository's.
+		if v.Source.Repository.FullName == "" || strings.EqualFold(v.Source.Repository.FullName, b.workspace+"/"+b.slug) {
+			out = append(out, b.toPR(v, false))
 		}
-		for i := range page.Values {
-			p := &page.Values[i]
-			if p.Source.Branch.Name == head && p.State == "OPEN" &&
-				(p.Source.Repository.FullName == "" || strings.EqualFold(p.Source.Repository.FullName, b.workspace+"/"+b.slug)) {
-				return b.toPR(p, false), nil
-			}
-		}
-		next = page.Next
 	}
-	return nil, nil
-}
-
-// OpenOrUpdatePR implements Forge: it is idempotent per source branch.
-func (b *Bitbucket) OpenOrUpdatePR(ctx context.Context, req PRRequest) (*PR, error) {
-	if req.Title == "" || req.Head == "" || req.Base == "" {
-		return nil, fmt.Errorf("forge: title, head and base are required")
-	}
-	ctx, col := withCollector(ctx)
-	pr, err := b.openOrUpdate(ctx, req)
-	if pr != nil {
-		pr.Retries = col.retries()
-	}
-	return pr, err
+	return out, p.Next, nil
 }
 
 type bbBranch struct {
@@ -257,14 +256,11 @@ func branchRef(name string) bbBranch {
 	return r
 }
 
-func (b *Bitbucket) openOrUpdate(ctx context.Context, req PRRequest) (*PR, error) {
-	existing, err := b.FindPR(ctx, req.Head)
-	if err != nil {
-		return nil, err
-	}
-	if existing != nil {
-		return b.update(ctx, existing, req)
-	}
+// Create opens the pull request. Bitbucket answers a create for a source
+// branch that already has an open pull request to the same destination
+// with that pull request (200, title and description replaced), not with
+// an error: Created says which.
+func (b *api) Create(ctx context.Context, req forge.PRRequest) (*forge.PR, error) {
 	in := struct {
 		Title       string   `json:"title"`
 		Description string   `json:"description"`
@@ -277,13 +273,14 @@ func (b *Bitbucket) openOrUpdate(ctx context.Context, req PRRequest) (*PR, error
 	if err != nil {
 		return nil, err
 	}
-	// Bitbucket answers a create for a source branch that already has an
-	// open pull request to the same destination with that pull request
-	// (200, title and description replaced), not with an error.
 	return b.toPR(&p, resp.StatusCode == http.StatusCreated), nil
 }
 
-func (b *Bitbucket) update(ctx context.Context, pr *PR, req PRRequest) (*PR, error) {
+// Duplicate is never true: Bitbucket answers a duplicate with the open one.
+func (b *api) Duplicate(error) bool { return false }
+
+// Update sets the title and description.
+func (b *api) Update(ctx context.Context, pr *forge.PR, req forge.PRRequest) error {
 	// Only the fields sent change: reviewers and close_source_branch a
 	// human set stay as they are.
 	in := struct {
@@ -291,11 +288,11 @@ func (b *Bitbucket) update(ctx context.Context, pr *PR, req PRRequest) (*PR, err
 		Description string `json:"description"`
 	}{req.Title, req.Body}
 	_, err := b.do(ctx, "update pull request", http.MethodPut, b.repoURL()+"/pullrequests/"+strconv.Itoa(pr.Number), in, nil)
-	return pr, err
+	return err
 }
 
-// Comment implements Forge.
-func (b *Bitbucket) Comment(ctx context.Context, number int, body string) error {
+// Comment comments on the pull request.
+func (b *api) Comment(ctx context.Context, number int, body string) error {
 	in := struct {
 		Content struct {
 			Raw string `json:"raw"`

@@ -1,0 +1,4 @@
+package main
+
+// tgp opens pull requests on every host it knows.
+import _ "github.com/tgp-go/tgp/forge/all"

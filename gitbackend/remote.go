@@ -871,7 +871,7 @@ type netRemote struct {
 	// pushes and reads are the machine's budgets (nil: none): every
 	// receive-pack session takes a push, every fetch and tip check a read.
 	pushes budget
-	reads  *rateBudget
+	reads  budget
 	sleep  func(context.Context, time.Duration) error
 	// transfer, when set, receives the counters of a pack being received
 	// (withTransferReport).
@@ -885,6 +885,14 @@ func (r *Repo) newNetRemote(repo *git.Repository) *netRemote {
 		pushes: r.pushes, reads: r.reads, sleep: r.sleep, transfer: r.cfg.Progress}
 }
 
+// takeRead waits for the read budget's turn (none: at once).
+func (n *netRemote) takeRead(ctx context.Context) error {
+	if n.reads == nil {
+		return nil
+	}
+	return n.reads.take(ctx, n.sleep)
+}
+
 func (n *netRemote) remote() *git.Remote { return n.remoteOn(n.repo.Storer) }
 
 // remoteOn is the remote with s as the local store: a fetch takes the
@@ -896,7 +904,7 @@ func (n *netRemote) remoteOn(s storage.Storer) *git.Remote {
 }
 
 func (n *netRemote) Tip(ctx context.Context, branch string) (plumbing.Hash, error) {
-	if err := n.reads.take(ctx, n.sleep); err != nil {
+	if err := n.takeRead(ctx); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	refs, err := n.remote().ListContext(ctx, &git.ListOptions{Auth: n.auth})
@@ -925,7 +933,7 @@ func (n *netRemote) Fetch(ctx context.Context, branch string, depth int) (plumbi
 func (n *netRemote) fetchWith(ctx context.Context, branch string, depth int, extra ...config.RefSpec) (plumbing.Hash, error) {
 	dst := plumbing.ReferenceName("refs/tgp/fetch/" + branch)
 	specs := append([]config.RefSpec{config.RefSpec(fmt.Sprintf("+refs/heads/%s:%s", branch, dst))}, extra...)
-	if err := n.reads.take(ctx, n.sleep); err != nil {
+	if err := n.takeRead(ctx); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	err := n.remoteOn(withTransferReport(n.repo.Storer, n.transfer)).FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Auth: n.auth, Depth: depth, Progress: n.progress, Force: true})

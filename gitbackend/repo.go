@@ -193,7 +193,7 @@ type Repo struct {
 	// pushes and reads are the machine's budgets with the remote (nil:
 	// none; budget.go).
 	pushes budget
-	reads  *rateBudget
+	reads  budget
 	// beforePush, set by a journal's pusher, records the commits a push
 	// is about to land (journal.go); journalNotes are what the journal
 	// made of the last persist (a fallback to a direct push).
@@ -293,7 +293,14 @@ func Open(ctx context.Context, wt billy.Filesystem, cfg Config, opts ...Option) 
 				r.pushes = &journalBudget{j: cfg.Journal, remote: redact(cfg.Remote), n: b.n, window: b.window, fallback: b}
 			}
 		}
-		r.reads = newRateBudget(cfg.ReadsPerSecond, time.Second, cfg.LockDir, cfg.Remote, "read")
+		if b := newRateBudget(cfg.ReadsPerSecond, time.Second, cfg.LockDir, cfg.Remote, "read"); b != nil {
+			r.reads = b
+			if cfg.Journal != nil {
+				// The host's read limit is the fleet's, as its push
+				// budget is: every machine's fetches count in one log.
+				r.reads = &journalBudget{j: cfg.Journal, remote: redact(cfg.Remote) + " (reads)", n: b.n, window: b.window, fallback: b}
+			}
+		}
 	}
 	if cfg.Progress != nil {
 		r.progress = progressWriter(cfg.Progress)

@@ -38,12 +38,18 @@ type root struct {
 // machineRoot is a root on a machine (lockDir) writing through j.
 func machineRoot(t *testing.T, remote, lockDir string, j gitbackend.Journal, pushes int, window time.Duration) *root {
 	t.Helper()
+	return machineRootReading(t, remote, lockDir, j, pushes, window, 15)
+}
+
+// machineRootReading is machineRoot with a read budget of reads a second.
+func machineRootReading(t *testing.T, remote, lockDir string, j gitbackend.Journal, pushes int, window time.Duration, reads int) *root {
+	t.Helper()
 	f, err := vfs.NewOS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := gitbackend.Open(context.Background(), f.Billy(), gitbackend.Config{Remote: remote, Branch: "main", LockDir: lockDir,
-		Journal: j, PushesPerMinute: pushes, BudgetWindow: window, ReadsPerSecond: 15,
+		Journal: j, PushesPerMinute: pushes, BudgetWindow: window, ReadsPerSecond: reads,
 		Author: gitbackend.Identity{Name: "Agent", Email: "agent@example.com"},
 		Retry:  gitbackend.RetryConfig{BaseDelay: 2 * time.Millisecond, Deadline: 2 * time.Minute}},
 		gitbackend.WithLockFile(gitbackend.LockFilePath(f.Root())))
@@ -147,4 +153,82 @@ func TestFleetSharesOneBudget(t *testing.T) {
 	}
 	t.Logf("%d writes in %d pushes, %d entries landed by another machine's push", len(roots)*writes, srv.ReceivePacks.Load(), landed)
 	gittest.Git(t, bare, "fsck", "--strict")
+}
+
+// TestFleetSharesOneReadBudget: 3 machines x 2 roots check the remote's
+// tip at once, over and over, through one journal with a read budget of
+// 3 a second. The host counts at most 3 reads in any second, though each
+// machine's own budget alone would let the fleet make 9.
+func TestFleetSharesOneReadBudget(t *testing.T) {
+	bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
+	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
+	remote := srv.URL(filepath.Base(bare))
+	dsn := FreshDatabase(t, pgDSN)
+	const machines, perMachine, checks, perSecond = 3, 2, 4, 3
+	var roots []*root
+	for range machines {
+		j, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(j.Close)
+		locks := t.TempDir()
+		for range perMachine {
+			roots = append(roots, machineRootReading(t, remote, locks, j, 6, time.Minute, perSecond))
+		}
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, r := range roots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range checks {
+				if _, err := r.repo.Refresh(context.Background()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var reads []time.Time
+	for _, at := range srv.ReadTimes() {
+		if !at.Before(start) {
+			reads = append(reads, at)
+		}
+	}
+	if len(reads) < len(roots)*checks {
+		t.Fatalf("%d reads for %d tip checks: the test does not read what it means to", len(reads), len(roots)*checks)
+	}
+	// The database's clock starts each read's turn; the server records it
+	// a little later, by a delay that varies: a read at the edge of a
+	// window can land in the next one. So the check is over two seconds,
+	// with one read of slack, and over the whole run: 24 reads at 3 a
+	// second take 7 s at least (each machine's budget alone allows 9 a
+	// second: under 3 s).
+	elapsed := reads[len(reads)-1].Sub(reads[0])
+	most := mostWithin(reads, 2*time.Second)
+	t.Logf("%d reads in %v, at most %d within 2 s", len(reads), elapsed.Round(time.Millisecond), most)
+	if most > 2*perSecond+1 {
+		t.Errorf("%d reads within 2 s (budget %d a second for the fleet)", most, perSecond)
+	}
+	if least := time.Duration(len(reads)/perSecond-1) * time.Second; elapsed < least {
+		t.Errorf("%d reads in %v: faster than %d a second allows (%v)", len(reads), elapsed, perSecond, least)
+	}
+}
+
+// mostWithin is the most of ts within any window d long.
+func mostWithin(ts []time.Time, d time.Duration) int {
+	most := 0
+	for i := range ts {
+		n := 0
+		for _, u := range ts {
+			if !u.Before(ts[i]) && u.Sub(ts[i]) < d {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
 }

@@ -156,6 +156,9 @@ type HTTPServer struct {
 	authorize     func(user, password string, push bool) bool
 
 	mu sync.Mutex
+	// reads are the times of the upload-pack advertisements served (one
+	// per fetch or tip check: what a host counts as a git read).
+	reads []time.Time
 	// pushLimit, pushWindow: WithPushLimit; pushes are the accepted
 	// receive-pack POSTs' times.
 	pushLimit  int
@@ -178,6 +181,14 @@ func WithAfterReceivePack(f func()) HTTPOption {
 // than n in window.
 func WithPushLimit(n int, window time.Duration) HTTPOption {
 	return func(s *HTTPServer) { s.pushLimit, s.pushWindow = n, window }
+}
+
+// ReadTimes are the times of the upload-pack advertisements served: one
+// per fetch or tip check.
+func (s *HTTPServer) ReadTimes() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.reads...)
 }
 
 // PushTimes are the times of the receive-pack POSTs that reached git.
@@ -252,6 +263,11 @@ func NewHTTPServer(t testing.TB, root, password string, opts ...HTTPOption) *HTT
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
 			}
+		}
+		if strings.HasSuffix(r.URL.Path, "/info/refs") && r.URL.Query().Get("service") == "git-upload-pack" {
+			s.mu.Lock()
+			s.reads = append(s.reads, time.Now())
+			s.mu.Unlock()
 		}
 		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") && r.Method == http.MethodPost {
 			if s.FailReceivePacks.Load() > 0 {

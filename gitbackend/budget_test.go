@@ -158,7 +158,13 @@ func TestPushBudgetIsNeverRefused(t *testing.T) {
 				t.Fatalf("the remote refused %d pushes within the budget", refused)
 			}
 			if !c.budget && refused == 0 {
-				t.Fatalf("%d writes in a row without a budget were never refused: the test shows nothing", c.writes)
+				// On a machine loaded enough, the second write comes after
+				// the remote's window: then nothing was there to refuse.
+				// Inside it, the remote must have refused.
+				if pts := srv.PushTimes(); len(pts) < 2 || pts[1].Sub(pts[0]) < 4*time.Second {
+					t.Fatalf("%d writes in a row without a budget were never refused (pushes at %v): the test shows nothing", c.writes, pts)
+				}
+				t.Logf("the second push came after the remote's window: this run shows nothing without a budget")
 			}
 			gittest.Git(t, bare, "fsck", "--strict")
 		})

@@ -75,7 +75,7 @@ test-quick:
 SLOW_PKGS := ./internal/xdiff ./kernel ./sandbox
 TEST_P    ?= 4
 TESTFLAGS ?=
-GOTEST     = $(GEN_SMALL) $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS)
+GOTEST     = $(GEN_SMALL) $(GO) test -race -count=1 -timeout 40m $(TESTFLAGS)
 test-go:
 	$(GOTEST) -p $(TEST_P) $$($(GO) list $(SLOW_PKGS) $(PKGS) | grep -v -e /test/integration$$ -e /tools/gittools$$ -e /gitbackend$$)
 
@@ -83,9 +83,9 @@ test-go:
 # the git CLI) are a shard of their own.
 INTEGRATION_GIT := ^(TestGitDifferential|TestBootClonesLikeGit)$$
 test-integration:
-	cd test/integration && $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) -skip '$(INTEGRATION_GIT)' .
+	cd test/integration && $(GO) test -race -count=1 -timeout 40m $(TESTFLAGS) -skip '$(INTEGRATION_GIT)' .
 test-integration-git:
-	cd test/integration && TGP_GIT_SEEDS=6 $(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) -run '$(INTEGRATION_GIT)' .
+	cd test/integration && TGP_GIT_SEEDS=6 $(GO) test -race -count=1 -timeout 40m $(TESTFLAGS) -run '$(INTEGRATION_GIT)' .
 
 GITTOOLS_1   := ^TestRegress[A-F]
 GITTOOLS_2   := ^TestRegress

@@ -103,6 +103,8 @@ const calls = [
   ['read_file', { path: tool }],
   ['list_files', { dir: 'tools' }],
   ['patch_file', { path: tool, old_string: 'a.n * 2', new_string: '2 * a.n' }],
+  ['tool_history', { path: tool }],
+  ['revert_tool', { path: tool, to: 'HEAD~1' }],
   ['apply_patch', { patch: '*** Begin Patch\n*** Add File: notes/a.txt\n+hello\n*** End Patch' }],
   ['delete_file', { path: 'notes/a.txt' }],
   ['find_tools', { query: 'doubles a number' }],
@@ -136,6 +138,8 @@ const failing = [
   ['exec_command', { cmd: 'cat', bogus: true }, 'bad_args'],
   ['write_stdin', { session_id: 987654, chars: 'x' }, 'not_found'],
   ['git_status', { bogus: 1 }, 'bad_args'],
+  ['tool_history', { path: '../outside.ts' }, 'sandbox_violation'],
+  ['revert_tool', { path: tool, to: 'no-such-ref' }, 'not_found'],
 ];
 
 async function callsFail(client, declared) {
@@ -206,7 +210,8 @@ async function run() {
     const meta = await client.readResource({ uri: 'tgp://meta.json' });
     check(JSON.parse(meta.contents[0].text).tools[tool]?.description === 'Doubles a number.', `${mode}: meta.json resource is the registry`, meta.contents[0].text);
     const src = await client.readResource({ uri: `tgp://${tool}` });
-    check(src.contents[0].text.includes('2 * a.n'), `${mode}: tool resource is its source`, src.contents[0].text);
+    // revert_tool brought back write_file's version (a.n * 2).
+    check(src.contents[0].text.includes('a.n * 2'), `${mode}: tool resource is its source`, src.contents[0].text);
     const { resourceTemplates } = await client.listResourceTemplates();
     check(resourceTemplates.some((t) => t.uriTemplate === 'tgp://tools/{+path}'), `${mode}: tool resource template`, resourceTemplates);
 

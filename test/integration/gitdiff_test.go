@@ -307,7 +307,14 @@ func pathArg(r *rand.Rand, f repoFacts) string {
 	case 4:
 		return pickS(r, f.untracked, "nope.txt")
 	case 5:
-		return []string{"*.txt", "src/*", "*", "**/*.ts", "*a*"}[r.Intn(5)]
+		globs := []string{"*.txt", "src/*", "*", "**/*.ts", "*a*", "*/", "*/.", ":(glob)*/", "[a-z]*/"}
+		if k := r.Intn(len(globs) + 2); k < len(globs) {
+			return globs[k]
+		} else if d := pickS(r, f.dirs, "src"); k == len(globs) {
+			return d + "*/" // a glob with git's trailing slash: matches no file
+		} else {
+			return d + "/*/"
+		}
 	case 6:
 		return "."
 	case 7:

@@ -18,8 +18,8 @@ import (
 // content, type changes between a file, a link and a directory, mode
 // changes, and now and then a commit-graph with changed-path filters.
 // Paths are files, directories (with and without a slash), gone paths and
-// globs. TGP_LOGPATH_SEEDS / TGP_LOGPATH_SEED0 run more (seeds 0-159 agree
-// with git).
+// globs. TGP_LOGPATH_SEEDS / TGP_LOGPATH_SEED0 run more (seeds 0-39 and
+// 100-159 agree with git).
 func TestLogPathRandomHistories(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("TGP_LOGPATH_SEEDS"))
 	if n == 0 {

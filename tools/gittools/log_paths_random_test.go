@@ -18,7 +18,7 @@ import (
 // content, type changes between a file, a link and a directory, mode
 // changes, and now and then a commit-graph with changed-path filters.
 // Paths are files, directories (with and without a slash), gone paths and
-// globs. TGP_LOGPATH_SEEDS / TGP_LOGPATH_SEED0 run more (seeds 0-39 and
+// globs, each without and with --follow. TGP_LOGPATH_SEEDS / TGP_LOGPATH_SEED0 run more (seeds 0-39 and
 // 100-159 agree with git).
 func TestLogPathRandomHistories(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("TGP_LOGPATH_SEEDS"))
@@ -148,6 +148,7 @@ func fuzzLogPaths(t *testing.T, seed int64) {
 	sort.Strings(paths)
 	for _, p := range paths {
 		compareTool(t, f, "git_log", map[string]any{"path": p, "format": "%h %s"}, "", "log", "--format=%h %s", "--", p)
+		compareTool(t, f, "git_log", map[string]any{"path": p, "format": "%h %s", "follow": true}, "", "log", "--follow", "--format=%h %s", "--", p)
 	}
 	for _, b := range branches[1:] {
 		if r.Intn(2) == 0 {

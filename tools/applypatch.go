@@ -191,7 +191,12 @@ func (ft *fileTools) commitOps(ops []fileOp) ([]string, error) {
 // old lines is appended at the end of the file, context is matched exactly,
 // then ignoring trailing whitespace, then surrounding whitespace, then with
 // typographic punctuation normalised, and every updated file ends with a
-// newline. Unlike the reference, a patch applies whole or not at all.
+// newline. Lines a chunk keeps keep their own line ends; added lines end
+// as the file's first line does. Unlike the reference, a patch applies
+// whole or not at all, a patch that touches one file twice is refused, a
+// file moved onto itself is kept (the reference deletes it), and blank
+// lines between hunks are taken (TestApplyPatchMatchesCodex compares the
+// two, given the reference's binary).
 
 // heredocOpen matches the first line of a heredoc-wrapped envelope:
 // Codex's `apply_patch <<'EOF'`, opencode's `cat <<'EOF'`, and either with
@@ -256,8 +261,19 @@ func envelopeLines(patch string) ([]string, error) {
 		}
 	}
 	// Codex puts `*** Environment ID: <id>` between the Begin marker and
-	// the first file: it is metadata for Codex, not a hunk.
-	for len(lines) > 1 && strings.HasPrefix(strings.TrimSpace(lines[1]), "*** Environment ID:") {
+	// the first file: it is metadata for Codex, not a hunk. As in Codex,
+	// the id must not be empty and comes once.
+	for seen := false; len(lines) > 1; seen = true {
+		id, ok := strings.CutPrefix(strings.TrimSpace(lines[1]), "*** Environment ID:")
+		if !ok {
+			break
+		}
+		if seen {
+			return nil, patchErr("", "invalid patch: apply_patch environment_id cannot be specified more than once")
+		}
+		if strings.TrimSpace(id) == "" {
+			return nil, patchErr("", "invalid patch: apply_patch environment_id cannot be empty")
+		}
 		lines = append(lines[:1], lines[2:]...)
 	}
 	if strings.TrimSpace(lines[0]) != "*** Begin Patch" {
@@ -442,24 +458,43 @@ func sides(ls []chunkLine) (old, nw []string) {
 	return old, nw
 }
 
-// replacement is what a chunk matched at original lines orig turns into:
-// context lines keep the file's own text (a match that ignored whitespace
-// or punctuation must not rewrite the lines around the change).
-func replacement(ls []chunkLine, orig []string) []string {
-	var out []string
+// replacement is what a chunk matched at original lines orig (ending
+// with origEnds) turns into: context lines keep the file's own text and
+// line ends (a match that ignored whitespace or punctuation must not
+// rewrite the lines around the change), added lines end with eol.
+func replacement(ls []chunkLine, orig, origEnds []string, eol string) (out, ends []string) {
 	o := 0
 	for _, l := range ls {
 		switch l.kind {
 		case ' ':
-			out = append(out, orig[o])
+			out, ends = append(out, orig[o]), append(ends, origEnds[o])
 			o++
 		case '-':
 			o++
 		default:
-			out = append(out, l.text)
+			out, ends = append(out, l.text), append(ends, eol)
 		}
 	}
-	return out
+	return out, ends
+}
+
+// lineEnds returns each line's end in content ("\r\n", "\n", or "" for a
+// last line with none), line for line with splitLines.
+func lineEnds(content string) []string {
+	var ends []string
+	for content != "" {
+		i := strings.IndexByte(content, '\n')
+		if i < 0 {
+			return append(ends, "")
+		}
+		if i > 0 && content[i-1] == '\r' {
+			ends = append(ends, "\r\n")
+		} else {
+			ends = append(ends, "\n")
+		}
+		content = content[i+1:]
+	}
+	return ends
 }
 
 // parseChunks reads an Update File's chunks from lines[i:], up to the next
@@ -469,8 +504,8 @@ func parseChunks(p string, lines []string, i int) ([]chunk, int, error) {
 	for i < len(lines) {
 		l := lines[i]
 		t := strings.TrimSpace(l)
-		if t == "" {
-			i++ // blank lines between chunks
+		if t == "" && len(chunks) > 0 {
+			i++ // blank lines between chunks (before the first: context)
 			continue
 		}
 		if strings.HasPrefix(t, "*** ") && t != "*** End of File" {
@@ -482,7 +517,8 @@ func parseChunks(p string, lines []string, i int) ([]chunk, int, error) {
 			c.hasAnchor = true
 			i++
 		case strings.HasPrefix(t, "@@ "):
-			c.anchor, c.hasAnchor = strings.TrimPrefix(strings.TrimLeft(l, " \t"), "@@ "), true
+			// The reference trims the line's end before taking the anchor.
+			c.anchor, c.hasAnchor = strings.TrimPrefix(strings.TrimSpace(l), "@@ "), true
 			i++
 		case len(chunks) > 0:
 			return nil, 0, patchErr(p, "expected the chunk to start with a @@ line, got %q", l)
@@ -530,13 +566,19 @@ func parseChunks(p string, lines []string, i int) ([]chunk, int, error) {
 // applyChunks applies an Update File's chunks in order, as the reference
 // does: an anchor (@@ line) moves the search past it; a chunk without old
 // lines is appended at the end of the file; old lines are sought with
-// decreasing strictness (seekLines). The result always ends with a newline.
+// decreasing strictness (seekLines). As in the reference, the lines the
+// patch keeps keep their own line ends, and the lines it adds (and a last
+// line that had none) end as the file's first line does: the result
+// always ends with a line end.
 func applyChunks(p, content string, chunks []chunk) (string, int, int, error) {
-	crlf := strings.Contains(content, "\r\n")
-	lines := splitLines(content)
+	lines, ends := splitLines(content), lineEnds(content)
+	eol := "\n"
+	if len(ends) > 0 && ends[0] == "\r\n" {
+		eol = "\r\n"
+	}
 	type repl struct {
-		at, n int
-		new   []string
+		at, n     int
+		new, ends []string
 	}
 	var repls []repl
 	pos, added, removed := 0, 0, 0
@@ -551,25 +593,38 @@ func applyChunks(p, content string, chunks []chunk) (string, int, int, error) {
 		ls := c.lines
 		old, nw := sides(ls)
 		if len(old) == 0 {
-			repls = append(repls, repl{at: len(lines), new: nw})
+			repls = append(repls, repl{at: len(lines), new: nw, ends: repeatEnd(eol, len(nw))})
 		} else {
 			at := seekLines(lines, old, pos, c.eof)
-			for at < 0 && len(ls) > 0 && ls[len(ls)-1].kind == ' ' && ls[len(ls)-1].text == "" {
-				// Trailing blank context stands for the end of the region
-				// (or was a blank separator): retry without it.
-				ls = ls[:len(ls)-1]
+			for retry := 0; at < 0; retry++ {
+				// A last empty old line stands for the file's last line
+				// end (or was a blank separator): retry without it, and
+				// without a last empty new line, as the reference does
+				// (once). No old line left: the new ones go where the
+				// search is. Beyond the reference, more blank lines that
+				// end the chunk are taken as separators.
+				if retry > 0 && (len(ls) == 0 || ls[len(ls)-1] != (chunkLine{' ', ""})) {
+					break
+				}
+				shorter := dropTrailingEmpty(ls)
+				if shorter == nil {
+					break
+				}
+				ls = shorter
 				if old, _ = sides(ls); len(old) == 0 {
+					at = pos
 					break
 				}
 				at = seekLines(lines, old, pos, c.eof)
 			}
-			if at < 0 || len(old) == 0 {
+			if at < 0 {
 				o, _ := sides(c.lines)
 				return "", 0, 0, patchErr(p, "chunk %d does not match; these lines were not found in order (from line %d):\n%s",
 					k+1, pos+1, strings.Join(o, "\n"))
 			}
-			nw = replacement(ls, lines[at:at+len(old)])
-			repls = append(repls, repl{at: at, n: len(old), new: nw})
+			var ne []string
+			nw, ne = replacement(ls, lines[at:at+len(old)], ends[at:at+len(old)], eol)
+			repls = append(repls, repl{at: at, n: len(old), new: nw, ends: ne})
 			pos = at + len(old)
 		}
 		for _, d := range diffCount(old, nw) {
@@ -581,16 +636,64 @@ func applyChunks(p, content string, chunks []chunk) (string, int, int, error) {
 	for k := len(repls) - 1; k >= 0; k-- {
 		r := repls[k]
 		tail := append([]string{}, lines[r.at+r.n:]...)
+		tailEnds := append([]string{}, ends[r.at+r.n:]...)
 		lines = append(append(lines[:r.at], r.new...), tail...)
+		ends = append(append(ends[:r.at], r.ends...), tailEnds...)
 	}
-	sep := "\n"
-	if crlf {
-		sep = "\r\n"
+	var b strings.Builder
+	for i, l := range lines {
+		b.WriteString(l)
+		if ends[i] == "" {
+			b.WriteString(eol)
+		} else {
+			b.WriteString(ends[i])
+		}
 	}
-	if len(lines) == 0 {
-		return "", added, removed, nil
+	return b.String(), added, removed, nil
+}
+
+func repeatEnd(eol string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = eol
 	}
-	return strings.Join(lines, sep) + sep, added, removed, nil
+	return out
+}
+
+// dropTrailingEmpty drops a chunk's last old line when it is empty, and
+// its last new line when that is empty too (a context line is on both
+// sides: dropped from the old side only, it stays as an added line); nil
+// when the last old line is not empty.
+func dropTrailingEmpty(ls []chunkLine) []chunkLine {
+	last := func(skip byte) int {
+		for i := len(ls) - 1; i >= 0; i-- {
+			if ls[i].kind != skip {
+				return i
+			}
+		}
+		return -1
+	}
+	io, in := last('+'), last('-')
+	if io < 0 || ls[io].text != "" {
+		return nil
+	}
+	out := append([]chunkLine{}, ls...)
+	drop := map[int]bool{}
+	if ls[io].kind == ' ' && in != io {
+		out[io].kind = '+' // the new side keeps it
+	} else {
+		drop[io] = true
+	}
+	if in >= 0 && ls[in].text == "" {
+		drop[in] = true
+	}
+	kept := []chunkLine{}
+	for k, l := range out {
+		if !drop[k] {
+			kept = append(kept, l)
+		}
+	}
+	return kept
 }
 
 // seekLines finds pattern in lines at or after start: exactly, then

@@ -2,10 +2,15 @@ package gitattr
 
 // End-of-line conversion (convert.c's convert_to_git and
 // convert_to_working_tree, end-of-line part): text, eol and crlf
-// attributes and core.autocrlf / core.eol. Clean/smudge filters and ident
-// are not run.
+// attributes and core.autocrlf / core.eol; with Ident, the ident
+// attribute too. Clean/smudge filters are not run.
 
-import "bytes"
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+)
 
 type crlfAction int
 
@@ -28,6 +33,127 @@ type EOL struct {
 	// CRLFInIndex says whether the staged blob of a path is text with
 	// CRLF (has_crlf_in_index: the safer autocrlf); nil: never.
 	CRLFInIndex func(path string) bool
+	// Ident honours the ident attribute: "$Id$" is checked out as
+	// "$Id: <blob> $" and read back as "$Id$" (convert.c's
+	// ident_to_worktree and ident_to_git).
+	Ident bool
+}
+
+var identKey = []byte("$Id")
+
+// identOn reports whether p's ident conversion applies to data.
+func (c *EOL) identOn(p string, data []byte) bool {
+	return c != nil && c.Ident && bytes.Contains(data, identKey) && c.Attrs.Lookup(p, "ident")["ident"].Set
+}
+
+// countIdent is convert.c's count_ident: the "$Id$" and "$Id: ... $"
+// (on one line) in b.
+func countIdent(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != '$' {
+			continue
+		}
+		rest := b[i+1:]
+		if len(rest) < 3 {
+			break
+		}
+		if rest[0] != 'I' || rest[1] != 'd' {
+			continue
+		}
+		ch := rest[2]
+		i += 3
+		if ch == '$' {
+			n++
+		}
+		if ch != ':' {
+			continue
+		}
+		for i++; i < len(b); i++ {
+			if b[i] == '$' {
+				n++
+				break
+			}
+			if b[i] == '\n' {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// identToGit is convert.c's ident_to_git: "$Id: ... $" on one line
+// becomes "$Id$".
+func identToGit(src []byte) []byte {
+	if countIdent(src) == 0 {
+		return src
+	}
+	out := make([]byte, 0, len(src))
+	for {
+		d := bytes.IndexByte(src, '$')
+		if d < 0 {
+			break
+		}
+		out, src = append(out, src[:d+1]...), src[d+1:]
+		if len(src) > 3 && bytes.HasPrefix(src, []byte("Id:")) {
+			e := bytes.IndexByte(src[3:], '$')
+			if e < 0 {
+				break
+			}
+			if bytes.IndexByte(src[3:3+e], '\n') >= 0 {
+				continue // a line break before the next dollar
+			}
+			out, src = append(out, "Id$"...), src[3+e+1:]
+		}
+	}
+	return append(out, src...)
+}
+
+// identToWorktree is convert.c's ident_to_worktree: "$Id$", and a
+// "$Id:...$" on one line with no space inside but at its end, become
+// "$Id: <the blob's hash> $".
+func identToWorktree(src []byte) []byte {
+	if countIdent(src) == 0 {
+		return src
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(src))
+	h.Write(src)
+	id := "Id: " + hex.EncodeToString(h.Sum(nil)) + " $"
+	out := make([]byte, 0, len(src)+len(id))
+	for {
+		d := bytes.IndexByte(src, '$')
+		if d < 0 {
+			break
+		}
+		out, src = append(out, src[:d+1]...), src[d+1:]
+		if len(src) < 3 || src[0] != 'I' || src[1] != 'd' {
+			continue
+		}
+		switch src[2] {
+		case '$':
+			src = src[3:]
+		case ':':
+			e := bytes.IndexByte(src[3:], '$')
+			if e < 0 {
+				return append(out, src...) // an incomplete keyword
+			}
+			dollar := 3 + e
+			if bytes.IndexByte(src[3:dollar], '\n') >= 0 {
+				continue // a line break before the next dollar
+			}
+			if dollar > 4 {
+				if sp := bytes.IndexByte(src[4:dollar], ' '); sp >= 0 && 4+sp < dollar-1 {
+					continue // spaces inside: another system's id, kept
+				}
+			}
+			src = src[dollar+1:]
+		default:
+			continue
+		}
+		out = append(out, id...)
+	}
+	return append(out, src...)
 }
 
 // crlfOf is git_path_check_crlf.
@@ -103,6 +229,14 @@ func (c *EOL) textEOLIsCRLF() bool {
 
 // ToGit converts a worktree file's bytes to what git would store for p.
 func (c *EOL) ToGit(p string, data []byte) []byte {
+	data = c.eolToGit(p, data)
+	if c.identOn(p, data) {
+		data = identToGit(data)
+	}
+	return data
+}
+
+func (c *EOL) eolToGit(p string, data []byte) []byte {
 	if c == nil || len(data) == 0 || bytes.IndexByte(data, '\r') < 0 {
 		return data // nothing any rule would change
 	}
@@ -127,6 +261,13 @@ func (c *EOL) ToGit(p string, data []byte) []byte {
 // text file whose output end of line is CRLF gets CR before each lone LF
 // (for the auto modes only when it has no CR yet and is not binary).
 func (c *EOL) ToWorktree(p string, data []byte) []byte {
+	if c.identOn(p, data) {
+		data = identToWorktree(data)
+	}
+	return c.eolToWorktree(p, data)
+}
+
+func (c *EOL) eolToWorktree(p string, data []byte) []byte {
 	if c == nil || len(data) == 0 || bytes.IndexByte(data, '\n') < 0 {
 		return data
 	}

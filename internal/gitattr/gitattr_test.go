@@ -112,8 +112,11 @@ func TestLookupMatchesCheckAttr(t *testing.T) {
 // `git add` stores and ToWorktree with what `git checkout` writes.
 func TestEOLMatchesGit(t *testing.T) {
 	requireGit(t)
-	contents := [][]byte{[]byte("a\nb\n"), []byte("a\r\nb\r\n"), []byte("a\r\nb\n"), []byte("bin\x00\r\n"), []byte("lone\rcr\n"), []byte("x"), []byte("\n\n")}
-	lines := []string{"* text=auto", "*.txt text", "*.txt eol=crlf", "*.md eol=lf", "*.txt -text", "*.md text=auto eol=crlf", "*.bin binary", "*.txt crlf=input"}
+	contents := [][]byte{[]byte("a\nb\n"), []byte("a\r\nb\r\n"), []byte("a\r\nb\n"), []byte("bin\x00\r\n"), []byte("lone\rcr\n"), []byte("x"), []byte("\n\n"),
+		[]byte("$Id$\n"), []byte("a $Id: 0123 $ b\r\n$Id$\r\n"), []byte("$Id: has space inside $\n"), []byte("$Id:\n$ $Id: x$"), []byte("$Id$Id$\n$Id"),
+		[]byte("$Id: $\n$Id:$\n"), []byte("x$Id: abc\n"), []byte("$I$Id$\x00\n")}
+	lines := []string{"* text=auto", "*.txt text", "*.txt eol=crlf", "*.md eol=lf", "*.txt -text", "*.md text=auto eol=crlf", "*.bin binary", "*.txt crlf=input",
+		"* ident", "*.c ident", "*.txt ident", "*.md -ident"}
 	n := 40
 	if testing.Short() {
 		n = 10
@@ -150,7 +153,7 @@ func TestEOLMatchesGit(t *testing.T) {
 				return []byte(attrs.String()), true
 			}
 			return nil, false
-		}, nil), AutoCRLF: autocrlf, CoreEOL: coreEOL}
+		}, nil), AutoCRLF: autocrlf, CoreEOL: coreEOL, Ident: true}
 		ctx := fmt.Sprintf("seed %d (autocrlf=%q eol=%q attrs=%q)", seed, autocrlf, coreEOL, attrs.String())
 		gitIn(t, dir, nil, append([]string{"add", "--"}, paths...)...)
 		for _, p := range paths {

@@ -51,7 +51,7 @@ var exts = []string{".txt", ".ts", ".md", ".log", "", ".bin", ".json"}
 var dirParts = []string{"src", "lib", "docs", "deep/er", "sp ace", "n\u00e9", "build", "tools", "a/b/c"}
 
 var words = []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
-	"return x;", "}", "{", "func f() {", "\tindented", "  two spaces", "// comment", "", "let y = 1;", "end"}
+	"return x;", "}", "{", "func f() {", "\tindented", "  two spaces", "// comment", "", "let y = 1;", "end", "// $Id$"}
 
 // genName makes a random file path (possibly in nested directories).
 func genName(r *rand.Rand) string {
@@ -355,6 +355,7 @@ var attributeSets = []string{
 	"* text=auto\n",
 	"*.txt text eol=crlf\n*.md -text\n",
 	"*.ts text\n*.log eol=lf\n",
+	"*.txt ident\n*.ts ident text\n",
 }
 
 // content makes file bytes of one of several kinds.

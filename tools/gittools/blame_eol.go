@@ -10,14 +10,14 @@ import (
 )
 
 // Worktree files are read as git would store them and written as git
-// checks them out (internal/gitattr: text, eol, crlf attributes and
-// core.autocrlf / core.eol), so a file checked out with CRLF is not shown
+// checks them out (internal/gitattr: text, eol, crlf and ident attributes
+// and core.autocrlf / core.eol), so a file checked out with CRLF is not shown
 // as changed (or blamed as all "Not Committed Yet").
 
 // newEOLConverter is the end-of-line conversion of repository r with
 // settings s (nil: the repository's own core.autocrlf).
 func newEOLConverter(r *git.Repository, s *settings) *gitattr.EOL {
-	c := &gitattr.EOL{}
+	c := &gitattr.EOL{Ident: true}
 	if s != nil && s.conf != nil {
 		c.AutoCRLF = strings.ToLower(s.conf.String("core.autocrlf", ""))
 		c.CoreEOL = strings.ToLower(s.conf.String("core.eol", ""))

@@ -556,3 +556,30 @@ func TestRegressBlameWorkingTreeEOL(t *testing.T) {
 	}
 	check()
 }
+
+// TestRegressBlameIdentCollapsed: with the ident attribute git reads a
+// worktree "$Id: <hash> $" as the "$Id$" it stores, so blame of the
+// working tree keeps the committed line, status and diff show nothing
+// for it, and checkout writes it expanded (blame content: a held-out
+// fuzz case showed the line as "Not Committed Yet").
+func TestRegressBlameIdentCollapsed(t *testing.T) {
+	f := blameFixture(t)
+	f.write(t, ".gitattributes", "*.c ident\n")
+	f.write(t, "a.c", "x\n$Id$\ny\n")
+	f.git(t, "add", "-A")
+	commitAs(t, f, "Alice", 1, "c1")
+	f.write(t, "a.c", "x\n$Id: 0123456789012345678901234567890123456789 $\ny\nz\n")
+	f.write(t, "b.c", "$Id$\n")
+	f = open(t, f.dir)
+	sameBlame(t, f, map[string]any{"path": "a.c"}, "", "--", "a.c")
+	compareTool(t, f, "git_status", map[string]any{"porcelain": true}, "", "status", "--porcelain", "-b")
+	compareTool(t, f, "git_diff", map[string]any{}, "", "diff")
+	f.call(t, "git_add", map[string]any{"paths": []string{"b.c"}})
+	f.write(t, "a.c", "changed\n")
+	f.call(t, "git_restore", map[string]any{"paths": []string{"a.c"}})
+	want := "x\n$Id: " + strings.TrimSpace(f.git(t, "rev-parse", "HEAD:a.c")) + " $\ny\n"
+	if got, _ := os.ReadFile(filepath.Join(f.dir, "a.c")); string(got) != want {
+		t.Fatalf("restored %q, git checks out %q", got, want)
+	}
+	compareTool(t, f, "git_status", map[string]any{"porcelain": true}, "", "status", "--porcelain", "-b")
+}

@@ -266,6 +266,13 @@ func (it specItem) matches(p string) bool {
 	if !it.glob {
 		return false
 	}
+	if it.dirOnly {
+		// git's item keeps its trailing slash ("*/", "d*/", "d/*/.")
+		// and fnmatches the whole of it: no file's path ends in "/", so
+		// such an item matches only a path under a directory literally
+		// named by it (the prefix test above).
+		pat += "/"
+	}
 	if it.pathGlb {
 		return wildmatchPath(pat, p)
 	}

@@ -39,3 +39,13 @@ func (k *Kernel) RevertTool(ctx context.Context, path, ref string) (forgetools.R
 func (k *Kernel) SignedBy(ctx context.Context, path string) string {
 	return k.box.SignedBy(k.ctx(ctx), path)
 }
+
+// ToolCommit is the last commit that changed the tool at path as seen
+// from HEAD, as `git log -1 --format=%H -- path` finds it ("" when the
+// tool is not committed or the toolbox has no repository): find_tools'
+// commit. It is computed when asked; meta.json cannot record it, being
+// committed with the change the commit is.
+func (k *Kernel) ToolCommit(ctx context.Context, path string) string {
+	c, _ := k.box.Provenance(k.ctx(ctx), path)
+	return c
+}

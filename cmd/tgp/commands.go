@@ -153,6 +153,14 @@ func orDash(s string) string {
 	return s
 }
 
+// shortCommit is a commit's first 7 digits, "-" for none.
+func shortCommit(c string) string {
+	if len(c) < 7 {
+		return orDash(c)
+	}
+	return c[:7]
+}
+
 func newToolsCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var limit int
@@ -161,8 +169,9 @@ func newToolsCmd(a *app) *cobra.Command {
 		Use:   "tools [list|find QUERY|history PATH|revert PATH --to REF]",
 		Short: "List the kernel's tools, or the agent tools in the registry, find one, or show and restore its versions",
 		Long: "`tgp tools` lists every kernel tool with its description, JSON Schema and annotations.\n" +
-			"`tgp tools list` lists the agent tools of the registry (meta.json) and who signed each (signed_by, with\n" +
-			"sandbox.trusted_signers); `tgp tools find QUERY` ranks them.\n" +
+			"`tgp tools list` lists the agent tools of the registry (meta.json), the last commit that changed each\n" +
+			"(commit, as `git log -1 -- PATH` finds it; abbreviated in text, whole in --json) and who signed it\n" +
+			"(signed_by, with sandbox.trusted_signers); `tgp tools find QUERY` ranks them.\n" +
 			"`tgp tools history PATH` lists the commits that changed a tool: author, date, signed or not.\n" +
 			"`tgp tools revert PATH --to REF` restores the tool's content at REF as a new commit, pushed like any write.",
 		Example: "  tgp tools --json\n  tgp tools list\n  tgp tools find \"add numbers\"\n" +
@@ -239,17 +248,19 @@ func (a *app) listRegistry(ctx context.Context, query string, asJSON bool, limit
 		Name        string  `json:"name"`
 		Description string  `json:"description"`
 		Score       float64 `json:"score,omitempty"`
+		Commit      string  `json:"commit"`
 		SignedBy    string  `json:"signed_by"`
 	}
 	var rows []row
 	if query == "" {
 		for _, e := range k.Registry().Entries() {
-			rows = append(rows, row{Path: e.Path, Name: e.Name, Description: e.Description, SignedBy: k.SignedBy(ctx, e.Path)})
+			rows = append(rows, row{Path: e.Path, Name: e.Name, Description: e.Description,
+				Commit: k.ToolCommit(ctx, e.Path), SignedBy: k.SignedBy(ctx, e.Path)})
 		}
 	} else {
 		for _, m := range k.Registry().Find(query, limit) {
 			rows = append(rows, row{Path: m.Path, Name: m.Entry.Name, Description: m.Entry.Description, Score: m.Score,
-				SignedBy: k.SignedBy(ctx, m.Path)})
+				Commit: k.ToolCommit(ctx, m.Path), SignedBy: k.SignedBy(ctx, m.Path)})
 		}
 	}
 	if asJSON {
@@ -265,10 +276,10 @@ func (a *app) listRegistry(ctx context.Context, query string, asJSON bool, limit
 	signed := k.Config().Sandbox.TrustedSigners != ""
 	for _, r := range rows {
 		if signed {
-			fmt.Fprintf(a.stdout, "%-40s %-24s %s\n", r.Path, orDash(r.SignedBy), r.Description)
+			fmt.Fprintf(a.stdout, "%-40s %-7s %-24s %s\n", r.Path, shortCommit(r.Commit), orDash(r.SignedBy), r.Description)
 			continue
 		}
-		fmt.Fprintf(a.stdout, "%-40s %s\n", r.Path, r.Description)
+		fmt.Fprintf(a.stdout, "%-40s %-7s %s\n", r.Path, shortCommit(r.Commit), r.Description)
 	}
 	return nil
 }

@@ -21,9 +21,22 @@ func (k *Kernel) ToolHistory(ctx context.Context, path string, limit int) ([]tru
 }
 
 // RevertTool restores the agent tool at path to its content at ref as a
-// new commit, persisted like any write: revert_tool, typed.
+// new commit, persisted like any write: revert_tool, typed. The content
+// is checked as write_file checks a tool file: errors refuse the revert
+// with compile_error (RevertToolForce restores it anyway).
 func (k *Kernel) RevertTool(ctx context.Context, path, ref string) (forgetools.RevertResult, error) {
-	raw, _ := json.Marshal(map[string]any{"path": path, "to": ref})
+	return k.revertTool(ctx, path, ref, false)
+}
+
+// RevertToolForce is RevertTool restoring the content even when
+// check_tool finds errors in it (revert_tool's force); the errors come
+// back in the result.
+func (k *Kernel) RevertToolForce(ctx context.Context, path, ref string) (forgetools.RevertResult, error) {
+	return k.revertTool(ctx, path, ref, true)
+}
+
+func (k *Kernel) revertTool(ctx context.Context, path, ref string, force bool) (forgetools.RevertResult, error) {
+	raw, _ := json.Marshal(map[string]any{"path": path, "to": ref, "force": force})
 	res, err := k.Call(ctx, "revert_tool", raw)
 	if err != nil {
 		return forgetools.RevertResult{}, err

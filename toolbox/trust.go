@@ -298,11 +298,18 @@ func (b *Box) FileAt(ctx context.Context, ref, path string) ([]byte, string, err
 
 // RevertTool writes path's content at ref back into the root and
 // persists it like any write: a new commit (pushed, or on the pull
-// request's branch), never a rewrite of history.
-func (b *Box) RevertTool(ctx context.Context, path, ref string) (*tools.Persisted, string, error) {
+// request's branch), never a rewrite of history. check (nil: none) sees
+// the content first, as write_file's check of a tool file does: an error
+// from it refuses the revert and nothing is written.
+func (b *Box) RevertTool(ctx context.Context, path, ref string, check func(content []byte) error) (*tools.Persisted, string, error) {
 	data, commit, err := b.FileAt(ctx, ref, path)
 	if err != nil {
 		return nil, "", err
+	}
+	if check != nil {
+		if err := check(data); err != nil {
+			return nil, commit, err
+		}
 	}
 	if err := b.fs.WriteFile(path, data, 0o644); err != nil {
 		return nil, commit, tools.Wrap(tools.KindExecutionFailed, err, "write %s", path)

@@ -165,6 +165,7 @@ func newToolsCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var limit int
 	var to string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "tools [list|find QUERY|history PATH|revert PATH --to REF]",
 		Short: "List the kernel's tools, or the agent tools in the registry, find one, or show and restore its versions",
@@ -173,7 +174,8 @@ func newToolsCmd(a *app) *cobra.Command {
 			"(commit, as `git log -1 -- PATH` finds it; abbreviated in text, whole in --json) and who signed it\n" +
 			"(signed_by, with sandbox.trusted_signers); `tgp tools find QUERY` ranks them.\n" +
 			"`tgp tools history PATH` lists the commits that changed a tool: author, date, signed or not.\n" +
-			"`tgp tools revert PATH --to REF` restores the tool's content at REF as a new commit, pushed like any write.",
+			"`tgp tools revert PATH --to REF` restores the tool's content at REF as a new commit, pushed like any write,\n" +
+			"once check_tool accepts it (--force: even when it finds errors).",
 		Example: "  tgp tools --json\n  tgp tools list\n  tgp tools find \"add numbers\"\n" +
 			"  tgp tools history tools/math/add.ts\n  tgp tools revert tools/math/add.ts --to HEAD~1",
 		Args: cobra.ArbitraryArgs,
@@ -202,7 +204,7 @@ func newToolsCmd(a *app) *cobra.Command {
 				if len(args) != 2 || to == "" {
 					return usageError("tools revert needs one PATH and --to REF")
 				}
-				return a.revertTool(cmd.Context(), args[1], to, asJSON)
+				return a.revertTool(cmd.Context(), args[1], to, force, asJSON)
 			}
 			return usageError("unknown tools subcommand %q: use list, find, history or revert", args[0])
 		},
@@ -210,6 +212,7 @@ func newToolsCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().IntVar(&limit, "limit", 10, "maximum results for find (history: all unless given)")
 	cmd.Flags().StringVar(&to, "to", "", "revert: the commit, branch or tag whose version to restore")
+	cmd.Flags().BoolVar(&force, "force", false, "revert: restore the version even if check_tool finds errors in it")
 	return cmd
 }
 
@@ -323,13 +326,17 @@ func (a *app) toolHistory(ctx context.Context, path string, limit int, asJSON bo
 }
 
 // revertTool runs revert_tool and prints the new commit.
-func (a *app) revertTool(ctx context.Context, path, ref string, asJSON bool) error {
+func (a *app) revertTool(ctx context.Context, path, ref string, force, asJSON bool) error {
 	k, err := a.openKernel(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer k.Shutdown(ctx)
-	res, err := k.RevertTool(ctx, path, ref)
+	revert := k.RevertTool
+	if force {
+		revert = k.RevertToolForce
+	}
+	res, err := revert(ctx, path, ref)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
@@ -348,6 +355,9 @@ func (a *app) revertTool(ctx context.Context, path, ref string, asJSON bool) err
 		fmt.Fprintln(a.stdout)
 	default:
 		fmt.Fprintf(a.stdout, "%s restored from %s: %s\n", path, res.From[:7], per.Note)
+	}
+	for _, d := range append(res.Errors, res.Warnings...) {
+		fmt.Fprintln(a.stderr, d.String())
 	}
 	return nil
 }

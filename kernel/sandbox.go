@@ -86,7 +86,12 @@ func (k *Kernel) checkConfig() analysis.Config {
 	for id, sev := range k.cfg.Sandbox.Check.Rules {
 		rules[id] = analysis.Severity(sev)
 	}
-	return analysis.Config{AllowedImports: k.cfg.Sandbox.AllowedImports, Rules: rules, RequirePermissions: k.cfg.Sandbox.RequirePermissions}
+	secrets := make([]string, 0, len(k.cfg.Sandbox.Secrets))
+	for name := range k.cfg.Sandbox.Secrets {
+		secrets = append(secrets, name)
+	}
+	return analysis.Config{AllowedImports: k.cfg.Sandbox.AllowedImports, Rules: rules, RequirePermissions: k.cfg.Sandbox.RequirePermissions,
+		FetchURLs: k.cfg.Sandbox.AllowedFetchURLs, Secrets: secrets, Configured: true}
 }
 
 // toolChecker is check_tool's analysis as the file tools' checker: a

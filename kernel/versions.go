@@ -21,9 +21,22 @@ func (k *Kernel) ToolHistory(ctx context.Context, path string, limit int) ([]tru
 }
 
 // RevertTool restores the agent tool at path to its content at ref as a
-// new commit, persisted like any write: revert_tool, typed.
+// new commit, persisted like any write: revert_tool, typed. The content
+// is checked as write_file checks a tool file: errors refuse the revert
+// with compile_error (RevertToolForce restores it anyway).
 func (k *Kernel) RevertTool(ctx context.Context, path, ref string) (forgetools.RevertResult, error) {
-	raw, _ := json.Marshal(map[string]any{"path": path, "to": ref})
+	return k.revertTool(ctx, path, ref, false)
+}
+
+// RevertToolForce is RevertTool restoring the content even when
+// check_tool finds errors in it (revert_tool's force); the errors come
+// back in the result.
+func (k *Kernel) RevertToolForce(ctx context.Context, path, ref string) (forgetools.RevertResult, error) {
+	return k.revertTool(ctx, path, ref, true)
+}
+
+func (k *Kernel) revertTool(ctx context.Context, path, ref string, force bool) (forgetools.RevertResult, error) {
+	raw, _ := json.Marshal(map[string]any{"path": path, "to": ref, "force": force})
 	res, err := k.Call(ctx, "revert_tool", raw)
 	if err != nil {
 		return forgetools.RevertResult{}, err
@@ -38,4 +51,14 @@ func (k *Kernel) RevertTool(ctx context.Context, path, ref string) (forgetools.R
 // signed_by.
 func (k *Kernel) SignedBy(ctx context.Context, path string) string {
 	return k.box.SignedBy(k.ctx(ctx), path)
+}
+
+// ToolCommit is the last commit that changed the tool at path as seen
+// from HEAD, as `git log -1 --format=%H -- path` finds it ("" when the
+// tool is not committed or the toolbox has no repository): find_tools'
+// commit. It is computed when asked; meta.json cannot record it, being
+// committed with the change the commit is.
+func (k *Kernel) ToolCommit(ctx context.Context, path string) string {
+	c, _ := k.box.Provenance(k.ctx(ctx), path)
+	return c
 }

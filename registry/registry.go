@@ -3,6 +3,11 @@
 // blob hash. It is derived data: rebuilt from the tree whenever it is
 // missing or stale, and regenerated (never merged textually) after a merge.
 //
+// meta.json does not record the commit that last changed each tool: it is
+// committed with the change it describes, and a commit cannot contain its
+// own hash. The blob hash names the content; the commit is computed from
+// the history when asked (toolbox.Box.Provenance, find_tools' commit).
+//
 // Find ranks tools with BM25 over name, path and description tokens so an
 // agent can reuse before forging. It is hand-written (about a hundred lines)
 // because the corpus is a few thousand short documents held in memory and

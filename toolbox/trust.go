@@ -190,11 +190,24 @@ func short(h plumbing.Hash) string { return h.String()[:7] }
 // change of path (at HEAD) for: "" when none is configured, the path is
 // not committed, or its last change is not trusted.
 func (b *Box) SignedBy(ctx context.Context, path string) string {
-	signers := b.cfg.TrustedSigners
-	if signers == nil {
+	if b.cfg.TrustedSigners == nil {
 		return ""
 	}
-	var who string
+	_, who := b.Provenance(ctx, path)
+	return who
+}
+
+// Provenance is where path's committed version comes from: commit, the
+// last commit that changed it as seen from HEAD (what `git log -1
+// --format=%H -- path` prints), and signedBy, the principal the trusted
+// signers verified that commit for (as SignedBy). Both are "" when the
+// toolbox has no repository or path is not in HEAD. It is computed when
+// asked, never stored: meta.json is committed with the change it
+// describes, and a commit cannot contain its own hash. The walk is
+// memoized per (commit, path), so asking again at the same HEAD, or
+// after one more commit, costs a step.
+func (b *Box) Provenance(ctx context.Context, path string) (commit, signedBy string) {
+	signers := b.cfg.TrustedSigners
 	_ = b.readRepo(ctx, func(r *git.Repository) error {
 		head, err := resolveRef(r, "")
 		if err != nil || head == nil {
@@ -204,10 +217,13 @@ func (b *Box) SignedBy(ctx context.Context, path string) string {
 		if err != nil {
 			return err
 		}
-		who = b.prov.verify(r, last, signers).principal
+		commit = last.Hash.String()
+		if signers != nil {
+			signedBy = b.prov.verify(r, last, signers).principal
+		}
 		return nil
 	})
-	return who
+	return commit, signedBy
 }
 
 // ToolHistory lists the commits that changed path, newest first, as
@@ -282,11 +298,18 @@ func (b *Box) FileAt(ctx context.Context, ref, path string) ([]byte, string, err
 
 // RevertTool writes path's content at ref back into the root and
 // persists it like any write: a new commit (pushed, or on the pull
-// request's branch), never a rewrite of history.
-func (b *Box) RevertTool(ctx context.Context, path, ref string) (*tools.Persisted, string, error) {
+// request's branch), never a rewrite of history. check (nil: none) sees
+// the content first, as write_file's check of a tool file does: an error
+// from it refuses the revert and nothing is written.
+func (b *Box) RevertTool(ctx context.Context, path, ref string, check func(content []byte) error) (*tools.Persisted, string, error) {
 	data, commit, err := b.FileAt(ctx, ref, path)
 	if err != nil {
 		return nil, "", err
+	}
+	if check != nil {
+		if err := check(data); err != nil {
+			return nil, commit, err
+		}
 	}
 	if err := b.fs.WriteFile(path, data, 0o644); err != nil {
 		return nil, commit, tools.Wrap(tools.KindExecutionFailed, err, "write %s", path)

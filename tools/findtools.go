@@ -17,10 +17,12 @@ type findArgs struct {
 	Limit int    `json:"limit,omitempty" default:"10" minimum:"1" maximum:"100" jsonschema:"maximum results"`
 }
 
-// Signers says who vouches for a tool (*toolbox.Box): the principal
-// sandbox.trusted_signers verified its last change for, "" when none.
-type Signers interface {
-	SignedBy(ctx context.Context, path string) string
+// Provenance says where a tool's committed version comes from
+// (*toolbox.Box): commit, the last commit that changed path as seen from
+// HEAD (`git log -1 --format=%H -- path`), and signedBy, the principal
+// sandbox.trusted_signers verified that commit for; "" when none.
+type Provenance interface {
+	Provenance(ctx context.Context, path string) (commit, signedBy string)
 }
 
 // FoundTool is one find_tools hit.
@@ -29,6 +31,11 @@ type FoundTool struct {
 	Name        string  `json:"name"`
 	Description string  `json:"description"`
 	Score       float64 `json:"score"`
+	// Commit is the last commit that changed the tool as seen from HEAD,
+	// as `git log -1 --format=%H -- PATH` finds it ("" when the tool is
+	// not committed). It is computed when asked: meta.json cannot hold
+	// it, being committed with the very change the commit is.
+	Commit string `json:"commit"`
 	// SignedBy is the principal whose trusted key signed the tool's last
 	// change ("" when unsigned, untrusted, or no trusted signers are
 	// configured).
@@ -42,7 +49,8 @@ func FindTool(f Finder) *Tool {
 		Facts:  Facts{ReadsToolbox: true},
 		Output: []FoundTool{},
 		Description: "Find existing agent tools by name and description (BM25 ranking). Reuse before forging. " +
-			"signed_by names who signed a tool's last change when sandbox.trusted_signers is set.",
+			"commit is the last commit that changed a tool (as git log -1 -- PATH finds it); " +
+			"signed_by names who signed that change when sandbox.trusted_signers is set.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, Risk: RiskLow},
 		Summary:     func(a findArgs) string { return "find tools for " + a.Query },
 		Run: func(ctx context.Context, a findArgs) (Result, error) {
@@ -50,11 +58,11 @@ func FindTool(f Finder) *Tool {
 			if f == nil {
 				return Result{Value: out}, nil
 			}
-			signers, _ := f.(Signers)
+			prov, _ := f.(Provenance)
 			for _, h := range f.Find(a.Query, a.Limit) {
 				ft := FoundTool{Path: h.Path, Name: h.Entry.Name, Description: h.Entry.Description, Score: h.Score}
-				if signers != nil {
-					ft.SignedBy = signers.SignedBy(ctx, h.Path)
+				if prov != nil {
+					ft.Commit, ft.SignedBy = prov.Provenance(ctx, h.Path)
 				}
 				out = append(out, ft)
 			}

@@ -46,7 +46,20 @@ type toolWrite struct {
 // fleet gets it. Errors refuse the call with compile_error unless force
 // is set; then they come back with the warnings, for the result.
 func (ft *fileTools) checkTools(field string, writes []toolWrite, force bool) (errs, warnings []Diagnostic, err error) {
-	if ft.cfg.Checker == nil {
+	return checkToolWrites(ft.cfg.Checker, field, writes, force)
+}
+
+// CheckToolWrite is the file tools' check of a tool file about to be
+// written, for the other tools that write one (revert_tool): when path
+// is an agent tool, c's errors refuse the write with compile_error
+// (field names the argument the content came from) unless force is set;
+// then they come back with the warnings. A nil c checks nothing.
+func CheckToolWrite(c ToolChecker, field, path string, content []byte, force bool) (errs, warnings []Diagnostic, err error) {
+	return checkToolWrites(c, field, []toolWrite{{path, content}}, force)
+}
+
+func checkToolWrites(c ToolChecker, field string, writes []toolWrite, force bool) (errs, warnings []Diagnostic, err error) {
+	if c == nil {
 		return nil, nil, nil
 	}
 	var refused []string
@@ -54,7 +67,7 @@ func (ft *fileTools) checkTools(field string, writes []toolWrite, force bool) (e
 		if !registry.IsTool(w.path) {
 			continue
 		}
-		e, wr := ft.cfg.Checker.CheckTool(w.path, w.content)
+		e, wr := c.CheckTool(w.path, w.content)
 		errs, warnings = append(errs, e...), append(warnings, wr...)
 		if len(e) > 0 {
 			refused = append(refused, w.path)

@@ -153,18 +153,29 @@ func orDash(s string) string {
 	return s
 }
 
+// shortCommit is a commit's first 7 digits, "-" for none.
+func shortCommit(c string) string {
+	if len(c) < 7 {
+		return orDash(c)
+	}
+	return c[:7]
+}
+
 func newToolsCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var limit int
 	var to string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "tools [list|find QUERY|history PATH|revert PATH --to REF]",
 		Short: "List the kernel's tools, or the agent tools in the registry, find one, or show and restore its versions",
 		Long: "`tgp tools` lists every kernel tool with its description, JSON Schema and annotations.\n" +
-			"`tgp tools list` lists the agent tools of the registry (meta.json) and who signed each (signed_by, with\n" +
-			"sandbox.trusted_signers); `tgp tools find QUERY` ranks them.\n" +
+			"`tgp tools list` lists the agent tools of the registry (meta.json), the last commit that changed each\n" +
+			"(commit, as `git log -1 -- PATH` finds it; abbreviated in text, whole in --json) and who signed it\n" +
+			"(signed_by, with sandbox.trusted_signers); `tgp tools find QUERY` ranks them.\n" +
 			"`tgp tools history PATH` lists the commits that changed a tool: author, date, signed or not.\n" +
-			"`tgp tools revert PATH --to REF` restores the tool's content at REF as a new commit, pushed like any write.",
+			"`tgp tools revert PATH --to REF` restores the tool's content at REF as a new commit, pushed like any write,\n" +
+			"once check_tool accepts it (--force: even when it finds errors).",
 		Example: "  tgp tools --json\n  tgp tools list\n  tgp tools find \"add numbers\"\n" +
 			"  tgp tools history tools/math/add.ts\n  tgp tools revert tools/math/add.ts --to HEAD~1",
 		Args: cobra.ArbitraryArgs,
@@ -193,7 +204,7 @@ func newToolsCmd(a *app) *cobra.Command {
 				if len(args) != 2 || to == "" {
 					return usageError("tools revert needs one PATH and --to REF")
 				}
-				return a.revertTool(cmd.Context(), args[1], to, asJSON)
+				return a.revertTool(cmd.Context(), args[1], to, force, asJSON)
 			}
 			return usageError("unknown tools subcommand %q: use list, find, history or revert", args[0])
 		},
@@ -201,6 +212,7 @@ func newToolsCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().IntVar(&limit, "limit", 10, "maximum results for find (history: all unless given)")
 	cmd.Flags().StringVar(&to, "to", "", "revert: the commit, branch or tag whose version to restore")
+	cmd.Flags().BoolVar(&force, "force", false, "revert: restore the version even if check_tool finds errors in it")
 	return cmd
 }
 
@@ -239,17 +251,19 @@ func (a *app) listRegistry(ctx context.Context, query string, asJSON bool, limit
 		Name        string  `json:"name"`
 		Description string  `json:"description"`
 		Score       float64 `json:"score,omitempty"`
+		Commit      string  `json:"commit"`
 		SignedBy    string  `json:"signed_by"`
 	}
 	var rows []row
 	if query == "" {
 		for _, e := range k.Registry().Entries() {
-			rows = append(rows, row{Path: e.Path, Name: e.Name, Description: e.Description, SignedBy: k.SignedBy(ctx, e.Path)})
+			rows = append(rows, row{Path: e.Path, Name: e.Name, Description: e.Description,
+				Commit: k.ToolCommit(ctx, e.Path), SignedBy: k.SignedBy(ctx, e.Path)})
 		}
 	} else {
 		for _, m := range k.Registry().Find(query, limit) {
 			rows = append(rows, row{Path: m.Path, Name: m.Entry.Name, Description: m.Entry.Description, Score: m.Score,
-				SignedBy: k.SignedBy(ctx, m.Path)})
+				Commit: k.ToolCommit(ctx, m.Path), SignedBy: k.SignedBy(ctx, m.Path)})
 		}
 	}
 	if asJSON {
@@ -265,10 +279,10 @@ func (a *app) listRegistry(ctx context.Context, query string, asJSON bool, limit
 	signed := k.Config().Sandbox.TrustedSigners != ""
 	for _, r := range rows {
 		if signed {
-			fmt.Fprintf(a.stdout, "%-40s %-24s %s\n", r.Path, orDash(r.SignedBy), r.Description)
+			fmt.Fprintf(a.stdout, "%-40s %-7s %-24s %s\n", r.Path, shortCommit(r.Commit), orDash(r.SignedBy), r.Description)
 			continue
 		}
-		fmt.Fprintf(a.stdout, "%-40s %s\n", r.Path, r.Description)
+		fmt.Fprintf(a.stdout, "%-40s %-7s %s\n", r.Path, shortCommit(r.Commit), r.Description)
 	}
 	return nil
 }
@@ -312,13 +326,17 @@ func (a *app) toolHistory(ctx context.Context, path string, limit int, asJSON bo
 }
 
 // revertTool runs revert_tool and prints the new commit.
-func (a *app) revertTool(ctx context.Context, path, ref string, asJSON bool) error {
+func (a *app) revertTool(ctx context.Context, path, ref string, force, asJSON bool) error {
 	k, err := a.openKernel(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer k.Shutdown(ctx)
-	res, err := k.RevertTool(ctx, path, ref)
+	revert := k.RevertTool
+	if force {
+		revert = k.RevertToolForce
+	}
+	res, err := revert(ctx, path, ref)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
@@ -337,6 +355,9 @@ func (a *app) revertTool(ctx context.Context, path, ref string, asJSON bool) err
 		fmt.Fprintln(a.stdout)
 	default:
 		fmt.Fprintf(a.stdout, "%s restored from %s: %s\n", path, res.From[:7], per.Note)
+	}
+	for _, d := range append(res.Errors, res.Warnings...) {
+		fmt.Fprintln(a.stderr, d.String())
 	}
 	return nil
 }

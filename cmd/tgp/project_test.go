@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,5 +124,46 @@ func TestNewRootWithARemoteIsCloned(t *testing.T) {
 	fresh := filepath.Join(t.TempDir(), "m0", "a0", "root")
 	if code := run(context.Background(), []string{"status", "--root", fresh}, strings.NewReader(""), &out, &errb, env); code != 0 || !strings.Contains(out.String(), "tools:    1") {
 		t.Fatalf("fresh root with a remote: %d %s %s", code, out.String(), errb.String())
+	}
+}
+
+// tgp tools list shows each tool's last commit, as git log finds it:
+// whole in --json, abbreviated in text.
+func TestToolsListCommit(t *testing.T) {
+	remote := gittest.SeedRemote(t, map[string]string{"tools/seed.ts": "/** Seed. */\nexport default () => 1;\n"})
+	clone := gittest.Clone(t, remote)
+	gittest.WriteFile(t, clone, "tools/later.ts", "/** Later. */\nexport default () => 2;\n")
+	gittest.Git(t, clone, "add", "-A")
+	gittest.Git(t, clone, "commit", "-q", "-m", "later")
+	gittest.Git(t, clone, "push", "-q", "origin", "HEAD:main")
+	want := map[string]string{}
+	for _, p := range []string{"tools/seed.ts", "tools/later.ts"} {
+		want[p] = strings.TrimSpace(gittest.Git(t, remote, "log", "-1", "--format=%H", "main", "--", p))
+	}
+	if want["tools/seed.ts"] == want["tools/later.ts"] {
+		t.Fatal("both tools in one commit: the test needs two")
+	}
+	dir := t.TempDir()
+	if code, out, errOut := tgp(t, dir, "init", "--remote", remote); code != 0 {
+		t.Fatalf("init: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut := tgp(t, dir, "tools", "list", "--json")
+	var rows []struct {
+		Path   string `json:"path"`
+		Commit string `json:"commit"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 2 {
+		t.Fatalf("tools list --json: %d %v %s %s", code, err, out, errOut)
+	}
+	for _, r := range rows {
+		if r.Commit != want[r.Path] {
+			t.Errorf("%s: commit %q, git log says %s", r.Path, r.Commit, want[r.Path])
+		}
+	}
+	code, out, _ = tgp(t, dir, "tools", "list")
+	for p, c := range want {
+		if code != 0 || !strings.Contains(out, p+strings.Repeat(" ", 40-len(p))+" "+c[:7]+" ") {
+			t.Errorf("tools list: no line %s %s in\n%s", p, c[:7], out)
+		}
 	}
 }

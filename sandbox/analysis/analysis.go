@@ -73,6 +73,13 @@ type Config struct {
 	// RequirePermissions (sandbox.require_permissions): a tool without a
 	// permissions export gets a warning, since exec_tool will refuse it.
 	RequirePermissions bool
+	// FetchURLs (sandbox.allowed_fetch_urls) and Secrets (the names in
+	// sandbox.secrets), when Configured: a permissions.fetch prefix no
+	// URL of which the configuration allows, or a secret it does not
+	// configure, gets a warning, since the tool could never use it.
+	FetchURLs  []string
+	Secrets    []string
+	Configured bool
 }
 
 // Finding is one rule violation at a TS position.
@@ -185,7 +192,59 @@ func (a *analyzer) checkPermissions(src []byte) *sandbox.Permissions {
 				Message: "no permissions export and sandbox.require_permissions is on: exec_tool will refuse this tool; add `export const permissions = { fetch: [], secrets: [], sql: \"none\", write: [] }` with what it needs"})
 		}
 	}
+	if perms != nil && a.cfg.Configured {
+		a.checkGrants(src, perms)
+	}
 	return perms
+}
+
+// checkGrants warns of the permissions the configuration makes useless:
+// a fetch prefix disjoint from every sandbox.allowed_fetch_urls entry
+// (exec_tool allows the intersection, empty here) and a secret
+// sandbox.secrets does not configure (tgp.secret would be
+// secret_unavailable). The warning is at the string's first occurrence.
+func (a *analyzer) checkGrants(src []byte, perms *sandbox.Permissions) {
+	if a.severity(RulePermissions) == Off {
+		return
+	}
+	at := func(s string) (int, int) {
+		for _, q := range []string{`"` + s + `"`, `'` + s + `'`, "`" + s + "`"} {
+			if i := strings.Index(string(src), q); i >= 0 {
+				line := 1 + strings.Count(string(src[:i]), "\n")
+				return line, i - strings.LastIndex(string(src[:i]), "\n")
+			}
+		}
+		return 1, 1
+	}
+	warn := func(s, msg string) {
+		line, col := at(s)
+		a.findings = append(a.findings, Finding{Rule: RulePermissions, Severity: Warning, Path: a.path, Line: line, Column: col, Message: msg})
+	}
+	for _, p := range perms.Fetch {
+		usable := false
+		for _, g := range a.cfg.FetchURLs {
+			if sandbox.URLAllowed(g, p) || sandbox.URLAllowed(p, g) {
+				usable = true
+				break
+			}
+		}
+		if !usable {
+			list := strings.Join(a.cfg.FetchURLs, ", ")
+			if list == "" {
+				list = "none"
+			}
+			warn(p, fmt.Sprintf("permissions.fetch %q is outside sandbox.allowed_fetch_urls (%s): exec_tool allows only their intersection, so the tool can never fetch it", p, list))
+		}
+	}
+	for _, name := range perms.Secrets {
+		known := false
+		for _, n := range a.cfg.Secrets {
+			known = known || n == name
+		}
+		if !known {
+			warn(name, fmt.Sprintf("permissions.secrets names %q, which sandbox.secrets does not configure: tgp.secret(%q) would be secret_unavailable", name, name))
+		}
+	}
 }
 
 func loaderFor(p string) api.Loader {

@@ -56,7 +56,7 @@ func New(fsys tools.FileSystem, cfg Config) []*tools.Tool {
 	ft := &forge{fs: fsys, persist: cfg.Persist}
 	out := []*tools.Tool{checkTool(ft, cfg), execTool(ft, cfg)}
 	if cfg.Versions != nil {
-		out = append(out, historyTool(ft, cfg.Versions), revertTool(ft, cfg.Versions))
+		out = append(out, historyTool(ft, cfg.Versions), revertTool(ft, cfg, cfg.Versions))
 	}
 	if cfg.SQL != nil {
 		out = append(out, execSQLTool(cfg))

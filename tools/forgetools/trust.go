@@ -30,9 +30,10 @@ type Versions interface {
 	// commit ref names, and that commit.
 	CodeAt(ctx context.Context, ref string) (sandbox.FS, string, error)
 	ToolHistory(ctx context.Context, path string, limit int) ([]trust.Version, error)
-	// RevertTool commits path's content at ref as a new change; it
-	// returns how it was persisted and the commit ref named.
-	RevertTool(ctx context.Context, path, ref string) (*tools.Persisted, string, error)
+	// RevertTool commits path's content at ref as a new change, once
+	// check (nil: none) accepts the content; it returns how it was
+	// persisted and the commit ref named.
+	RevertTool(ctx context.Context, path, ref string, check func(content []byte) error) (*tools.Persisted, string, error)
 }
 
 // importRE finds the module names a tool's source requires or imports

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/sandbox/analysis"
 	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/trust"
 )
@@ -62,24 +63,31 @@ func historyTool(ft *forge, v Versions) *tools.Tool {
 }
 
 type revertArgs struct {
-	Path string `json:"path" jsonschema:"tool file, e.g. tools/math/add.ts"`
-	To   string `json:"to" minLength:"1" jsonschema:"commit, branch or tag whose version of the tool to restore (tool_history lists them)"`
+	Path  string `json:"path" jsonschema:"tool file, e.g. tools/math/add.ts"`
+	To    string `json:"to" minLength:"1" jsonschema:"commit, branch or tag whose version of the tool to restore (tool_history lists them)"`
+	Force bool   `json:"force,omitempty" default:"false" jsonschema:"restore the version even if check_tool finds errors in it"`
 }
 
 // RevertResult is revert_tool's result.
 type RevertResult struct {
 	Path string `json:"path"`
 	// From is the commit whose content was restored.
-	From      string           `json:"from"`
-	Persisted *tools.Persisted `json:"persisted"`
+	From string `json:"from"`
+	// Warnings are check_tool's warnings on the restored content, and
+	// Errors its errors when force restored it anyway.
+	Warnings  []tools.Diagnostic `json:"warnings,omitempty"`
+	Errors    []tools.Diagnostic `json:"errors,omitempty"`
+	Persisted *tools.Persisted   `json:"persisted"`
 }
 
-func revertTool(ft *forge, v Versions) *tools.Tool {
+func revertTool(ft *forge, cfg Config, v Versions) *tools.Tool {
 	return tools.Define(tools.Spec[revertArgs]{
 		Name: "revert_tool", Output: RevertResult{},
 		Facts: tools.Facts{Persists: true},
 		Description: "Restore an agent tool to its content at a commit, branch or tag, as a new commit persisted like any write " +
-			"(history is never rewritten).",
+			"(history is never rewritten). The content is checked first, as write_file checks a tool file: " +
+			"check_tool's errors (a version whose imports are no longer allowed, say) refuse the revert (compile_error) " +
+			"unless force is true; warnings come back in the result.",
 		Annotations: tools.Annotations{Risk: tools.RiskMedium},
 		Summary:     func(a revertArgs) string { return "revert " + a.Path + " to " + a.To },
 		Run: func(ctx context.Context, a revertArgs) (tools.Result, error) {
@@ -87,11 +95,33 @@ func revertTool(ft *forge, v Versions) *tools.Tool {
 			if err != nil {
 				return tools.Result{}, err
 			}
-			per, from, err := v.RevertTool(ctx, p, a.To)
+			var errs, warns []tools.Diagnostic
+			check := func(content []byte) error {
+				var err error
+				errs, warns, err = tools.CheckToolWrite(analysisChecker(cfg.Check), "to", p, content, a.Force)
+				return err
+			}
+			per, from, err := v.RevertTool(ctx, p, a.To, check)
 			if err != nil {
 				return tools.Result{}, err
 			}
-			return tools.Result{Value: RevertResult{Path: p, From: from, Persisted: per}}, nil
+			return tools.Result{Value: RevertResult{Path: p, From: from, Warnings: warns, Errors: errs, Persisted: per}}, nil
 		},
 	})
+}
+
+// analysisChecker is check_tool's analysis as a tools.ToolChecker.
+type analysisChecker analysis.Config
+
+func (c analysisChecker) CheckTool(p string, src []byte) (errs, warnings []tools.Diagnostic) {
+	rep := analysis.Analyze(p, src, analysis.Config(c))
+	return diagnostics(rep.Errors), diagnostics(rep.Warnings)
+}
+
+func diagnostics(fs []analysis.Finding) []tools.Diagnostic {
+	var out []tools.Diagnostic
+	for _, f := range fs {
+		out = append(out, tools.Diagnostic{Rule: f.Rule, Severity: string(f.Severity), Message: f.Message, Path: f.Path, Line: f.Line, Column: f.Column})
+	}
+	return out
 }

@@ -232,7 +232,7 @@ func TestStdioDrainIsBounded(t *testing.T) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Run(context.Background(), StdioTransport(strings.NewReader(in), &out, 10*time.Millisecond))
+		done <- s.Run(context.Background(), StdioTransport(strings.NewReader(in), &out, 2*time.Second))
 	}()
 	select {
 	case <-done:

@@ -88,16 +88,7 @@ func (c *codeAtFS) ReadFile(p string) ([]byte, error) {
 		if h.IsZero() {
 			return &fs.PathError{Op: "read", Path: rel, Err: fmt.Errorf("%w at commit %s", fs.ErrNotExist, short(c.commit))}
 		}
-		blob, err := r.BlobObject(h)
-		if err != nil {
-			return err
-		}
-		rd, err := blob.Reader()
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		data, err = io.ReadAll(rd)
+		data, err = blobBytes(r, h)
 		return err
 	})
 	return data, err
@@ -161,3 +152,17 @@ func (c *codeAtFS) ListFiles(dir string) ([]string, error) {
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// blobBytes is the content of blob h in r.
+func blobBytes(r *git.Repository, h plumbing.Hash) ([]byte, error) {
+	blob, err := r.BlobObject(h)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 
@@ -281,16 +280,7 @@ func (b *Box) FileAt(ctx context.Context, ref, path string) ([]byte, string, err
 		if h.IsZero() {
 			return &tools.Error{Kind: tools.KindNotFound, Field: "path", Message: fmt.Sprintf("%s: not in commit %s (%s)", path, short(c.Hash), ref)}
 		}
-		blob, err := r.BlobObject(h)
-		if err != nil {
-			return err
-		}
-		rd, err := blob.Reader()
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		data, err = io.ReadAll(rd)
+		data, err = blobBytes(r, h)
 		return err
 	})
 	return data, commit, err

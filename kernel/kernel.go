@@ -57,7 +57,7 @@ type Kernel struct {
 	// toolbox's OpenerErr); checker is check_tool's analysis.
 	prForge    forge.Forge
 	prForgeErr error
-	checker    toolChecker
+	checker    forgetools.AnalysisChecker
 	// diskOnly are the tools left out because the root is in memory.
 	diskOnly map[string]bool
 	sql      forgetools.SQLProvider
@@ -217,7 +217,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 		k.journal = lazy
 		k.closers = append(k.closers, func(context.Context) error { lazy.Close(); return nil })
 	}
-	k.checker = toolChecker(k.checkConfig())
+	k.checker = forgetools.AnalysisChecker(k.checkConfig())
 	k.box = toolbox.New(k.fs, k.toolboxConfig())
 	k.set = tools.NewSet(
 		tools.WithPolicy(tools.Policy(cfg.Approval.Policy)),
@@ -229,7 +229,7 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	}
 	if err := k.set.Add(tools.FileTools(k.view, k.box, tools.FileToolsConfig{
 		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
-		Checker:              toolChecker(k.checkConfig()),
+		Checker:              forgetools.AnalysisChecker(k.checkConfig()),
 	})...); err != nil {
 		return nil, err
 	}

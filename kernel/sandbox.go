@@ -94,24 +94,6 @@ func (k *Kernel) checkConfig() analysis.Config {
 		FetchURLs: k.cfg.Sandbox.AllowedFetchURLs, Secrets: secrets, Configured: true}
 }
 
-// toolChecker is check_tool's analysis as the file tools' checker: a
-// write of a tool file that does not compile is refused before it is
-// pushed (tools.FileToolsConfig.Checker).
-type toolChecker analysis.Config
-
-func (c toolChecker) CheckTool(p string, src []byte) (errs, warnings []tools.Diagnostic) {
-	rep := analysis.Analyze(p, src, analysis.Config(c))
-	return diagnostics(rep.Errors), diagnostics(rep.Warnings)
-}
-
-func diagnostics(fs []analysis.Finding) []tools.Diagnostic {
-	var out []tools.Diagnostic
-	for _, f := range fs {
-		out = append(out, tools.Diagnostic{Rule: f.Rule, Severity: string(f.Severity), Message: f.Message, Path: f.Path, Line: f.Line, Column: f.Column})
-	}
-	return out
-}
-
 func (k *Kernel) forgeTools() []*tools.Tool {
 	k.runner = k.newRunner()
 	runner := k.runner

@@ -98,7 +98,7 @@ func revertTool(ft *forge, cfg Config, v Versions) *tools.Tool {
 			var errs, warns []tools.Diagnostic
 			check := func(content []byte) error {
 				var err error
-				errs, warns, err = tools.CheckToolWrite(analysisChecker(cfg.Check), "to", p, content, a.Force)
+				errs, warns, err = tools.CheckToolWrite(AnalysisChecker(cfg.Check), "to", p, content, a.Force)
 				return err
 			}
 			per, from, err := v.RevertTool(ctx, p, a.To, check)
@@ -110,10 +110,12 @@ func revertTool(ft *forge, cfg Config, v Versions) *tools.Tool {
 	})
 }
 
-// analysisChecker is check_tool's analysis as a tools.ToolChecker.
-type analysisChecker analysis.Config
+// AnalysisChecker is check_tool's analysis as a tools.ToolChecker: what
+// refuses a write (write_file, patch_file, apply_patch, revert_tool) of a
+// tool that does not compile.
+type AnalysisChecker analysis.Config
 
-func (c analysisChecker) CheckTool(p string, src []byte) (errs, warnings []tools.Diagnostic) {
+func (c AnalysisChecker) CheckTool(p string, src []byte) (errs, warnings []tools.Diagnostic) {
 	rep := analysis.Analyze(p, src, analysis.Config(c))
 	return diagnostics(rep.Errors), diagnostics(rep.Warnings)
 }

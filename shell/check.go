@@ -50,7 +50,7 @@ func (x *run) validate(ctx context.Context, dir string, argv []string, depth int
 	}
 	base := path.Base(name)
 	if shells[base] && (!strings.Contains(name, "/") || underSystem(name)) {
-		if x.sc.deny[name] || x.sc.deny[base] {
+		if x.sc.Denies(name) || x.sc.Denies(base) {
 			_, err := x.sc.Categorize(name)
 			return "", plan{}, err
 		}
@@ -610,7 +610,7 @@ func (x *run) staticCheck(argv []string, depth int) ([]string, error) {
 	}
 	name := argv[0]
 	base := path.Base(name)
-	if shells[base] && !x.sc.deny[name] && !x.sc.deny[base] {
+	if shells[base] && !x.sc.Denies(name) && !x.sc.Denies(base) {
 		return nil, nil // checked when it runs (the script may be dynamic)
 	}
 	cat, err := x.sc.Categorize(name)
@@ -636,7 +636,7 @@ func (x *run) staticCheck(argv []string, depth int) ([]string, error) {
 // line (a static look, for approval policies: the run-time checks see
 // every command). Dynamic command names count as safe_write; a denied or
 // unknown command is returned as the error.
-func (s *Scopes) Classify(line string) (Category, error) {
+func Classify(s *Scopes, line string) (Category, error) {
 	f, err := syntax.NewParser().Parse(strings.NewReader(line), "")
 	if err != nil {
 		return "", &SyntaxError{Err: err}

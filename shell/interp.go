@@ -20,6 +20,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/tgp-go/tgp/internal/telemetry"
+	"github.com/tgp-go/tgp/shell/scope"
 )
 
 // interpret runs a parsed command line with every handler pointing back
@@ -348,7 +349,7 @@ func (x *run) open(ctx context.Context, p string, flag int, perm os.FileMode) (i
 	}
 	if r2, ok := x.r.rel(realOpened); !ok || x.sc.CheckPath("redirection", r2, sc) != nil {
 		_ = f.Close()
-		return nil, x.stop(&Violation{Reason: ReasonPathNotScope, Command: "redirection", Path: display(r2), RequiredScope: sc, AllowedPatterns: x.sc.Allowed(sc),
+		return nil, x.stop(&Violation{Reason: ReasonPathNotScope, Command: "redirection", Path: scope.Display(r2), RequiredScope: sc, AllowedPatterns: x.sc.Allowed(sc),
 			Message: fmt.Sprintf("redirection %s resolved to %s, outside the %s scope", p, realOpened, sc)})
 	}
 	return f, nil

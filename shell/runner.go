@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/tgp-go/tgp/shell/scope"
 )
 
 // TrustedPath is the PATH commands are looked up in and children get,
@@ -362,8 +364,8 @@ func (r *Runner) workdir(sc *Scopes, wd string) (string, error) {
 			Message: fmt.Sprintf("workdir %s resolves to %s, outside the root; use a directory inside the root", wd, real)}
 	}
 	if sc.Denied(rel) {
-		return "", &Violation{Reason: ReasonDirNotInScope, Directory: display(rel), RequiredScope: ScopeRead, AllowedPatterns: sc.Allowed(ScopeRead),
-			Message: fmt.Sprintf("workdir %s is denied (shell.paths.deny or .git)", display(rel))}
+		return "", &Violation{Reason: ReasonDirNotInScope, Directory: scope.Display(rel), RequiredScope: ScopeRead, AllowedPatterns: sc.Allowed(ScopeRead),
+			Message: fmt.Sprintf("workdir %s is denied (shell.paths.deny or .git)", scope.Display(rel))}
 	}
 	info, err := os.Stat(real)
 	if err != nil {
@@ -439,7 +441,7 @@ func (r *Runner) snapshot() (*snapshot, error) {
 			return nil
 		}
 		rel := filepath.ToSlash(p[len(r.root)+1:])
-		if isGitPath(d.Name()) {
+		if scope.IsGitPath(d.Name()) {
 			dir := filepath.ToSlash(filepath.Dir(rel))
 			if dir == "." {
 				dir = ""
@@ -532,7 +534,7 @@ func (r *Runner) newRun(ctx context.Context, sc *Scopes, tty *os.File) *run {
 	_, _ = rand.Read(b[:])
 	tmp := filepath.Join(os.TempDir(), "tgp-shell-"+hex.EncodeToString(b[:]))
 	once := map[string]int{}
-	if g, ok := grantOf(ctx); ok {
+	if g, ok := scope.GrantOf(ctx); ok {
 		for _, name := range g.Once {
 			once[name]++
 		}

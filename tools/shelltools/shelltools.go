@@ -70,7 +70,7 @@ func (st *shellTools) risk(line string) tools.Risk {
 	if err != nil {
 		return tools.RiskMedium
 	}
-	c, err := r.Scopes().Classify(line)
+	c, err := shell.Classify(r.Scopes(), line)
 	switch {
 	case err != nil:
 		return tools.RiskMedium // refused before anything runs

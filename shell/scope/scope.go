@@ -1,4 +1,4 @@
-package shell
+package scope
 
 import (
 	"errors"
@@ -270,7 +270,7 @@ func (s *Scopes) Allowed(sc Scope) []string {
 // "." for the root) is in paths.deny or inside .git.
 func (s *Scopes) Denied(rel string) bool {
 	rel = cleanRel(rel)
-	if isGitPath(rel) {
+	if IsGitPath(rel) {
 		return true
 	}
 	return matchAny(s.pdeny, rel)
@@ -294,13 +294,13 @@ func (s *Scopes) CheckDir(cmd, rel string, c Category) error {
 	sc := scopeFor(c)
 	rel = cleanRel(rel)
 	if s.Denied(rel) {
-		return &Violation{Reason: ReasonDirNotInScope, Command: cmd, Directory: display(rel), RequiredScope: sc,
-			AllowedPatterns: s.Allowed(sc), Message: fmt.Sprintf("directory %s is denied (shell.paths.deny or .git); run %s elsewhere", display(rel), cmd)}
+		return &Violation{Reason: ReasonDirNotInScope, Command: cmd, Directory: Display(rel), RequiredScope: sc,
+			AllowedPatterns: s.Allowed(sc), Message: fmt.Sprintf("directory %s is denied (shell.paths.deny or .git); run %s elsewhere", Display(rel), cmd)}
 	}
 	if !s.Covers(rel, sc) {
-		return &Violation{Reason: ReasonDirNotInScope, Command: cmd, Directory: display(rel), RequiredScope: sc,
+		return &Violation{Reason: ReasonDirNotInScope, Command: cmd, Directory: Display(rel), RequiredScope: sc,
 			AllowedPatterns: s.Allowed(sc), Message: fmt.Sprintf("%s (%s) needs the %s scope in directory %s, which is not in shell.paths.%s %v; "+
-				"use a directory inside the scope or ask the user to expand it (request a scope expansion)", cmd, c, sc, display(rel), sc, s.Allowed(sc))}
+				"use a directory inside the scope or ask the user to expand it (request a scope expansion)", cmd, c, sc, Display(rel), sc, s.Allowed(sc))}
 	}
 	return nil
 }
@@ -315,8 +315,8 @@ func (s *Scopes) CheckPath(cmd, rel string, sc Scope) error {
 	if s.Denied(rel) {
 		why = "is denied (shell.paths.deny or .git)"
 	}
-	return &Violation{Reason: ReasonPathNotScope, Command: cmd, Path: display(rel), RequiredScope: sc, AllowedPatterns: s.Allowed(sc),
-		Message: fmt.Sprintf("%s: path %s needs the %s scope and %s; use a path inside the scope or ask the user to expand it (request a scope expansion)", cmd, display(rel), sc, why)}
+	return &Violation{Reason: ReasonPathNotScope, Command: cmd, Path: Display(rel), RequiredScope: sc, AllowedPatterns: s.Allowed(sc),
+		Message: fmt.Sprintf("%s: path %s needs the %s scope and %s; use a path inside the scope or ask the user to expand it (request a scope expansion)", cmd, Display(rel), sc, why)}
 }
 
 func scopeFor(c Category) Scope {
@@ -326,7 +326,8 @@ func scopeFor(c Category) Scope {
 	return ScopeWrite
 }
 
-func display(rel string) string {
+// Display is rel as messages show it ("." for the root).
+func Display(rel string) string {
 	if rel == "" {
 		return "."
 	}
@@ -340,7 +341,8 @@ func cleanRel(rel string) string {
 
 // isGitPath: any component that git (or a case-insensitive, HFS+ or NTFS
 // file system) would take for .git.
-func isGitPath(rel string) bool {
+// IsGitPath reports whether rel reaches into .git in any of its spellings.
+func IsGitPath(rel string) bool {
 	for _, part := range strings.Split(rel, "/") {
 		if strings.EqualFold(part, ".git") || gitpath.IsHFSDotGit(part) || gitpath.IsNTFSDotGit(part) {
 			return true
@@ -386,3 +388,7 @@ func matchSegs(glob, segs []string) bool {
 	}
 	return matchSegs(glob[1:], segs[1:])
 }
+
+// Denies reports whether the deny list names the command (by its name or
+// its path's base name).
+func (s *Scopes) Denies(name string) bool { return s.deny[name] }

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/tgp-go/tgp/internal/telemetry"
+	"github.com/tgp-go/tgp/sandbox/hostapi"
 )
 
 // FS is what tools reach through tgp.read_file and friends, and where
@@ -169,56 +170,27 @@ type Request struct {
 	policy *runPolicy
 }
 
-// Outcome is exec_tool's result.
-type Outcome struct {
-	Success    bool       `json:"success"`
-	Result     any        `json:"result"`
-	Logs       []string   `json:"logs"`
-	Error      *ExecError `json:"error,omitempty"`
-	DurationMS float64    `json:"duration_ms"`
-	// Persisted is set by a host that commits the files the tool wrote
-	// through tgp.write_file (the kernel: a *tools.Persisted).
-	Persisted any `json:"persisted,omitempty"`
-}
+// Outcome is exec_tool's result (hostapi's: a host reads it without
+// linking the sandbox).
+type Outcome = hostapi.Outcome
+
+// ExecError describes why a run failed (hostapi's).
+type ExecError = hostapi.ExecError
 
 // Error kinds of a failed run.
 const (
-	KindTimeout           = "timeout"
-	KindMemoryLimit       = "memory_limit"
-	KindStackOverflow     = "stack_overflow"
-	KindRuntime           = "runtime_error"
-	KindCompile           = "compile_error"
-	KindSecurity          = "security_violation"
-	KindModuleNotFound    = "module_not_found"
-	KindNotSerializable   = "not_serializable"
-	KindCancelled         = "cancelled"
-	KindResourceLimit     = "resource_limit"
-	KindUnhandledRejected = "unhandled_rejection"
+	KindTimeout           = hostapi.KindTimeout
+	KindMemoryLimit       = hostapi.KindMemoryLimit
+	KindStackOverflow     = hostapi.KindStackOverflow
+	KindRuntime           = hostapi.KindRuntime
+	KindCompile           = hostapi.KindCompile
+	KindSecurity          = hostapi.KindSecurity
+	KindModuleNotFound    = hostapi.KindModuleNotFound
+	KindNotSerializable   = hostapi.KindNotSerializable
+	KindCancelled         = hostapi.KindCancelled
+	KindResourceLimit     = hostapi.KindResourceLimit
+	KindUnhandledRejected = hostapi.KindUnhandledRejected
 )
-
-// ExecError describes why a run failed, at a TS position when known.
-type ExecError struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-	Stack   string `json:"stack,omitempty"`
-	Path    string `json:"path,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
-}
-
-func (e *ExecError) Error() string { return e.Kind + ": " + e.Message }
-
-// Err is the run's failure as an error (an *ExecError), nil when it
-// succeeded: `if err := out.Err(); err != nil` reads as any Go call.
-func (o *Outcome) Err() error {
-	if o == nil || o.Success {
-		return nil
-	}
-	if o.Error == nil {
-		return &ExecError{Kind: KindRuntime, Message: "the tool failed"}
-	}
-	return o.Error
-}
 
 // interruption values handed to Runtime.Interrupt.
 type interruption struct{ kind, msg string }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 )
 
 // remoteWithTools makes a bare remote holding n tool files (one commit).

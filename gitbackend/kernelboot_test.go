@@ -8,6 +8,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 )
 
 // TestKernelBootFollowsMaster is the report as a new user meets

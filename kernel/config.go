@@ -21,7 +21,8 @@ import (
 	"github.com/knadh/koanf/v2"
 
 	"github.com/tgp-go/tgp/forge"
-	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/kernel/toolset"
+	"github.com/tgp-go/tgp/sandbox/hostapi"
 )
 
 // Config is the kernel configuration. Field tags name the keys of
@@ -198,87 +199,9 @@ type PRConfig struct {
 	Per string `koanf:"per"`
 }
 
-// FSConfig configures the jail.
-type FSConfig struct {
-	AllowedDirs          []string `koanf:"allowed_dirs"`
-	BlockUpwardTraversal bool     `koanf:"block_upward_traversal"`
-}
-
-// SandboxConfig configures the goja sandbox.
-type SandboxConfig struct {
-	Timeout          time.Duration `koanf:"timeout"`
-	MemoryMB         int           `koanf:"memory_mb"`
-	AllowedImports   []string      `koanf:"allowed_imports"`
-	AllowedFetchURLs []string      `koanf:"allowed_fetch_urls"`
-	Check            CheckConfig   `koanf:"check"`
-	// Isolation is "process" (the default: a pool of warm worker
-	// processes, each under an OS address-space limit that holds for any
-	// allocation, killed and replaced on timeout or limit; the bridge
-	// stays in the kernel) or "inproc" (tools run on goja in the kernel's
-	// process, faster, with a memory limit that trusts the tool: objects
-	// built in a JS loop can overshoot it before the watchdog stops the
-	// run).
-	Isolation string `koanf:"isolation"`
-	// Workers is how many worker processes may run at once (process
-	// isolation).
-	Workers int `koanf:"workers"`
-	// WorkerCommand is the argv that starts a worker; empty means this
-	// executable with the hidden __worker subcommand (the tgp binary).
-	WorkerCommand []string `koanf:"worker_command"`
-	// ModulesDir is a host directory laid out like node_modules that
-	// allowed packages missing from the toolbox are bundled from
-	// (relative paths are relative to the configuration file).
-	ModulesDir string `koanf:"modules_dir"`
-	// TrustedSigners is the path of an allowed_signers file (git's
-	// gpg.ssh.allowedSignersFile format): when set, exec_tool and
-	// check_tool refuse a tool whose last change is not a commit signed
-	// by a key it lists for the committer (relative paths are relative
-	// to the configuration file).
-	TrustedSigners string `koanf:"trusted_signers"`
-	// RequirePermissions refuses to run a tool that does not export
-	// permissions (sandbox.Permissions); off, such a tool runs under this
-	// configuration alone.
-	RequirePermissions bool `koanf:"require_permissions"`
-	// Secrets are the secrets the kernel brokers for tools, by name: a
-	// tool that lists the name in its permissions.secrets gets a
-	// placeholder from tgp.secret(name), and the kernel puts the value of
-	// the environment variable Env in its place in a fetch to one of
-	// URLs, and nowhere else.
-	Secrets map[string]SecretConfig `koanf:"secrets"`
-}
-
-// SecretConfig is one brokered secret (sandbox.secrets.NAME).
-type SecretConfig struct {
-	// Env names the environment variable that holds the value; the value
-	// is never configuration, never in a file.
-	Env string `koanf:"env"`
-	// URLs are the prefixes the value may be sent to.
-	URLs []string `koanf:"urls"`
-}
-
-// CheckConfig configures check_tool's static rules.
-type CheckConfig struct {
-	// Rules maps a rule id to off | warning | error.
-	Rules map[string]string `koanf:"rules"`
-}
-
-// SQLConfig configures exec_sql.
-type SQLConfig struct {
-	Driver   string `koanf:"driver"`
-	DSNEnv   string `koanf:"dsn_env"`
-	ReadOnly bool   `koanf:"read_only"`
-}
-
 // ToolsConfig configures tool families.
 type ToolsConfig struct {
 	Git GitToolsConfig `koanf:"git"`
-}
-
-// GitToolsConfig configures the eleven git tools.
-type GitToolsConfig struct {
-	Enabled   bool `koanf:"enabled"`
-	TimeoutMS int  `koanf:"timeout_ms"`
-	MaxBytes  int  `koanf:"max_bytes"`
 }
 
 // ServeConfig guards `tgp serve --http`.
@@ -298,6 +221,22 @@ type ServeConfig struct {
 type ApprovalConfig struct {
 	Policy string `koanf:"policy"`
 }
+
+// The sections a toolset reads are kernel/toolset's types (a toolset
+// builds on them without importing the kernel).
+type (
+	FSConfig       = toolset.FSConfig
+	SandboxConfig  = toolset.SandboxConfig
+	SecretConfig   = toolset.SecretConfig
+	CheckConfig    = toolset.CheckConfig
+	SQLConfig      = toolset.SQLConfig
+	GitToolsConfig = toolset.GitToolsConfig
+	// ConfigError reports a configuration key with a bad value.
+	ConfigError = toolset.ConfigError
+)
+
+// ErrConfig matches every *ConfigError with errors.Is.
+var ErrConfig = toolset.ErrConfig
 
 // Defaults are the built-in configuration values, the lowest layer.
 func Defaults() map[string]any {
@@ -355,28 +294,6 @@ func Defaults() map[string]any {
 		"sandbox.secrets":             map[string]any{},
 	})
 }
-
-// ConfigError reports a configuration key with a bad value.
-type ConfigError struct {
-	Key     string // "" for a file that does not parse
-	Source  string // file path (with :line), "environment NAME" or "options"
-	Problem string
-}
-
-func (e *ConfigError) Error() string {
-	if e.Key == "" {
-		return fmt.Sprintf("config file %s: %s", e.Source, e.Problem)
-	}
-	if e.Source != "" {
-		return fmt.Sprintf("config %s (%s): %s", e.Key, e.Source, e.Problem)
-	}
-	return fmt.Sprintf("config %s: %s", e.Key, e.Problem)
-}
-
-// ErrConfig matches every *ConfigError with errors.Is.
-var ErrConfig = errors.New("invalid configuration")
-
-func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 
 // LoadOptions says where configuration comes from.
 type LoadOptions struct {
@@ -710,7 +627,7 @@ func (c *Config) Validate() error {
 		return err
 	}
 	for _, u := range c.Sandbox.AllowedFetchURLs {
-		if err := sandbox.CheckURLPrefix(u); err != nil {
+		if err := hostapi.CheckURLPrefix(u); err != nil {
 			return &ConfigError{Key: "sandbox.allowed_fetch_urls", Problem: fmt.Sprintf("%q: %s (a prefix is scheme://host[:port]/path/)", u, urlProblem(err))}
 		}
 	}
@@ -726,7 +643,7 @@ func (c *Config) Validate() error {
 			return &ConfigError{Key: key + ".urls", Problem: "must list at least one URL prefix the value may be sent to"}
 		}
 		for _, u := range spec.URLs {
-			if err := sandbox.CheckURLPrefix(u); err != nil {
+			if err := hostapi.CheckURLPrefix(u); err != nil {
 				return &ConfigError{Key: key + ".urls", Problem: fmt.Sprintf("%q: %s (a prefix is scheme://host[:port]/path/)", u, urlProblem(err))}
 			}
 		}
@@ -761,17 +678,4 @@ func urlProblem(err error) string {
 
 // Secret reads a secret from the environment by the name the configuration
 // gives; secrets never come from files and are never logged.
-func Secret(environ []string, name string) string {
-	if name == "" {
-		return ""
-	}
-	if environ == nil {
-		return os.Getenv(name)
-	}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
+func Secret(environ []string, name string) string { return toolset.Secret(environ, name) }

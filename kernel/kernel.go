@@ -21,14 +21,12 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/gitident"
 	"github.com/tgp-go/tgp/internal/telemetry"
-	"github.com/tgp-go/tgp/journal"
+	"github.com/tgp-go/tgp/kernel/toolset"
 	"github.com/tgp-go/tgp/registry"
-	"github.com/tgp-go/tgp/sandbox"
-	"github.com/tgp-go/tgp/shell"
+	"github.com/tgp-go/tgp/sandbox/hostapi"
+	"github.com/tgp-go/tgp/shell/scope"
 	"github.com/tgp-go/tgp/toolbox"
 	"github.com/tgp-go/tgp/tools"
-	"github.com/tgp-go/tgp/tools/forgetools"
-	"github.com/tgp-go/tgp/tools/gittools"
 	"github.com/tgp-go/tgp/trust"
 	"github.com/tgp-go/tgp/vfs"
 )
@@ -52,15 +50,13 @@ type Kernel struct {
 	booted  bool
 	closers []func(context.Context) error
 
-	runner *sandbox.Runner
 	// prForge is the pull-request host (nil: none could be made, see the
 	// toolbox's OpenerErr); checker is check_tool's analysis.
 	prForge    forge.Forge
 	prForgeErr error
-	checker    forgetools.AnalysisChecker
+	checker    tools.ToolChecker
 	// diskOnly are the tools left out because the root is in memory.
 	diskOnly map[string]bool
-	sql      forgetools.SQLProvider
 	scope    scopeState
 	tel      *telemetry.T
 	// signers are sandbox.trusted_signers' keys (nil: not set).
@@ -85,7 +81,9 @@ type options struct {
 	session        string
 	resumeSession  bool
 	rootGrants     bool
-	hostFuncs      []sandbox.HostFunc
+	hostFuncs      []hostapi.HostFunc
+	toolsets       []toolset.Toolset
+	toolsetsGiven  bool
 	errs           []error
 	tracerProvider trace.TracerProvider
 	meterProvider  metric.MeterProvider
@@ -163,6 +161,16 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(o *options) { o.meterProvider = mp }
 }
 
+// WithToolsets builds the kernel with these toolsets only, in this
+// order (kernel/toolsets/files, git, sandbox, shell: a host imports what
+// it uses, and links nothing else). Without it the kernel builds the
+// registered ones (toolset.Register): every one when the program imports
+// kernel/all, as cmd/tgp does; none otherwise, leaving the kernel's own
+// find_tools and request_scope_expansion.
+func WithToolsets(ts ...toolset.Toolset) Option {
+	return func(o *options) { o.toolsets, o.toolsetsGiven = append(o.toolsets, ts...), true }
+}
+
 // WithBaseDir resolves a relative root_dir against dir instead of the
 // working directory (the CLI passes the config file's directory).
 func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
@@ -213,11 +221,25 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	// The toolbox first: every tool that persists, reads the registry or
 	// the repository is built on it.
 	if dsn := k.cfg.Git.Journal; dsn != "" {
-		lazy := journal.NewLazy(dsn)
-		k.journal = lazy
-		k.closers = append(k.closers, func(context.Context) error { lazy.Close(); return nil })
+		open := toolset.JournalOpener()
+		if open == nil {
+			return nil, &ConfigError{Key: "git.journal", Problem: "this program links no journal: import github.com/tgp-go/tgp/kernel/all (or register one with toolset.RegisterJournal)"}
+		}
+		j, closeJournal := open(dsn)
+		k.journal = j
+		k.closers = append(k.closers, func(context.Context) error { closeJournal(); return nil })
 	}
-	k.checker = forgetools.AnalysisChecker(k.checkConfig())
+	sets := o.toolsets
+	if !o.toolsetsGiven {
+		sets = toolset.Registered()
+	}
+	sc := cfg.Sandbox
+	for _, ts := range sets {
+		if ts.Checker != nil {
+			k.checker = ts.Checker(sc)
+			break
+		}
+	}
 	k.box = toolbox.New(k.fs, k.toolboxConfig())
 	k.set = tools.NewSet(
 		tools.WithPolicy(tools.Policy(cfg.Approval.Policy)),
@@ -227,35 +249,22 @@ func New(ctx context.Context, opts ...Option) (*Kernel, error) {
 	for _, h := range o.hooks {
 		tools.WithEventHook(h)(k.set)
 	}
-	if err := k.set.Add(tools.FileTools(k.view, k.box, tools.FileToolsConfig{
-		BlockUpwardTraversal: cfg.FS.BlockUpwardTraversal,
-		Checker:              forgetools.AnalysisChecker(k.checkConfig()),
-	})...); err != nil {
-		return nil, err
-	}
-	if err := k.openSQL(ctx); err != nil {
-		return nil, err
-	}
-	if err := k.set.Add(k.forgeTools()...); err != nil {
-		return nil, err
-	}
-	if cfg.Tools.Git.Enabled {
-		if err := k.set.Add(gittools.Tools(gittools.Deps{
-			FS: k.fs, Repo: k.box.Repo, Persister: k.box,
-			TimeoutMS: cfg.Tools.Git.TimeoutMS, MaxBytes: cfg.Tools.Git.MaxBytes,
-			Environ: k.environ(), AuthorName: cfg.Git.Author.Name, AuthorEmail: cfg.Git.Author.Email,
-			SigningKey: k.signingKey(),
-		})...); err != nil {
+	env := k.toolsetEnv()
+	for _, ts := range sets {
+		if ts.Build == nil {
+			continue
+		}
+		ts2, err := ts.Build(ctx, env)
+		k.closers = append(k.closers, env.Closers()...)
+		env = k.toolsetEnv()
+		if err != nil {
+			return nil, err
+		}
+		if err := k.add(ts.Name, ts2...); err != nil {
 			return nil, err
 		}
 	}
-	if err := k.add(k.shellTools()...); err != nil {
-		return nil, err
-	}
-	if err := k.set.Add(tools.ScopeTool(k.expandScope)); err != nil {
-		return nil, err
-	}
-	if err := k.set.Add(tools.FindTool(k.box)); err != nil {
+	if err := k.add(toolset.Core, tools.ScopeTool(k.expandScope), tools.FindTool(k.box)); err != nil {
 		return nil, err
 	}
 	// Last in, first out: the repository's pending writes are flushed
@@ -458,7 +467,7 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (r
 	// whatever that call is; asking for more expansions first adds up.
 	if name != tools.ScopeToolName {
 		if g, ok := k.takeGrant(tools.SessionFrom(ctx)); ok {
-			ctx = shell.WithGrant(ctx, g)
+			ctx = scope.WithGrant(ctx, g)
 		}
 	}
 	stale := ""
@@ -480,19 +489,20 @@ func (k *Kernel) Call(ctx context.Context, name string, args json.RawMessage) (r
 	return res, err
 }
 
-// ExecTool runs an agent tool (exec_tool) and returns its outcome typed.
-// err is a *tools.Error when the call fails, or the run's
-// *sandbox.ExecError when the tool ran and failed (thrown, timed out,
+// ExecTool runs an agent tool (exec_tool, the sandbox toolset's) and
+// returns its outcome typed. err is a *tools.Error when the call fails
+// (a KindNotFound one when the kernel has no sandbox toolset), or the
+// run's *sandbox.ExecError when the tool ran and failed (thrown, timed out,
 // over its memory limit); the outcome (logs, duration) is returned in
 // both cases when there is one.
-func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*sandbox.Outcome, error) {
+func (k *Kernel) ExecTool(ctx context.Context, path string, args any) (*hostapi.Outcome, error) {
 	return k.ExecToolAt(ctx, path, "", args)
 }
 
 // ExecToolAt is ExecTool running the tool as it was at ref (a commit,
 // branch or tag; empty: as it is now), its imports read at the same
 // commit (exec_tool's ref).
-func (k *Kernel) ExecToolAt(ctx context.Context, path, ref string, args any) (*sandbox.Outcome, error) {
+func (k *Kernel) ExecToolAt(ctx context.Context, path, ref string, args any) (*hostapi.Outcome, error) {
 	a := map[string]any{"path": path, "args": args}
 	if ref != "" {
 		a["ref"] = ref
@@ -505,7 +515,7 @@ func (k *Kernel) ExecToolAt(ctx context.Context, path, ref string, args any) (*s
 	if err != nil {
 		return nil, err
 	}
-	out := forgetools.OutcomeOf(res)
+	out, _ := res.Value.(*hostapi.Outcome)
 	return out, out.Err()
 }
 
@@ -531,12 +541,14 @@ func (k *Kernel) materialize(ctx context.Context, t *tools.Tool, args json.RawMe
 	return repo.Materialize(ctx)
 }
 
-// add adds tools to the set; on a root in memory it leaves out those
-// that need real files (Facts.NeedsDisk) rather than list tools that
-// always fail, and remembers them, for Call to say why they are missing.
-func (k *Kernel) add(ts ...*tools.Tool) error {
+// add adds a toolset's tools to the set, stamped with its name; on a
+// root in memory it leaves out those that need real files
+// (Facts.NeedsDisk) rather than list tools that always fail, and
+// remembers them, for Call to say why they are missing.
+func (k *Kernel) add(name string, ts ...*tools.Tool) error {
 	keep := ts[:0:0]
 	for _, t := range ts {
+		t.Toolset = name
 		if k.opts.memory && t.Facts.NeedsDisk {
 			if k.diskOnly == nil {
 				k.diskOnly = map[string]bool{}
@@ -639,4 +651,20 @@ type Status struct {
 	// Warnings are what the user should know of: tickets another process
 	// forged in this machine's push queue, refused.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// toolsetEnv is what the kernel gives a toolset's Build.
+func (k *Kernel) toolsetEnv() *toolset.Env {
+	cfg := k.cfg
+	env := &toolset.Env{
+		FS: k.view, Raw: k.fs, Box: k.box, Set: k.set, Memory: k.opts.memory,
+		BaseDir: k.opts.baseDir, HTTPClient: k.opts.httpClient, Environ: k.opts.environ,
+		SecretEnvs: []string{cfg.Git.TokenEnv, cfg.Git.CarryKeyEnv, cfg.SQL.DSNEnv, cfg.Serve.TokenEnv},
+		FSConfig:   cfg.FS, Sandbox: cfg.Sandbox, SQL: cfg.SQL, GitTools: cfg.Tools.Git,
+		SigningKey: k.signingKey(), HostFuncs: k.opts.hostFuncs,
+		DB: k.opts.db, DBDialect: k.opts.dbDialect, Checker: k.checker,
+		Shell: k.openShell,
+	}
+	env.Author.Name, env.Author.Email = cfg.Git.Author.Name, cfg.Git.Author.Email
+	return env
 }

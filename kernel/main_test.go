@@ -5,7 +5,8 @@ import (
 	"os"
 	"testing"
 
-	_ "github.com/tgp-go/tgp/forge/all" // the PR tests open pull requests on every host
+	_ "github.com/tgp-go/tgp/forge/all"  // the PR tests open pull requests on every host
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset, as New built before toolsets
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/shell"
 	"github.com/tgp-go/tgp/sqldb/pgtest"

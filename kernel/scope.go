@@ -13,7 +13,8 @@ import (
 
 	"github.com/tgp-go/tgp/gitpath"
 	"github.com/tgp-go/tgp/internal/atomicfile"
-	"github.com/tgp-go/tgp/shell"
+	"github.com/tgp-go/tgp/kernel/toolset"
+	"github.com/tgp-go/tgp/shell/scope"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -22,13 +23,13 @@ import (
 // for a session's next call.
 type scopeState struct {
 	mu     sync.Mutex
-	runner *shell.Runner
-	grants map[string]shell.Grant
+	runner toolset.Scoper
+	grants map[string]scope.Grant
 }
 
 // takeGrant removes and returns what was allowed once for session: it
 // holds for that session's next call only, whatever the call is.
-func (k *Kernel) takeGrant(session string) (shell.Grant, bool) {
+func (k *Kernel) takeGrant(session string) (scope.Grant, bool) {
 	k.scope.mu.Lock()
 	defer k.scope.mu.Unlock()
 	grants := k.loadGrants()
@@ -38,7 +39,7 @@ func (k *Kernel) takeGrant(session string) (shell.Grant, bool) {
 		if err := k.saveGrants(grants); err != nil {
 			// A grant that cannot be spent is not used: it would hold for
 			// the call after this one too.
-			return shell.Grant{}, false
+			return scope.Grant{}, false
 		}
 	}
 	return g, ok
@@ -46,14 +47,14 @@ func (k *Kernel) takeGrant(session string) (shell.Grant, bool) {
 
 // addGrant adds to what session's next call may do (several expansions
 // asked in a row add up).
-func (k *Kernel) addGrant(session string, add shell.Grant) error {
+func (k *Kernel) addGrant(session string, add scope.Grant) error {
 	k.scope.mu.Lock()
 	defer k.scope.mu.Unlock()
 	grants := k.loadGrants()
 	g := grants[session]
 	for name, c := range add.Commands {
 		if g.Commands == nil {
-			g.Commands = map[string]shell.Category{}
+			g.Commands = map[string]scope.Category{}
 		}
 		g.Commands[name] = c
 	}
@@ -79,22 +80,22 @@ func (k *Kernel) grantsFile() string {
 }
 
 // loadGrants reads the grants (k.scope.mu held).
-func (k *Kernel) loadGrants() map[string]shell.Grant {
+func (k *Kernel) loadGrants() map[string]scope.Grant {
 	if f := k.grantsFile(); f != "" {
-		grants := map[string]shell.Grant{}
+		grants := map[string]scope.Grant{}
 		if b, err := os.ReadFile(f); err == nil {
 			_ = json.Unmarshal(b, &grants) // unreadable: nothing was allowed
 		}
 		return grants
 	}
 	if k.scope.grants == nil {
-		k.scope.grants = map[string]shell.Grant{}
+		k.scope.grants = map[string]scope.Grant{}
 	}
 	return k.scope.grants
 }
 
 // saveGrants writes the grants back (k.scope.mu held).
-func (k *Kernel) saveGrants(grants map[string]shell.Grant) error {
+func (k *Kernel) saveGrants(grants map[string]scope.Grant) error {
 	f := k.grantsFile()
 	if f == "" {
 		k.scope.grants = grants
@@ -155,7 +156,7 @@ func (k *Kernel) expandScope(ctx context.Context, a tools.ScopeArgs) (tools.Scop
 	cur := k.cfg.Shell
 	k.scope.mu.Unlock()
 	req := tools.ScopeRequest{Reason: a.Reason}
-	var grant shell.Grant
+	var grant scope.Grant
 	var item string
 	var already bool
 	risk := tools.RiskMedium
@@ -163,7 +164,7 @@ func (k *Kernel) expandScope(ctx context.Context, a tools.ScopeArgs) (tools.Scop
 		name := a.Command
 		item = name
 		req.Command = name
-		sc, err := shell.NewScopes(cur.scopes())
+		sc, err := scope.NewScopes(cur.scopes())
 		if err != nil {
 			return tools.ScopeOutcome{}, err
 		}
@@ -172,27 +173,27 @@ func (k *Kernel) expandScope(ctx context.Context, a tools.ScopeArgs) (tools.Scop
 		case denied:
 			return tools.ScopeOutcome{}, &tools.Error{Kind: tools.KindSandboxViolation,
 				Message: fmt.Sprintf("command %q is in shell.deny: no scope expansion can allow it (deny wins over every category). Do without it; only the user can take it off shell.deny in the configuration", name),
-				Details: map[string]any{"reason": shell.ReasonDenied, "command": name}}
-		case c == shell.Dangerous:
+				Details: map[string]any{"reason": scope.ReasonDenied, "command": name}}
+		case c == scope.Dangerous:
 			// A dangerous command stays dangerous: the host can let it
 			// run once, never add it for good.
-			req.Category, req.Dangerous, req.Key = string(shell.Dangerous), true, "shell.categories.dangerous"
+			req.Category, req.Dangerous, req.Key = string(scope.Dangerous), true, "shell.categories.dangerous"
 			grant.Once = []string{name}
 			risk = tools.RiskHigh
 		case c != "":
 			req.Category, req.Key = string(c), "shell.categories."+string(c)
 			already = true
 		default:
-			cat := shell.Category(a.Category)
+			cat := scope.Category(a.Category)
 			req.Category, req.Key = string(cat), "shell.categories."+string(cat)
-			grant.Commands = map[string]shell.Category{name: cat}
-			if cat == shell.Dangerous {
+			grant.Commands = map[string]scope.Category{name: cat}
+			if cat == scope.Dangerous {
 				grant.Once = []string{name}
 				risk = tools.RiskHigh
 			}
 		}
 	} else {
-		p, err := shell.CheckGlob("pattern", a.Pattern)
+		p, err := scope.CheckGlob("pattern", a.Pattern)
 		if err != nil {
 			return tools.ScopeOutcome{}, tools.BadArg("pattern", "%v", err)
 		}
@@ -265,7 +266,7 @@ func (k *Kernel) expandScope(ctx context.Context, a tools.ScopeArgs) (tools.Scop
 
 // addToScope writes item into the list at key of the configuration file,
 // keeping the file's comments and layout, checks that the file still
-// loads with the item where it belongs, then widens the running shell.
+// loads with the item where it belongs, then widens the running scope.
 func (k *Kernel) addToScope(file, key, item string) error {
 	k.scope.mu.Lock()
 	defer k.scope.mu.Unlock()
@@ -293,7 +294,7 @@ func (k *Kernel) addToScope(file, key, item string) error {
 		return fmt.Errorf("%s: the edit did not read back (%s)", file, key)
 	}
 	*list = append(slices.Clone(*list), item)
-	if _, err := shell.NewScopes(sh.scopes()); err != nil {
+	if _, err := scope.NewScopes(sh.scopes()); err != nil {
 		return err
 	}
 	// The whole file must still load as a configuration.

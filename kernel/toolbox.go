@@ -9,7 +9,7 @@ import (
 
 	"github.com/tgp-go/tgp/forge"
 	"github.com/tgp-go/tgp/gitbackend"
-	"github.com/tgp-go/tgp/sandbox"
+	"github.com/tgp-go/tgp/sandbox/hostapi"
 	"github.com/tgp-go/tgp/toolbox"
 	"github.com/tgp-go/tgp/trust"
 )
@@ -55,7 +55,7 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 		BlockUpwardTraversal: k.cfg.FS.BlockUpwardTraversal,
 		Checker:              k.checker,
 		OnRefresh:            k.opts.refreshHooks,
-		SandboxDecls:         sandbox.Declarations(k.opts.hostFuncs),
+		SandboxDecls:         hostapi.Declarations(k.opts.hostFuncs),
 		TrustedSigners:       k.signers,
 	}
 	k.prForge, k.prForgeErr = k.buildForge(provider)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/tgp-go/tgp/tools/forgetools"
+	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/trust"
 )
 
@@ -24,24 +24,24 @@ func (k *Kernel) ToolHistory(ctx context.Context, path string, limit int) ([]tru
 // new commit, persisted like any write: revert_tool, typed. The content
 // is checked as write_file checks a tool file: errors refuse the revert
 // with compile_error (RevertToolForce restores it anyway).
-func (k *Kernel) RevertTool(ctx context.Context, path, ref string) (forgetools.RevertResult, error) {
+func (k *Kernel) RevertTool(ctx context.Context, path, ref string) (tools.RevertResult, error) {
 	return k.revertTool(ctx, path, ref, false)
 }
 
 // RevertToolForce is RevertTool restoring the content even when
 // check_tool finds errors in it (revert_tool's force); the errors come
 // back in the result.
-func (k *Kernel) RevertToolForce(ctx context.Context, path, ref string) (forgetools.RevertResult, error) {
+func (k *Kernel) RevertToolForce(ctx context.Context, path, ref string) (tools.RevertResult, error) {
 	return k.revertTool(ctx, path, ref, true)
 }
 
-func (k *Kernel) revertTool(ctx context.Context, path, ref string, force bool) (forgetools.RevertResult, error) {
+func (k *Kernel) revertTool(ctx context.Context, path, ref string, force bool) (tools.RevertResult, error) {
 	raw, _ := json.Marshal(map[string]any{"path": path, "to": ref, "force": force})
 	res, err := k.Call(ctx, "revert_tool", raw)
 	if err != nil {
-		return forgetools.RevertResult{}, err
+		return tools.RevertResult{}, err
 	}
-	out, _ := res.Value.(forgetools.RevertResult)
+	out, _ := res.Value.(tools.RevertResult)
 	return out, nil
 }
 

@@ -116,6 +116,10 @@ type Tool struct {
 	Annotations Annotations
 	// Facts are what a kernel must know to run it.
 	Facts Facts
+	// Toolset names the toolset the tool came in (kernel.WithToolsets;
+	// "core" for the kernel's own): the MCP server's --toolsets select
+	// on it. Empty for a tool added to a Set directly.
+	Toolset string
 	// InputSchema is the JSON Schema of the arguments.
 	InputSchema *jsonschema.Schema
 	// OutputSchema is the JSON Schema of Result.Value, nil when the tool

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")

@@ -26,6 +26,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/journal"
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 	"github.com/tgp-go/tgp/sqldb/pgtest"
 )
 

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 	"github.com/tgp-go/tgp/tools"
 )
 

@@ -32,6 +32,7 @@ import (
 	"github.com/tgp-go/tgp/adapters/anthropicsdk"
 	"github.com/tgp-go/tgp/examples/internal/replay"
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 )
 
 //go:embed testdata/exchange.json

@@ -30,6 +30,7 @@ import (
 	"github.com/tgp-go/tgp/adapters/openaisdk"
 	"github.com/tgp-go/tgp/examples/internal/replay"
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 )
 
 //go:embed testdata/exchange.json

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 	"github.com/tgp-go/tgp/tools"
 	"github.com/tgp-go/tgp/tools/gittools"
 )

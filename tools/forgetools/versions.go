@@ -68,17 +68,9 @@ type revertArgs struct {
 	Force bool   `json:"force,omitempty" default:"false" jsonschema:"restore the version even if check_tool finds errors in it"`
 }
 
-// RevertResult is revert_tool's result.
-type RevertResult struct {
-	Path string `json:"path"`
-	// From is the commit whose content was restored.
-	From string `json:"from"`
-	// Warnings are check_tool's warnings on the restored content, and
-	// Errors its errors when force restored it anyway.
-	Warnings  []tools.Diagnostic `json:"warnings,omitempty"`
-	Errors    []tools.Diagnostic `json:"errors,omitempty"`
-	Persisted *tools.Persisted   `json:"persisted"`
-}
+// RevertResult is revert_tool's result (tools': the kernel returns it
+// without linking the sandbox).
+type RevertResult = tools.RevertResult
 
 func revertTool(ft *forge, cfg Config, v Versions) *tools.Tool {
 	return tools.Define(tools.Spec[revertArgs]{

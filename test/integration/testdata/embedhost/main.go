@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tgp-go/tgp/kernel"
+	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 )
 
 // marker is the file main appends a line to each time it runs (set with

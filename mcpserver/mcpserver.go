@@ -21,6 +21,8 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -43,6 +45,14 @@ type Options struct {
 	// Include, when non-empty, exposes only tools matching one of these
 	// names or globs; Exclude removes matches.
 	Include, Exclude []string
+	// Toolsets, when non-empty, exposes only the tools of these toolsets
+	// (tools.Tool.Toolset: files, git, sandbox, shell...; "all" is every
+	// one), as github-mcp-server's --toolsets do; the kernel's own tools
+	// (toolset "core": find_tools, request_scope_expansion) come with any
+	// selection. ExcludeToolsets removes toolsets, core included. Both
+	// combine with ReadOnly and the name filters; a name no tool carries
+	// makes New fail.
+	Toolsets, ExcludeToolsets []string
 	// SystemPrompt is published as the prompt PromptName when non-empty.
 	SystemPrompt string
 	// Toolbox, when set, is published as resources: tgp://meta.json and
@@ -70,6 +80,9 @@ func New(list []*tools.Tool, c Caller, o Options) (*mcp.Server, error) {
 			return nil, fmt.Errorf("mcpserver: bad tool filter %q: %w", g, err)
 		}
 	}
+	if err := checkToolsets(list, o); err != nil {
+		return nil, err
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, nil)
 	srv := &server{stateKey: make([]byte, 32)}
 	if _, err := rand.Read(srv.stateKey); err != nil {
@@ -92,7 +105,42 @@ func New(list []*tools.Tool, c Caller, o Options) (*mcp.Server, error) {
 	return s, nil
 }
 
-// Select applies the read-only and name filters.
+// coreToolset is the kernel's own tools' toolset (toolset.Core).
+const coreToolset = "core"
+
+// checkToolsets refuses a toolset name no tool of list carries.
+func checkToolsets(list []*tools.Tool, o Options) error {
+	known := map[string]bool{"all": true, coreToolset: true}
+	for _, t := range list {
+		if t.Toolset != "" {
+			known[t.Toolset] = true
+		}
+	}
+	for _, n := range append(append([]string{}, o.Toolsets...), o.ExcludeToolsets...) {
+		if !known[n] {
+			names := make([]string, 0, len(known))
+			for k := range known {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			return fmt.Errorf("mcpserver: no toolset %q (this kernel has: %s)", n, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// inToolsets says whether t's toolset is selected by o.
+func inToolsets(t *tools.Tool, o Options) bool {
+	if slices.Contains(o.ExcludeToolsets, t.Toolset) && t.Toolset != "" {
+		return false
+	}
+	if len(o.Toolsets) == 0 || slices.Contains(o.Toolsets, "all") {
+		return true
+	}
+	return t.Toolset == coreToolset || (t.Toolset != "" && slices.Contains(o.Toolsets, t.Toolset))
+}
+
+// Select applies the read-only, toolset and name filters.
 func Select(list []*tools.Tool, o Options) []*tools.Tool {
 	match := func(globs []string, name string) bool {
 		for _, g := range globs {
@@ -105,6 +153,9 @@ func Select(list []*tools.Tool, o Options) []*tools.Tool {
 	var out []*tools.Tool
 	for _, t := range list {
 		if o.ReadOnly && !t.Annotations.ReadOnly {
+			continue
+		}
+		if !inToolsets(t, o) {
 			continue
 		}
 		if len(o.Include) > 0 && !match(o.Include, t.Name) {

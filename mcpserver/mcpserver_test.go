@@ -248,3 +248,33 @@ func TestHTTPGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The toolset filters select on tools.Tool.Toolset as github-mcp-server's
+// --toolsets do: the kernel's core tools come with any selection.
+func TestToolsetFilters(t *testing.T) {
+	mk := func(name, ts string, ro bool) *tools.Tool {
+		return &tools.Tool{Name: name, Toolset: ts, Annotations: tools.Annotations{ReadOnly: ro}}
+	}
+	list := []*tools.Tool{mk("find_tools", "core", true), mk("git_log", "git", true), mk("git_commit", "git", false),
+		mk("read_file", "files", true), mk("shell", "shell", false)}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Toolsets: []string{"files", "git"}}, "find_tools,git_log,git_commit,read_file"},
+		{Options{Toolsets: []string{"git"}, ReadOnly: true}, "find_tools,git_log"},
+		{Options{Toolsets: []string{"all"}, ExcludeToolsets: []string{"shell", "core"}}, "git_log,git_commit,read_file"},
+		{Options{ExcludeToolsets: []string{"git"}, Exclude: []string{"read_*"}}, "find_tools,shell"},
+	} {
+		var names []string
+		for _, tl := range Select(list, c.o) {
+			names = append(names, tl.Name)
+		}
+		if strings.Join(names, ",") != c.want {
+			t.Errorf("%+v: %v, want %s", c.o, names, c.want)
+		}
+	}
+	if err := checkToolsets(list, Options{Toolsets: []string{"sql"}}); err == nil || !strings.Contains(err.Error(), "core, files, git, shell") {
+		t.Fatalf("unknown toolset: %v", err)
+	}
+}

@@ -27,6 +27,8 @@ func newServeCmd(a *app) *cobra.Command {
 		allowOpen  bool
 		origins    []string
 		include    []string
+		toolsets   []string
+		noToolsets []string
 		exclude    []string
 		listenedCB = func(string) {}
 	)
@@ -36,7 +38,7 @@ func newServeCmd(a *app) *cobra.Command {
 		Long: "Serve the kernel's tools over the Model Context Protocol. With no flags it speaks MCP on\n" +
 			"stdin/stdout; with --http ADDR it serves streamable HTTP at http://ADDR/mcp (--stateless for\n" +
 			"serverless hosts). The system prompt is published as the prompt \"tgp_system\".",
-		Example: "  tgp serve\n  tgp serve --http 127.0.0.1:8080 --stateless\n  tgp serve --read-only --exclude-tools 'git_*'",
+		Example: "  tgp serve\n  tgp serve --http 127.0.0.1:8080 --stateless\n  tgp serve --read-only --exclude-tools 'git_*'\n  tgp serve --toolsets files,git",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -99,6 +101,7 @@ func newServeCmd(a *app) *cobra.Command {
 			s, err := mcpserver.New(k.Tools(), k, mcpserver.Options{
 				Name: "tgp", Version: version(), ReadOnly: readOnly,
 				Include: splitList(include), Exclude: splitList(exclude), SystemPrompt: k.SystemPrompt(),
+				Toolsets: splitList(toolsets), ExcludeToolsets: splitList(noToolsets),
 				Toolbox: k,
 			})
 			if err != nil {
@@ -142,6 +145,8 @@ func newServeCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&tokenEnv, "token-env", "", "with --http: every request must carry 'Authorization: Bearer <token>', the token read from this environment variable (default serve.token_env)")
 	cmd.Flags().BoolVar(&allowOpen, "allow-unauthenticated", false, "with --http: serve a non-loopback address without a token")
 	cmd.Flags().StringSliceVar(&origins, "allowed-origins", nil, "with --http: origins allowed besides loopback ones (scheme://host[:port]; adds to serve.allowed_origins)")
+	cmd.Flags().StringSliceVar(&toolsets, "toolsets", nil, "expose only these toolsets (files, git, sandbox, shell, or all; comma separated): the kernel's find_tools and request_scope_expansion come with any")
+	cmd.Flags().StringSliceVar(&noToolsets, "exclude-toolsets", nil, "hide these toolsets (core: find_tools and request_scope_expansion)")
 	cmd.Flags().StringSliceVar(&include, "tools", nil, "expose only these tools (names or globs, comma separated)")
 	cmd.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "hide these tools (names or globs)")
 	return cmd

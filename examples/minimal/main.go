@@ -6,11 +6,11 @@
 //
 //	go run ./examples/minimal REMOTE ROOT
 //
-// It wires the layers the kernel wires (vfs, toolbox, tools, gittools)
-// itself: kernel.New still links the sandbox, the shell and the SQL
-// drivers (issue #44's named toolsets are what takes them out), and a
-// serverless host pays for every package it links on each cold start.
-// examples/minimal's test keeps the heavy packages out (go list -deps).
+// It builds the kernel with two toolsets only (kernel.WithToolsets:
+// files and git): the kernel package links no sandbox, shell, SQL driver,
+// journal or code host's SDK, and a serverless host pays for every
+// package it links on each cold start. examples/minimal's test keeps the
+// heavy packages out (go list -deps).
 package main
 
 import (
@@ -19,11 +19,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tgp-go/tgp/gitbackend"
-	"github.com/tgp-go/tgp/toolbox"
+	"github.com/tgp-go/tgp/kernel"
+	"github.com/tgp-go/tgp/kernel/toolsets/files"
+	"github.com/tgp-go/tgp/kernel/toolsets/git"
 	"github.com/tgp-go/tgp/tools"
-	"github.com/tgp-go/tgp/tools/gittools"
-	"github.com/tgp-go/tgp/vfs"
 )
 
 const hello = "/** Says hello. */\nexport default (a: { name: string }) => `hello, ${a.name}`;\n"
@@ -44,32 +43,27 @@ func main() {
 // run boots the root from remote, writes tools/hello.ts and returns the
 // commit that persisted it.
 func run(ctx context.Context, remote, root string) (string, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("root: %w", err)
-	}
-	fsys, err := vfs.NewOS(root)
-	if err != nil {
-		return "", fmt.Errorf("root: %w", err)
-	}
-	box := toolbox.New(fsys, toolbox.Config{Git: gitbackend.Config{Remote: remote,
+	k, err := kernel.New(ctx,
+		kernel.WithToolsets(files.Toolset(), git.Toolset()),
+		kernel.WithRoot(root),
+		kernel.WithSetting("git.remote", remote),
 		// A fixed identity: the example must not depend on the machine's.
-		Author: gitbackend.Identity{Name: "minimal", Email: "minimal@example.com"}}})
-	if err := box.Open(ctx); err != nil {
-		return "", fmt.Errorf("boot: %w", err)
-	}
-	defer box.Close(ctx)
-	set := tools.NewSet()
-	if err := set.Add(tools.FileTools(fsys, box, tools.FileToolsConfig{})...); err != nil {
+		kernel.WithSetting("git.author.name", "minimal"),
+		kernel.WithSetting("git.author.email", "minimal@example.com"),
+		kernel.WithSetting("git.lock_dir", "off"),
+	)
+	if err != nil {
 		return "", err
 	}
-	if err := set.Add(gittools.Tools(gittools.Deps{FS: fsys, Repo: box.Repo, Persister: box})...); err != nil {
+	defer k.Shutdown(ctx)
+	if err := k.Boot(ctx); err != nil {
 		return "", err
 	}
 	args, err := json.Marshal(map[string]string{"path": "tools/hello.ts", "content": hello})
 	if err != nil {
 		return "", err
 	}
-	res, err := set.Call(ctx, "write_file", args)
+	res, err := k.Call(ctx, "write_file", args)
 	if err != nil {
 		return "", fmt.Errorf("write_file: %w", err)
 	}
@@ -78,7 +72,7 @@ func run(ctx context.Context, remote, root string) (string, error) {
 	}
 	// Nothing to commit: the remote has this tools/hello.ts already, in
 	// the commit the root is at.
-	st, err := box.Status(ctx)
+	st, err := k.Status(ctx)
 	if err != nil || st.Head == "" {
 		return "", fmt.Errorf("write_file persisted nothing (%+v): %v", res.Value, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/tgp-go/tgp/kernel"
+	"github.com/tgp-go/tgp/kernel/toolsets/files"
+	"github.com/tgp-go/tgp/kernel/toolsets/git"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -56,4 +58,35 @@ func ExampleKernel_Call() {
 	// Output:
 	// bad_args
 	// {. []} <nil>
+}
+
+// A host passes the toolsets it uses, and links only those: here the
+// file tools and the git tools, without the sandbox, the shell or a SQL
+// driver (kernel/toolsets/sandbox and shell are not imported). The
+// kernel's own find_tools and request_scope_expansion come with any.
+// Without WithToolsets, New builds the registered ones: every toolset in
+// a program that imports kernel/all, as cmd/tgp does.
+func ExampleNew_toolsets() {
+	ctx := context.Background()
+	k, err := kernel.New(ctx, kernel.WithToolsets(files.Toolset(), git.Toolset()),
+		kernel.WithMemoryFS(), kernel.WithEnviron([]string{}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Shutdown(ctx)
+	byToolset := map[string][]string{}
+	for _, t := range k.Tools() {
+		byToolset[t.Toolset] = append(byToolset[t.Toolset], t.Name)
+	}
+	fmt.Println("core:", byToolset["core"])
+	fmt.Println("files:", byToolset["files"])
+	fmt.Println("git:", len(byToolset["git"]), "tools")
+	_, err = k.Call(ctx, "exec_tool", json.RawMessage(`{"path":"tools/x.ts"}`))
+	fmt.Println(tools.KindOf(err))
+	// Output:
+	// core: [find_tools request_scope_expansion]
+	// files: [apply_patch delete_file grep_files list_dir list_files patch_file read_file write_file]
+	// git: 11 tools
+	// not_found
 }

@@ -9,8 +9,11 @@
 //
 // New builds, in this order, the jailed root (vfs), the toolbox
 // (toolbox.Box: the repository, the registry and the write strategy), and
-// the tools on it: the file tools, check_tool / exec_tool / exec_sql on the
-// sandbox and the database, the git tools, the shell tools and find_tools.
+// the toolsets on it (WithToolsets, else the registered ones: every one
+// in a program that imports kernel/all): files, sandbox (check_tool /
+// exec_tool / exec_sql on the sandbox and the database), git, shell; then
+// its own find_tools and request_scope_expansion. The kernel package
+// links no engine: a toolset's heavy dependencies come with its package.
 // Boot opens the toolbox (clone or pull, load the registry). The kernel
 // holds no persistence logic of its own: a change goes down the layers and
 // nothing below calls back up into the kernel.
@@ -39,7 +42,8 @@
 // Host functions (WithSandboxFunc) are sandbox.HostFuncs the runner
 // installs as tgp.<name>; Scaffold declares them in tools/tgp-env.d.ts.
 //
-// Imports go one way: cmd/tgp → kernel → (toolbox, tools, sandbox, sqldb,
-// shell, forge, vfs); toolbox → (gitbackend, registry, forge, tools for its
-// types); nothing below imports the kernel.
+// Imports go one way: cmd/tgp → kernel/all → kernel/toolsets/* →
+// kernel/toolset → (toolbox, tools, vfs); kernel → (kernel/toolset,
+// toolbox, tools, forge, vfs); toolbox → (gitbackend, registry, tools for
+// its types); nothing below imports the kernel.
 package kernel

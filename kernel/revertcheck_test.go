@@ -40,8 +40,15 @@ func TestRevertToolIsChecked(t *testing.T) {
 		t.Fatalf("%d commits of the tool before the revert", n)
 	}
 
-	_, err := k.RevertTool(context.Background(), "tools/pad.ts", first)
+	// A ref the repository does not have is named by the argument the
+	// agent gave it in: to.
+	_, err := k.RevertTool(context.Background(), "tools/pad.ts", "no-such-branch")
 	var te *tools.Error
+	if !errors.As(err, &te) || te.Kind != tools.KindNotFound || te.Field != "to" {
+		t.Fatalf("revert to an unknown ref: %v (%+v)", err, te)
+	}
+
+	_, err = k.RevertTool(context.Background(), "tools/pad.ts", first)
 	if !errors.As(err, &te) || te.Kind != tools.KindCompileError || te.Field != "to" || !strings.Contains(te.Message, "left-pad") {
 		t.Fatalf("revert to a version that does not check: %v", err)
 	}

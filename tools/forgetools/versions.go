@@ -2,6 +2,7 @@ package forgetools
 
 import (
 	"context"
+	"errors"
 
 	"github.com/tgp-go/tgp/sandbox"
 	"github.com/tgp-go/tgp/sandbox/analysis"
@@ -95,6 +96,12 @@ func revertTool(ft *forge, cfg Config, v Versions) *tools.Tool {
 			}
 			per, from, err := v.RevertTool(ctx, p, a.To, check)
 			if err != nil {
+				// The toolbox names the ref "ref", as exec_tool's
+				// argument is called; here the agent gave it as "to".
+				var te *tools.Error
+				if errors.As(err, &te) && te.Field == "ref" {
+					te.Field = "to"
+				}
 				return tools.Result{}, err
 			}
 			return tools.Result{Value: RevertResult{Path: p, From: from, Warnings: warns, Errors: errs, Persisted: per}}, nil

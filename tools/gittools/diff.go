@@ -248,10 +248,19 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 		return nil, err
 	}
 	eol := newEOLConverter(r, s)
+	clean := statClean(r, s, w.Filesystem)
 	out := map[string]side{}
 	for p, t := range tracked {
 		if t.skip {
 			out[p] = t // git does not look at the file
+			continue
+		}
+		if e := clean(p); e != nil {
+			// Stat data unchanged since the index recorded them: git
+			// takes the index's object unread (diff-lib.c,
+			// get_stat_data), even when the file would convert
+			// otherwise now (an eol attribute added since).
+			out[p] = side{mode: e.Mode, hash: e.Hash, load: entryLoader(r, e.Mode, e.Hash)}
 			continue
 		}
 		if t.mode == filemode.Submodule {
@@ -280,6 +289,39 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 		out[p] = side{mode: mode, hash: h, load: func() ([]byte, error) { return d, nil }, worktree: h != t.hash || mode != t.mode}
 	}
 	return out, nil
+}
+
+// statClean returns the index entry of a path whose file's stat data
+// match it (and is not racily clean), as git's diff-files and diff-index
+// test each entry before reading its file; nil when the file must be
+// read (changed, missing, unmerged, intent to add, or no index).
+func statClean(r *git.Repository, s *settings, fsys billy.Filesystem) func(p string) *index.Entry {
+	idx, err := r.Storer.Index()
+	if err != nil {
+		return func(string) *index.Entry { return nil }
+	}
+	entries := make(map[string]*index.Entry, len(idx.Entries))
+	for _, e := range idx.Entries {
+		if e.Stage == 0 && !e.IntentToAdd && e.Mode != filemode.Submodule {
+			entries[e.Name] = e
+		}
+	}
+	cmp := &entryCompare{s: s, fs: fsys, indexTime: idx.ModTime}
+	return func(p string) *index.Entry {
+		e := entries[p]
+		if e == nil {
+			return nil
+		}
+		info, err := fsys.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		st := statOf(info)
+		if cmp.stale(e, &st) {
+			return nil
+		}
+		return e
+	}
 }
 
 // entryLoader loads a tree or index entry's text: a blob's bytes, or for a

@@ -338,9 +338,13 @@ func cmpEntry(a, b *index.Entry) int {
 
 // racy is git's racy-clean rule (read-cache.c, is_racy_timestamp): a file
 // changed in the same clock tick as the index was written can have the
-// stat data the index recorded and other content.
+// stat data the index recorded and other content. The tick is a whole
+// second, as git built without USE_NSEC (Debian's, the default) counts
+// it: an entry is racy unless its mtime is in an earlier second than the
+// index's, and then git reads its content (which matters when the content
+// converts otherwise than when it was added: an eol attribute since).
 func racy(e *index.Entry, indexTime time.Time) bool {
-	return !indexTime.IsZero() && !e.ModifiedAt.Before(indexTime)
+	return !indexTime.IsZero() && e.ModifiedAt.Unix() >= indexTime.Unix()
 }
 
 func modeOf(info fs.FileInfo) filemode.FileMode {

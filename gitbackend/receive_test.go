@@ -1042,9 +1042,9 @@ func TestBranchesDuringAPush(t *testing.T) {
 // receive.fsckObjects; our verdict and lines must be git's.
 func TestFsckRandomTreesAgreeWithGit(t *testing.T) {
 	gittest.RequireGit(t)
-	n := 120
+	n := envInt("TGP_FSCK_TREES", 120)
 	if testing.Short() {
-		n = 25
+		n = min(n, 25)
 	}
 	seed := uint64(20261122)
 	rng := rand.New(rand.NewPCG(seed, seed))

@@ -1,4 +1,4 @@
-package gitbackend_test
+package integration
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend/gittest"
 	"github.com/tgp-go/tgp/kernel"
-	_ "github.com/tgp-go/tgp/kernel/all" // every toolset
 )
 
 // TestKernelBootFollowsMaster is the report as a new user meets

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/pathspec"
 	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -665,7 +666,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	}
 	files := map[string]gitbackend.TreeFile{}
 	for p, s := range all {
-		if ps.match(p) {
+		if ps.Match(p) {
 			files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
 		}
 	}
@@ -691,9 +692,9 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	im, only := newIndexMatcher(ps), map[string]side{}
+	im, only := pathspec.NewIndexMatcher(ps), map[string]side{}
 	for _, p := range names {
-		if !im.match(p) {
+		if !im.Match(p) {
 			only[p] = all[p]
 			delete(files, p)
 		}

@@ -345,7 +345,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 	if err != nil {
 		return nil, err
 	}
-	match := s.relativeMatch(wd, ps.match)
+	match := s.relativeMatch(wd, ps.Match)
 	// Renames are found with the diff attributes the patch is printed
 	// with: they say which files hash as binary.
 	renames := func(cs []*change) []*change {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/internal/pathspec"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -84,7 +85,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 			return "", tools.BadArg("grep", "invalid pattern: %v", err)
 		}
 	}
-	var ps pathspec
+	var ps pathspec.Pathspec
 	if a.Path != "" {
 		if ps, err = d.logPathspec(wd, a.Path); err != nil {
 			return "", err
@@ -102,7 +103,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	}
 	if fl != nil {
 		// Every commit, unsimplified: the path followed changes.
-		rw := newRevWalk(r, pathspec{})
+		rw := newRevWalk(r, pathspec.Pathspec{})
 		rw.since = since
 		walk = rw
 	} else if lw := newLiteralWalk(r, ps); lw != nil {
@@ -167,8 +168,8 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 // (--follow / --no-follow), else log.follow when the pathspec has exactly
 // one item (a pathspec of one exclude has two: git adds "."); --follow
 // with any other number is fatal.
-func logFollows(st *settings, a logArgs, ps pathspec) (bool, error) {
-	items := len(ps.items) + len(ps.exclude)
+func logFollows(st *settings, a logArgs, ps pathspec.Pathspec) (bool, error) {
+	items := len(ps.Items) + len(ps.Exclude)
 	if a.Path == "" {
 		items = 0
 	}

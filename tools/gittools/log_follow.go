@@ -24,6 +24,7 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/diffcore"
 	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
+	"github.com/tgp-go/tgp/internal/pathspec"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -31,7 +32,7 @@ import (
 // logFollow is the followed path and what deciding a commit needs.
 type logFollow struct {
 	r  *git.Repository
-	ps pathspec
+	ps pathspec.Pathspec
 	// magic is the item's magic that try_to_follow_renames refuses
 	// (GUARD_PATHSPEC: glob 0x8, icase 0x10), 0 for none.
 	magic int
@@ -74,7 +75,7 @@ type followPair struct {
 	oldHash, newHash plumbing.Hash
 }
 
-func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec, magic int) *logFollow {
+func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec.Pathspec, magic int) *logFollow {
 	s = s.orDefault()
 	limit := 1000
 	if s.conf != nil {
@@ -93,15 +94,15 @@ func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec, magic 
 // followMagic is git's magic bits of a pathspec item that
 // try_to_follow_renames does not support.
 func followMagic(raw string) int {
-	m, _, err := parseMagic(raw)
+	m, _, err := pathspec.ParseMagic(raw)
 	if err != nil {
 		return 0
 	}
 	n := 0
-	if m.glob {
+	if m.Glob {
 		n |= 0x8
 	}
-	if m.icase {
+	if m.ICase {
 		n |= 0x10
 	}
 	return n
@@ -178,7 +179,7 @@ func cutSlash(p string) (string, string, bool) {
 
 // literal reports whether the followed pathspec is one plain path.
 func (f *logFollow) literal() bool {
-	return len(f.ps.items) == 1 && len(f.ps.exclude) == 0 && !f.ps.items[0].glob && f.ps.plain()
+	return len(f.ps.Items) == 1 && len(f.ps.Exclude) == 0 && !f.ps.Items[0].Glob && f.ps.Plain()
 }
 
 // changes is the tree diff of a against b (zero: the empty tree) on the
@@ -189,7 +190,7 @@ func (f *logFollow) changes(a, b plumbing.Hash) ([]followPair, error) {
 	}
 	if f.literal() {
 		// The entry the path names decides whether anything changed.
-		p := f.ps.items[0].pat
+		p := f.ps.Items[0].Pat
 		ea, oka := f.entryAt(a, p)
 		eb, okb := f.entryAt(b, p)
 		if oka == okb && (!oka || ea.mode == eb.mode && ea.hash == eb.hash) {
@@ -231,7 +232,7 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 	side := func(e treeEnt, old bool) error {
 		p := full(e.name)
 		if e.mode == filemode.Dir {
-			if !f.ps.matchesDir(p) {
+			if !f.ps.MatchesDir(p) {
 				return nil
 			}
 			if old {
@@ -239,7 +240,7 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 			}
 			return f.diffTrees(p, plumbing.ZeroHash, e.hash, out)
 		}
-		if !f.ps.match(p) {
+		if !f.ps.Match(p) {
 			return nil
 		}
 		if old {
@@ -280,14 +281,14 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 			}
 			p := full(ea.name)
 			if ea.mode == filemode.Dir {
-				if f.ps.matchesDir(p) {
+				if f.ps.MatchesDir(p) {
 					if err := f.diffTrees(p, ea.hash, eb.hash, out); err != nil {
 						return err
 					}
 				}
 				continue
 			}
-			if f.ps.match(p) {
+			if f.ps.Match(p) {
 				*out = append(*out, followPair{path: p, oldMode: ea.mode, oldHash: ea.hash, newMode: eb.mode, newHash: eb.hash})
 			}
 		}
@@ -339,7 +340,7 @@ func (f *logFollow) shows(c *object.Commit) (bool, error) {
 
 // follow makes p the path followed: a literal path from the top.
 func (f *logFollow) follow(p string) {
-	f.ps = pathspec{items: []specItem{{raw: p, pat: p, match: p}}}
+	f.ps = pathspec.Pathspec{Items: []pathspec.Item{{Raw: p, Pat: p, Match: p}}}
 	f.magic = 0
 }
 
@@ -357,7 +358,7 @@ type followSrc struct {
 // a source for the one destination, the followed path's new entry.
 // It returns the source path, "" for none.
 func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (string, error) {
-	match := f.ps.items[0].match
+	match := f.ps.Items[0].Match
 	if dst.path != match {
 		return "", nil // single_follow: no other path is a destination
 	}

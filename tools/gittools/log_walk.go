@@ -27,12 +27,13 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/commitgraph"
 	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
+	"github.com/tgp-go/tgp/internal/pathspec"
 )
 
 // literalWalk is revWalk's walk with a raw-tree fingerprint.
 type literalWalk struct {
 	r       *git.Repository
-	items   []specItem
+	items   []pathspec.Item
 	parts   [][]string // each item's path components
 	shallow map[plumbing.Hash]bool
 	prints  map[plumbing.Hash]string
@@ -73,26 +74,26 @@ type walkCommit struct {
 }
 
 // newLiteralWalk returns nil when some item has a wildcard.
-func newLiteralWalk(r *git.Repository, ps pathspec) *literalWalk {
-	if ps.empty() || !ps.plain() {
+func newLiteralWalk(r *git.Repository, ps pathspec.Pathspec) *literalWalk {
+	if ps.Empty() || !ps.Plain() {
 		return nil
 	}
-	w := &literalWalk{r: r, items: ps.items, shallow: shallowCommits(r), prints: map[plumbing.Hash]string{},
+	w := &literalWalk{r: r, items: ps.Items, shallow: shallowCommits(r), prints: map[plumbing.Hash]string{},
 		commits: map[plumbing.Hash]*walkCommit{}, looks: map[lookKey]lookVal{}, graph: gitbackend.CommitGraph(r.Storer)}
 	filters := w.graph.HasFilters()
-	for _, it := range ps.items {
-		if it.glob {
+	for _, it := range ps.Items {
+		if it.Glob {
 			return nil
 		}
 		var parts []string
-		if it.pat != "" {
-			parts = strings.Split(it.pat, "/")
+		if it.Pat != "" {
+			parts = strings.Split(it.Pat, "/")
 		} else {
 			filters = false // the whole tree: every commit changes it
 		}
 		w.parts = append(w.parts, parts)
 		if filters {
-			w.keys = append(w.keys, commitgraph.NewKey(strings.TrimSuffix(it.pat, "/")))
+			w.keys = append(w.keys, commitgraph.NewKey(strings.TrimSuffix(it.Pat, "/")))
 		}
 	}
 	if !filters {
@@ -163,7 +164,7 @@ func (w *literalWalk) fingerprint(tree plumbing.Hash) string {
 	}
 	var b strings.Builder
 	for i, it := range w.items {
-		if it.pat == "" {
+		if it.Pat == "" {
 			// The whole tree: nothing when it is empty, as a listing.
 			if data, err := w.raw(plumbing.TreeObject, tree); err == nil && len(data) > 0 {
 				fmt.Fprintf(&b, "%s\n", tree)
@@ -180,9 +181,9 @@ func (w *literalWalk) fingerprint(tree plumbing.Hash) string {
 				break
 			}
 		}
-		if v.ok && (!it.dirOnly || v.mode == filemode.Dir) {
+		if v.ok && (!it.DirOnly || v.mode == filemode.Dir) {
 			// "<path> <mode> <hash>\n", as "%s %o %s\n" prints it.
-			b.WriteString(it.pat)
+			b.WriteString(it.Pat)
 			b.WriteByte(' ')
 			b.WriteString(strconv.FormatUint(uint64(v.mode), 8))
 			b.WriteByte(' ')

@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/internal/pathspec"
 )
 
 // revWalk is git rev-list's default walk (revision.c): commits newest
@@ -25,13 +27,13 @@ import (
 // shallow repository's boundary commits have no parents.
 type revWalk struct {
 	r       *git.Repository
-	ps      pathspec
+	ps      pathspec.Pathspec
 	shallow map[plumbing.Hash]bool
 	prints  map[plumbing.Hash]string // tree → pathspec fingerprint
 	since   time.Time
 }
 
-func newRevWalk(r *git.Repository, ps pathspec) *revWalk {
+func newRevWalk(r *git.Repository, ps pathspec.Pathspec) *revWalk {
 	return &revWalk{r: r, ps: ps, shallow: shallowCommits(r), prints: map[plumbing.Hash]string{}}
 }
 
@@ -133,7 +135,7 @@ func (w *revWalk) run(ctx context.Context, start plumbing.Hash, visit func(*obje
 // simplify returns the parents to walk and whether c is shown.
 func (w *revWalk) simplify(c *object.Commit) ([]plumbing.Hash, bool) {
 	parents := w.parents(c)
-	if w.ps.empty() {
+	if w.ps.Empty() {
 		return parents, true
 	}
 	mine := w.fingerprint(c.TreeHash)
@@ -173,14 +175,14 @@ func (w *revWalk) collect(t *object.Tree, prefix string, b *strings.Builder) {
 		if prefix != "" {
 			p = prefix + "/" + e.Name
 		}
-		if w.ps.plain() && w.ps.match(p) && !w.globOnly() {
+		if w.ps.Plain() && w.ps.Match(p) && !w.globOnly() {
 			// A literal item naming this entry (file or directory): its
 			// hash and mode say everything below it.
 			fmt.Fprintf(b, "%s %o %s\n", p, e.Mode, e.Hash)
 			continue
 		}
 		if e.Mode == filemode.Dir {
-			if !w.ps.matchesDir(p) {
+			if !w.ps.MatchesDir(p) {
 				continue
 			}
 			sub, err := object.GetTree(w.r.Storer, e.Hash)
@@ -189,7 +191,7 @@ func (w *revWalk) collect(t *object.Tree, prefix string, b *strings.Builder) {
 			}
 			continue
 		}
-		if w.ps.match(p) {
+		if w.ps.Match(p) {
 			fmt.Fprintf(b, "%s %o %s\n", p, e.Mode, e.Hash)
 		}
 	}
@@ -198,8 +200,8 @@ func (w *revWalk) collect(t *object.Tree, prefix string, b *strings.Builder) {
 // globOnly reports whether every pathspec item is a wildcard (then matches
 // are made on leaves, as git's tree diff does).
 func (w *revWalk) globOnly() bool {
-	for _, it := range w.ps.items {
-		if !it.glob {
+	for _, it := range w.ps.Items {
+		if !it.Glob {
 			return false
 		}
 	}

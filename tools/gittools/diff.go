@@ -378,7 +378,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		return nil, errDiffUsage
 	}
 	if isRange && a.ToRef == "" {
-		ft, tt, err := rr.trees(ctx, r)
+		ft, tt, err := rangeTrees(ctx, r, rr)
 		if err != nil {
 			return nil, err
 		}

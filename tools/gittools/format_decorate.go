@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/internal/revision"
 )
 
 // loadDecorations maps each decorated commit to its decorations in the
@@ -71,7 +73,7 @@ func loadDecorations(r *git.Repository, full bool) map[plumbing.Hash][]string {
 			return nil
 		})
 	}
-	for h := range shallowCommits(r) {
+	for h := range revision.Shallow(r) {
 		out[h] = append(out[h], "grafted")
 	}
 	switch {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/internal/revision"
 )
 
 // logPrinter writes commits one after the other as show_log does.
@@ -67,7 +69,7 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 	lp.shownOne = true
 	rc := loadRawCommit(lp.pc, c)
 	if lp.shallow == nil {
-		lp.shallow = shallowCommits(lp.pc.r)
+		lp.shallow = revision.Shallow(lp.pc.r)
 	}
 	if lp.shallow[c.Hash] {
 		rc.parents = nil

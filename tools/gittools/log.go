@@ -11,7 +11,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/pathspec"
+	"github.com/tgp-go/tgp/internal/revision"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -76,12 +78,12 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	}
 	var authorRe, grepRe *regexp.Regexp
 	if a.Author != "" {
-		if authorRe, err = breToRE(a.Author); err != nil {
+		if authorRe, err = revision.CompileBRE(a.Author); err != nil {
 			return "", tools.BadArg("author", "invalid pattern: %v", err)
 		}
 	}
 	if a.Grep != "" {
-		if grepRe, err = breToRE(a.Grep); err != nil {
+		if grepRe, err = revision.CompileBRE(a.Grep); err != nil {
 			return "", tools.BadArg("grep", "invalid pattern: %v", err)
 		}
 	}
@@ -99,19 +101,19 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		fl = newLogFollow(r, st, wd, ps, followMagic(a.Path))
 	}
 	var walk interface {
-		run(context.Context, plumbing.Hash, func(*object.Commit) bool) error
+		Run(context.Context, plumbing.Hash, func(*object.Commit) bool) error
 	}
 	if fl != nil {
 		// Every commit, unsimplified: the path followed changes.
-		rw := newRevWalk(r, pathspec.Pathspec{})
-		rw.since = since
+		rw := revision.NewWalk(r, pathspec.Pathspec{})
+		rw.Since = since
 		walk = rw
-	} else if lw := newLiteralWalk(r, ps); lw != nil {
-		lw.since = since
+	} else if lw := revision.NewLiteralWalk(r, ps, gitbackend.CommitGraph(r.Storer), rawReader(r)); lw != nil {
+		lw.Since = since
 		walk = lw
 	} else {
-		rw := newRevWalk(r, ps)
-		rw.since = since
+		rw := revision.NewWalk(r, ps)
+		rw.Since = since
 		walk = rw
 	}
 	pc := newPrettyContext(r, st, now)
@@ -124,7 +126,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	var b strings.Builder
 	n := 0
 	var followErr error
-	err = walk.run(ctx, head.Hash(), func(c *object.Commit) bool {
+	err = walk.Run(ctx, head.Hash(), func(c *object.Commit) bool {
 		if a.MaxCount != nil && n >= *a.MaxCount {
 			return false
 		}

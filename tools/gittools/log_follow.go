@@ -25,6 +25,7 @@ import (
 	"github.com/tgp-go/tgp/internal/diffcore"
 	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
 	"github.com/tgp-go/tgp/internal/pathspec"
+	"github.com/tgp-go/tgp/internal/revision"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -49,7 +50,7 @@ type logFollow struct {
 	// commits reads parents' trees from raw headers; sizes and spans
 	// remember blob sizes and chunk counts between rename searches (the
 	// parent trees of successive searches share most files).
-	commits  *literalWalk
+	commits  *revision.CommitTrees
 	sizes    map[plumbing.Hash]int
 	binary   map[plumbing.Hash]bool
 	spans    map[spanKey]diffcore.Spans
@@ -86,8 +87,8 @@ func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec.Pathspe
 		prefix = wd + "/"
 	}
 	return &logFollow{r: r, ps: ps, magic: magic, prefix: prefix, showRoot: s.showRoot, renameLimit: limit,
-		po: patchOpts{settings: s, drivers: s.conf}, shallow: shallowCommits(r), trees: map[plumbing.Hash][]treeEnt{},
-		commits: &literalWalk{r: r, commits: map[plumbing.Hash]*walkCommit{}},
+		po: patchOpts{settings: s, drivers: s.conf}, shallow: revision.Shallow(r), trees: map[plumbing.Hash][]treeEnt{},
+		commits: revision.NewCommitTrees(r, rawReader(r)),
 		sizes:   map[plumbing.Hash]int{}, binary: map[plumbing.Hash]bool{}, spans: map[spanKey]diffcore.Spans{}}
 }
 
@@ -310,11 +311,11 @@ func (f *logFollow) shows(c *object.Commit) (bool, error) {
 			return false, nil
 		}
 	case 1:
-		pc, err := f.commits.commit(parents[0])
+		t, err := f.commits.Tree(parents[0])
 		if err != nil {
 			return false, err
 		}
-		parentTree = pc.tree
+		parentTree = t
 	default:
 		return false, nil // log_tree_diff: no diff for a merge, so nothing shown
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/internal/revision"
 	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -56,7 +57,7 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 	if isRange {
 		// A range is walked: each commit as git show shows one, in git
 		// log's order (git show A..B is git log -p --cc A..B).
-		commits, left, err := rr.commits(ctx, r)
+		commits, left, err := rr.Commits(ctx, r)
 		if err != nil {
 			return "", err
 		}
@@ -182,7 +183,7 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, sh
 	}
 	// A shallow boundary is a root to git (its parents are grafted away).
 	parents := c.ParentHashes
-	if shallowCommits(r)[c.Hash] {
+	if revision.Shallow(r)[c.Hash] {
 		parents = nil
 	}
 	diff, err := showDiff(r, pc.cfg, pc.wd, c, parents, a)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/pathspec"
+	"github.com/tgp-go/tgp/internal/pretty"
 	"github.com/tgp-go/tgp/internal/revision"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -66,13 +67,13 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	var since, until time.Time
 	if a.Since != "" {
 		var ok bool
-		if since, ok = logDate(a.Since, now); !ok {
+		if since, ok = pretty.ParseDate(a.Since, now); !ok {
 			return "", tools.BadArg("since", "cannot read date %q (try 2026-01-31, 2026-01-31 10:00:00, @<unix seconds>, \"2 weeks ago\" or \"last friday\")", a.Since)
 		}
 	}
 	if a.Until != "" {
 		var ok bool
-		if until, ok = logDate(a.Until, now); !ok {
+		if until, ok = pretty.ParseDate(a.Until, now); !ok {
 			return "", tools.BadArg("until", "cannot read date %q (try 2026-01-31, 2026-01-31 10:00:00, @<unix seconds>, \"2 weeks ago\" or \"last friday\")", a.Until)
 		}
 	}
@@ -117,12 +118,13 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		walk = rw
 	}
 	pc := newPrettyContext(r, st, now)
-	cf, err := pc.commitFormat(a.Format, a.Oneline)
+	cf, err := commitFormat(pc, a.Format, a.Oneline)
 	if err != nil {
 		return "", err
 	}
-	lp := &logPrinter{pc: pc, f: cf, showNotes: a.Format == "" && !a.Oneline}
-	defer lp.close()
+	lp := newLogPrinter(r, pc, cf)
+	lp.ShowNotes = a.Format == "" && !a.Oneline
+	defer lp.Close()
 	var b strings.Builder
 	n := 0
 	var followErr error
@@ -133,7 +135,7 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		if !until.IsZero() && c.Committer.When.After(until) {
 			return true
 		}
-		if authorRe != nil && !authorRe.MatchString(authorHeader(pc, c)) {
+		if authorRe != nil && !authorRe.MatchString(pc.AuthorHeader(c)) {
 			return true
 		}
 		if grepRe != nil && !grepRe.MatchString(c.Message) {
@@ -150,9 +152,9 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 			}
 		}
 		n++
-		lp.show(&b, c)
-		if lp.pc.err != nil {
-			followErr = lp.pc.err // git dies (its output unflushed)
+		lp.Show(&b, c)
+		if pc.Err != nil {
+			followErr = prettyError(pc.Err) // git dies (its output unflushed)
 			return false
 		}
 		return true
@@ -185,4 +187,4 @@ func logFollows(st *settings, a logArgs, ps pathspec.Pathspec) (bool, error) {
 }
 
 // subject is git's %s of a message.
-func subject(msg string) string { return parseMessage(msg).subject() }
+func subject(msg string) string { return pretty.Subject(msg) }

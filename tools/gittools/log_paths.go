@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/tgp-go/tgp/internal/pathspec"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -60,16 +58,4 @@ func (d Deps) logPathspec(wd, p string) (pathspec.Pathspec, error) {
 		}
 	}
 	return ps, nil
-}
-
-// authorHeader is the author line --author matches (after "author "),
-// with the name and email rewritten by the mailmap as git log does.
-func authorHeader(pc *prettyContext, c *object.Commit) string {
-	rc := loadRawCommit(pc, c)
-	id := splitIdent(rc.author)
-	if !id.ok {
-		return rc.author
-	}
-	name, email := pc.mailmap.mapUser(id.name, id.email)
-	return name + " <" + email + ">" + rc.author[strings.LastIndexByte(rc.author, '>')+1:]
 }

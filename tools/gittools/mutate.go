@@ -477,8 +477,8 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg, wd string) (str
 	po := cfg.patch(diffTrees)
 	po.attr = loadAttributes(r, true)
 	ab := newAbbrever(r)
-	defer ab.close()
-	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.short(h), subject(msg))
+	defer ab.Close()
+	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.Short(h), subject(msg))
 	if author.Name != committer.Name || author.Email != committer.Email {
 		fmt.Fprintf(&b, " Author: %s <%s>\n", author.Name, author.Email)
 	}

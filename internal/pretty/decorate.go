@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 // Decorations (%d, %D) as log-tree.c's load_ref_decorations and
 // format_decorations build them: every ref's name on the commit it peels

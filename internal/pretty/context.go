@@ -91,7 +91,7 @@ type Context struct {
 	mailmap Mailmap
 	now     time.Time
 	cfg     Config
-	// Err is where a format stopped git as a whole (ErrTrustLevelBug).
+	// Err is where a format stopped git as a whole (errTrustLevelBug).
 	Err error
 	// LeftSide are the commits of A...B's left side, which git flags
 	// SYMMETRIC_LEFT and %m marks "<" (">" every other).

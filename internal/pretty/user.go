@@ -46,9 +46,9 @@ type userFormatter struct {
 	err error
 }
 
-// ErrTrustLevelBug is git 2.39's BUG on %GT of a signature gpg could not
+// errTrustLevelBug is git 2.39's BUG on %GT of a signature gpg could not
 // check: the trust level is left unset (gpg-interface.c).
-var ErrTrustLevelBug = &Error{Message: "BUG: gpg-interface.c:915: invalid trust level requested -1"}
+var errTrustLevelBug = &Error{Message: "BUG: gpg-interface.c:915: invalid trust level requested -1"}
 
 // formatUser is format_commit_message.
 func (pc *Context) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string, abbrev func(plumbing.Hash) string, note func() string) string {
@@ -506,7 +506,7 @@ func (uf *userFormatter) signature(sb *strings.Builder, p string) int {
 		}
 	case 'T':
 		if kind != sigNone {
-			uf.err = ErrTrustLevelBug
+			uf.err = errTrustLevelBug
 			return 2
 		}
 		sb.WriteString("undefined")

@@ -31,6 +31,8 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/commitgraph"
+	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
+	"github.com/tgp-go/tgp/internal/revision"
 	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
@@ -123,7 +125,7 @@ type scoreboard struct {
 	// walk holds a range's UNINTERESTING marks (A of A..B and the
 	// ancestors git marked), the boundaries of the blame; nil without a
 	// range.
-	walk   *limitWalk
+	walk   *revision.LimitWalk
 	queue  commitQueue
 	seq    int
 	guilty []bentry
@@ -143,6 +145,19 @@ type scoreboard struct {
 	keys    map[string]*commitgraph.Key
 	looks   map[lookKey]lookVal
 	buf     []byte
+}
+
+// lookKey is an entry looked up by name in a raw tree, lookVal what was
+// found.
+type lookKey struct {
+	tree plumbing.Hash
+	name string
+}
+
+type lookVal struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+	ok   bool
 }
 
 type indexEntry struct {
@@ -188,11 +203,11 @@ func blame(ctx context.Context, r *git.Repository, prefix string, a blameArgs) (
 		// The working tree's commit is one more commit of the walk, the
 		// newest (added to git's pending objects when nothing else is
 		// the final).
-		var fake *limitNode
+		var fake *revision.Node
 		if final.c.fake {
-			fake = &limitNode{date: time.Now().Unix(), parents: final.c.parents, parsed: true}
+			fake = revision.WorktreeNode(time.Now().Unix(), final.c.parents)
 		}
-		sb.walk, _, err = rangeWalk(ctx, r, rr, fake)
+		sb.walk, _, err = revision.WalkRange(ctx, r, rr, fake)
 	}
 	if err != nil {
 		return "", err
@@ -386,7 +401,7 @@ func (sb *scoreboard) lookTree(h plumbing.Hash, name string) lookVal {
 	var v lookVal
 	if b, err := gitbackend.ReadRaw(sb.s, plumbing.TreeObject, h, sb.buf[:0]); err == nil {
 		sb.buf = b
-		v.mode, v.hash, v.ok = lookup(b, name)
+		v.mode, v.hash, v.ok = rawobj.FindTreeEntry(b, name)
 	}
 	sb.looks[k] = v
 	return v
@@ -557,8 +572,8 @@ func (sb *scoreboard) assign() error {
 			}
 			// A commit the range marked UNINTERESTING keeps its lines
 			// (a boundary) and marks its parents, as assign_blame does.
-			if n := sb.walkNode(c); n != nil && n.uninteresting {
-				sb.walk.markParentsUninteresting(n)
+			if n := sb.walkNode(c); n != nil && n.Uninteresting() {
+				sb.walk.MarkParentsUninteresting(n)
 			} else if err := sb.passBlame(o); err != nil {
 				return err
 			}
@@ -582,7 +597,7 @@ func (sb *scoreboard) assign() error {
 	// after blame passed through it or not.
 	if sb.walk != nil {
 		for h, c := range sb.commits {
-			if sb.walk.uninteresting(h) {
+			if sb.walk.Uninteresting(h) {
 				c.boundary = true
 			}
 		}
@@ -593,13 +608,11 @@ func (sb *scoreboard) assign() error {
 // walkNode is c's node in a range's walk, parsed as git parses a commit
 // blame looks at (which lets an UNINTERESTING mark spread through it);
 // nil without a range or for the working tree.
-func (sb *scoreboard) walkNode(c *bcommit) *limitNode {
+func (sb *scoreboard) walkNode(c *bcommit) *revision.Node {
 	if sb.walk == nil || c.fake {
 		return nil
 	}
-	n := sb.walk.node(c.hash)
-	sb.walk.parse(n)
-	return n
+	return sb.walk.Parsed(c.hash)
 }
 
 // parents are the scoreboard's parents of c; one that cannot be read is
@@ -768,10 +781,10 @@ func (sb *scoreboard) passToParent(o, po *borigin) error {
 // given) is not excluded is a final: two are git's error, none (A..A)
 // blames the working tree ("" is returned). name is the final's side as
 // written.
-func rangeFinal(ctx context.Context, r *git.Repository, rr revRange) (final, name string, err error) {
+func rangeFinal(ctx context.Context, r *git.Repository, rr revision.Range) (final, name string, err error) {
 	excluded := map[plumbing.Hash]bool{}
-	if rr.symmetric {
-		bases, err := mergeBases(ctx, r, rr.left.(*object.Commit), rr.right.(*object.Commit))
+	if rr.Symmetric {
+		bases, err := revision.MergeBases(ctx, r, rr.Left.(*object.Commit), rr.Right.(*object.Commit))
 		if err != nil {
 			return "", "", err
 		}
@@ -779,14 +792,14 @@ func rangeFinal(ctx context.Context, r *git.Repository, rr revRange) (final, nam
 			excluded[c.Hash] = true
 		}
 	} else {
-		excluded[rr.leftID] = true
+		excluded[rr.LeftID] = true
 	}
 	var fo object.Object
 	sides := []struct {
 		id   plumbing.Hash
 		o    object.Object
 		name string
-	}{{rr.leftID, rr.left, rr.leftName}, {rr.rightID, rr.right, rr.rightName}}
+	}{{rr.LeftID, rr.Left, rr.LeftName}, {rr.RightID, rr.Right, rr.RightName}}
 	for _, sd := range sides {
 		if excluded[sd.id] {
 			continue

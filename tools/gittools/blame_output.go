@@ -10,12 +10,10 @@ import (
 	"strconv"
 	"strings"
 
-	"unicode"
-	"unicode/utf8"
-
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/text/width"
+
+	"github.com/tgp-go/tgp/internal/pretty"
 )
 
 // output is builtin/blame.c's find_alignment + emit_other for git's
@@ -41,12 +39,12 @@ func (sb *scoreboard) output(final string, data []byte) string {
 			if !e.o.c.fake {
 				sb.authorOf(e.o.c)
 			}
-			name, email := mm.mapUser(e.o.c.author, e.o.c.email)
+			name, email := mm.MapUser(e.o.c.author, e.o.c.email)
 			e.o.c.author = name
 			if sb.cfg.showEmail {
 				e.o.c.author = "<" + email + ">"
 			}
-			longestAuthor = max(longestAuthor, strWidth(e.o.c.author))
+			longestAuthor = max(longestAuthor, pretty.StrWidth(e.o.c.author))
 			abbrev = max(abbrev, sb.uniqueAbbrev(e.o.c.hash, abbrev))
 		}
 		maxLno = max(maxLno, e.lno+e.n)
@@ -63,7 +61,7 @@ func (sb *scoreboard) output(final string, data []byte) string {
 		hex := c.hash.String()
 		when := sb.cfg.formatDate(c.ts, c.tz)
 		name := c.author
-		pad := strings.Repeat(" ", max(longestAuthor-strWidth(name), 0))
+		pad := strings.Repeat(" ", max(longestAuthor-pretty.StrWidth(name), 0))
 		for k := 0; k < e.n; k++ {
 			n := abbrev
 			switch {
@@ -175,34 +173,6 @@ func lineStarts(data []byte) []int {
 		return []int{0, 0}
 	}
 	return append(s, len(data))
-}
-
-// strWidth is git's utf8_strwidth: East Asian wide and fullwidth runes
-// count two columns, combining marks and other zero-width runes none.
-func strWidth(s string) int {
-	if !utf8.ValidString(s) {
-		return len(s)
-	}
-	w := 0
-	for _, r := range s {
-		switch {
-		case r == 0:
-		case r < 32 || (r >= 0x7f && r < 0xa0):
-			// git's wcwidth gives -1 for controls; utf8_strwidth skips them.
-		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || (unicode.Is(unicode.Cf, r) && r != 0xAD) ||
-			r == 0x200B || (r >= 0x1160 && r <= 0x11FF):
-			// git's zero-width table: Mn, Me, Cf but the soft hyphen,
-			// Hangul medial vowels and final consonants.
-		default:
-			switch width.LookupRune(r).Kind() {
-			case width.EastAsianWide, width.EastAsianFullwidth:
-				w += 2
-			default:
-				w++
-			}
-		}
-	}
-	return w
 }
 
 // defaultAbbrev is git's default abbreviation length: 7, more for a
@@ -397,3 +367,5 @@ func (sb *scoreboard) uniqueAbbrev(h plumbing.Hash, minLen int) int {
 	}
 	return l
 }
+
+func isGitSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/internal/pretty"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -155,8 +156,8 @@ func branch(r *git.Repository, a branchArgs, rl *reflogger) (string, error) {
 		}
 		rl.drop(name)
 		ab := newAbbrever(r)
-		defer ab.close()
-		return fmt.Sprintf("Deleted branch %s (was %s).", n, ab.short(ref.Hash())), nil
+		defer ab.Close()
+		return fmt.Sprintf("Deleted branch %s (was %s).", n, ab.Short(ref.Hash())), nil
 	case a.Rename != "":
 		old := plumbing.NewBranchReferenceName(a.Rename)
 		ref, err := r.Storer.Reference(old)
@@ -295,7 +296,7 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 	}
 	var rows []row
 	ab := newAbbrever(r)
-	defer ab.close()
+	defer ab.Close()
 	cur, detached := currentBranch(r)
 	iter, err := r.References()
 	if err != nil {
@@ -330,9 +331,9 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 	rows = append(rows, remotes...)
 	width := 0
 	for _, rw := range rows {
-		width = max(width, strWidth(rw.name))
+		width = max(width, pretty.StrWidth(rw.name))
 	}
-	pad := func(s string) string { return s + strings.Repeat(" ", max(width-strWidth(s), 0)) }
+	pad := func(s string) string { return s + strings.Repeat(" ", max(width-pretty.StrWidth(s), 0)) }
 	var b strings.Builder
 	for _, rw := range rows {
 		mark := "  "
@@ -351,7 +352,7 @@ func listBranches(r *git.Repository, a branchArgs) (string, error) {
 		if rw.branch != "" {
 			track = trackingInfo(r, rw.branch, rw.hash)
 		}
-		fmt.Fprintf(&b, "%s%s %s %s%s\n", mark, pad(rw.name), ab.short(rw.hash), track, subj)
+		fmt.Fprintf(&b, "%s%s %s %s%s\n", mark, pad(rw.name), ab.Short(rw.hash), track, subj)
 	}
 	return b.String(), nil
 }

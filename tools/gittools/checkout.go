@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/pathspec"
 	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -223,7 +224,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 	}
 	c, _ := object.GetCommit(r.Storer, target)
 	ab := newAbbrever(r)
-	defer ab.close()
+	defer ab.Close()
 	return fmt.Sprintf("Note: switching to '%s'.\n\n"+
 		"You are in 'detached HEAD' state. You can look around, make experimental\n"+
 		"changes and commit them, and you can discard any commits you make in this\n"+
@@ -234,7 +235,7 @@ func checkout(ctx context.Context, r *git.Repository, s *settings, wd string, a 
 		"Or undo this operation with:\n\n"+
 		"  git switch -\n\n"+
 		"Turn off this advice by setting config variable advice.detachedHead to false\n\n"+
-		"HEAD is now at %s %s\n", a.Commit, ab.short(target), subject(c.Message)), nil
+		"HEAD is now at %s %s\n", a.Commit, ab.Short(target), subject(c.Message)), nil
 }
 
 // switchTree moves worktree and index from HEAD to target with git's
@@ -665,7 +666,7 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 	}
 	files := map[string]gitbackend.TreeFile{}
 	for p, s := range all {
-		if ps.match(p) {
+		if ps.Match(p) {
 			files[p] = gitbackend.TreeFile{Mode: s.mode, Hash: s.hash}
 		}
 	}
@@ -691,9 +692,9 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	im, only := newIndexMatcher(ps), map[string]side{}
+	im, only := pathspec.NewIndexMatcher(ps), map[string]side{}
 	for _, p := range names {
-		if !im.match(p) {
+		if !im.Match(p) {
 			only[p] = all[p]
 			delete(files, p)
 		}
@@ -705,9 +706,9 @@ func checkoutPaths(ctx context.Context, r *git.Repository, cfg *settings, w *git
 		return "", err
 	}
 	ab := newAbbrever(r)
-	defer ab.close()
+	defer ab.Close()
 	n := len(files) + len(only)
-	return fmt.Sprintf("Updated %d path%s from %s\n", n, plural(n), ab.short(c.Hash)), nil
+	return fmt.Sprintf("Updated %d path%s from %s\n", n, plural(n), ab.Short(c.Hash)), nil
 }
 
 // logSwitch writes the reflog entries of a branch switch: the new

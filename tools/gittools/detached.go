@@ -58,7 +58,7 @@ func detachedFrom(r *git.Repository, head plumbing.Hash, ab *abbrever) (from str
 		}
 	}
 	if from == "" {
-		from = ab.short(noid)
+		from = ab.Short(noid)
 	}
 	return from, head == noid, true
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/pretty"
 	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/registry"
@@ -91,7 +92,7 @@ func diffTool(d Deps) *tools.Tool {
 				}
 				po := st.patch(kind)
 				po.ab = newAbbrever(r)
-				defer po.ab.close()
+				defer po.ab.Close()
 				po.attr = loadAttributes(r, kind != diffTrees)
 				if a.Unified != nil {
 					po.ctx = *a.Unified
@@ -387,7 +388,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 	if err != nil {
 		return nil, err
 	}
-	match := s.relativeMatch(wd, ps.match)
+	match := s.relativeMatch(wd, ps.Match)
 	// Renames are found with the diff attributes the patch is printed
 	// with: they say which files hash as binary.
 	renames := func(cs []*change) []*change {
@@ -420,7 +421,7 @@ func collectChanges(ctx context.Context, r *git.Repository, s *settings, wd stri
 		return nil, errDiffUsage
 	}
 	if isRange && a.ToRef == "" {
-		ft, tt, err := rr.trees(ctx, r)
+		ft, tt, err := rangeTrees(ctx, r, rr)
 		if err != nil {
 			return nil, err
 		}
@@ -966,7 +967,7 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 				name = po.quote(c.oldPath)
 			}
 			rows = append(rows, row{name: name, unmerged: true})
-			maxLen = max(maxLen, strWidth(name))
+			maxLen = max(maxLen, pretty.StrWidth(name))
 			binW = max(binW, 8)
 			continue
 		}
@@ -977,7 +978,7 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 			name = renameName(po.settings, c.oldPath, c.path)
 		}
 		rows = append(rows, row{name: name, add: a, del: d, bin: bin})
-		maxLen = max(maxLen, strWidth(name))
+		maxLen = max(maxLen, pretty.StrWidth(name))
 		if bin {
 			binW = max(binW, 14+decimalWidth(a)+decimalWidth(d))
 			numberW = 3
@@ -1011,21 +1012,21 @@ func writeStat(b *strings.Builder, changes []*change, po patchOpts) {
 	adds, dels := 0, 0
 	for _, r := range rows {
 		prefix, name := "", r.name
-		if w := strWidth(name); nameW < w {
+		if w := pretty.StrWidth(name); nameW < w {
 			// Characters off the left until the rest fits, then from the
 			// next '/' on (show_stats).
 			prefix = "..."
 			keep := max(nameW-3, 0)
 			for w > keep && name != "" {
 				_, size := utf8.DecodeRuneInString(name)
-				w -= strWidth(name[:size])
+				w -= pretty.StrWidth(name[:size])
 				name = name[size:]
 			}
 			if i := strings.IndexByte(name, '/'); i >= 0 {
 				name = name[i:]
 			}
 		}
-		padding := max(nameW-len(prefix)-strWidth(name), 0)
+		padding := max(nameW-len(prefix)-pretty.StrWidth(name), 0)
 		if r.unmerged {
 			// git ends this record without a newline (show_stats).
 			fmt.Fprintf(b, " %s%s%*s | Unmerged", prefix, name, padding, "")

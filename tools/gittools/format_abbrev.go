@@ -26,8 +26,8 @@ func newAbbrever(r *git.Repository) *abbrever {
 	return &abbrever{sb: sb, min: n, cache: map[plumbing.Hash]string{}}
 }
 
-// short is h's unique abbreviation.
-func (a *abbrever) short(h plumbing.Hash) string {
+// Short is h's unique abbreviation.
+func (a *abbrever) Short(h plumbing.Hash) string {
 	if s, ok := a.cache[h]; ok {
 		return s
 	}
@@ -40,8 +40,8 @@ func (a *abbrever) short(h plumbing.Hash) string {
 	return hex[:n]
 }
 
-// close releases the pack indexes opened by short.
-func (a *abbrever) close() {
+// Close releases the pack indexes opened by short.
+func (a *abbrever) Close() {
 	if a.sb.abbrevs != nil {
 		a.sb.abbrevs.close()
 	}

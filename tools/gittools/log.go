@@ -11,6 +11,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/gitbackend"
+	"github.com/tgp-go/tgp/internal/pathspec"
+	"github.com/tgp-go/tgp/internal/pretty"
+	"github.com/tgp-go/tgp/internal/revision"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -63,28 +67,28 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 	var since, until time.Time
 	if a.Since != "" {
 		var ok bool
-		if since, ok = logDate(a.Since, now); !ok {
+		if since, ok = pretty.ParseDate(a.Since, now); !ok {
 			return "", tools.BadArg("since", "cannot read date %q (try 2026-01-31, 2026-01-31 10:00:00, @<unix seconds>, \"2 weeks ago\" or \"last friday\")", a.Since)
 		}
 	}
 	if a.Until != "" {
 		var ok bool
-		if until, ok = logDate(a.Until, now); !ok {
+		if until, ok = pretty.ParseDate(a.Until, now); !ok {
 			return "", tools.BadArg("until", "cannot read date %q (try 2026-01-31, 2026-01-31 10:00:00, @<unix seconds>, \"2 weeks ago\" or \"last friday\")", a.Until)
 		}
 	}
 	var authorRe, grepRe *regexp.Regexp
 	if a.Author != "" {
-		if authorRe, err = breToRE(a.Author); err != nil {
+		if authorRe, err = revision.CompileBRE(a.Author); err != nil {
 			return "", tools.BadArg("author", "invalid pattern: %v", err)
 		}
 	}
 	if a.Grep != "" {
-		if grepRe, err = breToRE(a.Grep); err != nil {
+		if grepRe, err = revision.CompileBRE(a.Grep); err != nil {
 			return "", tools.BadArg("grep", "invalid pattern: %v", err)
 		}
 	}
-	var ps pathspec
+	var ps pathspec.Pathspec
 	if a.Path != "" {
 		if ps, err = d.logPathspec(wd, a.Path); err != nil {
 			return "", err
@@ -98,39 +102,40 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 		fl = newLogFollow(r, st, wd, ps, followMagic(a.Path))
 	}
 	var walk interface {
-		run(context.Context, plumbing.Hash, func(*object.Commit) bool) error
+		Run(context.Context, plumbing.Hash, func(*object.Commit) bool) error
 	}
 	if fl != nil {
 		// Every commit, unsimplified: the path followed changes.
-		rw := newRevWalk(r, pathspec{})
-		rw.since = since
+		rw := revision.NewWalk(r, pathspec.Pathspec{})
+		rw.Since = since
 		walk = rw
-	} else if lw := newLiteralWalk(r, ps); lw != nil {
-		lw.since = since
+	} else if lw := revision.NewLiteralWalk(r, ps, gitbackend.CommitGraph(r.Storer), rawReader(r)); lw != nil {
+		lw.Since = since
 		walk = lw
 	} else {
-		rw := newRevWalk(r, ps)
-		rw.since = since
+		rw := revision.NewWalk(r, ps)
+		rw.Since = since
 		walk = rw
 	}
 	pc := newPrettyContext(r, st, now)
-	cf, err := pc.commitFormat(a.Format, a.Oneline)
+	cf, err := commitFormat(pc, a.Format, a.Oneline)
 	if err != nil {
 		return "", err
 	}
-	lp := &logPrinter{pc: pc, f: cf, showNotes: a.Format == "" && !a.Oneline}
-	defer lp.close()
+	lp := newLogPrinter(r, pc, cf)
+	lp.ShowNotes = a.Format == "" && !a.Oneline
+	defer lp.Close()
 	var b strings.Builder
 	n := 0
 	var followErr error
-	err = walk.run(ctx, head.Hash(), func(c *object.Commit) bool {
+	err = walk.Run(ctx, head.Hash(), func(c *object.Commit) bool {
 		if a.MaxCount != nil && n >= *a.MaxCount {
 			return false
 		}
 		if !until.IsZero() && c.Committer.When.After(until) {
 			return true
 		}
-		if authorRe != nil && !authorRe.MatchString(authorHeader(pc, c)) {
+		if authorRe != nil && !authorRe.MatchString(pc.AuthorHeader(c)) {
 			return true
 		}
 		if grepRe != nil && !grepRe.MatchString(c.Message) {
@@ -147,9 +152,9 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 			}
 		}
 		n++
-		lp.show(&b, c)
-		if lp.pc.err != nil {
-			followErr = lp.pc.err // git dies (its output unflushed)
+		lp.Show(&b, c)
+		if pc.Err != nil {
+			followErr = prettyError(pc.Err) // git dies (its output unflushed)
 			return false
 		}
 		return true
@@ -167,8 +172,8 @@ func (d Deps) gitLog(ctx context.Context, r *git.Repository, wd string, a logArg
 // (--follow / --no-follow), else log.follow when the pathspec has exactly
 // one item (a pathspec of one exclude has two: git adds "."); --follow
 // with any other number is fatal.
-func logFollows(st *settings, a logArgs, ps pathspec) (bool, error) {
-	items := len(ps.items) + len(ps.exclude)
+func logFollows(st *settings, a logArgs, ps pathspec.Pathspec) (bool, error) {
+	items := len(ps.Items) + len(ps.Exclude)
 	if a.Path == "" {
 		items = 0
 	}
@@ -182,4 +187,4 @@ func logFollows(st *settings, a logArgs, ps pathspec) (bool, error) {
 }
 
 // subject is git's %s of a message.
-func subject(msg string) string { return parseMessage(msg).subject() }
+func subject(msg string) string { return pretty.Subject(msg) }

@@ -24,6 +24,8 @@ import (
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/diffcore"
 	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
+	"github.com/tgp-go/tgp/internal/pathspec"
+	"github.com/tgp-go/tgp/internal/revision"
 	"github.com/tgp-go/tgp/internal/xdiff"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -31,7 +33,7 @@ import (
 // logFollow is the followed path and what deciding a commit needs.
 type logFollow struct {
 	r  *git.Repository
-	ps pathspec
+	ps pathspec.Pathspec
 	// magic is the item's magic that try_to_follow_renames refuses
 	// (GUARD_PATHSPEC: glob 0x8, icase 0x10), 0 for none.
 	magic int
@@ -48,7 +50,7 @@ type logFollow struct {
 	// commits reads parents' trees from raw headers; sizes and spans
 	// remember blob sizes and chunk counts between rename searches (the
 	// parent trees of successive searches share most files).
-	commits  *literalWalk
+	commits  *revision.CommitTrees
 	sizes    map[plumbing.Hash]int
 	binary   map[plumbing.Hash]bool
 	spans    map[spanKey]diffcore.Spans
@@ -74,7 +76,7 @@ type followPair struct {
 	oldHash, newHash plumbing.Hash
 }
 
-func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec, magic int) *logFollow {
+func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec.Pathspec, magic int) *logFollow {
 	s = s.orDefault()
 	limit := 1000
 	if s.conf != nil {
@@ -85,23 +87,23 @@ func newLogFollow(r *git.Repository, s *settings, wd string, ps pathspec, magic 
 		prefix = wd + "/"
 	}
 	return &logFollow{r: r, ps: ps, magic: magic, prefix: prefix, showRoot: s.showRoot, renameLimit: limit,
-		po: patchOpts{settings: s, drivers: s.conf}, shallow: shallowCommits(r), trees: map[plumbing.Hash][]treeEnt{},
-		commits: &literalWalk{r: r, commits: map[plumbing.Hash]*walkCommit{}},
+		po: patchOpts{settings: s, drivers: s.conf}, shallow: revision.Shallow(r), trees: map[plumbing.Hash][]treeEnt{},
+		commits: revision.NewCommitTrees(r, rawReader(r)),
 		sizes:   map[plumbing.Hash]int{}, binary: map[plumbing.Hash]bool{}, spans: map[spanKey]diffcore.Spans{}}
 }
 
 // followMagic is git's magic bits of a pathspec item that
 // try_to_follow_renames does not support.
 func followMagic(raw string) int {
-	m, _, err := parseMagic(raw)
+	m, _, err := pathspec.ParseMagic(raw)
 	if err != nil {
 		return 0
 	}
 	n := 0
-	if m.glob {
+	if m.Glob {
 		n |= 0x8
 	}
-	if m.icase {
+	if m.ICase {
 		n |= 0x10
 	}
 	return n
@@ -178,7 +180,7 @@ func cutSlash(p string) (string, string, bool) {
 
 // literal reports whether the followed pathspec is one plain path.
 func (f *logFollow) literal() bool {
-	return len(f.ps.items) == 1 && len(f.ps.exclude) == 0 && !f.ps.items[0].glob && f.ps.plain()
+	return len(f.ps.Items) == 1 && len(f.ps.Exclude) == 0 && !f.ps.Items[0].Glob && f.ps.Plain()
 }
 
 // changes is the tree diff of a against b (zero: the empty tree) on the
@@ -189,7 +191,7 @@ func (f *logFollow) changes(a, b plumbing.Hash) ([]followPair, error) {
 	}
 	if f.literal() {
 		// The entry the path names decides whether anything changed.
-		p := f.ps.items[0].pat
+		p := f.ps.Items[0].Pat
 		ea, oka := f.entryAt(a, p)
 		eb, okb := f.entryAt(b, p)
 		if oka == okb && (!oka || ea.mode == eb.mode && ea.hash == eb.hash) {
@@ -231,7 +233,7 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 	side := func(e treeEnt, old bool) error {
 		p := full(e.name)
 		if e.mode == filemode.Dir {
-			if !f.ps.matchesDir(p) {
+			if !f.ps.MatchesDir(p) {
 				return nil
 			}
 			if old {
@@ -239,7 +241,7 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 			}
 			return f.diffTrees(p, plumbing.ZeroHash, e.hash, out)
 		}
-		if !f.ps.match(p) {
+		if !f.ps.Match(p) {
 			return nil
 		}
 		if old {
@@ -280,14 +282,14 @@ func (f *logFollow) diffTrees(prefix string, a, b plumbing.Hash, out *[]followPa
 			}
 			p := full(ea.name)
 			if ea.mode == filemode.Dir {
-				if f.ps.matchesDir(p) {
+				if f.ps.MatchesDir(p) {
 					if err := f.diffTrees(p, ea.hash, eb.hash, out); err != nil {
 						return err
 					}
 				}
 				continue
 			}
-			if f.ps.match(p) {
+			if f.ps.Match(p) {
 				*out = append(*out, followPair{path: p, oldMode: ea.mode, oldHash: ea.hash, newMode: eb.mode, newHash: eb.hash})
 			}
 		}
@@ -309,11 +311,11 @@ func (f *logFollow) shows(c *object.Commit) (bool, error) {
 			return false, nil
 		}
 	case 1:
-		pc, err := f.commits.commit(parents[0])
+		t, err := f.commits.Tree(parents[0])
 		if err != nil {
 			return false, err
 		}
-		parentTree = pc.tree
+		parentTree = t
 	default:
 		return false, nil // log_tree_diff: no diff for a merge, so nothing shown
 	}
@@ -339,7 +341,7 @@ func (f *logFollow) shows(c *object.Commit) (bool, error) {
 
 // follow makes p the path followed: a literal path from the top.
 func (f *logFollow) follow(p string) {
-	f.ps = pathspec{items: []specItem{{raw: p, pat: p, match: p}}}
+	f.ps = pathspec.Pathspec{Items: []pathspec.Item{{Raw: p, Pat: p, Match: p}}}
 	f.magic = 0
 }
 
@@ -357,7 +359,7 @@ type followSrc struct {
 // a source for the one destination, the followed path's new entry.
 // It returns the source path, "" for none.
 func (f *logFollow) findSource(parentTree, tree plumbing.Hash, dst followPair) (string, error) {
-	match := f.ps.items[0].match
+	match := f.ps.Items[0].Match
 	if dst.path != match {
 		return "", nil // single_follow: no other path is a destination
 	}

@@ -12,19 +12,18 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
+	"github.com/tgp-go/tgp/internal/pathspec"
 	"github.com/tgp-go/tgp/tools"
 )
 
 // logPathspec parses one path argument given relative to wd.
-func (d Deps) logPathspec(wd, p string) (pathspec, error) {
-	m, item, err := parseMagic(p)
+func (d Deps) logPathspec(wd, p string) (pathspec.Pathspec, error) {
+	m, item, err := pathspec.ParseMagic(p)
 	if err != nil {
-		return pathspec{}, &tools.Error{Kind: tools.KindBadArgs, Message: err.Error()}
+		return pathspec.Pathspec{}, &tools.Error{Kind: tools.KindBadArgs, Message: err.Error()}
 	}
 	base := wd
-	if m.top {
+	if m.Top {
 		base = ""
 	}
 	written := item // git quotes the item as written, its magic off
@@ -36,7 +35,7 @@ func (d Deps) logPathspec(wd, p string) (pathspec, error) {
 		if real, err := filepath.EvalSymlinks(root); err == nil {
 			root = real
 		}
-		return pathspec{}, &tools.Error{Kind: tools.KindBadArgs,
+		return pathspec.Pathspec{}, &tools.Error{Kind: tools.KindBadArgs,
 			Message: fmt.Sprintf("fatal: %s: '%s' is outside repository at '%s'", p, written, root)}
 	}
 	ps, err := parsePathspec(wd, []string{p})
@@ -46,29 +45,17 @@ func (d Deps) logPathspec(wd, p string) (pathspec, error) {
 	// git's normalize_path_copy keeps the '/' a last "." or ".." leaves
 	// ("d/." is "d/", and "." in directory d is "d/"): the item then
 	// names a directory only.
-	if last := path.Base("/" + item); !m.top && (last == "." || last == "..") {
-		for i := range ps.items {
-			if ps.items[i].pat != "" {
-				ps.items[i].dirOnly = true
+	if last := path.Base("/" + item); !m.Top && (last == "." || last == "..") {
+		for i := range ps.Items {
+			if ps.Items[i].Pat != "" {
+				ps.Items[i].DirOnly = true
 			}
 		}
-		for i := range ps.exclude {
-			if ps.exclude[i].pat != "" {
-				ps.exclude[i].dirOnly = true
+		for i := range ps.Exclude {
+			if ps.Exclude[i].Pat != "" {
+				ps.Exclude[i].DirOnly = true
 			}
 		}
 	}
 	return ps, nil
-}
-
-// authorHeader is the author line --author matches (after "author "),
-// with the name and email rewritten by the mailmap as git log does.
-func authorHeader(pc *prettyContext, c *object.Commit) string {
-	rc := loadRawCommit(pc, c)
-	id := splitIdent(rc.author)
-	if !id.ok {
-		return rc.author
-	}
-	name, email := pc.mailmap.mapUser(id.name, id.email)
-	return name + " <" + email + ">" + rc.author[strings.LastIndexByte(rc.author, '>')+1:]
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/gitident"
+	"github.com/tgp-go/tgp/internal/pathspec"
 	"github.com/tgp-go/tgp/tools"
 )
 
@@ -167,11 +168,11 @@ func add(ctx context.Context, r *git.Repository, cfg *settings, wd string, a add
 // addTargets are the paths git add stages: the unmerged ones the
 // pathspec names (staging resolves them), and the changed ones it names
 // (with -u, no untracked one). st loses the unmerged paths.
-func addTargets(idx *index.Index, st git.Status, ps pathspec, update bool) []string {
+func addTargets(idx *index.Index, st git.Status, ps pathspec.Pathspec, update bool) []string {
 	var targets []string
 	// An unmerged path is always staged when named: that resolves it.
 	for p := range unmergedStages(idx) {
-		if ps.match(p) {
+		if ps.Match(p) {
 			delete(st, p)
 			targets = append(targets, p)
 		}
@@ -179,7 +180,7 @@ func addTargets(idx *index.Index, st git.Status, ps pathspec, update bool) []str
 	for p, s := range st {
 		untracked := s.Worktree == git.Untracked
 		changed := s.Worktree != git.Unmodified
-		if changed && ps.match(p) && (!update || !untracked) {
+		if changed && ps.Match(p) && (!update || !untracked) {
 			targets = append(targets, p)
 		}
 	}
@@ -192,7 +193,7 @@ func addTargets(idx *index.Index, st git.Status, ps pathspec, update bool) []str
 // before are the index's entries. The whole tree counts too: "." at the
 // top, or the item a pathspec of excludes only starts from, which git
 // names ".".
-func sparseOnlyItems(idx *index.Index, st git.Status, ps pathspec, before map[string]plumbing.Hash) []string {
+func sparseOnlyItems(idx *index.Index, st git.Status, ps pathspec.Pathspec, before map[string]plumbing.Hash) []string {
 	var sparseItems []string
 	sparse := map[string]bool{}
 	for _, e := range idx.Entries {
@@ -200,23 +201,23 @@ func sparseOnlyItems(idx *index.Index, st git.Status, ps pathspec, before map[st
 			sparse[e.Name] = true
 		}
 	}
-	for i, it := range ps.items {
+	for i, it := range ps.Items {
 		if len(sparse) == 0 {
 			break
 		}
-		raw := it.raw
+		raw := it.Raw
 		if raw == "" {
 			raw = "."
 		}
-		one := pathspec{items: ps.items[i : i+1]}
+		one := pathspec.Pathspec{Items: ps.Items[i : i+1]}
 		found, hitSparse := false, false
 		for p := range before {
-			m := one.match(p)
+			m := one.Match(p)
 			found = found || m && !sparse[p]
 			hitSparse = hitSparse || m && sparse[p]
 		}
 		for p, s := range st {
-			found = found || (s.Worktree != git.Unmodified && !sparse[p] && one.match(p))
+			found = found || (s.Worktree != git.Unmodified && !sparse[p] && one.Match(p))
 		}
 		if hitSparse && !found {
 			sparseItems = append(sparseItems, raw)
@@ -229,18 +230,18 @@ func sparseOnlyItems(idx *index.Index, st git.Status, ps pathspec, before map[st
 // sparseOnlyItems reports) that matches no index entry and no changed
 // file. With -A and -u too: git checks the pathspec whatever the mode
 // (-u finds no untracked files, and no ignored ones).
-func checkPathspecMatches(fsys billy.Filesystem, st git.Status, ps pathspec, before map[string]plumbing.Hash, sparseItems []string, update bool) error {
-	for i, it := range ps.items {
-		if it.pat == "" || slices.Contains(sparseItems, it.raw) {
+func checkPathspecMatches(fsys billy.Filesystem, st git.Status, ps pathspec.Pathspec, before map[string]plumbing.Hash, sparseItems []string, update bool) error {
+	for i, it := range ps.Items {
+		if it.Pat == "" || slices.Contains(sparseItems, it.Raw) {
 			continue // "." at the top matches even an empty tree
 		}
-		one := pathspec{items: ps.items[i : i+1]}
+		one := pathspec.Pathspec{Items: ps.Items[i : i+1]}
 		found := false
 		for p := range before {
-			found = found || one.match(p)
+			found = found || one.Match(p)
 		}
 		for p, s := range st {
-			found = found || (s.Worktree != git.Unmodified && (!update || s.Worktree != git.Untracked) && one.match(p))
+			found = found || (s.Worktree != git.Unmodified && (!update || s.Worktree != git.Untracked) && one.Match(p))
 		}
 		if found {
 			continue
@@ -249,14 +250,14 @@ func checkPathspecMatches(fsys billy.Filesystem, st git.Status, ps pathspec, bef
 		// and ":/./d" uncleaned), is not there: an item naming an
 		// existing directory with nothing to add, or the top, is no
 		// error unless it has glob or icase magic.
-		match := it.match
-		if it.dirOnly && !strings.HasSuffix(match, "/") {
+		match := it.Match
+		if it.DirOnly && !strings.HasSuffix(match, "/") {
 			match += "/" // git's item keeps the slash ("d/." is "d/")
 		}
-		if !it.pathGlb && !it.icase && existsFromTop(fsys, match) {
+		if !it.PathGlob && !it.ICase && existsFromTop(fsys, match) {
 			continue
 		}
-		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.items[i].raw)}
+		return &tools.Error{Kind: tools.KindExecutionFailed, Message: fmt.Sprintf("fatal: pathspec '%s' did not match any files", ps.Items[i].Raw)}
 	}
 	return nil
 }
@@ -267,10 +268,10 @@ func checkPathspecMatches(fsys billy.Filesystem, st git.Status, ps pathspec, bef
 // lies inside (exclude_matches_pathspec). git collects them before it
 // looks at the exclusions: an exclusion that covers one does not spare
 // it.
-func ignoredNamed(ps pathspec, ignored ignoredPaths) []string {
+func ignoredNamed(ps pathspec.Pathspec, ignored ignoredPaths) []string {
 	var ignoredItems []string
 	for e := range ignored.top {
-		for _, it := range ps.items {
+		for _, it := range ps.Items {
 			if collectsIgnored(it, e) {
 				ignoredItems = append(ignoredItems, e)
 				break
@@ -280,8 +281,8 @@ func ignoredNamed(ps pathspec, ignored ignoredPaths) []string {
 	// git collects an ignored path an exclude item names (or lies in)
 	// as one a pathspec item names: exclude_matches_pathspec does not
 	// look at the exclude magic.
-	for _, it := range ps.exclude {
-		if it.glob || it.pat == "" {
+	for _, it := range ps.Exclude {
+		if it.Glob || it.Pat == "" {
 			continue
 		}
 		for e := range ignored.top {
@@ -476,8 +477,8 @@ func commit(ctx context.Context, d Deps, r *git.Repository, msg, wd string) (str
 	po := cfg.patch(diffTrees)
 	po.attr = loadAttributes(r, true)
 	ab := newAbbrever(r)
-	defer ab.close()
-	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.short(h), subject(msg))
+	defer ab.Close()
+	fmt.Fprintf(&b, "[%s%s %s] %s\n", branch, root, ab.Short(h), subject(msg))
 	if author.Name != committer.Name || author.Email != committer.Email {
 		fmt.Fprintf(&b, " Author: %s <%s>\n", author.Name, author.Email)
 	}
@@ -748,7 +749,7 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 			sparse[e.Name] = true
 		}
 	}
-	match := func(p string) bool { return !sparse[p] && ps.match(p) }
+	match := func(p string) bool { return !sparse[p] && ps.Match(p) }
 	// Every pathspec item must match something the restore knows about
 	// (report_path_error): the index's entries, with HEAD's that the
 	// pathspec reads into it first when restoring from HEAD.
@@ -798,9 +799,9 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 			}
 		}
 		sort.Strings(names)
-		im, out := newIndexMatcher(ps), map[string]bool{}
+		im, out := pathspec.NewIndexMatcher(ps), map[string]bool{}
 		for _, p := range names {
-			if !sparse[p] && im.match(p) {
+			if !sparse[p] && im.Match(p) {
 				out[p] = true
 			}
 		}
@@ -898,15 +899,15 @@ func restore(ctx context.Context, r *git.Repository, cfg *settings, wd string, a
 // collectsIgnored is exclude_matches_pathspec for one item: its part
 // before the first wildcard (all of it when literal) is the ignored entry
 // e or a path inside it; with icase magic compared case-insensitively.
-func collectsIgnored(it specItem, e string) bool {
-	lit := it.match
-	if it.glob || it.pathGlb {
+func collectsIgnored(it pathspec.Item, e string) bool {
+	lit := it.Match
+	if it.Glob || it.PathGlob {
 		if i := strings.IndexAny(lit, "*?[\\"); i >= 0 {
 			lit = lit[:i]
 		}
 	}
 	eq := func(a, b string) bool {
-		if it.icase {
+		if it.ICase {
 			return strings.EqualFold(a, b)
 		}
 		return a == b

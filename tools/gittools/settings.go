@@ -229,7 +229,7 @@ func (po patchOpts) short(h plumbing.Hash) string {
 		return strings.Repeat("0", n)
 	}
 	if po.ab != nil {
-		return po.ab.short(h)
+		return po.ab.Short(h)
 	}
 	return h.String()[:n]
 }

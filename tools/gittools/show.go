@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/tgp-go/tgp/internal/pretty"
+	"github.com/tgp-go/tgp/internal/revision"
 	"github.com/tgp-go/tgp/internal/revparse"
 	"github.com/tgp-go/tgp/tools"
 )
@@ -48,7 +50,6 @@ func showTool(d Deps) *tools.Tool {
 // entries, a blob's bytes.
 func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string, a showArgs) (string, error) {
 	pc := newPrettyContext(r, cfg, time.Now())
-	pc.wd = wd
 	rr, isRange, err := parseRevRange(r, a.Commit)
 	if err != nil {
 		return "", err
@@ -56,14 +57,14 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 	if isRange {
 		// A range is walked: each commit as git show shows one, in git
 		// log's order (git show A..B is git log -p --cc A..B).
-		commits, left, err := rr.commits(ctx, r)
+		commits, left, err := rr.Commits(ctx, r)
 		if err != nil {
 			return "", err
 		}
-		pc.leftSide = left
+		pc.LeftSide = left
 		var b strings.Builder
 		for i, c := range commits {
-			out, err := show(pc, r, c, a, i > 0)
+			out, err := show(pc, cfg, wd, r, c, a, i > 0)
 			if err != nil {
 				return "", err
 			}
@@ -75,7 +76,7 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 	if err != nil {
 		return "", revisionError(r, a.Commit)
 	}
-	cf, err := pc.commitFormat(a.Format, false)
+	cf, err := commitFormat(pc, a.Format, false)
 	if err != nil {
 		return "", err
 	}
@@ -104,9 +105,7 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 					next = off + end + 1
 				}
 				if ident, ok := strings.CutPrefix(raw[off:next], "tagger "); ok {
-					plain := *pc
-					plain.mailmap = nil
-					plain.userInfo(&b, cf.kind, "Tagger", strings.TrimSuffix(ident, "\n"))
+					pc.Tagger(&b, cf, strings.TrimSuffix(ident, "\n"))
 				}
 				off = next
 			}
@@ -144,7 +143,7 @@ func showObject(ctx context.Context, r *git.Repository, cfg *settings, wd string
 			b.Write(data)
 			return b.String(), nil
 		case *object.Commit:
-			out, err := show(pc, r, o, a, shownOne)
+			out, err := show(pc, cfg, wd, r, o, a, shownOne)
 			if err != nil {
 				return "", err
 			}
@@ -175,36 +174,37 @@ func revisionError(r *git.Repository, rev string) error {
 	return &tools.Error{Kind: tools.KindExecutionFailed, Message: msg}
 }
 
-func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, shownOne bool) (string, error) {
-	cf, err := pc.commitFormat(a.Format, false)
+func show(pc *pretty.Context, cfg *settings, wd string, r *git.Repository, c *object.Commit, a showArgs, shownOne bool) (string, error) {
+	cf, err := commitFormat(pc, a.Format, false)
 	if err != nil {
 		return "", err
 	}
 	// A shallow boundary is a root to git (its parents are grafted away).
 	parents := c.ParentHashes
-	if shallowCommits(r)[c.Hash] {
+	if revision.Shallow(r)[c.Hash] {
 		parents = nil
 	}
-	diff, err := showDiff(r, pc.cfg, pc.wd, c, parents, a)
+	diff, err := showDiff(r, cfg, wd, c, parents, a)
 	if err != nil {
 		return "", err
 	}
-	lp := &logPrinter{pc: pc, f: cf, shownOne: shownOne, showNotes: a.Format == ""}
-	defer lp.close()
+	lp := newLogPrinter(r, pc, cf)
+	lp.ShownOne, lp.ShowNotes = shownOne, a.Format == ""
+	defer lp.Close()
 	var b strings.Builder
-	lp.show(&b, c)
-	if pc.err != nil {
-		return "", pc.err
+	lp.Show(&b, c)
+	if pc.Err != nil {
+		return "", prettyError(pc.Err)
 	}
 	switch {
 	case len(parents) > 1:
 		// diff_tree_combined ends the log entry whatever follows.
-		if !cf.empty() {
+		if !cf.Empty() {
 			b.WriteByte('\n')
 		}
 		b.WriteString(diff)
 	case diff != "":
-		lp.beforeDiff(&b)
+		lp.BeforeDiff(&b)
 		b.WriteString(diff)
 	}
 	return b.String(), nil
@@ -216,7 +216,7 @@ func show(pc *prettyContext, r *git.Repository, c *object.Commit, a showArgs, sh
 func showDiff(r *git.Repository, cfg *settings, wd string, c *object.Commit, parentHashes []plumbing.Hash, a showArgs) (string, error) {
 	po := cfg.patch(diffTrees)
 	po.ab = newAbbrever(r)
-	defer po.ab.close()
+	defer po.ab.Close()
 	po.attr = loadAttributes(r, false)
 	if len(parentHashes) == 0 && !po.showRoot {
 		return "", nil // log.showRoot=false: a root commit shows no diff

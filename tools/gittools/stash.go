@@ -218,8 +218,8 @@ func (s *stasher) push(ctx context.Context, a stashArgs, wd string) (string, err
 		branch = "(no branch)"
 	}
 	ab := newAbbrever(s.r)
-	ref := fmt.Sprintf("%s: %s %s", branch, ab.short(hc.Hash), subject(hc.Message))
-	ab.close()
+	ref := fmt.Sprintf("%s: %s %s", branch, ab.Short(hc.Hash), subject(hc.Message))
+	ab.Close()
 	msg := "WIP on " + ref
 	if a.Message != "" {
 		msg = "On " + branch + ": " + a.Message

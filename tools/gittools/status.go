@@ -444,7 +444,7 @@ func writeStatusHeader(b *strings.Builder, r *git.Repository, branch string, det
 	case detached && head != nil:
 		ab := newAbbrever(r)
 		b.WriteString(detachedLine(r, head.Hash(), ab) + "\n")
-		ab.close()
+		ab.Close()
 	default:
 		fmt.Fprintf(b, "On branch %s\n", branch)
 	}

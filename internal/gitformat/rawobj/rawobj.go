@@ -37,6 +37,22 @@ func NextTreeEntry(data []byte) (mode filemode.FileMode, name []byte, h plumbing
 	return filemode.FileMode(m), name, h, data[sp+1+nul+21:], true
 }
 
+// FindTreeEntry finds the entry name in a raw tree ("<mode> <name>\0<hash>"
+// entries); ok is false when there is none.
+func FindTreeEntry(data []byte, name string) (mode filemode.FileMode, h plumbing.Hash, ok bool) {
+	for len(data) > 0 {
+		m, n, eh, rest, ok := NextTreeEntry(data)
+		if !ok {
+			break
+		}
+		if string(n) == name {
+			return m, eh, true
+		}
+		data = rest
+	}
+	return 0, plumbing.ZeroHash, false
+}
+
 // Commit is what a walk reads of a commit's header.
 type Commit struct {
 	Tree    plumbing.Hash

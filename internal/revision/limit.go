@@ -1,4 +1,4 @@
-package gittools
+package revision
 
 import (
 	"container/heap"
@@ -15,7 +15,7 @@ import (
 	"github.com/tgp-go/tgp/internal/revparse"
 )
 
-// limitWalk replays the flags git's revision machinery leaves on the
+// LimitWalk replays the flags git's revision machinery leaves on the
 // commits of a range (revision.c: handle_commit, limit_list,
 // mark_parents_uninteresting), because git's answer depends on them and
 // not on reachability: limit_list stops once every commit still queued is
@@ -25,11 +25,11 @@ import (
 // UNINTERESTING mark spreads to a commit's parents, and on through the
 // commits already parsed; git blame spreads it further as it meets
 // UNINTERESTING commits. A shallow boundary has no parents.
-type limitWalk struct {
+type LimitWalk struct {
 	ctx     context.Context
 	r       *git.Repository
 	shallow map[plumbing.Hash]bool
-	nodes   map[plumbing.Hash]*limitNode
+	nodes   map[plumbing.Hash]*Node
 	// flags are the marks of the objects named (a tag hands its marks
 	// to what it points at).
 	flags map[plumbing.Hash]uint8
@@ -43,8 +43,8 @@ const (
 	markLeft
 )
 
-// limitNode is one commit and its flags.
-type limitNode struct {
+// Node is one commit and its flags.
+type Node struct {
 	hash    plumbing.Hash
 	commit  *object.Commit
 	date    int64
@@ -56,18 +56,27 @@ type limitNode struct {
 	uninteresting, seen, added, left bool
 }
 
+// WorktreeNode is git blame's commit of the working tree
+// (fake_working_tree_commit): dated date, with parents, no hash.
+func WorktreeNode(date int64, parents []plumbing.Hash) *Node {
+	return &Node{date: date, parents: parents, parsed: true}
+}
+
+// Uninteresting says whether n carries the UNINTERESTING mark now.
+func (n *Node) Uninteresting() bool { return n.uninteresting }
+
 // limitSlop is revision.c's SLOP.
 const limitSlop = 5
 
-func newLimitWalk(ctx context.Context, r *git.Repository) *limitWalk {
-	return &limitWalk{ctx: ctx, r: r, shallow: shallowCommits(r), nodes: map[plumbing.Hash]*limitNode{}, flags: map[plumbing.Hash]uint8{}}
+func newLimitWalk(ctx context.Context, r *git.Repository) *LimitWalk {
+	return &LimitWalk{ctx: ctx, r: r, shallow: Shallow(r), nodes: map[plumbing.Hash]*Node{}, flags: map[plumbing.Hash]uint8{}}
 }
 
 // node is the commit h (not parsed yet: git's lookup_commit).
-func (w *limitWalk) node(h plumbing.Hash) *limitNode {
+func (w *LimitWalk) node(h plumbing.Hash) *Node {
 	n, ok := w.nodes[h]
 	if !ok {
-		n = &limitNode{hash: h}
+		n = &Node{hash: h}
 		w.nodes[h] = n
 	}
 	return n
@@ -75,7 +84,7 @@ func (w *limitWalk) node(h plumbing.Hash) *limitNode {
 
 // parse reads n's date and parents (git's repo_parse_commit); false when
 // the commit cannot be read.
-func (w *limitWalk) parse(n *limitNode) bool {
+func (w *LimitWalk) parse(n *Node) bool {
 	if n.parsed {
 		return true
 	}
@@ -90,15 +99,24 @@ func (w *limitWalk) parse(n *limitNode) bool {
 	return true
 }
 
-// uninteresting says whether h carries the UNINTERESTING mark now.
-func (w *limitWalk) uninteresting(h plumbing.Hash) bool {
+// Parsed is the commit h's node, parsed (git's lookup_commit then
+// repo_parse_commit: what git blame does to a commit it looks at, which
+// lets an UNINTERESTING mark spread through it).
+func (w *LimitWalk) Parsed(h plumbing.Hash) *Node {
+	n := w.node(h)
+	w.parse(n)
+	return n
+}
+
+// Uninteresting says whether h carries the UNINTERESTING mark now.
+func (w *LimitWalk) Uninteresting(h plumbing.Hash) bool {
 	n, ok := w.nodes[h]
 	return ok && n.uninteresting
 }
 
-// markParentsUninteresting is mark_parents_uninteresting: n's parents are
+// MarkParentsUninteresting is mark_parents_uninteresting: n's parents are
 // marked, and the parents of every newly marked commit already parsed.
-func (w *limitWalk) markParentsUninteresting(n *limitNode) {
+func (w *LimitWalk) MarkParentsUninteresting(n *Node) {
 	stack := append([]plumbing.Hash(nil), n.parents...)
 	for len(stack) > 0 {
 		p := w.node(stack[len(stack)-1])
@@ -120,7 +138,7 @@ func (w *limitWalk) markParentsUninteresting(n *limitNode) {
 // peeled to a commit (a tree or a blob starts nothing), parsed, and, if
 // marked, marks its parents. It returns the distinct commits sorted by
 // date (stable), and whether any was marked (git's revs->limited).
-func (w *limitWalk) start(names []plumbing.Hash) (list []*limitNode, limited bool, err error) {
+func (w *LimitWalk) start(names []plumbing.Hash) (list []*Node, limited bool, err error) {
 	for _, h := range names {
 		fl := w.flags[h]
 		o, err := object.GetObject(w.r.Storer, h)
@@ -148,7 +166,7 @@ func (w *limitWalk) start(names []plumbing.Hash) (list []*limitNode, limited boo
 			n.left = true
 		}
 		if n.uninteresting {
-			w.markParentsUninteresting(n)
+			w.MarkParentsUninteresting(n)
 			limited = true
 		}
 		if !n.seen {
@@ -162,7 +180,7 @@ func (w *limitWalk) start(names []plumbing.Hash) (list []*limitNode, limited boo
 
 // insertByDate is commit_list_insert_by_date: after every commit at least
 // as new.
-func insertByDate(list []*limitNode, n *limitNode) []*limitNode {
+func insertByDate(list []*Node, n *Node) []*Node {
 	i := sort.Search(len(list), func(i int) bool { return list[i].date < n.date })
 	list = append(list, nil)
 	copy(list[i+1:], list[i:])
@@ -173,7 +191,7 @@ func insertByDate(list []*limitNode, n *limitNode) []*limitNode {
 // processParents is process_parents without history simplification: an
 // UNINTERESTING commit marks its parents (and, once parsed, theirs) and
 // queues them; another queues its parents once.
-func (w *limitWalk) processParents(n *limitNode, list []*limitNode) []*limitNode {
+func (w *LimitWalk) processParents(n *Node, list []*Node) []*Node {
 	if n.added {
 		return list
 	}
@@ -189,7 +207,7 @@ func (w *limitWalk) processParents(n *limitNode, list []*limitNode) []*limitNode
 			continue
 		}
 		if n.uninteresting && len(p.parents) > 0 {
-			w.markParentsUninteresting(p)
+			w.MarkParentsUninteresting(p)
 		}
 		if p.seen {
 			continue
@@ -204,10 +222,10 @@ func (w *limitWalk) processParents(n *limitNode, list []*limitNode) []*limitNode
 // UNINTERESTING ones are left (and slop more), the commits met that were
 // not UNINTERESTING then, in the order they were met. A commit of it
 // marked later is dropped by git when it prints (see visible).
-func (w *limitWalk) limit(list []*limitNode) ([]*limitNode, error) {
+func (w *LimitWalk) limit(list []*Node) ([]*Node, error) {
 	slop := limitSlop
 	date := int64(1<<63 - 1)
-	var out []*limitNode
+	var out []*Node
 	for len(list) > 0 {
 		if err := w.ctx.Err(); err != nil {
 			return nil, err
@@ -216,7 +234,7 @@ func (w *limitWalk) limit(list []*limitNode) ([]*limitNode, error) {
 		list = list[1:]
 		list = w.processParents(n, list)
 		if n.uninteresting {
-			w.markParentsUninteresting(n)
+			w.MarkParentsUninteresting(n)
 			slop = stillInteresting(list, date, slop)
 			if slop > 0 {
 				continue
@@ -230,7 +248,7 @@ func (w *limitWalk) limit(list []*limitNode) ([]*limitNode, error) {
 }
 
 // stillInteresting is still_interesting.
-func stillInteresting(list []*limitNode, date int64, slop int) int {
+func stillInteresting(list []*Node, date int64, slop int) int {
 	if len(list) == 0 {
 		return 0
 	}
@@ -245,14 +263,14 @@ func stillInteresting(list []*limitNode, date int64, slop int) int {
 	return slop - 1
 }
 
-// rangeWalk sets up the walk of a range as setup_revisions and
+// WalkRange sets up the walk of a range as setup_revisions and
 // prepare_revision_walk do: A..B names A (UNINTERESTING) and B; A...B
 // names the merge bases (UNINTERESTING), A and B. The commits limit_list
 // kept are returned. fake is git blame's working-tree commit when it is
 // the final: one more commit named, the newest. Git walks a range with nothing UNINTERESTING (a tree
 // on the left) without limit_list, in the same order: limit keeps every
 // commit then.
-func rangeWalk(ctx context.Context, r *git.Repository, rr revRange, fake *limitNode) (*limitWalk, []*limitNode, error) {
+func WalkRange(ctx context.Context, r *git.Repository, rr Range, fake *Node) (*LimitWalk, []*Node, error) {
 	w := newLimitWalk(ctx, r)
 	if fake != nil {
 		// Its parents were parsed to make it (fake_working_tree_commit).
@@ -264,14 +282,14 @@ func rangeWalk(ctx context.Context, r *git.Repository, rr revRange, fake *limitN
 	// What git parsed before it marks anything lets its marks spread
 	// further: the commits its revision names went through, and those
 	// the merge base search met.
-	w.parseNamed(rr.leftName)
-	w.parseNamed(rr.rightName)
+	w.parseNamed(rr.LeftName)
+	w.parseNamed(rr.RightName)
 	var names []plumbing.Hash
-	if rr.symmetric {
-		if err := w.paintParse(rr.left.(*object.Commit).Hash, rr.right.(*object.Commit).Hash); err != nil {
+	if rr.Symmetric {
+		if err := w.paintParse(rr.Left.(*object.Commit).Hash, rr.Right.(*object.Commit).Hash); err != nil {
 			return nil, nil, err
 		}
-		bases, err := mergeBases(ctx, r, rr.left.(*object.Commit), rr.right.(*object.Commit))
+		bases, err := MergeBases(ctx, r, rr.Left.(*object.Commit), rr.Right.(*object.Commit))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -279,11 +297,11 @@ func rangeWalk(ctx context.Context, r *git.Repository, rr revRange, fake *limitN
 			w.flags[b.Hash] |= markUninteresting
 			names = append(names, b.Hash)
 		}
-		w.flags[rr.leftID] |= markLeft
+		w.flags[rr.LeftID] |= markLeft
 	} else {
-		w.flags[rr.leftID] |= markUninteresting
+		w.flags[rr.LeftID] |= markUninteresting
 	}
-	names = append(names, rr.leftID, rr.rightID)
+	names = append(names, rr.LeftID, rr.RightID)
 	list, limited, err := w.start(names)
 	if err != nil {
 		return nil, nil, err
@@ -299,7 +317,7 @@ func rangeWalk(ctx context.Context, r *git.Repository, rr revRange, fake *limitN
 
 // visible are the commits of kept git prints: those not UNINTERESTING
 // by the end of the walk; left holds those of A...B's left side.
-func (w *limitWalk) visible(kept []*limitNode) (out []*object.Commit, left map[plumbing.Hash]bool) {
+func (w *LimitWalk) visible(kept []*Node) (out []*object.Commit, left map[plumbing.Hash]bool) {
 	left = map[plumbing.Hash]bool{}
 	for _, n := range kept {
 		if !n.uninteresting {
@@ -317,7 +335,7 @@ func (w *limitWalk) visible(kept []*limitNode) (out []*object.Commit, left map[p
 // parent of and the one "^{...}" peels (lookup_commit_reference), and
 // the commit the name ends at (handle_dotdot's parse_object). A name
 // that git resolves otherwise (":path", ":/text") parses nothing here.
-func (w *limitWalk) parseNamed(rev string) {
+func (w *LimitWalk) parseNamed(rev string) {
 	if strings.Contains(rev, ":") {
 		return
 	}
@@ -391,7 +409,7 @@ func (w *limitWalk) parseNamed(rev string) {
 // committer date first, painting each commit with the sides that reach
 // it, a commit both reach painting its parents stale, until only stale
 // commits are queued.
-func (w *limitWalk) paintParse(one, two plumbing.Hash) error {
+func (w *LimitWalk) paintParse(one, two plumbing.Hash) error {
 	if one == two {
 		return nil
 	}
@@ -449,16 +467,16 @@ type limitQueue struct {
 }
 
 type limitItem struct {
-	n   *limitNode
+	n   *Node
 	seq int
 }
 
-func (q *limitQueue) push(n *limitNode) {
+func (q *limitQueue) push(n *Node) {
 	q.seq++
 	heap.Push(&q.items, limitItem{n: n, seq: q.seq})
 }
 
-func (q *limitQueue) pop() *limitNode { return heap.Pop(&q.items).(limitItem).n }
+func (q *limitQueue) pop() *Node { return heap.Pop(&q.items).(limitItem).n }
 
 type limitHeap []limitItem
 

@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 // --format strings: pretty.c's format_commit_message, placeholder by
 // placeholder, with %w wrapping, %< %> padding and truncation, the
@@ -6,7 +6,6 @@ package gittools
 // except %C(always,...)).
 
 import (
-	"github.com/tgp-go/tgp/tools"
 	"strconv"
 	"strings"
 
@@ -31,7 +30,7 @@ const (
 )
 
 type userFormatter struct {
-	pc       *prettyContext
+	pc       *Context
 	rc       rawCommit
 	dateMode string
 	// wrapping (rewrap_message_tail)
@@ -49,10 +48,10 @@ type userFormatter struct {
 
 // errTrustLevelBug is git 2.39's BUG on %GT of a signature gpg could not
 // check: the trust level is left unset (gpg-interface.c).
-var errTrustLevelBug = &tools.Error{Kind: tools.KindExecutionFailed, Message: "BUG: gpg-interface.c:915: invalid trust level requested -1"}
+var errTrustLevelBug = &Error{Message: "BUG: gpg-interface.c:915: invalid trust level requested -1"}
 
 // formatUser is format_commit_message.
-func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string, abbrev func(plumbing.Hash) string, note func() string) string {
+func (pc *Context) formatUser(rc rawCommit, tmpl, dateMode string, deco func(plumbing.Hash) []string, abbrev func(plumbing.Hash) string, note func() string) string {
 	uf := &userFormatter{pc: pc, rc: rc, dateMode: dateMode, deco: deco, abbrev: abbrev, note: note}
 	var sb strings.Builder
 	f := tmpl
@@ -77,8 +76,8 @@ func (pc *prettyContext) formatUser(rc rawCommit, tmpl, dateMode string, deco fu
 		}
 	}
 	uf.rewrap(&sb, 0, 0, 0)
-	if uf.err != nil && pc.err == nil {
-		pc.err = uf.err
+	if uf.err != nil && pc.Err == nil {
+		pc.Err = uf.err
 	}
 	return sb.String()
 }
@@ -342,71 +341,96 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 	if p == "" {
 		return 0
 	}
-	c := uf.rc.c
+	if n, ok := uf.control(sb, p); ok {
+		return n
+	}
+	if n, ok := uf.commitField(sb, p); ok {
+		return n
+	}
+	uf.message()
+	return uf.messageField(sb, p)
+}
+
+// control is a placeholder that formats rather than shows the commit
+// (%n, %x, %C, %w, %< and %>); ok is false for any other.
+func (uf *userFormatter) control(sb *strings.Builder, p string) (n int, ok bool) {
 	switch p[0] {
 	case 'n':
 		sb.WriteByte('\n')
-		return 1
+		return 1, true
 	case 'x':
 		if len(p) >= 3 && isHex(p[1]) && isHex(p[2]) {
 			v, _ := strconv.ParseUint(p[1:3], 16, 8)
 			sb.WriteByte(byte(v))
-			return 3
+			return 3, true
 		}
-		return 0
+		return 0, true
 	case 'C':
 		if strings.HasPrefix(p[1:], "(auto)") {
-			return 7
+			return 7, true
 		}
-		return parseColor(sb, p)
+		return parseColor(sb, p), true
 	case 'w':
-		if len(p) < 2 || p[1] != '(' {
-			return 0
-		}
-		end := strings.IndexByte(p[2:], ')')
-		if end < 0 {
-			return 0
-		}
-		end += 2
-		var width, indent1, indent2 int
-		if end > 2 {
-			args := p[2:end]
-			var n int
-			width, n = strtoul(args)
-			args = args[n:]
-			if strings.HasPrefix(args, ",") {
-				indent1, n = strtoul(args[1:])
-				args = args[1+n:]
-				if strings.HasPrefix(args, ",") {
-					indent2, n = strtoul(args[1:])
-					args = args[1+n:]
-				}
-			}
-			if args != "" {
-				return 0
-			}
-		}
-		if width > formattingLimit || indent1 > formattingLimit || indent2 > formattingLimit {
-			return 0
-		}
-		uf.rewrap(sb, width, indent1, indent2)
-		return end + 1
+		return uf.wrap(sb, p), true
 	case '<', '>':
-		return uf.parsePadding(p)
+		return uf.parsePadding(p), true
 	}
+	return 0, false
+}
+
+// wrap is %w(width,indent1,indent2): the rest is rewrapped so.
+func (uf *userFormatter) wrap(sb *strings.Builder, p string) int {
+	if len(p) < 2 || p[1] != '(' {
+		return 0
+	}
+	end := strings.IndexByte(p[2:], ')')
+	if end < 0 {
+		return 0
+	}
+	end += 2
+	var width, indent1, indent2 int
+	if end > 2 {
+		args := p[2:end]
+		var n int
+		width, n = strtoul(args)
+		args = args[n:]
+		if strings.HasPrefix(args, ",") {
+			indent1, n = strtoul(args[1:])
+			args = args[1+n:]
+			if strings.HasPrefix(args, ",") {
+				indent2, n = strtoul(args[1:])
+				args = args[1+n:]
+			}
+		}
+		if args != "" {
+			return 0
+		}
+	}
+	if width > formattingLimit || indent1 > formattingLimit || indent2 > formattingLimit {
+		return 0
+	}
+	uf.rewrap(sb, width, indent1, indent2)
+	return end + 1
+}
+
+// commitField is a placeholder of the commit's header (hashes,
+// decorations, notes, signature, people, encoding, raw message); ok is
+// false for any other.
+func (uf *userFormatter) commitField(sb *strings.Builder, p string) (n int, ok bool) {
+	c := uf.rc.c
 	switch p[0] {
 	case 'H':
 		sb.WriteString(c.Hash.String())
-		return 1
+		return 1, true
 	case 'h':
 		sb.WriteString(uf.abbrev(c.Hash))
-		return 1
+		return 1, true
 	case 'T':
 		sb.WriteString(c.TreeHash.String())
-		return 1
+		return 1, true
 	case 't':
 		sb.WriteString(uf.abbrev(c.TreeHash))
-		return 1
+		return 1, true
 	case 'P', 'p':
 		for i, h := range uf.rc.parents {
 			if i > 0 {
@@ -418,14 +442,14 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 				sb.WriteString(uf.abbrev(h))
 			}
 		}
-		return 1
+		return 1, true
 	case 'm':
-		if uf.pc.leftSide[c.Hash] {
+		if uf.pc.LeftSide[c.Hash] {
 			sb.WriteString("<")
 		} else {
 			sb.WriteString(">")
 		}
-		return 1
+		return 1, true
 	case 'd', 'D':
 		decs := uf.deco(c.Hash)
 		if len(decs) > 0 {
@@ -435,60 +459,70 @@ func (uf *userFormatter) one(sb *strings.Builder, p string) int {
 				sb.WriteString(strings.Join(decs, ", "))
 			}
 		}
-		return 1
+		return 1, true
 	case 'g':
 		if len(p) >= 2 && strings.IndexByte("dDsnNeE", p[1]) >= 0 {
-			return 2 // reflog placeholders are empty without --walk-reflogs
+			return 2, true // reflog placeholders are empty without --walk-reflogs
 		}
-		return 0
+		return 0, true
 	case 'N':
 		sb.WriteString(uf.note())
-		return 1
+		return 1, true
 	case 'G':
-		if len(p) < 2 {
-			return 0
-		}
-		// signature.go: git with gpg and without the signer's key.
-		kind := kindOfSignature(c.PGPSignature)
-		switch p[1] {
-		case '?':
-			if kind == sigNone || kind == sigSSH {
-				sb.WriteByte('N')
-			} else {
-				sb.WriteByte('E') // no key to check it with
-			}
-		case 'T':
-			if kind != sigNone {
-				uf.err = errTrustLevelBug
-				return 2
-			}
-			sb.WriteString("undefined")
-		case 'K':
-			if kind == sigOpenPGP {
-				sb.WriteString(openPGPKeyID(c.PGPSignature))
-			}
-		case 'G', 'S', 'F', 'P':
-		default:
-			return 0
-		}
-		return 2
+		return uf.signature(sb, p), true
 	case 'a', 'c':
 		line := uf.rc.author
 		if p[0] == 'c' {
 			line = uf.rc.committer
 		}
 		if len(p) < 2 {
-			return 0
+			return 0, true
 		}
-		return uf.person(sb, p[1], line)
+		return uf.person(sb, p[1], line), true
 	case 'e':
 		sb.WriteString(uf.rc.encoding)
-		return 1
+		return 1, true
 	case 'B':
 		sb.WriteString(uf.rc.msg)
-		return 1
+		return 1, true
 	}
-	uf.message()
+	return 0, false
+}
+
+// signature is %G?, %GT, %GK and the %G placeholders left empty
+// (signature.go: git with gpg and without the signer's key).
+func (uf *userFormatter) signature(sb *strings.Builder, p string) int {
+	c := uf.rc.c
+	if len(p) < 2 {
+		return 0
+	}
+	kind := kindOfSignature(c.PGPSignature)
+	switch p[1] {
+	case '?':
+		if kind == sigNone || kind == sigSSH {
+			sb.WriteByte('N')
+		} else {
+			sb.WriteByte('E') // no key to check it with
+		}
+	case 'T':
+		if kind != sigNone {
+			uf.err = errTrustLevelBug
+			return 2
+		}
+		sb.WriteString("undefined")
+	case 'K':
+		if kind == sigOpenPGP {
+			sb.WriteString(openPGPKeyID(c.PGPSignature))
+		}
+	case 'G', 'S', 'F', 'P':
+	default:
+		return 0
+	}
+	return 2
+}
+
+// messageField is a placeholder of the message: %s, %f, %b, %(trailers).
+func (uf *userFormatter) messageField(sb *strings.Builder, p string) int {
 	switch p[0] {
 	case 's':
 		s, _ := formatSubject(uf.subject, " ")
@@ -530,7 +564,7 @@ func (uf *userFormatter) person(sb *strings.Builder, part byte, line string) int
 	}
 	name, email := id.name, id.email
 	if part == 'N' || part == 'E' || part == 'L' {
-		name, email = uf.pc.mailmap.mapUser(name, email)
+		name, email = uf.pc.mailmap.MapUser(name, email)
 	}
 	switch part {
 	case 'n', 'N':

@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 // log-tree.c's show_log and pretty.c's pretty_print_commit for the
 // builtin formats, and the record separation rules git log and git show
@@ -11,23 +11,40 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/internal/revision"
 )
 
-// logPrinter writes commits one after the other as show_log does.
-type logPrinter struct {
-	pc       *prettyContext
-	f        commitFormat
-	shownOne bool
-	decos    map[plumbing.Hash][]string // loaded on the first %d/%D
-	ab       *abbrever                  // opened on the first abbreviation
-	shallow  map[plumbing.Hash]bool     // grafted commits show no parents
-	notes    map[plumbing.Hash]plumbing.Hash
-	// showNotes: notes under builtin formats (no format was given)
-	showNotes bool
+// Abbreviator is find_unique_abbrev: objects' unique abbreviations, at
+// core.abbrev's length or longer. Close releases what it opened.
+type Abbreviator interface {
+	Short(h plumbing.Hash) string
+	Close()
+}
+
+// LogPrinter writes commits one after the other as show_log does.
+type LogPrinter struct {
+	pc        *Context
+	f         Format
+	newAbbrev func() Abbreviator
+	decos     map[plumbing.Hash][]string // loaded on the first %d/%D
+	ab        Abbreviator                // opened on the first abbreviation
+	shallow   map[plumbing.Hash]bool     // grafted commits show no parents
+	notes     map[plumbing.Hash]plumbing.Hash
+	// ShownOne: a commit was shown before (the next is separated).
+	ShownOne bool
+	// ShowNotes: notes under builtin formats (no format was given).
+	ShowNotes bool
+}
+
+// NewLogPrinter prints in format f, abbreviating with what newAbbrev
+// opens on the first abbreviation. Close it when done.
+func NewLogPrinter(pc *Context, f Format, newAbbrev func() Abbreviator) *LogPrinter {
+	return &LogPrinter{pc: pc, f: f, newAbbrev: newAbbrev}
 }
 
 // note is the commit's note as %N (raw) or the builtin formats show it.
-func (lp *logPrinter) note(h plumbing.Hash, raw bool) string {
+func (lp *LogPrinter) note(h plumbing.Hash, raw bool) string {
 	if lp.notes == nil {
 		lp.notes = loadNotes(lp.pc.r)
 	}
@@ -38,36 +55,36 @@ func (lp *logPrinter) note(h plumbing.Hash, raw bool) string {
 	return noteText(lp.pc.r, blob, raw)
 }
 
-func (lp *logPrinter) abbrev(h plumbing.Hash) string {
+func (lp *LogPrinter) abbrev(h plumbing.Hash) string {
 	if lp.ab == nil {
-		lp.ab = newAbbrever(lp.pc.r)
+		lp.ab = lp.newAbbrev()
 	}
-	return lp.ab.short(h)
+	return lp.ab.Short(h)
 }
 
-// close releases what abbreviating opened.
-func (lp *logPrinter) close() {
+// Close releases what abbreviating opened.
+func (lp *LogPrinter) Close() {
 	if lp.ab != nil {
-		lp.ab.close()
+		lp.ab.Close()
 	}
 }
 
-func (lp *logPrinter) deco(h plumbing.Hash) []string {
+func (lp *LogPrinter) deco(h plumbing.Hash) []string {
 	if lp.decos == nil {
-		lp.decos = loadDecorations(lp.pc.r, lp.pc.cfg.orDefault().decorate == "full")
+		lp.decos = loadDecorations(lp.pc.r, lp.pc.cfg.Decorate == "full")
 	}
 	return lp.decos[h]
 }
 
-// show writes one commit's log entry.
-func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
-	if lp.shownOne && !lp.f.terminator {
+// Show writes one commit's log entry.
+func (lp *LogPrinter) Show(b *strings.Builder, c *object.Commit) {
+	if lp.ShownOne && !lp.f.terminator {
 		b.WriteByte('\n')
 	}
-	lp.shownOne = true
+	lp.ShownOne = true
 	rc := loadRawCommit(lp.pc, c)
 	if lp.shallow == nil {
-		lp.shallow = shallowCommits(lp.pc.r)
+		lp.shallow = revision.Shallow(lp.pc.r)
 	}
 	if lp.shallow[c.Hash] {
 		rc.parents = nil
@@ -79,7 +96,7 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 	case "email", "mboxrd":
 		fmt.Fprintf(b, "From %s Mon Sep 17 00:00:00 2001\n", c.Hash)
 		msg = lp.pc.prettyBuiltin(rc, lp.f.kind, lp.abbrev)
-		if lp.showNotes {
+		if lp.ShowNotes {
 			if n := lp.note(c.Hash, false); n != "" {
 				msg += "---\n" + n
 			}
@@ -93,7 +110,7 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 		} else {
 			b.WriteString(c.Hash.String())
 		}
-		if d := lp.pc.cfg.orDefault().decorate; d == "short" || d == "full" {
+		if d := lp.pc.cfg.Decorate; d == "short" || d == "full" {
 			// log.decorate: show_decorations after the hash.
 			if ds := lp.deco(c.Hash); len(ds) > 0 {
 				b.WriteString(" (" + strings.Join(ds, ", ") + ")")
@@ -105,26 +122,26 @@ func (lp *logPrinter) show(b *strings.Builder, c *object.Commit) {
 			b.WriteByte('\n')
 		}
 		msg = lp.pc.prettyBuiltin(rc, lp.f.kind, lp.abbrev)
-		if lp.showNotes {
+		if lp.ShowNotes {
 			msg += lp.note(c.Hash, false)
 		}
 	}
 	b.WriteString(msg)
-	if lp.f.terminator && !lp.f.empty() {
+	if lp.f.terminator && !lp.f.Empty() {
 		b.WriteByte('\n')
 	}
 }
 
-// beforeDiff is what log_tree_diff_flush writes between a commit's log
+// BeforeDiff is what log_tree_diff_flush writes between a commit's log
 // entry and its non-empty diff.
-func (lp *logPrinter) beforeDiff(b *strings.Builder) {
-	if lp.f.kind != "oneline" && !lp.f.empty() {
+func (lp *LogPrinter) BeforeDiff(b *strings.Builder) {
+	if lp.f.kind != "oneline" && !lp.f.Empty() {
 		b.WriteByte('\n')
 	}
 }
 
 // prettyBuiltin is pretty_print_commit for the builtin formats.
-func (pc *prettyContext) prettyBuiltin(rc rawCommit, kind string, abbrev func(plumbing.Hash) string) string {
+func (pc *Context) prettyBuiltin(rc rawCommit, kind string, abbrev func(plumbing.Hash) string) string {
 	var sb strings.Builder
 	mail := kind == "email" || kind == "mboxrd"
 	indent := 4
@@ -240,8 +257,16 @@ func expandTabs8(line string) string {
 	}
 }
 
+// Tagger writes the tagger line ident of a tag as f shows an author,
+// with no mailmap (builtin/log.c's show_tag_object).
+func (pc *Context) Tagger(sb *strings.Builder, f Format, ident string) {
+	plain := *pc
+	plain.mailmap = nil
+	plain.userInfo(sb, f.kind, "Tagger", ident)
+}
+
 // userInfo is pp_user_info.
-func (pc *prettyContext) userInfo(sb *strings.Builder, kind, what, line string) {
+func (pc *Context) userInfo(sb *strings.Builder, kind, what, line string) {
 	if kind == "oneline" {
 		return
 	}
@@ -249,7 +274,7 @@ func (pc *prettyContext) userInfo(sb *strings.Builder, kind, what, line string) 
 	if !id.ok {
 		return
 	}
-	name, email := pc.mailmap.mapUser(id.name, id.email)
+	name, email := pc.mailmap.MapUser(id.name, id.email)
 	mail := kind == "email" || kind == "mboxrd"
 	if mail {
 		sb.WriteString("From: ")

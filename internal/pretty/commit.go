@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 // git_log and git_show's commit rendering, ported from git 2.39's
 // pretty.c, log-tree.c, utf8.c and date.c: the named formats (oneline,
@@ -16,16 +16,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/text/encoding/ianaindex"
+	"golang.org/x/text/width"
 )
 
-// commitFormat is a --format/--pretty argument resolved as git's
+// Format is a --format/--pretty argument resolved as git's
 // get_commit_format does.
-type commitFormat struct {
+type Format struct {
 	kind       string // "user", or a builtin: oneline short medium full fuller raw email mboxrd
 	template   string // user format
 	terminator bool   // rev->use_terminator: tformat and oneline
@@ -33,38 +35,38 @@ type commitFormat struct {
 	dateMode   string // "" (default) or "short" (reference)
 }
 
-// parseCommitFormat resolves a format argument. A string naming no
+// parseFormat resolves a format argument. A string naming no
 // builtin format and holding no '%' is refused by git with "invalid
 // --pretty format"; the tool's callers get that message too.
-func parseCommitFormat(f string) (commitFormat, error) {
+func parseFormat(f string) (Format, error) {
 	switch {
 	case strings.HasPrefix(f, "format:"):
-		return commitFormat{kind: "user", template: f[len("format:"):]}, nil
+		return Format{kind: "user", template: f[len("format:"):]}, nil
 	case strings.HasPrefix(f, "tformat:"):
-		return commitFormat{kind: "user", template: f[len("tformat:"):], terminator: true}, nil
+		return Format{kind: "user", template: f[len("tformat:"):], terminator: true}, nil
 	}
 	switch f {
 	case "oneline":
-		return commitFormat{kind: f, terminator: true}, nil
+		return Format{kind: f, terminator: true}, nil
 	case "short", "medium", "full", "fuller", "raw", "email", "mboxrd":
-		return commitFormat{kind: f}, nil
+		return Format{kind: f}, nil
 	case "reference":
-		return commitFormat{kind: "user", template: "%C(auto)%h (%s, %ad)", terminator: true, dateMode: "short"}, nil
+		return Format{kind: "user", template: "%C(auto)%h (%s, %ad)", terminator: true, dateMode: "short"}, nil
 	}
 	if strings.Contains(f, "%") {
-		return commitFormat{kind: "user", template: f, terminator: true}, nil
+		return Format{kind: "user", template: f, terminator: true}, nil
 	}
 	// git also takes an unambiguous prefix of a builtin name.
 	for _, n := range []string{"oneline", "short", "medium", "full", "fuller", "reference", "email", "mboxrd", "raw"} {
 		if f != "" && strings.HasPrefix(n, f) {
-			return parseCommitFormat(n)
+			return parseFormat(n)
 		}
 	}
-	return commitFormat{}, fmt.Errorf("fatal: invalid --pretty format: %s", f)
+	return Format{}, fmt.Errorf("fatal: invalid --pretty format: %s", f)
 }
 
-// empty is commit_format_is_empty: a user format with no template.
-func (f commitFormat) empty() bool { return f.kind == "user" && f.template == "" }
+// Empty is commit_format_is_empty: a user format with no template.
+func (f Format) Empty() bool { return f.kind == "user" && f.template == "" }
 
 // rawCommit is a commit's raw header and message.
 type rawCommit struct {
@@ -76,7 +78,7 @@ type rawCommit struct {
 	parents           []plumbing.Hash // none for a shallow boundary (a graft)
 }
 
-func loadRawCommit(pc *prettyContext, c *object.Commit) rawCommit {
+func loadRawCommit(pc *Context, c *object.Commit) rawCommit {
 	rc := rawCommit{c: c, parents: c.ParentHashes}
 	obj, err := pc.r.Storer.EncodedObject(plumbing.CommitObject, c.Hash)
 	var raw []byte
@@ -157,7 +159,7 @@ func splitIdent(line string) identLine {
 	}
 	ne := 0
 	for k := lt - 1; k >= 0; k-- {
-		if !isGitSpace(line[k]) {
+		if !gitIsSpace(line[k]) {
 			ne = k + 1
 			break
 		}
@@ -212,9 +214,9 @@ func zoneTime(ts int64, tz int) time.Time {
 }
 
 // showDate is date.c's show_date for the modes the formats use.
-func (pc *prettyContext) showDate(ts int64, tz int, mode string) string {
-	if mode == "" && pc.cfg != nil {
-		mode = pc.cfg.date // log.date
+func (pc *Context) showDate(ts int64, tz int, mode string) string {
+	if mode == "" {
+		mode = pc.cfg.Date // log.date
 	}
 	if m, ok := strings.CutSuffix(mode, "-local"); ok || mode == "local" {
 		// The date in the local zone (TZ), as git's *-local modes show it.
@@ -273,7 +275,7 @@ func (pc *prettyContext) showDate(ts int64, tz int, mode string) string {
 
 // humanDate is show_date_normal with the human mode's hiding rules,
 // against now in the local zone.
-func (pc *prettyContext) humanDate(ts int64, tz int, t time.Time) string {
+func (pc *Context) humanDate(ts int64, tz int, t time.Time) string {
 	now := pc.now.In(time.Local)
 	_, off := now.Zone()
 	hm := abs(off) / 60
@@ -392,7 +394,7 @@ func ansiLen(s string) int {
 
 // runeWidth is git_wcwidth for one rune; controls are 0 here as the
 // callers that matter (utf8_strnwidth, strbuf_utf8_replace) skip them.
-func runeWidth(r rune) int { return strWidth(string(r)) }
+func runeWidth(r rune) int { return StrWidth(string(r)) }
 
 // displayWidth is utf8_strnwidth with ANSI sequences skipped; invalid
 // UTF-8 counts bytes.
@@ -559,4 +561,39 @@ retry:
 
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// StrWidth is git's utf8_strwidth: East Asian wide and fullwidth runes
+// count two columns, combining marks and other zero-width runes none.
+func StrWidth(s string) int {
+	if !utf8.ValidString(s) {
+		return len(s)
+	}
+	w := 0
+	for _, r := range s {
+		switch {
+		case r == 0:
+		case r < 32 || (r >= 0x7f && r < 0xa0):
+			// git's wcwidth gives -1 for controls; utf8_strwidth skips them.
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || (unicode.Is(unicode.Cf, r) && r != 0xAD) ||
+			r == 0x200B || (r >= 0x1160 && r <= 0x11FF):
+			// git's zero-width table: Mn, Me, Cf but the soft hyphen,
+			// Hangul medial vowels and final consonants.
+		default:
+			switch width.LookupRune(r).Kind() {
+			case width.EastAsianWide, width.EastAsianFullwidth:
+				w += 2
+			default:
+				w++
+			}
+		}
+	}
+	return w
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -1,4 +1,4 @@
-package gittools
+package revision
 
 // A faster walk for git_log with literal paths: instead of decoding every
 // commit and tree along the way (go-git's Commit.Decode and Tree.Decode
@@ -7,7 +7,7 @@ package gittools
 // decoded only when it is shown), and the entry a literal path names is
 // looked up by scanning the raw tree objects, as git's tree-walk does,
 // each lookup remembered by tree: a subtree the walk has seen before is
-// not read again. Pathspecs with wildcards keep revWalk's full listing.
+// not read again. Pathspecs with wildcards keep Walk's full listing.
 
 import (
 	"bytes"
@@ -24,19 +24,27 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/tgp-go/tgp/gitbackend"
 	"github.com/tgp-go/tgp/internal/commitgraph"
 	"github.com/tgp-go/tgp/internal/gitformat/rawobj"
+	"github.com/tgp-go/tgp/internal/pathspec"
 )
 
-// literalWalk is revWalk's walk with a raw-tree fingerprint.
-type literalWalk struct {
+// RawReader reads an object's bytes, of type t, into buf (reused: valid
+// until the next read).
+type RawReader func(t plumbing.ObjectType, h plumbing.Hash, buf []byte) ([]byte, error)
+
+// LiteralWalk is Walk's walk with a raw-tree fingerprint, for a pathspec
+// of literal paths: it reads commits and trees raw, looks entries up by
+// name and asks the commit-graph's changed-path filters first.
+type LiteralWalk struct {
 	r       *git.Repository
-	items   []specItem
+	read    RawReader
+	items   []pathspec.Item
 	parts   [][]string // each item's path components
 	shallow map[plumbing.Hash]bool
 	prints  map[plumbing.Hash]string
-	since   time.Time
+	// Since is --since, as for Walk.
+	Since time.Time
 	// commits are the commits read, looks the entries found by name in
 	// a tree, buf the buffer objects are read into.
 	commits map[plumbing.Hash]*walkCommit
@@ -72,27 +80,29 @@ type walkCommit struct {
 	inGraph bool
 }
 
-// newLiteralWalk returns nil when some item has a wildcard.
-func newLiteralWalk(r *git.Repository, ps pathspec) *literalWalk {
-	if ps.empty() || !ps.plain() {
+// NewLiteralWalk is the walk of a pathspec of literal paths, reading
+// objects with read and the changed-path filters of graph (nil: none);
+// nil when some item has a wildcard or magic, or the pathspec is empty.
+func NewLiteralWalk(r *git.Repository, ps pathspec.Pathspec, graph *commitgraph.Graph, read RawReader) *LiteralWalk {
+	if ps.Empty() || !ps.Plain() {
 		return nil
 	}
-	w := &literalWalk{r: r, items: ps.items, shallow: shallowCommits(r), prints: map[plumbing.Hash]string{},
-		commits: map[plumbing.Hash]*walkCommit{}, looks: map[lookKey]lookVal{}, graph: gitbackend.CommitGraph(r.Storer)}
+	w := &LiteralWalk{r: r, read: read, items: ps.Items, shallow: Shallow(r), prints: map[plumbing.Hash]string{},
+		commits: map[plumbing.Hash]*walkCommit{}, looks: map[lookKey]lookVal{}, graph: graph}
 	filters := w.graph.HasFilters()
-	for _, it := range ps.items {
-		if it.glob {
+	for _, it := range ps.Items {
+		if it.Glob {
 			return nil
 		}
 		var parts []string
-		if it.pat != "" {
-			parts = strings.Split(it.pat, "/")
+		if it.Pat != "" {
+			parts = strings.Split(it.Pat, "/")
 		} else {
 			filters = false // the whole tree: every commit changes it
 		}
 		w.parts = append(w.parts, parts)
 		if filters {
-			w.keys = append(w.keys, commitgraph.NewKey(strings.TrimSuffix(it.pat, "/")))
+			w.keys = append(w.keys, commitgraph.NewKey(strings.TrimSuffix(it.Pat, "/")))
 		}
 	}
 	if !filters {
@@ -103,7 +113,7 @@ func newLiteralWalk(r *git.Repository, ps pathspec) *literalWalk {
 
 // unchanged reports whether c's changed-path filter says for certain
 // that no item's path changed against its first parent.
-func (w *literalWalk) unchanged(c *walkCommit) bool {
+func (w *LiteralWalk) unchanged(c *walkCommit) bool {
 	if w.keys == nil || !c.inGraph {
 		return false
 	}
@@ -115,10 +125,28 @@ func (w *literalWalk) unchanged(c *walkCommit) bool {
 	return true
 }
 
+// CommitTrees reads the trees of commits from their raw headers, each
+// commit once (git log --follow's parent trees).
+type CommitTrees struct{ w LiteralWalk }
+
+// NewCommitTrees reads with read.
+func NewCommitTrees(r *git.Repository, read RawReader) *CommitTrees {
+	return &CommitTrees{w: LiteralWalk{r: r, read: read, commits: map[plumbing.Hash]*walkCommit{}}}
+}
+
+// Tree is the tree of commit h.
+func (t *CommitTrees) Tree(h plumbing.Hash) (plumbing.Hash, error) {
+	c, err := t.w.commit(h)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return c.tree, nil
+}
+
 // raw reads an object's bytes into the walk's buffer (valid until the
 // next read).
-func (w *literalWalk) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
-	b, err := gitbackend.ReadRaw(w.r.Storer, t, h, w.buf[:0])
+func (w *LiteralWalk) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+	b, err := w.read(t, h, w.buf[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -126,44 +154,29 @@ func (w *literalWalk) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error
 	return b, nil
 }
 
-// lookup finds name in a raw tree: "<mode> <name>\0<20-byte hash>".
-func lookup(data []byte, name string) (filemode.FileMode, plumbing.Hash, bool) {
-	for len(data) > 0 {
-		m, n, h, rest, ok := rawobj.NextTreeEntry(data)
-		if !ok {
-			break
-		}
-		if string(n) == name {
-			return m, h, true
-		}
-		data = rest
-	}
-	return 0, plumbing.ZeroHash, false
-}
-
-// lookTree is lookup in tree h, remembered.
-func (w *literalWalk) lookTree(h plumbing.Hash, name string) lookVal {
+// lookTree is rawobj.FindTreeEntry in tree h, remembered.
+func (w *LiteralWalk) lookTree(h plumbing.Hash, name string) lookVal {
 	k := lookKey{h, name}
 	if v, ok := w.looks[k]; ok {
 		return v
 	}
 	var v lookVal
 	if data, err := w.raw(plumbing.TreeObject, h); err == nil {
-		v.mode, v.hash, v.ok = lookup(data, name)
+		v.mode, v.hash, v.ok = rawobj.FindTreeEntry(data, name)
 	}
 	w.looks[k] = v
 	return v
 }
 
 // fingerprint is the (mode, hash) of each item's entry in tree: what
-// revWalk.collect lists for literal items.
-func (w *literalWalk) fingerprint(tree plumbing.Hash) string {
+// Walk.collect lists for literal items.
+func (w *LiteralWalk) fingerprint(tree plumbing.Hash) string {
 	if fp, ok := w.prints[tree]; ok {
 		return fp
 	}
 	var b strings.Builder
 	for i, it := range w.items {
-		if it.pat == "" {
+		if it.Pat == "" {
 			// The whole tree: nothing when it is empty, as a listing.
 			if data, err := w.raw(plumbing.TreeObject, tree); err == nil && len(data) > 0 {
 				fmt.Fprintf(&b, "%s\n", tree)
@@ -180,9 +193,9 @@ func (w *literalWalk) fingerprint(tree plumbing.Hash) string {
 				break
 			}
 		}
-		if v.ok && (!it.dirOnly || v.mode == filemode.Dir) {
+		if v.ok && (!it.DirOnly || v.mode == filemode.Dir) {
 			// "<path> <mode> <hash>\n", as "%s %o %s\n" prints it.
-			b.WriteString(it.pat)
+			b.WriteString(it.Pat)
 			b.WriteByte(' ')
 			b.WriteString(strconv.FormatUint(uint64(v.mode), 8))
 			b.WriteByte(' ')
@@ -196,7 +209,7 @@ func (w *literalWalk) fingerprint(tree plumbing.Hash) string {
 
 // commit reads a commit once: tree, parents and committer time from its
 // raw headers (go-git's decoder when they do not read plainly).
-func (w *literalWalk) commit(h plumbing.Hash) (*walkCommit, error) {
+func (w *LiteralWalk) commit(h plumbing.Hash) (*walkCommit, error) {
 	if c, ok := w.commits[h]; ok {
 		return c, nil
 	}
@@ -312,15 +325,15 @@ func unhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-func (w *literalWalk) parents(c *walkCommit) []plumbing.Hash {
+func (w *LiteralWalk) parents(c *walkCommit) []plumbing.Hash {
 	if w.shallow[c.hash] {
 		return nil
 	}
 	return c.parents
 }
 
-// simplify is revWalk.simplify.
-func (w *literalWalk) simplify(c *walkCommit) ([]plumbing.Hash, bool) {
+// simplify is Walk.simplify.
+func (w *LiteralWalk) simplify(c *walkCommit) ([]plumbing.Hash, bool) {
 	parents := w.parents(c)
 	if len(parents) > 0 && w.unchanged(c) {
 		return parents[:1], false
@@ -366,8 +379,8 @@ func (q *walkCommitQueue) Pop() any {
 	return it
 }
 
-// run is revWalk.run; visit gets the commits shown, fully decoded.
-func (w *literalWalk) run(ctx context.Context, start plumbing.Hash, visit func(*object.Commit) bool) error {
+// Run is Walk.Run; visit gets the commits shown, fully decoded.
+func (w *LiteralWalk) Run(ctx context.Context, start plumbing.Hash, visit func(*object.Commit) bool) error {
 	seen := map[plumbing.Hash]bool{start: true}
 	first, err := w.commit(start)
 	if err != nil {
@@ -380,7 +393,7 @@ func (w *literalWalk) run(ctx context.Context, start plumbing.Hash, visit func(*
 			return err
 		}
 		c := heap.Pop(q).(walkCommitItem).c
-		if !w.since.IsZero() && time.Unix(c.when, 0).Before(w.since) {
+		if !w.Since.IsZero() && time.Unix(c.when, 0).Before(w.Since) {
 			continue
 		}
 		follow, show := w.simplify(c)

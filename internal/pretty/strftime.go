@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 import (
 	"fmt"

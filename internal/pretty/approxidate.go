@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 // --since/--until as git reads them (date.c approxidate_careful): first
 // the strict parser for complete timestamps (seconds since the epoch,
@@ -13,10 +13,10 @@ import (
 	"time"
 )
 
-// logDate reads a --since/--until value; ok is false when nothing in it
+// ParseDate reads a --since/--until value; ok is false when nothing in it
 // was recognised (git then uses the current time; the tool refuses so a
 // typo is not silently "now").
-func logDate(s string, now time.Time) (time.Time, bool) {
+func ParseDate(s string, now time.Time) (time.Time, bool) {
 	t := strings.TrimSpace(s)
 	if n, err := strconv.ParseInt(strings.TrimPrefix(t, "@"), 10, 64); err == nil && n >= 100000000 {
 		return time.Unix(n, 0), true

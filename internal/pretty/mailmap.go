@@ -1,19 +1,11 @@
-package gittools
+package pretty
 
 import (
-	"io"
-	"io/fs"
 	"strings"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/tgp-go/tgp/internal/revparse"
 )
 
-// blame prints authors through the mailmap as git does (mailmap.c):
-// .mailmap at the top of the working tree (not followed when a link),
-// then mailmap.blob, then mailmap.file; keys compare without case.
+// The mailmap (mailmap.c): the names and emails authors and committers
+// are shown under. Keys compare without case.
 
 type mailmapInfo struct {
 	name, email *string
@@ -25,47 +17,12 @@ type mailmapEntry struct {
 	hasName bool
 }
 
-type mailmap map[string]*mailmapEntry // lower-cased old email
+// Mailmap maps lower-cased old emails to their entries; the zero value
+// maps nothing, and Parse adds a mailmap file's lines.
+type Mailmap map[string]*mailmapEntry
 
-func readMailmap(r *git.Repository) mailmap {
-	m := mailmap{}
-	if w, err := worktreeOf(r); err == nil {
-		if info, err := w.Filesystem.Lstat(".mailmap"); err == nil && info.Mode()&fs.ModeSymlink == 0 {
-			if f, err := w.Filesystem.Open(".mailmap"); err == nil {
-				b, _ := io.ReadAll(f)
-				f.Close()
-				m.parse(string(b))
-			}
-		}
-	}
-	cfg, err := r.Config()
-	if err != nil || cfg.Raw == nil {
-		return m
-	}
-	if blob := cfg.Raw.Section("mailmap").Option("blob"); blob != "" {
-		if rev, p, ok := strings.Cut(blob, ":"); ok {
-			if h, err := revparse.Commit(r, rev); err == nil {
-				if c, err := r.CommitObject(*h); err == nil {
-					if data, _, ok := fileAtCommit(r.Storer, c, p); ok {
-						m.parse(string(data))
-					}
-				}
-			}
-		} else if h, err := revparse.Commit(r, blob); err == nil {
-			if b, err := object.GetBlob(r.Storer, *h); err == nil {
-				if rd, err := b.Reader(); err == nil {
-					data, _ := io.ReadAll(rd)
-					rd.Close()
-					m.parse(string(data))
-				}
-			}
-		}
-	}
-	return m
-}
-
-// parse is read_mailmap_line for each line.
-func (m mailmap) parse(text string) {
+// Parse is read_mailmap_line for each line of a mailmap file.
+func (m Mailmap) Parse(text string) {
 	for _, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(line, "#") {
 			continue
@@ -84,8 +41,6 @@ func (m mailmap) parse(text string) {
 	}
 }
 
-func isGitSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
 // parseNameEmail is mailmap.c's parse_name_and_email: "Name <email>",
 // returning what follows.
 func parseNameEmail(s string, allowEmpty bool) (name, email *string, rest string, ok bool) {
@@ -102,11 +57,11 @@ func parseNameEmail(s string, allowEmpty bool) (name, email *string, rest string
 		return nil, nil, "", false
 	}
 	ns := 0
-	for ns < l && isGitSpace(s[ns]) {
+	for ns < l && gitIsSpace(s[ns]) {
 		ns++
 	}
 	ne := l - 1
-	for ne > ns && isGitSpace(s[ne]) {
+	for ne > ns && gitIsSpace(s[ne]) {
 		ne--
 	}
 	if ns <= ne {
@@ -118,7 +73,7 @@ func parseNameEmail(s string, allowEmpty bool) (name, email *string, rest string
 }
 
 // add is mailmap.c's add_mapping.
-func (m mailmap) add(newName, newEmail, oldName, oldEmail *string) {
+func (m Mailmap) add(newName, newEmail, oldName, oldEmail *string) {
 	if oldEmail == nil {
 		oldEmail, newEmail = newEmail, nil
 	}
@@ -141,8 +96,8 @@ func (m mailmap) add(newName, newEmail, oldName, oldEmail *string) {
 	me.hasName = true
 }
 
-// mapUser is map_user: the name and email shown for an author.
-func (m mailmap) mapUser(name, email string) (string, string) {
+// MapUser is map_user: the name and email shown for an author.
+func (m Mailmap) MapUser(name, email string) (string, string) {
 	if len(m) == 0 {
 		return name, email
 	}
@@ -165,8 +120,7 @@ func (m mailmap) mapUser(name, email string) (string, string) {
 	return name, email
 }
 
-// asciiLower folds ASCII only, as strcasecmp does (and pathspec icase
-// magic: ":(icase)Ü.TXT" does not match "ü.txt").
+// asciiLower folds ASCII only, as strcasecmp does.
 func asciiLower(s string) string {
 	b := []byte(s)
 	for i, c := range b {

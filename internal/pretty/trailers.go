@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 // %(trailers[:options]): trailer.c's trailer block detection and
 // format_trailer_info, as git log's pretty formats use them (no "---"

@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 // Decorations (%d, %D) as log-tree.c's load_ref_decorations and
 // format_decorations build them: every ref's name on the commit it peels
@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/internal/revision"
 )
 
 // loadDecorations maps each decorated commit to its decorations in the
@@ -71,7 +73,7 @@ func loadDecorations(r *git.Repository, full bool) map[plumbing.Hash][]string {
 			return nil
 		})
 	}
-	for h := range shallowCommits(r) {
+	for h := range revision.Shallow(r) {
 		out[h] = append(out[h], "grafted")
 	}
 	switch {

@@ -1,4 +1,4 @@
-package gittools
+package revision
 
 import (
 	"container/heap"
@@ -15,28 +15,31 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tgp-go/tgp/internal/pathspec"
 )
 
-// revWalk is git rev-list's default walk (revision.c): commits newest
+// Walk is git rev-list's default walk (revision.c): commits newest
 // committer date first (first-in first-out among equal dates), parents
 // after children; with a pathspec, git's default history simplification:
 // a commit TREESAME to a parent on the pathspec is hidden, and a merge
 // TREESAME to one of its parents is followed down that parent only. A
 // shallow repository's boundary commits have no parents.
-type revWalk struct {
+type Walk struct {
 	r       *git.Repository
-	ps      pathspec
+	ps      pathspec.Pathspec
 	shallow map[plumbing.Hash]bool
 	prints  map[plumbing.Hash]string // tree → pathspec fingerprint
-	since   time.Time
+	// Since is --since: older commits are neither shown nor walked past.
+	Since time.Time
 }
 
-func newRevWalk(r *git.Repository, ps pathspec) *revWalk {
-	return &revWalk{r: r, ps: ps, shallow: shallowCommits(r), prints: map[plumbing.Hash]string{}}
+func NewWalk(r *git.Repository, ps pathspec.Pathspec) *Walk {
+	return &Walk{r: r, ps: ps, shallow: Shallow(r), prints: map[plumbing.Hash]string{}}
 }
 
-// shallowCommits reads .git/shallow.
-func shallowCommits(r *git.Repository) map[plumbing.Hash]bool {
+// Shallow reads .git/shallow.
+func Shallow(r *git.Repository) map[plumbing.Hash]bool {
 	out := map[plumbing.Hash]bool{}
 	fs, ok := r.Storer.(interface{ Filesystem() billy.Filesystem })
 	if !ok {
@@ -82,16 +85,16 @@ func (q *walkQueue) Pop() any {
 }
 
 // parents are a commit's parents as the walk sees them.
-func (w *revWalk) parents(c *object.Commit) []plumbing.Hash {
+func (w *Walk) parents(c *object.Commit) []plumbing.Hash {
 	if w.shallow[c.Hash] {
 		return nil
 	}
 	return c.ParentHashes
 }
 
-// run calls visit for each commit git log would show, in git's order,
+// Run calls visit for each commit git log would show, in git's order,
 // until visit returns false.
-func (w *revWalk) run(ctx context.Context, start plumbing.Hash, visit func(*object.Commit) bool) error {
+func (w *Walk) Run(ctx context.Context, start plumbing.Hash, visit func(*object.Commit) bool) error {
 	seen := map[plumbing.Hash]bool{start: true}
 	first, err := object.GetCommit(w.r.Storer, start)
 	if err != nil {
@@ -104,7 +107,7 @@ func (w *revWalk) run(ctx context.Context, start plumbing.Hash, visit func(*obje
 			return err
 		}
 		c := heap.Pop(q).(walkItem).c
-		if !w.since.IsZero() && c.Committer.When.Before(w.since) {
+		if !w.Since.IsZero() && c.Committer.When.Before(w.Since) {
 			continue // older than --since: neither shown nor walked past
 		}
 		follow, show := w.simplify(c)
@@ -131,9 +134,9 @@ func (w *revWalk) run(ctx context.Context, start plumbing.Hash, visit func(*obje
 }
 
 // simplify returns the parents to walk and whether c is shown.
-func (w *revWalk) simplify(c *object.Commit) ([]plumbing.Hash, bool) {
+func (w *Walk) simplify(c *object.Commit) ([]plumbing.Hash, bool) {
 	parents := w.parents(c)
-	if w.ps.empty() {
+	if w.ps.Empty() {
 		return parents, true
 	}
 	mine := w.fingerprint(c.TreeHash)
@@ -154,7 +157,7 @@ func (w *revWalk) simplify(c *object.Commit) ([]plumbing.Hash, bool) {
 
 // fingerprint lists the entries of tree the pathspec selects (path, mode,
 // hash), memoised per tree.
-func (w *revWalk) fingerprint(tree plumbing.Hash) string {
+func (w *Walk) fingerprint(tree plumbing.Hash) string {
 	if fp, ok := w.prints[tree]; ok {
 		return fp
 	}
@@ -167,20 +170,20 @@ func (w *revWalk) fingerprint(tree plumbing.Hash) string {
 	return b.String()
 }
 
-func (w *revWalk) collect(t *object.Tree, prefix string, b *strings.Builder) {
+func (w *Walk) collect(t *object.Tree, prefix string, b *strings.Builder) {
 	for _, e := range t.Entries {
 		p := e.Name
 		if prefix != "" {
 			p = prefix + "/" + e.Name
 		}
-		if w.ps.plain() && w.ps.match(p) && !w.globOnly() {
+		if w.ps.Plain() && w.ps.Match(p) && !w.globOnly() {
 			// A literal item naming this entry (file or directory): its
 			// hash and mode say everything below it.
 			fmt.Fprintf(b, "%s %o %s\n", p, e.Mode, e.Hash)
 			continue
 		}
 		if e.Mode == filemode.Dir {
-			if !w.ps.matchesDir(p) {
+			if !w.ps.MatchesDir(p) {
 				continue
 			}
 			sub, err := object.GetTree(w.r.Storer, e.Hash)
@@ -189,7 +192,7 @@ func (w *revWalk) collect(t *object.Tree, prefix string, b *strings.Builder) {
 			}
 			continue
 		}
-		if w.ps.match(p) {
+		if w.ps.Match(p) {
 			fmt.Fprintf(b, "%s %o %s\n", p, e.Mode, e.Hash)
 		}
 	}
@@ -197,19 +200,19 @@ func (w *revWalk) collect(t *object.Tree, prefix string, b *strings.Builder) {
 
 // globOnly reports whether every pathspec item is a wildcard (then matches
 // are made on leaves, as git's tree diff does).
-func (w *revWalk) globOnly() bool {
-	for _, it := range w.ps.items {
-		if !it.glob {
+func (w *Walk) globOnly() bool {
+	for _, it := range w.ps.Items {
+		if !it.Glob {
 			return false
 		}
 	}
 	return true
 }
 
-// breToRE turns a POSIX basic regular expression (git's default for
+// CompileBRE turns a POSIX basic regular expression (git's default for
 // --grep and --author, with GNU's \+ \? \| extensions) into Go syntax,
 // matching per line.
-func breToRE(bre string) (*regexp.Regexp, error) {
+func CompileBRE(bre string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString("(?m)")
 	for i := 0; i < len(bre); i++ {

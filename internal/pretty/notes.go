@@ -1,4 +1,4 @@
-package gittools
+package pretty
 
 // Notes (refs/notes/commits) as git log shows them: under a commit in the
 // builtin formats when no format was asked for, and as %N.

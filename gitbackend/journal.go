@@ -118,6 +118,14 @@ func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, hea
 		r.noteJournal(fmt.Sprintf("journal unreachable (%v): pushed directly", redactErr(err)))
 		return 0, plumbing.ZeroHash, false, nil
 	}
+	if r.cfg.JournalAckDurable && r.acking {
+		// Durable is enough for this write: the root keeps its commits
+		// ahead of the remote, and its next write's entry supersedes this
+		// one (it holds these commits too).
+		r.journalAcked = id
+		r.progressf("journal: recorded as entry %d; it lands with the fleet's next push", id)
+		return 0, head, true, nil
+	}
 	own := &batchItem{own: true, base: base, head: head, gitdir: r.gitDirPath(), journalID: id}
 	poll := journalPoll
 	for {
@@ -135,7 +143,7 @@ func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, hea
 			return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, base, head, true, err)
 		}
 		if lead {
-			n, commit, done, err := r.leadJournal(ctx, dctx, branch, own)
+			n, commit, done, _, err := r.leadJournal(ctx, dctx, branch, own)
 			release()
 			if done {
 				return n, commit, true, err
@@ -151,21 +159,25 @@ func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, hea
 
 // leadJournal pushes every waiting entry as the elected pusher. done
 // false: this root's own entry was settled by another pusher before this
-// one took the turn (the caller reads its outcome).
-func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchItem) (int, plumbing.Hash, bool, error) {
+// one took the turn (the caller reads its outcome). An own item with no
+// entry (journalID 0, no commits: DrainJournal) pushes the others'.
+// settled counts the entries it settled as landed.
+func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchItem) (_ int, _ plumbing.Hash, done bool, settled int, _ error) {
 	j := r.cfg.Journal
-	if out, err := j.Outcome(dctx, own.journalID); err != nil || out != nil {
-		return 0, plumbing.ZeroHash, false, nil
+	if own.journalID != 0 {
+		if out, err := j.Outcome(dctx, own.journalID); err != nil || out != nil {
+			return 0, plumbing.ZeroHash, false, 0, nil
+		}
 	}
 	if _, err := r.awaitPushBudget(dctx); err != nil {
-		return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, true, err)
+		return 0, plumbing.ZeroHash, true, 0, r.pendingErr(ctx, branch, own.base, own.head, true, err)
 	}
 	tip, err := r.remote.Fetch(dctx, branch, 0)
 	if err != nil {
-		return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, true, r.wrapRemoteErr("fetch", err))
+		return 0, plumbing.ZeroHash, true, 0, r.pendingErr(ctx, branch, own.base, own.head, true, r.wrapRemoteErr("fetch", err))
 	}
 	taken := map[int64]bool{own.journalID: true}
-	settled := map[int64]*JournalOutcome{}
+	found := map[int64]*JournalOutcome{}
 	more := func() []*batchItem {
 		entries, err := j.Waiting(dctx, redact(r.cfg.Remote), branch)
 		if err != nil {
@@ -180,7 +192,7 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 			taken[e.ID] = true
 			if landed, ok := r.plannedLanded(e, tip); ok {
 				// A pusher that died after its push: the remote has it.
-				settled[e.ID] = &JournalOutcome{Commit: landed.String(), Final: tip.String()}
+				found[e.ID] = &JournalOutcome{Commit: landed.String(), Final: tip.String()}
 				continue
 			}
 			out = append(out, r.journalItem(e))
@@ -188,9 +200,11 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 		return out
 	}
 	items := append([]*batchItem{own}, more()...)
-	if len(settled) > 0 {
-		if err := j.Settle(dctx, settled); err != nil {
+	if len(found) > 0 {
+		if err := j.Settle(dctx, found); err != nil {
 			r.progressf("journal: %v", redactErr(err))
+		} else {
+			settled += len(found)
 		}
 	}
 	r.beforePush = func(items []*batchItem) error {
@@ -223,6 +237,8 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 	outcomes := map[int64]*JournalOutcome{}
 	for _, it := range items {
 		switch {
+		case it.journalID == 0:
+			continue // DrainJournal's root: no entry of its own
 		case it.err != nil:
 			outcomes[it.journalID] = &JournalOutcome{Err: it.err.Error()}
 		case err != nil:
@@ -236,14 +252,84 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 	}
 	if serr := j.Settle(dctx, outcomes); serr != nil {
 		r.progressf("journal: settle: %v", redactErr(serr))
+	} else {
+		for _, o := range outcomes {
+			if o.Err == "" {
+				settled++
+			}
+		}
 	}
 	if err == nil {
 		err = r.finishBatch(ctx, branch, plan, final)
 	}
 	if err != nil {
-		return n, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, false, err)
+		return n, plumbing.ZeroHash, true, settled, r.pendingErr(ctx, branch, own.base, own.head, false, err)
 	}
-	return n, own.holds(), true, r.ownOutcome(ctx, branch, own)
+	return n, own.holds(), true, settled, r.ownOutcome(ctx, branch, own)
+}
+
+// DrainJournal lands the journal's waiting entries of the root's branch
+// when no other process is pushing them: the writes a fleet acknowledged
+// once durable (Config.JournalAckDurable) land even when no writer waits
+// for its own (`tgp serve` calls it now and then). The root's own
+// acknowledged commits go first, as a write that waits for its landing.
+// It returns how many entries it settled as landed (0: none waiting, or
+// another process has the pusher's turn).
+func (r *Repo) DrainJournal(ctx context.Context) (int, error) {
+	j := r.cfg.Journal
+	if j == nil || r.remote == nil {
+		return 0, nil
+	}
+	if _, ok := r.remote.(*localRemote); ok {
+		return 0, nil // a local remote takes every write at once
+	}
+	if err := r.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer r.unlock()
+	branch, err := r.branch()
+	if err != nil {
+		return 0, fmt.Errorf("drain journal: %w", err)
+	}
+	head, err := r.head()
+	if err != nil {
+		return 0, fmt.Errorf("drain journal: %w", err)
+	}
+	base := r.trackingTip(branch)
+	if head.IsZero() {
+		return 0, nil // nothing cloned yet: Hydrate first
+	}
+	if head != base {
+		// This root's acknowledged commits (or a crashed write's): a
+		// newer entry for them, which this call waits for.
+		if _, _, err := r.pushNet(ctx, branch, plumbing.ZeroHash, 0); err != nil {
+			return 0, fmt.Errorf("drain journal: %w", err)
+		}
+		return 1, nil
+	}
+	waiting, err := j.Waiting(ctx, redact(r.cfg.Remote), branch)
+	if err != nil {
+		return 0, fmt.Errorf("drain journal: %w", err)
+	}
+	if len(waiting) == 0 {
+		return 0, nil
+	}
+	release, lead, err := j.Lead(ctx, redact(r.cfg.Remote), branch)
+	if err != nil {
+		return 0, fmt.Errorf("drain journal: %w", err)
+	}
+	if !lead {
+		return 0, nil // the pusher in turn takes them
+	}
+	defer release()
+	dctx, cancel := context.WithTimeout(ctx, r.cfg.Retry.Deadline)
+	defer cancel()
+	own := &batchItem{own: true, base: head, head: head, gitdir: r.gitDirPath()}
+	_, _, _, settled, err := r.leadJournal(ctx, dctx, branch, own)
+	if err != nil {
+		return settled, fmt.Errorf("drain journal: %w", err)
+	}
+	return settled, nil
 }
 
 // plannedLanded says whether a pusher planned e as a commit that the

@@ -101,6 +101,12 @@ type Config struct {
 	// pusher pushes them in batches within the fleet's push budget
 	// (journal.go).
 	Journal Journal
+	// JournalAckDurable makes a write through the Journal return as soon
+	// as its entry is recorded (PersistResult.Unlanded, JournalID): the
+	// entry lands with the next push any process of the fleet leads (a
+	// writer that waits for its landing, a boot or refresh of this root,
+	// DrainJournal). Boots and refreshes still wait for their landing.
+	JournalAckDurable bool
 	// Progress receives clone/fetch progress lines. A line ending in
 	// "\r" is a counter the next line replaces (a pack being received:
 	// objects and bytes): a terminal rewrites it in place, a log can
@@ -199,6 +205,11 @@ type Repo struct {
 	// made of the last persist (a fallback to a direct push).
 	beforePush   func(items []*batchItem) error
 	journalNotes []string
+	// acking is set while a persist pushes: only a write may return
+	// before it lands (Config.JournalAckDurable); journalAcked is the
+	// entry it returned on (0: none).
+	acking       bool
+	journalAcked int64
 	sem          chan struct{}
 	flock        *flock.Flock
 	hook         Hook

@@ -408,6 +408,18 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 	return k.box.Persist(k.ctx(ctx), ch)
 }
 
+// DrainJournal lands git.journal's waiting entries of the remote's
+// branch when no other process is pushing them: with git.journal_ack:
+// journal no writer waits for its own, so `tgp serve` calls this now and
+// then. It returns how many entries it landed (0: none waiting, another
+// process has the pusher's turn, or no journal).
+func (k *Kernel) DrainJournal(ctx context.Context) (int, error) {
+	if k.journal == nil {
+		return 0, nil
+	}
+	return k.box.DrainJournal(k.ctx(ctx))
+}
+
 // Status reports the root, the remote and the registry.
 func (k *Kernel) Status(ctx context.Context) (Status, error) {
 	st := Status{Root: k.fs.Root(), Remote: gitbackend.RedactURL(k.cfg.Git.Remote), Strategy: k.cfg.Git.WriteStrategy, Booted: k.booted}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -413,6 +414,72 @@ func (r *Repo) journalPack(ctx context.Context, base, head plumbing.Hash) ([]byt
 func (r *Repo) noteJournal(msg string) {
 	r.progressf("%s", msg)
 	r.journalNotes = append(r.journalNotes, msg)
+}
+
+// JournalPending is an entry of the journal for the root's remote
+// branch that has not landed yet, from any machine.
+type JournalPending struct {
+	ID   int64  `json:"id"`
+	Root string `json:"root"`
+	// Base..Head are the entry's commits, as its root made them.
+	Base    string    `json:"base"`
+	Head    string    `json:"head"`
+	Created time.Time `json:"created"`
+	// Message (its subject) and Author ("Name <email>") are the entry's
+	// last commit's, read from its pack (empty: unreadable).
+	Message string `json:"message,omitempty"`
+	Author  string `json:"author,omitempty"`
+}
+
+// Unlanded lists the journal's entries for the root's remote branch not
+// landed yet, oldest first, from every machine (none without a journal).
+func (r *Repo) Unlanded(ctx context.Context) ([]JournalPending, error) {
+	if r.cfg.Journal == nil || r.remote == nil {
+		return nil, nil
+	}
+	branch := r.cfg.Branch
+	if branch == "" {
+		b, err := r.branch()
+		if err != nil {
+			return nil, fmt.Errorf("journal: unlanded entries: %w", err)
+		}
+		branch = b
+	}
+	return r.unlanded(ctx, branch)
+}
+
+func (r *Repo) unlanded(ctx context.Context, branch string) ([]JournalPending, error) {
+	entries, err := r.cfg.Journal.Waiting(ctx, redact(r.cfg.Remote), branch)
+	if err != nil {
+		// A driver's error may quote the DSN: only its redacted text.
+		return nil, fmt.Errorf("journal: unlanded entries: %s", redactErr(err))
+	}
+	out := make([]JournalPending, 0, len(entries))
+	for _, e := range entries {
+		p := JournalPending{ID: e.ID, Root: e.Root, Base: e.Base, Head: e.Head, Created: e.Created}
+		p.Message, p.Author = packCommitSummary(e.Pack, e.Head)
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// packCommitSummary is the subject and author of commit head in pack
+// (empty when the pack does not hold it readably).
+func packCommitSummary(pack []byte, head string) (subject, author string) {
+	h, ok := hashFromHex(head)
+	if !ok || len(pack) == 0 {
+		return "", ""
+	}
+	st := memory.NewStorage()
+	if err := gitpackfile.UpdateObjectStorage(st, bytes.NewReader(pack)); err != nil {
+		return "", ""
+	}
+	c, err := object.GetCommit(st, h)
+	if err != nil {
+		return "", ""
+	}
+	subject, _, _ = strings.Cut(strings.TrimSpace(c.Message), "\n")
+	return subject, fmt.Sprintf("%s <%s>", c.Author.Name, c.Author.Email)
 }
 
 // redactErr is err's text with any URL's userinfo and any password=

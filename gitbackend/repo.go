@@ -833,10 +833,11 @@ type RepoStatus struct {
 	// lists them ("abc1234 subject", oldest first).
 	Ahead          int
 	PendingCommits []string
-	// Journaled lists the journal's entries for the branch that have not
-	// landed yet, from every machine ("#id root base..head, age"); the
-	// journal's error when it could not be read.
-	Journaled []string
+	// Unlanded lists the journal's entries for the branch that have not
+	// landed yet, from every machine; JournalError says why the journal
+	// could not be read.
+	Unlanded     []JournalPending
+	JournalError string
 	// Warnings are what the user should know of: machine-queue tickets
 	// refused in the last day (forged, see ticketcheck.go).
 	Warnings []string
@@ -868,13 +869,9 @@ func (r *Repo) Status(ctx context.Context) (RepoStatus, error) {
 			}
 		}
 	}
-	if r.cfg.Journal != nil && st.Branch != "" {
-		entries, err := r.cfg.Journal.Waiting(ctx, redact(r.cfg.Remote), st.Branch)
-		if err != nil {
-			st.Journaled = []string{"journal unreadable: " + redactErr(err)}
-		}
-		for _, e := range entries {
-			st.Journaled = append(st.Journaled, fmt.Sprintf("#%d %s %.7s..%.7s, %v ago", e.ID, e.Root, e.Base, e.Head, time.Since(e.Created).Round(time.Second)))
+	if r.cfg.Journal != nil && r.remote != nil && st.Branch != "" {
+		if st.Unlanded, err = r.unlanded(ctx, st.Branch); err != nil {
+			st.JournalError = err.Error()
 		}
 	}
 	return st, nil

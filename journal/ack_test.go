@@ -59,6 +59,13 @@ func TestAckOnceDurable(t *testing.T) {
 	if ids := waitingIDs(t, j); !slices.Equal(ids, []int64{second.JournalID}) {
 		t.Fatalf("waiting %v, want [%d]", ids, second.JournalID)
 	}
+	// Every root of the remote's branch sees it, with its commit's
+	// subject and author.
+	un, err := waiter.repo.Unlanded(ctx)
+	if err != nil || len(un) != 1 || un[0].ID != second.JournalID || un[0].Head != second.Commit || un[0].Base != seed ||
+		un[0].Message != "forge: tools/a2.ts" || un[0].Author != "Agent <agent@example.com>" || !strings.HasSuffix(un[0].Root, ".git") {
+		t.Fatalf("unlanded: %+v %v", un, err)
+	}
 
 	start = time.Now()
 	landed, err := waiter.persist("tools/b.ts")
@@ -87,7 +94,7 @@ func TestAckOnceDurable(t *testing.T) {
 		t.Fatalf("the acker's drain: %d %v", n, err)
 	}
 	requireOnRemote(t, bare, "tools/a3.ts")
-	if st, err := acker.repo.Status(ctx); err != nil || st.Ahead != 0 || st.Head != tip(t, bare) || len(st.Journaled) != 0 {
+	if st, err := acker.repo.Status(ctx); err != nil || st.Ahead != 0 || st.Head != tip(t, bare) || len(st.Unlanded) != 0 {
 		t.Fatalf("the acker after its drain: %+v %v (remote at %s)", st, err, tip(t, bare))
 	}
 

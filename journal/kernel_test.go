@@ -63,14 +63,17 @@ func TestKernelWritesThroughTheJournal(t *testing.T) {
 		t.Fatalf("%d landed entries name commit %s", n, p.Commit)
 	}
 	st, err := k.Status(context.Background())
-	if err != nil || len(st.Journaled) != 0 {
-		t.Fatalf("status: %v %v", st.Journaled, err)
+	if err != nil || len(st.Unlanded) != 0 || st.JournalError != "" {
+		t.Fatalf("status: %v %q %v", st.Unlanded, st.JournalError, err)
 	}
 
 	away := boot("postgres://tgp@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
 	p = write(away, "tools/direct.ts")
 	if !p.Persisted || !strings.Contains(p.Note, "journal unreachable") {
 		t.Fatalf("with the journal away: %+v", p)
+	}
+	if st, err := away.Status(context.Background()); err != nil || st.JournalError == "" || strings.Contains(st.JournalError, "tgp@") {
+		t.Fatalf("status with the journal away: %q %v", st.JournalError, err)
 	}
 
 	file := filepath.Join(t.TempDir(), "tgp.config.yaml")
@@ -136,8 +139,22 @@ func TestKernelJournalAck(t *testing.T) {
 	if tip() != seed || srv.ReceivePacks.Load() != 0 {
 		t.Fatalf("the acknowledged write pushed: remote at %s", tip())
 	}
+	un, err := acker.Unlanded(ctx)
+	if err != nil || len(un) != 1 || un[0].ID != p.JournalID || un[0].Head != p.Commit || !strings.Contains(un[0].Message, "tools/acked.ts") || un[0].Author != "A <a@x>" {
+		t.Fatalf("unlanded: %+v %v", un, err)
+	}
+	st, err := acker.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(st); !strings.Contains(string(b), fmt.Sprintf(`"unlanded":[{"id":%d,`, p.JournalID)) {
+		t.Fatalf("status --json: %s", b)
+	}
 	if n, err := acker.DrainJournal(ctx); err != nil || n != 1 {
 		t.Fatalf("drain: %d %v", n, err)
+	}
+	if un, err := acker.Unlanded(ctx); err != nil || len(un) != 0 {
+		t.Fatalf("unlanded after the drain: %+v %v", un, err)
 	}
 	if tip() == seed || !strings.Contains(gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main"), "tools/acked.ts") {
 		t.Fatal("the drain did not land the entry")

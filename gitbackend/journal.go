@@ -64,6 +64,10 @@ type Journal interface {
 	// push fits n in window (0: now), counting one started now when take
 	// is set and it fits.
 	PushBudget(ctx context.Context, remote string, n int, window time.Duration, take bool) (time.Duration, error)
+	// LastLanded is the tip of remote's branch the last push through the
+	// journal left ("" when none is recorded): a boot whose root is there
+	// already does not fetch.
+	LastLanded(ctx context.Context, remote, branch string) (string, error)
 }
 
 // JournalEntry is one root's write: the commits Base..Head, as a pack of
@@ -414,6 +418,30 @@ func (r *Repo) journalPack(ctx context.Context, base, head plumbing.Hash) ([]byt
 func (r *Repo) noteJournal(msg string) {
 	r.progressf("%s", msg)
 	r.journalNotes = append(r.journalNotes, msg)
+}
+
+// journalTipTimeout bounds a boot's question to the journal: a database
+// that does not answer soon costs the boot its fetch, not more.
+const journalTipTimeout = 2 * time.Second
+
+// atJournalTip says whether the root's head is the tip the journal last
+// recorded as landed on branch: then a boot need not fetch. Any doubt (no
+// journal, a local remote, a database away) is false.
+func (r *Repo) atJournalTip(ctx context.Context, branch string, head plumbing.Hash) bool {
+	if r.cfg.Journal == nil || head.IsZero() {
+		return false
+	}
+	if _, ok := r.remote.(*netRemote); !ok {
+		return false
+	}
+	jctx, cancel := context.WithTimeout(ctx, journalTipTimeout)
+	defer cancel()
+	tip, err := r.cfg.Journal.LastLanded(jctx, redact(r.cfg.Remote), branch)
+	if err != nil {
+		r.progressf("journal: last landed tip: %s; fetching", redactErr(err))
+		return false
+	}
+	return tip == head.String()
 }
 
 // JournalPending is an entry of the journal for the root's remote

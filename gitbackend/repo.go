@@ -624,6 +624,16 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 			return res, err
 		}
 	}
+	if head == known && r.atJournalTip(ctx, branch, head) {
+		// The journal's pusher recorded this root's commit as the
+		// remote's tip when it last pushed: every write of the fleet goes
+		// through it, so the fetch would find nothing new. A read saved
+		// for every warm boot of the fleet.
+		res := &HydrateResult{Action: "up-to-date", Head: head.String(), Branch: branch, Notes: r.notes}
+		r.notes = nil
+		r.progressf("%s is at the journal's last landed tip %s: not fetched", branch, short(head))
+		return res, nil
+	}
 	r.progressf("fetching %s from %s", branch, redact(r.cfg.Remote))
 	fctx, span := telemetry.Start(ctx, "git.fetch")
 	tip, err := r.fetchRetrying(fctx, branch, min(r.cfg.Retry.Deadline, pendingBudget))

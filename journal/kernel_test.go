@@ -178,3 +178,52 @@ func TestKernelJournalAck(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+// TestKernelWarmBootMakesNoRead: a kernel booted again on a root its last
+// write left at the journal's last landed tip (as each `tgp call` process
+// does) makes no read of the remote, and serves the file.
+func TestKernelWarmBootMakesNoRead(t *testing.T) {
+	ctx := context.Background()
+	bare := gittest.SeedRemote(t, map[string]string{"README.md": "seed\n"})
+	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
+	dsn := journal.FreshDatabase(t, journal.ServerDSN())
+	rootDir, locks := t.TempDir(), t.TempDir()
+	boot := func() (*kernel.Kernel, int) {
+		before := len(srv.ReadTimes())
+		k, err := kernel.New(ctx, kernel.WithEnviron([]string{}), kernel.WithRoot(rootDir),
+			kernel.WithSetting("git.remote", srv.URL(filepath.Base(bare))), kernel.WithSetting("git.author.name", "A"),
+			kernel.WithSetting("git.author.email", "a@x"), kernel.WithSetting("git.lock_dir", locks),
+			kernel.WithSetting("git.journal", dsn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.Boot(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return k, len(srv.ReadTimes()) - before
+	}
+	k, cold := boot()
+	raw, _ := json.Marshal(map[string]string{"path": "tools/w.ts", "content": "/** W. */\nexport default () => 1;\n"})
+	if _, err := k.Call(ctx, "write_file", raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k, warm := boot()
+	defer k.Shutdown(ctx)
+	total := len(srv.ReadTimes()) - warm
+	t.Logf("reads: cold boot %d, warm boot %d", cold, warm)
+	if cold == 0 || warm != 0 {
+		t.Fatalf("reads: cold boot %d, warm boot %d (want a clone, then none)", cold, warm)
+	}
+	raw, _ = json.Marshal(map[string]string{"path": "tools/w.ts"})
+	res, err := k.Call(ctx, "read_file", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(res.Value); !strings.Contains(string(b), "export default") {
+		t.Fatalf("read after the warm boot: %s", b)
+	}
+	t.Logf("reads after the warm boot and a read_file: %d", len(srv.ReadTimes())-total)
+}

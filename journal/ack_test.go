@@ -123,6 +123,11 @@ func TestAckOnceDurable(t *testing.T) {
 	if ids := waitingIDs(t, j); len(ids) != 0 {
 		t.Fatalf("still waiting: %v", ids)
 	}
+	// The acker's later entries held a1 and a2 again (its root had not
+	// taken the remote's commits of them): nothing of them twice.
+	if n := strings.TrimSpace(gittest.Git(t, bare, "rev-list", "--count", "main")); n != "6" {
+		t.Fatalf("%s commits on main: want the seed and one per write\n%s", n, gittest.Git(t, bare, "log", "--format=%h %s", "main"))
+	}
 	gittest.Git(t, bare, "fsck", "--strict")
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -63,6 +64,10 @@ type Journal interface {
 	// push fits n in window (0: now), counting one started now when take
 	// is set and it fits.
 	PushBudget(ctx context.Context, remote string, n int, window time.Duration, take bool) (time.Duration, error)
+	// LastLanded is the tip of remote's branch the last push through the
+	// journal left ("" when none is recorded): a boot whose root is there
+	// already does not fetch.
+	LastLanded(ctx context.Context, remote, branch string) (string, error)
 }
 
 // JournalEntry is one root's write: the commits Base..Head, as a pack of
@@ -118,6 +123,14 @@ func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, hea
 		r.noteJournal(fmt.Sprintf("journal unreachable (%v): pushed directly", redactErr(err)))
 		return 0, plumbing.ZeroHash, false, nil
 	}
+	if r.cfg.JournalAckDurable && r.acking {
+		// Durable is enough for this write: the root keeps its commits
+		// ahead of the remote, and its next write's entry supersedes this
+		// one (it holds these commits too).
+		r.journalAcked = id
+		r.progressf("journal: recorded as entry %d; it lands with the fleet's next push", id)
+		return 0, head, true, nil
+	}
 	own := &batchItem{own: true, base: base, head: head, gitdir: r.gitDirPath(), journalID: id}
 	poll := journalPoll
 	for {
@@ -135,7 +148,7 @@ func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, hea
 			return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, base, head, true, err)
 		}
 		if lead {
-			n, commit, done, err := r.leadJournal(ctx, dctx, branch, own)
+			n, commit, done, _, err := r.leadJournal(ctx, dctx, branch, own)
 			release()
 			if done {
 				return n, commit, true, err
@@ -151,21 +164,25 @@ func (r *Repo) pushJournaled(ctx, dctx context.Context, branch string, base, hea
 
 // leadJournal pushes every waiting entry as the elected pusher. done
 // false: this root's own entry was settled by another pusher before this
-// one took the turn (the caller reads its outcome).
-func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchItem) (int, plumbing.Hash, bool, error) {
+// one took the turn (the caller reads its outcome). An own item with no
+// entry (journalID 0, no commits: DrainJournal) pushes the others'.
+// settled counts the entries it settled as landed.
+func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchItem) (_ int, _ plumbing.Hash, done bool, settled int, _ error) {
 	j := r.cfg.Journal
-	if out, err := j.Outcome(dctx, own.journalID); err != nil || out != nil {
-		return 0, plumbing.ZeroHash, false, nil
+	if own.journalID != 0 {
+		if out, err := j.Outcome(dctx, own.journalID); err != nil || out != nil {
+			return 0, plumbing.ZeroHash, false, 0, nil
+		}
 	}
 	if _, err := r.awaitPushBudget(dctx); err != nil {
-		return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, true, err)
+		return 0, plumbing.ZeroHash, true, 0, r.pendingErr(ctx, branch, own.base, own.head, true, err)
 	}
 	tip, err := r.remote.Fetch(dctx, branch, 0)
 	if err != nil {
-		return 0, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, true, r.wrapRemoteErr("fetch", err))
+		return 0, plumbing.ZeroHash, true, 0, r.pendingErr(ctx, branch, own.base, own.head, true, r.wrapRemoteErr("fetch", err))
 	}
 	taken := map[int64]bool{own.journalID: true}
-	settled := map[int64]*JournalOutcome{}
+	found := map[int64]*JournalOutcome{}
 	more := func() []*batchItem {
 		entries, err := j.Waiting(dctx, redact(r.cfg.Remote), branch)
 		if err != nil {
@@ -180,7 +197,7 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 			taken[e.ID] = true
 			if landed, ok := r.plannedLanded(e, tip); ok {
 				// A pusher that died after its push: the remote has it.
-				settled[e.ID] = &JournalOutcome{Commit: landed.String(), Final: tip.String()}
+				found[e.ID] = &JournalOutcome{Commit: landed.String(), Final: tip.String()}
 				continue
 			}
 			out = append(out, r.journalItem(e))
@@ -188,9 +205,11 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 		return out
 	}
 	items := append([]*batchItem{own}, more()...)
-	if len(settled) > 0 {
-		if err := j.Settle(dctx, settled); err != nil {
+	if len(found) > 0 {
+		if err := j.Settle(dctx, found); err != nil {
 			r.progressf("journal: %v", redactErr(err))
+		} else {
+			settled += len(found)
 		}
 	}
 	r.beforePush = func(items []*batchItem) error {
@@ -223,6 +242,8 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 	outcomes := map[int64]*JournalOutcome{}
 	for _, it := range items {
 		switch {
+		case it.journalID == 0:
+			continue // DrainJournal's root: no entry of its own
 		case it.err != nil:
 			outcomes[it.journalID] = &JournalOutcome{Err: it.err.Error()}
 		case err != nil:
@@ -236,14 +257,84 @@ func (r *Repo) leadJournal(ctx, dctx context.Context, branch string, own *batchI
 	}
 	if serr := j.Settle(dctx, outcomes); serr != nil {
 		r.progressf("journal: settle: %v", redactErr(serr))
+	} else {
+		for _, o := range outcomes {
+			if o.Err == "" {
+				settled++
+			}
+		}
 	}
 	if err == nil {
 		err = r.finishBatch(ctx, branch, plan, final)
 	}
 	if err != nil {
-		return n, plumbing.ZeroHash, true, r.pendingErr(ctx, branch, own.base, own.head, false, err)
+		return n, plumbing.ZeroHash, true, settled, r.pendingErr(ctx, branch, own.base, own.head, false, err)
 	}
-	return n, own.holds(), true, r.ownOutcome(ctx, branch, own)
+	return n, own.holds(), true, settled, r.ownOutcome(ctx, branch, own)
+}
+
+// DrainJournal lands the journal's waiting entries of the root's branch
+// when no other process is pushing them: the writes a fleet acknowledged
+// once durable (Config.JournalAckDurable) land even when no writer waits
+// for its own (`tgp serve` calls it now and then). The root's own
+// acknowledged commits go first, as a write that waits for its landing.
+// It returns how many entries it settled as landed (0: none waiting, or
+// another process has the pusher's turn).
+func (r *Repo) DrainJournal(ctx context.Context) (int, error) {
+	j := r.cfg.Journal
+	if j == nil || r.remote == nil {
+		return 0, nil
+	}
+	if _, ok := r.remote.(*localRemote); ok {
+		return 0, nil // a local remote takes every write at once
+	}
+	if err := r.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer r.unlock()
+	branch, err := r.branch()
+	if err != nil {
+		return 0, fmt.Errorf("drain journal: %w", err)
+	}
+	head, err := r.head()
+	if err != nil {
+		return 0, fmt.Errorf("drain journal: %w", err)
+	}
+	base := r.trackingTip(branch)
+	if head.IsZero() {
+		return 0, nil // nothing cloned yet: Hydrate first
+	}
+	if head != base {
+		// This root's acknowledged commits (or a crashed write's): a
+		// newer entry for them, which this call waits for.
+		if _, _, err := r.pushNet(ctx, branch, plumbing.ZeroHash, 0); err != nil {
+			return 0, fmt.Errorf("drain journal: %w", err)
+		}
+		return 1, nil
+	}
+	waiting, err := j.Waiting(ctx, redact(r.cfg.Remote), branch)
+	if err != nil {
+		return 0, fmt.Errorf("drain journal: %w", err)
+	}
+	if len(waiting) == 0 {
+		return 0, nil
+	}
+	release, lead, err := j.Lead(ctx, redact(r.cfg.Remote), branch)
+	if err != nil {
+		return 0, fmt.Errorf("drain journal: %w", err)
+	}
+	if !lead {
+		return 0, nil // the pusher in turn takes them
+	}
+	defer release()
+	dctx, cancel := context.WithTimeout(ctx, r.cfg.Retry.Deadline)
+	defer cancel()
+	own := &batchItem{own: true, base: head, head: head, gitdir: r.gitDirPath()}
+	_, _, _, settled, err := r.leadJournal(ctx, dctx, branch, own)
+	if err != nil {
+		return settled, fmt.Errorf("drain journal: %w", err)
+	}
+	return settled, nil
 }
 
 // plannedLanded says whether a pusher planned e as a commit that the
@@ -327,6 +418,96 @@ func (r *Repo) journalPack(ctx context.Context, base, head plumbing.Hash) ([]byt
 func (r *Repo) noteJournal(msg string) {
 	r.progressf("%s", msg)
 	r.journalNotes = append(r.journalNotes, msg)
+}
+
+// journalTipTimeout bounds a boot's question to the journal: a database
+// that does not answer soon costs the boot its fetch, not more.
+const journalTipTimeout = 2 * time.Second
+
+// atJournalTip says whether the root's head is the tip the journal last
+// recorded as landed on branch: then a boot need not fetch. Any doubt (no
+// journal, a local remote, a database away) is false.
+func (r *Repo) atJournalTip(ctx context.Context, branch string, head plumbing.Hash) bool {
+	if r.cfg.Journal == nil || head.IsZero() {
+		return false
+	}
+	if _, ok := r.remote.(*netRemote); !ok {
+		return false
+	}
+	jctx, cancel := context.WithTimeout(ctx, journalTipTimeout)
+	defer cancel()
+	tip, err := r.cfg.Journal.LastLanded(jctx, redact(r.cfg.Remote), branch)
+	if err != nil {
+		r.progressf("journal: last landed tip: %s; fetching", redactErr(err))
+		return false
+	}
+	return tip == head.String()
+}
+
+// JournalPending is an entry of the journal for the root's remote
+// branch that has not landed yet, from any machine.
+type JournalPending struct {
+	ID   int64  `json:"id"`
+	Root string `json:"root"`
+	// Base..Head are the entry's commits, as its root made them.
+	Base    string    `json:"base"`
+	Head    string    `json:"head"`
+	Created time.Time `json:"created"`
+	// Message (its subject) and Author ("Name <email>") are the entry's
+	// last commit's, read from its pack (empty: unreadable).
+	Message string `json:"message,omitempty"`
+	Author  string `json:"author,omitempty"`
+}
+
+// Unlanded lists the journal's entries for the root's remote branch not
+// landed yet, oldest first, from every machine (none without a journal).
+func (r *Repo) Unlanded(ctx context.Context) ([]JournalPending, error) {
+	if r.cfg.Journal == nil || r.remote == nil {
+		return nil, nil
+	}
+	branch := r.cfg.Branch
+	if branch == "" {
+		b, err := r.branch()
+		if err != nil {
+			return nil, fmt.Errorf("journal: unlanded entries: %w", err)
+		}
+		branch = b
+	}
+	return r.unlanded(ctx, branch)
+}
+
+func (r *Repo) unlanded(ctx context.Context, branch string) ([]JournalPending, error) {
+	entries, err := r.cfg.Journal.Waiting(ctx, redact(r.cfg.Remote), branch)
+	if err != nil {
+		// A driver's error may quote the DSN: only its redacted text.
+		return nil, fmt.Errorf("journal: unlanded entries: %s", redactErr(err))
+	}
+	out := make([]JournalPending, 0, len(entries))
+	for _, e := range entries {
+		p := JournalPending{ID: e.ID, Root: e.Root, Base: e.Base, Head: e.Head, Created: e.Created}
+		p.Message, p.Author = packCommitSummary(e.Pack, e.Head)
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// packCommitSummary is the subject and author of commit head in pack
+// (empty when the pack does not hold it readably).
+func packCommitSummary(pack []byte, head string) (subject, author string) {
+	h, ok := hashFromHex(head)
+	if !ok || len(pack) == 0 {
+		return "", ""
+	}
+	st := memory.NewStorage()
+	if err := gitpackfile.UpdateObjectStorage(st, bytes.NewReader(pack)); err != nil {
+		return "", ""
+	}
+	c, err := object.GetCommit(st, h)
+	if err != nil {
+		return "", ""
+	}
+	subject, _, _ = strings.Cut(strings.TrimSpace(c.Message), "\n")
+	return subject, fmt.Sprintf("%s <%s>", c.Author.Name, c.Author.Email)
 }
 
 // redactErr is err's text with any URL's userinfo and any password=

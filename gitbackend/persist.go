@@ -53,6 +53,11 @@ type PersistResult struct {
 	// Notes say what the caller should know of how it was pushed (the
 	// journal did not answer and the push went directly).
 	Notes []string
+	// Unlanded is true when the write returned once its journal entry
+	// JournalID was durable (Config.JournalAckDurable), before any push:
+	// Commit is the root's own commit, not the remote's yet.
+	Unlanded  bool
+	JournalID int64
 }
 
 // Committed says whether the change is in a commit. Persist returns a
@@ -279,9 +284,10 @@ func (r *Repo) persistLocked(ctx context.Context, ch Change) (*PersistResult, er
 		res.Attempts = 0
 		return res, nil
 	}
-	r.journalNotes = nil
+	r.journalNotes, r.journalAcked, r.acking = nil, 0, true
 	n, final, err := r.pushLocked(ctx, branch, plumbing.ZeroHash)
-	res.Notes = r.journalNotes
+	res.Notes, res.JournalID, res.Unlanded = r.journalNotes, r.journalAcked, r.journalAcked != 0
+	r.acking, r.journalAcked = false, 0
 	if err != nil {
 		var ce *ConflictError
 		if errors.As(err, &ce) {

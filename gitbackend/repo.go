@@ -101,6 +101,12 @@ type Config struct {
 	// pusher pushes them in batches within the fleet's push budget
 	// (journal.go).
 	Journal Journal
+	// JournalAckDurable makes a write through the Journal return as soon
+	// as its entry is recorded (PersistResult.Unlanded, JournalID): the
+	// entry lands with the next push any process of the fleet leads (a
+	// writer that waits for its landing, a boot or refresh of this root,
+	// DrainJournal). Boots and refreshes still wait for their landing.
+	JournalAckDurable bool
 	// Progress receives clone/fetch progress lines. A line ending in
 	// "\r" is a counter the next line replaces (a pack being received:
 	// objects and bytes): a terminal rewrites it in place, a log can
@@ -199,6 +205,11 @@ type Repo struct {
 	// made of the last persist (a fallback to a direct push).
 	beforePush   func(items []*batchItem) error
 	journalNotes []string
+	// acking is set while a persist pushes: only a write may return
+	// before it lands (Config.JournalAckDurable); journalAcked is the
+	// entry it returned on (0: none).
+	acking       bool
+	journalAcked int64
 	sem          chan struct{}
 	flock        *flock.Flock
 	hook         Hook
@@ -613,6 +624,16 @@ func (r *Repo) hydrate(ctx context.Context) (*HydrateResult, error) {
 			return res, err
 		}
 	}
+	if head == known && r.atJournalTip(ctx, branch, head) {
+		// The journal's pusher recorded this root's commit as the
+		// remote's tip when it last pushed: every write of the fleet goes
+		// through it, so the fetch would find nothing new. A read saved
+		// for every warm boot of the fleet.
+		res := &HydrateResult{Action: "up-to-date", Head: head.String(), Branch: branch, Notes: r.notes}
+		r.notes = nil
+		r.progressf("%s is at the journal's last landed tip %s: not fetched", branch, short(head))
+		return res, nil
+	}
 	r.progressf("fetching %s from %s", branch, redact(r.cfg.Remote))
 	fctx, span := telemetry.Start(ctx, "git.fetch")
 	tip, err := r.fetchRetrying(fctx, branch, min(r.cfg.Retry.Deadline, pendingBudget))
@@ -822,10 +843,11 @@ type RepoStatus struct {
 	// lists them ("abc1234 subject", oldest first).
 	Ahead          int
 	PendingCommits []string
-	// Journaled lists the journal's entries for the branch that have not
-	// landed yet, from every machine ("#id root base..head, age"); the
-	// journal's error when it could not be read.
-	Journaled []string
+	// Unlanded lists the journal's entries for the branch that have not
+	// landed yet, from every machine; JournalError says why the journal
+	// could not be read.
+	Unlanded     []JournalPending
+	JournalError string
 	// Warnings are what the user should know of: machine-queue tickets
 	// refused in the last day (forged, see ticketcheck.go).
 	Warnings []string
@@ -857,13 +879,9 @@ func (r *Repo) Status(ctx context.Context) (RepoStatus, error) {
 			}
 		}
 	}
-	if r.cfg.Journal != nil && st.Branch != "" {
-		entries, err := r.cfg.Journal.Waiting(ctx, redact(r.cfg.Remote), st.Branch)
-		if err != nil {
-			st.Journaled = []string{"journal unreadable: " + redactErr(err)}
-		}
-		for _, e := range entries {
-			st.Journaled = append(st.Journaled, fmt.Sprintf("#%d %s %.7s..%.7s, %v ago", e.ID, e.Root, e.Base, e.Head, time.Since(e.Created).Round(time.Second)))
+	if r.cfg.Journal != nil && r.remote != nil && st.Branch != "" {
+		if st.Unlanded, err = r.unlanded(ctx, st.Branch); err != nil {
+			st.JournalError = err.Error()
 		}
 	}
 	return st, nil

@@ -44,15 +44,21 @@ func machineRoot(t *testing.T, remote, lockDir string, j gitbackend.Journal, pus
 // machineRootReading is machineRoot with a read budget of reads a second.
 func machineRootReading(t *testing.T, remote, lockDir string, j gitbackend.Journal, pushes int, window time.Duration, reads int) *root {
 	t.Helper()
-	f, err := vfs.NewOS(t.TempDir())
+	return openRoot(t, t.TempDir(), gitbackend.Config{Remote: remote, Branch: "main", LockDir: lockDir,
+		Journal: j, PushesPerMinute: pushes, BudgetWindow: window, ReadsPerSecond: reads})
+}
+
+// openRoot opens (and boots) the root in dir with cfg, its author and
+// retries set for tests.
+func openRoot(t *testing.T, dir string, cfg gitbackend.Config) *root {
+	t.Helper()
+	f, err := vfs.NewOS(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := gitbackend.Open(context.Background(), f.Billy(), gitbackend.Config{Remote: remote, Branch: "main", LockDir: lockDir,
-		Journal: j, PushesPerMinute: pushes, BudgetWindow: window, ReadsPerSecond: reads,
-		Author: gitbackend.Identity{Name: "Agent", Email: "agent@example.com"},
-		Retry:  gitbackend.RetryConfig{BaseDelay: 2 * time.Millisecond, Deadline: 2 * time.Minute}},
-		gitbackend.WithLockFile(gitbackend.LockFilePath(f.Root())))
+	cfg.Author = gitbackend.Identity{Name: "Agent", Email: "agent@example.com"}
+	cfg.Retry = gitbackend.RetryConfig{BaseDelay: 2 * time.Millisecond, Deadline: 2 * time.Minute}
+	r, err := gitbackend.Open(context.Background(), f.Billy(), cfg, gitbackend.WithLockFile(gitbackend.LockFilePath(f.Root())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +70,15 @@ func machineRootReading(t *testing.T, remote, lockDir string, j gitbackend.Journ
 }
 
 func (r *root) write(p string) error {
-	if err := r.fs.WriteFile(p, []byte(p+"\n"), 0o644); err != nil {
-		return err
-	}
-	_, err := r.repo.Persist(context.Background(), gitbackend.Change{Paths: []string{p}, Message: "forge: " + p})
+	_, err := r.persist(p)
 	return err
+}
+
+func (r *root) persist(p string) (*gitbackend.PersistResult, error) {
+	if err := r.fs.WriteFile(p, []byte(p+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	return r.repo.Persist(context.Background(), gitbackend.Change{Paths: []string{p}, Message: "forge: " + p})
 }
 
 // TestFleetSharesOneBudget: 3 machines x 3 roots write 2 files each at

@@ -113,3 +113,11 @@ func (l *Lazy) PushBudget(ctx context.Context, remote string, n int, window time
 	}
 	return p.PushBudget(ctx, remote, n, window, take)
 }
+
+func (l *Lazy) LastLanded(ctx context.Context, remote, branch string) (string, error) {
+	p, err := l.get(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.LastLanded(ctx, remote, branch)
+}

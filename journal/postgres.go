@@ -106,6 +106,8 @@ func (p *Postgres) migrate(ctx context.Context) error {
 				created timestamptz NOT NULL DEFAULT clock_timestamp(),
 				settled timestamptz)`,
 			`CREATE INDEX IF NOT EXISTS tgp_journal_waiting ON tgp_journal_entries (remote, branch, id) WHERE state = 'waiting'`,
+			// LastLanded's: the newest landed entry of a branch.
+			`CREATE INDEX IF NOT EXISTS tgp_journal_landed ON tgp_journal_entries (remote, branch, settled DESC, id DESC) WHERE state = 'landed'`,
 			`CREATE TABLE IF NOT EXISTS tgp_journal_pushes (remote text NOT NULL, at timestamptz NOT NULL)`,
 			`CREATE INDEX IF NOT EXISTS tgp_journal_pushes_at ON tgp_journal_pushes (remote, at)`,
 		} {
@@ -252,6 +254,22 @@ func (p *Postgres) Settle(ctx context.Context, outcomes map[int64]*gitbackend.Jo
 		return fmt.Errorf("journal: settle: %w", err)
 	}
 	return nil
+}
+
+// LastLanded is the pushed tip the newest landed entry of remote's
+// branch names (pushers take turns, so the newest settled is the last
+// push; "" when none landed).
+func (p *Postgres) LastLanded(ctx context.Context, remote, branch string) (string, error) {
+	var tip string
+	err := p.pool.QueryRow(ctx, `SELECT final FROM tgp_journal_entries WHERE remote = $1 AND branch = $2 AND state = 'landed'
+		ORDER BY settled DESC, id DESC LIMIT 1`, remote, branch).Scan(&tip)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("journal: last landed tip: %w", err)
+	}
+	return tip, nil
 }
 
 // PushBudget keeps the fleet's pushes to remote within n per window, on

@@ -86,6 +86,11 @@ type GitConfig struct {
 	// pushing to the remote share (empty: none). It holds a password, so
 	// it comes from the environment (TGP_GIT_JOURNAL), never the file.
 	Journal string `koanf:"journal"`
+	// JournalAck is when a write through the journal returns: landed
+	// (on the remote, the default) or journal (once its entry is durable
+	// in the journal; the result says landed: false and the entry's id,
+	// and the entry lands with the fleet's next push).
+	JournalAck string `koanf:"journal_ack"`
 }
 
 // RemoteBudgets resolves git.pushes_per_minute and git.reads_per_second
@@ -112,6 +117,21 @@ func (g GitConfig) RemoteBudgets() (pushesPerMinute, readsPerSecond int, err err
 		}
 	}
 	return pushes, reads, nil
+}
+
+// validateJournalAck checks git.journal_ack: landed or journal, and
+// journal only with a journal to be durable in.
+func (g GitConfig) validateJournalAck() error {
+	switch g.JournalAck {
+	case "", "landed":
+		return nil
+	case "journal":
+		if g.Journal == "" {
+			return &ConfigError{Key: "git.journal_ack", Problem: "journal needs git.journal (set TGP_GIT_JOURNAL=postgres://...): without a journal a write is acknowledged only once it is on the remote"}
+		}
+		return nil
+	}
+	return &ConfigError{Key: "git.journal_ack", Problem: fmt.Sprintf("%q is not allowed; use one of: landed, journal", g.JournalAck)}
 }
 
 // budgetValue parses a budget key: -1 for auto (and empty), 0 for off.
@@ -261,6 +281,7 @@ func Defaults() map[string]any {
 		"git.pushes_per_minute":      "auto",
 		"git.reads_per_second":       "auto",
 		"git.journal":                "",
+		"git.journal_ack":            "landed",
 		"git.retry.base_delay":       "20ms",
 		"git.pr.per":                 "session",
 		"git.api_url":                "",
@@ -606,6 +627,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if _, _, err := c.Git.RemoteBudgets(); err != nil {
+		return err
+	}
+	if err := c.Git.validateJournalAck(); err != nil {
 		return err
 	}
 	if c.Git.Retry.BaseDelay < 0 {

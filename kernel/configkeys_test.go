@@ -45,6 +45,7 @@ var coveredElsewhere = map[string]string{
 	"sandbox.secrets":             "kernel/permissions_test.go:TestBrokeredSecretConfig",
 	"git.retry.carry":             "gitbackend/carry_test.go:TestLostPushIsLandedByTheWinner",
 	"git.journal":                 "journal/kernel_test.go:TestKernelWritesThroughTheJournal",
+	"git.journal_ack":             "journal/kernel_test.go:TestKernelJournalAck",
 	"git.carry_key_env":           "kernel/carry_test.go:TestCarryKeyEnvReachesTheRepository",
 	"git.signing_key":             "kernel/signing_test.go:TestSigningKeySignsTheKernelsCommits",
 	"sandbox.trusted_signers":     "kernel/trust_test.go:TestUntrustedToolIsRefusedUntilRewritten",

@@ -408,6 +408,33 @@ func (k *Kernel) Persist(ctx context.Context, ch tools.Change) (*tools.Persisted
 	return k.box.Persist(k.ctx(ctx), ch)
 }
 
+// DrainJournal lands git.journal's waiting entries of the remote's
+// branch when no other process is pushing them: with git.journal_ack:
+// journal no writer waits for its own, so `tgp serve` calls this now and
+// then. It returns how many entries it landed (0: none waiting, another
+// process has the pusher's turn, or no journal).
+func (k *Kernel) DrainJournal(ctx context.Context) (int, error) {
+	if k.journal == nil {
+		return 0, nil
+	}
+	return k.box.DrainJournal(k.ctx(ctx))
+}
+
+// JournalPending is an entry of git.journal not landed yet.
+type JournalPending = gitbackend.JournalPending
+
+// Unlanded lists git.journal's entries for the remote's branch not
+// landed yet, from every machine, oldest first: the writes acknowledged
+// once durable (git.journal_ack: journal) and those whose writers still
+// wait. None without a journal, or before Boot.
+func (k *Kernel) Unlanded(ctx context.Context) ([]JournalPending, error) {
+	r := k.box.Repo()
+	if k.journal == nil || r == nil {
+		return nil, nil
+	}
+	return r.Unlanded(k.ctx(ctx))
+}
+
 // Status reports the root, the remote and the registry.
 func (k *Kernel) Status(ctx context.Context) (Status, error) {
 	st := Status{Root: k.fs.Root(), Remote: gitbackend.RedactURL(k.cfg.Git.Remote), Strategy: k.cfg.Git.WriteStrategy, Booted: k.booted}
@@ -420,7 +447,7 @@ func (k *Kernel) Status(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	st.Branch, st.Head, st.Pending, st.PendingCommits = bs.Branch, bs.Head, bs.Pending, bs.PendingCommits
-	st.Journaled = bs.Journaled
+	st.Unlanded, st.JournalError = bs.Unlanded, bs.JournalError
 	st.Uncommitted, st.Refresh, st.Warnings = bs.Uncommitted, bs.Refresh, bs.Warnings
 	st.UnverifiedCarries = bs.UnverifiedCarries
 	return st, nil
@@ -630,9 +657,11 @@ type Status struct {
 	// PendingCommits lists the unpushed commits ("abc1234 subject",
 	// oldest first): the next persist, refresh or boot pushes them.
 	PendingCommits []string `json:"pending_commits,omitempty"`
-	// Journaled lists the entries of git.journal not landed yet, from
-	// every machine ("#id root base..head, age").
-	Journaled []string `json:"journaled,omitempty"`
+	// Unlanded lists the entries of git.journal for the remote's branch
+	// not landed yet, from every machine, oldest first; JournalError says
+	// why the journal could not be read (its DSN redacted).
+	Unlanded     []JournalPending `json:"unlanded,omitempty"`
+	JournalError string           `json:"journal_error,omitempty"`
 	// Uncommitted are paths written to the root whose commit failed;
 	// they are committed with the next change.
 	Uncommitted []string `json:"uncommitted,omitempty"`

@@ -79,6 +79,11 @@ git:
   # holds a password: set it only in the environment, TGP_GIT_JOURNAL=postgres://user:pw@host/db
   # (a value here is refused).
   journal: ""
+  # When a write through the journal returns. landed: once it is on the remote. journal: as soon as
+  # its entry is durable in the journal, with landed: false and the entry's journal_id in the result;
+  # the entry lands with the fleet's next push (a writer that waits, a boot, tgp serve draining). Needs
+  # journal. Env: TGP_GIT_JOURNAL_ACK.
+  journal_ack: landed
   pr:
     # session: one branch and PR per kernel session; tool: one per changed tool.
     per: session

@@ -41,9 +41,12 @@ func (k *Kernel) toolboxConfig() toolbox.Config {
 			DeferReplays:    g.DeferReplays,
 			PushesPerMinute: pushes,
 			Journal:         k.journal,
-			ReadsPerSecond:  reads,
-			Progress:        k.opts.progress,
-			Environ:         k.environ(),
+			// A journal that cannot be reached makes writes push
+			// directly: they then return landed, whatever this says.
+			JournalAckDurable: g.JournalAck == "journal",
+			ReadsPerSecond:    reads,
+			Progress:          k.opts.progress,
+			Environ:           k.environ(),
 		},
 		Strategy: g.WriteStrategy,
 		PR: toolbox.PRConfig{

@@ -225,8 +225,10 @@ type Status struct {
 	Pending int
 	// PendingCommits lists the unpushed commits ("abc1234 subject").
 	PendingCommits []string
-	// Journaled lists the journal's entries not landed yet.
-	Journaled []string
+	// Unlanded lists the journal's entries not landed yet; JournalError
+	// says why the journal could not be read.
+	Unlanded     []gitbackend.JournalPending
+	JournalError string
 	// Uncommitted are paths written to the root whose commit failed.
 	Uncommitted []string
 	Refresh     RefreshStatus
@@ -253,7 +255,7 @@ func (b *Box) Status(ctx context.Context) (Status, error) {
 			return st, err
 		}
 		st.Branch, st.Head, st.Pending, st.PendingCommits = rs.Branch, rs.Head, rs.Ahead, rs.PendingCommits
-		st.Journaled = rs.Journaled
+		st.Unlanded, st.JournalError = rs.Unlanded, rs.JournalError
 		st.Warnings = rs.Warnings
 	}
 	st.Uncommitted = b.uncommittedPaths()

@@ -94,6 +94,10 @@ func (b *Box) persistDirect(ctx context.Context, repo *gitbackend.Repo, ch tools
 		out.Note = "no change: the content equals the last commit"
 	case res.Replayed:
 		out.Note = "another agent pushed first: your change was recreated on the new remote head and pushed"
+	case res.Unlanded:
+		landed := false
+		out.Landed, out.JournalID = &landed, res.JournalID
+		out.Note = fmt.Sprintf("recorded in the journal as entry %d, not on the remote yet: it lands with the fleet's next push (git.journal_ack: journal)", res.JournalID)
 	}
 	if len(res.Notes) > 0 {
 		out.Note = strings.TrimPrefix(out.Note+"; "+strings.Join(res.Notes, "; "), "; ")

@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -194,4 +195,22 @@ func toolList(ts []string) string {
 		return ""
 	}
 	return "; tools: " + strings.Join(ts, ", ")
+}
+
+// DrainJournal lands the journal's waiting entries when no other process
+// is pushing them (gitbackend.Repo.DrainJournal) and rebuilds the
+// registry when the root moved. It returns how many entries it landed.
+func (b *Box) DrainJournal(ctx context.Context) (int, error) {
+	repo := b.Repo()
+	if repo == nil {
+		return 0, nil
+	}
+	n, err := repo.DrainJournal(ctx)
+	if n > 0 {
+		if rerr := b.cat.rebuild(); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("drain journal: rebuild the registry: %w", rerr))
+		}
+		b.progressf("journal: landed %d waiting entr%s", n, map[bool]string{true: "y", false: "ies"}[n == 1])
+	}
+	return n, err
 }

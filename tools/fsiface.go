@@ -42,6 +42,13 @@ type Persisted struct {
 	PRURL     string `json:"pr_url,omitempty"`
 	Attempts  int    `json:"attempts,omitempty"`
 	Note      string `json:"note,omitempty"`
+	// Landed is set (false) only when the write returned once its entry
+	// JournalID was durable in the journal (git.journal_ack: journal),
+	// before any push: Commit is then the root's own commit, and the
+	// entry lands with the fleet's next push. Both are absent when the
+	// write waited for the remote.
+	Landed    *bool `json:"landed,omitempty"`
+	JournalID int64 `json:"journal_id,omitempty"`
 }
 
 // Persister commits and pushes changes; *toolbox.Box implements it on the

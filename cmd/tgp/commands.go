@@ -115,9 +115,7 @@ func (a *app) showStatus(ctx context.Context, boot, asJSON bool) error {
 	for _, c := range st.PendingCommits {
 		fmt.Fprintf(a.stdout, "  pending: %s\n", c)
 	}
-	for _, e := range st.Journaled {
-		fmt.Fprintf(a.stdout, "  journaled, not landed: %s\n", e)
-	}
+	printUnlanded(a.stdout, st.Unlanded, st.JournalError, time.Now())
 	if !st.Refresh.LastCheck.IsZero() {
 		fresh := "up to date"
 		switch {
@@ -535,4 +533,26 @@ func newSessionCmd(a *app) *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// printUnlanded is `tgp status`'s journal section: the entries of the
+// remote's branch not landed yet, from every machine (none: nothing).
+func printUnlanded(w io.Writer, entries []kernel.JournalPending, journalErr string, now time.Time) {
+	if journalErr != "" {
+		fmt.Fprintf(w, "journal:  unreadable: %s\n", journalErr)
+	}
+	if len(entries) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "journal:  %d entr%s not landed yet\n", len(entries), map[bool]string{true: "y", false: "ies"}[len(entries) == 1])
+	for _, e := range entries {
+		line := fmt.Sprintf("  not landed: #%d %s old, %s, %.7s..%.7s", e.ID, now.Sub(e.Created).Round(time.Second), e.Root, e.Base, e.Head)
+		if e.Message != "" {
+			line += fmt.Sprintf(" %q", e.Message)
+		}
+		if e.Author != "" {
+			line += " by " + e.Author
+		}
+		fmt.Fprintln(w, line)
+	}
 }

@@ -98,6 +98,15 @@ func newServeCmd(a *app) *cobra.Command {
 				return &exitError{code: 1, err: err}
 			}
 			a.identityNotice(k)
+			if g := k.Config().Git; g.JournalAck == "journal" && g.Journal != "" {
+				// No writer waits for its own entry to land: this server
+				// pushes the fleet's waiting entries when nobody else does,
+				// and once more as it stops.
+				stop := startDrain(ctx, k.DrainJournal, journalDrainEvery, func(err error) {
+					fmt.Fprintf(a.stderr, "tgp: journal: %v\n", err)
+				})
+				defer stop()
+			}
 			s, err := mcpserver.New(k.Tools(), k, mcpserver.Options{
 				Name: "tgp", Version: version(), ReadOnly: readOnly,
 				Include: splitList(include), Exclude: splitList(exclude), SystemPrompt: k.SystemPrompt(),
@@ -150,6 +159,43 @@ func newServeCmd(a *app) *cobra.Command {
 	cmd.Flags().StringSliceVar(&include, "tools", nil, "expose only these tools (names or globs, comma separated)")
 	cmd.Flags().StringSliceVar(&exclude, "exclude-tools", nil, "hide these tools (names or globs)")
 	return cmd
+}
+
+// journalDrainEvery is how often `tgp serve` with git.journal_ack:
+// journal looks for journal entries waiting to land: one query when none
+// waits, and the push budget paces the pushes.
+const journalDrainEvery = 3 * time.Second
+
+// startDrain calls drain every interval until ctx ends or stop is called;
+// stop then drains once more (within 10 s) and returns when the last
+// drain has. A failed drain is reported and tried again at the next tick.
+func startDrain(ctx context.Context, drain func(context.Context) (int, error), every time.Duration, report func(error)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := drain(ctx); err != nil && ctx.Err() == nil {
+					report(err)
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer fcancel()
+		if _, err := drain(fctx); err != nil {
+			report(err)
+		}
+	}
 }
 
 func splitList(in []string) []string {

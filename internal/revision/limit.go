@@ -1,7 +1,6 @@
 package revision
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"sort"
@@ -419,27 +418,22 @@ func (w *LimitWalk) paintParse(one, two plumbing.Hash) error {
 		stale
 	)
 	paint := map[plumbing.Hash]uint8{one: parent1, two: parent2}
-	var q limitQueue
+	var q DateQueue[*Node]
 	for _, h := range []plumbing.Hash{one, two} {
 		n := w.node(h)
 		if !w.parse(n) {
 			return fmt.Errorf("read commit %s", h)
 		}
-		q.push(n)
+		q.Push(n, n.date)
 	}
 	nonStale := func() bool {
-		for _, it := range q.items {
-			if paint[it.n.hash]&stale == 0 {
-				return true
-			}
-		}
-		return false
+		return q.Any(func(n *Node) bool { return paint[n.hash]&stale == 0 })
 	}
 	for nonStale() {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-		n := q.pop()
+		n := q.Pop()
 		f := paint[n.hash] & (parent1 | parent2 | stale)
 		if f == parent1|parent2 {
 			f |= stale
@@ -453,45 +447,8 @@ func (w *LimitWalk) paintParse(one, two plumbing.Hash) error {
 				return fmt.Errorf("read commit %s", ph)
 			}
 			paint[ph] |= f
-			q.push(p)
+			q.Push(p, p.date)
 		}
 	}
 	return nil
-}
-
-// limitQueue is git's prio_queue of commits by committer date, newest
-// first, first in first out among equal dates.
-type limitQueue struct {
-	items limitHeap
-	seq   int
-}
-
-type limitItem struct {
-	n   *Node
-	seq int
-}
-
-func (q *limitQueue) push(n *Node) {
-	q.seq++
-	heap.Push(&q.items, limitItem{n: n, seq: q.seq})
-}
-
-func (q *limitQueue) pop() *Node { return heap.Pop(&q.items).(limitItem).n }
-
-type limitHeap []limitItem
-
-func (h limitHeap) Len() int { return len(h) }
-func (h limitHeap) Less(i, j int) bool {
-	if h[i].n.date != h[j].n.date {
-		return h[i].n.date > h[j].n.date
-	}
-	return h[i].seq < h[j].seq
-}
-func (h limitHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *limitHeap) Push(x any)   { *h = append(*h, x.(limitItem)) }
-func (h *limitHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
 }

@@ -11,7 +11,6 @@ package revision
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -354,31 +353,6 @@ func (w *LiteralWalk) simplify(c *walkCommit) ([]plumbing.Hash, bool) {
 	return parents, true
 }
 
-// walkCommitQueue orders commits as walkQueue does: newest committer
-// time first, first in first out among equal times.
-type walkCommitQueue []walkCommitItem
-
-type walkCommitItem struct {
-	c   *walkCommit
-	seq int
-}
-
-func (q walkCommitQueue) Len() int { return len(q) }
-func (q walkCommitQueue) Less(i, j int) bool {
-	if q[i].c.when != q[j].c.when {
-		return q[i].c.when > q[j].c.when
-	}
-	return q[i].seq < q[j].seq
-}
-func (q walkCommitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *walkCommitQueue) Push(x any)   { *q = append(*q, x.(walkCommitItem)) }
-func (q *walkCommitQueue) Pop() any {
-	old := *q
-	it := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return it
-}
-
 // Run is Walk.Run; visit gets the commits shown, fully decoded.
 func (w *LiteralWalk) Run(ctx context.Context, start plumbing.Hash, visit func(*object.Commit) bool) error {
 	seen := map[plumbing.Hash]bool{start: true}
@@ -386,13 +360,13 @@ func (w *LiteralWalk) Run(ctx context.Context, start plumbing.Hash, visit func(*
 	if err != nil {
 		return err
 	}
-	q := &walkCommitQueue{{c: first}}
-	seq := 1
+	var q DateQueue[*walkCommit]
+	q.Push(first, first.when)
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c := heap.Pop(q).(walkCommitItem).c
+		c := q.Pop()
 		if !w.Since.IsZero() && time.Unix(c.when, 0).Before(w.Since) {
 			continue
 		}
@@ -409,8 +383,7 @@ func (w *LiteralWalk) Run(ctx context.Context, start plumbing.Hash, visit func(*
 				}
 				return err
 			}
-			heap.Push(q, walkCommitItem{c: pc, seq: seq})
-			seq++
+			q.Push(pc, pc.when)
 		}
 		if !show {
 			continue

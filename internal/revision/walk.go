@@ -1,7 +1,6 @@
 package revision
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -60,30 +59,6 @@ func Shallow(r *git.Repository) map[plumbing.Hash]bool {
 	return out
 }
 
-type walkItem struct {
-	c   *object.Commit
-	seq int
-}
-
-type walkQueue []walkItem
-
-func (q walkQueue) Len() int { return len(q) }
-func (q walkQueue) Less(i, j int) bool {
-	ti, tj := q[i].c.Committer.When.Unix(), q[j].c.Committer.When.Unix()
-	if ti != tj {
-		return ti > tj
-	}
-	return q[i].seq < q[j].seq
-}
-func (q walkQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *walkQueue) Push(x any)   { *q = append(*q, x.(walkItem)) }
-func (q *walkQueue) Pop() any {
-	old := *q
-	it := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return it
-}
-
 // parents are a commit's parents as the walk sees them.
 func (w *Walk) parents(c *object.Commit) []plumbing.Hash {
 	if w.shallow[c.Hash] {
@@ -100,13 +75,13 @@ func (w *Walk) Run(ctx context.Context, start plumbing.Hash, visit func(*object.
 	if err != nil {
 		return err
 	}
-	q := &walkQueue{{c: first}}
-	seq := 1
+	var q DateQueue[*object.Commit]
+	q.Push(first, first.Committer.When.Unix())
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c := heap.Pop(q).(walkItem).c
+		c := q.Pop()
 		if !w.Since.IsZero() && c.Committer.When.Before(w.Since) {
 			continue // older than --since: neither shown nor walked past
 		}
@@ -123,8 +98,7 @@ func (w *Walk) Run(ctx context.Context, start plumbing.Hash, visit func(*object.
 				}
 				return err
 			}
-			heap.Push(q, walkItem{c: pc, seq: seq})
-			seq++
+			q.Push(pc, pc.Committer.When.Unix())
 		}
 		if show && !visit(c) {
 			return nil

@@ -15,7 +15,6 @@ package gittools
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -126,8 +125,7 @@ type scoreboard struct {
 	// ancestors git marked), the boundaries of the blame; nil without a
 	// range.
 	walk   *revision.LimitWalk
-	queue  commitQueue
-	seq    int
+	queue  revision.DateQueue[*bcommit]
 	guilty []bentry
 	// index holds the paths of the index (for the fake commit), read
 	// lazily; fakePath's entry is replaced by the working tree's.
@@ -499,34 +497,8 @@ func countLines(b []byte) int {
 	return n
 }
 
-// commitQueue is git's prio_queue ordered by compare_commits_by_commit_date:
-// newest first, then first queued.
-type commitQueue []queued
-
-type queued struct {
-	c   *bcommit
-	seq int
-}
-
-func (q commitQueue) Len() int { return len(q) }
-func (q commitQueue) Less(i, j int) bool {
-	if q[i].c.date != q[j].c.date {
-		return q[i].c.date > q[j].c.date
-	}
-	return q[i].seq < q[j].seq
-}
-func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *commitQueue) Push(x any)   { *q = append(*q, x.(queued)) }
-func (q *commitQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
-}
-
 func (sb *scoreboard) push(c *bcommit) {
-	sb.seq++
-	heap.Push(&sb.queue, queued{c: c, seq: sb.seq})
+	sb.queue.Push(c, c.date)
 }
 
 // queueBlames is git's queue_blames: hand entries to an origin and queue
@@ -555,7 +527,7 @@ func (sb *scoreboard) queueBlames(o *borigin, es []bentry) {
 // assign is git's assign_blame.
 func (sb *scoreboard) assign() error {
 	for sb.queue.Len() > 0 {
-		c := heap.Pop(&sb.queue).(queued).c
+		c := sb.queue.Pop()
 		for {
 			if err := sb.ctx.Err(); err != nil {
 				return err

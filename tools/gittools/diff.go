@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-git/go-billy/v5"
@@ -167,6 +168,11 @@ type side struct {
 	// worktree. skip: an entry git takes as matching the worktree without
 	// looking (skip-worktree, assume-unchanged).
 	ita, skip bool
+	// entry and indexTime: for an index side, its entry and when the
+	// index was written, whose stat data tell whether the worktree file
+	// can be taken as the entry unread (worktreeFiles).
+	entry     *index.Entry
+	indexTime time.Time
 }
 
 func blobLoader(r *git.Repository, h plumbing.Hash) func() ([]byte, error) {
@@ -217,16 +223,16 @@ func indexFiles(r *git.Repository) (map[string]side, error) {
 	valid := gitbackend.AssumeUnchangedIn(r.Storer)
 	out := map[string]side{}
 	for _, e := range idx.Entries {
-		out[e.Name] = indexSide(r, e, valid)
+		out[e.Name] = indexSide(r, e, valid, idx.ModTime)
 	}
 	return out, nil
 }
 
 // indexSide is an index entry as a side of a diff; valid names the
 // entries marked assume-unchanged.
-func indexSide(r *git.Repository, e *index.Entry, valid map[string]bool) side {
+func indexSide(r *git.Repository, e *index.Entry, valid map[string]bool, indexTime time.Time) side {
 	return side{mode: e.Mode, hash: e.Hash, load: entryLoader(r, e.Mode, e.Hash),
-		ita: e.IntentToAdd, skip: e.SkipWorktree || valid[e.Name]}
+		ita: e.IntentToAdd, skip: e.SkipWorktree || valid[e.Name], entry: e, indexTime: indexTime}
 }
 
 // dropIntentToAdd removes the entries added with intent to add from an
@@ -249,14 +255,14 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 		return nil, err
 	}
 	eol := newEOLConverter(r, s)
-	clean := statClean(r, s, w.Filesystem)
+	cmp := &entryCompare{s: s, fs: w.Filesystem}
 	out := map[string]side{}
 	for p, t := range tracked {
 		if t.skip {
 			out[p] = t // git does not look at the file
 			continue
 		}
-		if e := clean(p); e != nil {
+		if e := cmp.statClean(w.Filesystem, t); e != nil {
 			// Stat data unchanged since the index recorded them: git
 			// takes the index's object unread (diff-lib.c,
 			// get_stat_data), even when the file would convert
@@ -292,37 +298,26 @@ func worktreeFiles(r *git.Repository, s *settings, tracked map[string]side) (map
 	return out, nil
 }
 
-// statClean returns the index entry of a path whose file's stat data
-// match it (and is not racily clean), as git's diff-files and diff-index
-// test each entry before reading its file; nil when the file must be
-// read (changed, missing, unmerged, intent to add, or no index).
-func statClean(r *git.Repository, s *settings, fsys billy.Filesystem) func(p string) *index.Entry {
-	idx, err := r.Storer.Index()
+// statClean returns the index entry of a side whose worktree file's stat
+// data match it (and is not racily clean), as git's diff-files and
+// diff-index test each entry before reading its file; nil when the file
+// must be read (changed, missing, unmerged, intent to add, or not an
+// index side).
+func (c *entryCompare) statClean(fsys billy.Filesystem, t side) *index.Entry {
+	e := t.entry
+	if e == nil || e.Stage != 0 || e.IntentToAdd || e.Mode == filemode.Submodule {
+		return nil
+	}
+	info, err := fsys.Lstat(e.Name)
 	if err != nil {
-		return func(string) *index.Entry { return nil }
+		return nil
 	}
-	entries := make(map[string]*index.Entry, len(idx.Entries))
-	for _, e := range idx.Entries {
-		if e.Stage == 0 && !e.IntentToAdd && e.Mode != filemode.Submodule {
-			entries[e.Name] = e
-		}
+	st := statOf(info)
+	c.indexTime = t.indexTime
+	if c.stale(e, &st) {
+		return nil
 	}
-	cmp := &entryCompare{s: s, fs: fsys, indexTime: idx.ModTime}
-	return func(p string) *index.Entry {
-		e := entries[p]
-		if e == nil {
-			return nil
-		}
-		info, err := fsys.Lstat(p)
-		if err != nil {
-			return nil
-		}
-		st := statOf(info)
-		if cmp.stale(e, &st) {
-			return nil
-		}
-		return e
-	}
+	return e
 }
 
 // entryLoader loads a tree or index entry's text: a blob's bytes, or for a

@@ -91,7 +91,7 @@ func stagedIndexFiles(r *git.Repository) (map[string]side, map[string]*conflictS
 	merged := map[string]side{}
 	var conflicts map[string]*conflictSides
 	for _, e := range idx.Entries {
-		s := indexSide(r, e, valid)
+		s := indexSide(r, e, valid, idx.ModTime)
 		if e.Stage == 0 || e.Stage > 3 {
 			merged[e.Name] = s
 			continue

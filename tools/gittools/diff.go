@@ -313,6 +313,9 @@ func (c *entryCompare) statClean(fsys billy.Filesystem, t side) *index.Entry {
 		return nil
 	}
 	st := statOf(info)
+	if st.kind == kindDir {
+		return nil // a directory where the file was: deleted (read below)
+	}
 	c.indexTime = t.indexTime
 	if c.stale(e, &st) {
 		return nil

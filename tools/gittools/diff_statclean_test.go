@@ -47,3 +47,24 @@ func TestRegressDiffTakesStatCleanFilesFromTheIndex(t *testing.T) {
 	compareTool(t, f, "git_diff", map[string]any{"name_only": true}, "", "diff", "--name-only")
 	compareTool(t, f, "git_diff", map[string]any{}, "", "diff")
 }
+
+// TestRegressDiffFileReplacedByDirectory: a tracked file replaced by a
+// directory is deleted for git diff, whatever the index's stat data say
+// (the stat shortcut must not take a directory for the file). Found by
+// the differential suite (seeds 2002, 2016, 2029-2031, 2038).
+func TestRegressDiffFileReplacedByDirectory(t *testing.T) {
+	f := newRepo(t)
+	f.write(t, "main2.log", "bin\x00ary\n")
+	f.write(t, "a.txt", "a\n")
+	f.git(t, "add", "-A")
+	f.git(t, "commit", "-q", "-m", "base")
+	if err := os.Remove(filepath.Join(f.dir, "main2.log")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "main2.log/b.txt", "theta\n")
+	f = open(t, f.dir)
+	compareTool(t, f, "git_diff", map[string]any{"stat": true}, "", "diff", "--stat")
+	compareTool(t, f, "git_diff", map[string]any{"name_only": true}, "", "diff", "--name-only")
+	compareTool(t, f, "git_diff", map[string]any{}, "", "diff")
+	compareTool(t, f, "git_diff", map[string]any{"from_ref": "HEAD", "name_only": true}, "", "diff", "--name-only", "HEAD")
+}

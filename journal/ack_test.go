@@ -24,11 +24,7 @@ func TestAckOnceDurable(t *testing.T) {
 	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
 	remote := srv.URL(filepath.Base(bare))
 	dsn := FreshDatabase(t, pgDSN)
-	j, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(j.Close)
+	j := openJournal(t, dsn)
 	seed := tip(t, bare)
 	acker := openRoot(t, t.TempDir(), gitbackend.Config{Remote: remote, Branch: "main", LockDir: t.TempDir(), Journal: j, JournalAckDurable: true})
 	waiter := openRoot(t, t.TempDir(), gitbackend.Config{Remote: remote, Branch: "main", LockDir: t.TempDir(), Journal: j})

@@ -22,11 +22,7 @@ func TestWarmBootTrustsTheJournal(t *testing.T) {
 	srv := gittest.NewHTTPServer(t, filepath.Dir(bare), "")
 	remote := srv.URL(filepath.Base(bare))
 	dsn := FreshDatabase(t, pgDSN)
-	j, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(j.Close)
+	j := openJournal(t, dsn)
 	cfg := func(j gitbackend.Journal) gitbackend.Config {
 		return gitbackend.Config{Remote: remote, Branch: "main", LockDir: t.TempDir(), Journal: j}
 	}

@@ -50,6 +50,17 @@ func machineRootReading(t *testing.T, remote, lockDir string, j gitbackend.Journ
 
 // openRoot opens (and boots) the root in dir with cfg, its author and
 // retries set for tests.
+// openJournal opens the journal at dsn for the test, closed at its end.
+func openJournal(t *testing.T, dsn string) *Postgres {
+	t.Helper()
+	j, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(j.Close)
+	return j
+}
+
 func openRoot(t *testing.T, dir string, cfg gitbackend.Config) *root {
 	t.Helper()
 	f, err := vfs.NewOS(dir)
@@ -94,11 +105,7 @@ func TestFleetSharesOneBudget(t *testing.T) {
 	const machines, perMachine, writes = 3, 3, 2
 	var roots []*root
 	for range machines {
-		j, err := Open(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(j.Close)
+		j := openJournal(t, dsn)
 		locks := t.TempDir()
 		for range perMachine {
 			roots = append(roots, machineRoot(t, remote, locks, j, 2, 4*time.Second))
@@ -177,11 +184,7 @@ func TestFleetSharesOneReadBudget(t *testing.T) {
 	const machines, perMachine, checks, perSecond = 3, 2, 4, 3
 	var roots []*root
 	for range machines {
-		j, err := Open(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(j.Close)
+		j := openJournal(t, dsn)
 		locks := t.TempDir()
 		for range perMachine {
 			roots = append(roots, machineRootReading(t, remote, locks, j, 6, time.Minute, perSecond))
